@@ -1,0 +1,3 @@
+from stackbench.cli import main
+
+main()

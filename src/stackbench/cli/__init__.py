@@ -1,0 +1,16 @@
+"""Command-line interface: one module per command, all registered on `stackbench.cli.app.app`."""
+
+from __future__ import annotations
+
+from stackbench.cli.app import app, run_app
+
+# Importing a command module registers its command(s) on `app`.
+from stackbench.cli import run as _run  # noqa: F401,E402
+from stackbench.cli import results as _results  # noqa: F401,E402
+
+
+def main() -> None:
+    run_app()
+
+
+__all__ = ["app", "main"]

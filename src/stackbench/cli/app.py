@@ -1,0 +1,80 @@
+"""The Typer application every command module registers on, and the one error handler.
+
+Command modules only parse options, call into the library and print; domain errors are
+`StackbenchError`s that `main()` turns into one line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="stackbench",
+    help=(
+        "Benchmark and tune a storage stack layer by layer: measure a baseline with fio, find the layer "
+        "that loses performance, change one thing, prove it helped."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+# Tables and results go to stdout; progress, warnings and errors to stderr, so `--json` stays clean.
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str, exit_code: int = 1) -> None:
+    """Print `Error: ...` on one line to stderr and exit."""
+    err.print(f"[bold red]Error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(exit_code)
+
+
+def warn(message: str) -> None:
+    err.print(f"[yellow]Warning:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        from stackbench import __version__
+
+        out.print(f"stackbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Benchmark and tune a storage stack layer by layer."""
+
+
+def run_app(argv: list[str] | None = None) -> None:
+    from stackbench.errors import StackbenchError
+
+    try:
+        app(args=argv, prog_name="stackbench", standalone_mode=False)
+    except StackbenchError as error:
+        err.print(f"[bold red]Error:[/] {error.one_line()}", highlight=False, soft_wrap=True)
+        sys.exit(error.exit_code)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except KeyboardInterrupt:
+        err.print("[bold red]Error:[/] interrupted. Nothing half-written was kept.", highlight=False)
+        sys.exit(130)
+    except Exception as error:  # click's usage errors and aborts
+        import click
+
+        if isinstance(error, click.exceptions.ClickException):
+            error.show()
+            sys.exit(error.exit_code)
+        if isinstance(error, click.exceptions.Abort):
+            err.print("[bold red]Error:[/] aborted.", highlight=False)
+            sys.exit(130)
+        raise

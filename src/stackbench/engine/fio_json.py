@@ -1,0 +1,302 @@
+"""Parse fio's JSON and json+ output, whatever fio 2.x/3.x and its surroundings did to it.
+
+The facts this parser is built around (docs/anchors-benchmark-tools.md, section d):
+- fio prints notices and errors before the JSON document, in the same stream; parse from the first `{` that
+  starts a valid document and keep the text before it.
+- `--status-interval` concatenates several documents; the last one is the final result.
+- Job options hold only what was set explicitly, so `rw`, `bs` and `iodepth` may be absent (fio's defaults
+  apply: read, 4k, 1); global options may be a dict or (fio >= 3.39, client mode) a list of dicts.
+- fio < 3.0 reports `clat` in microseconds; later versions `clat_ns`. fio < 3.2 has no `bw_bytes` (`bw` is
+  KiB/s). `sync` (fsync/fdatasync latency) exists since 3.4, and only matters when it has samples.
+- Client/server output uses `client_stats` with an "All clients" aggregate next to the per-host entries.
+
+Anything else that does not fit raises `FioOutputError` with the place it failed: never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
+from stackbench.errors import FioOutputError
+from stackbench.units import parse_size
+
+DIRECTIONS = ("read", "write", "trim", "mixed")
+_DOC_START = re.compile(r"\{")
+_MAX_DECODE_ATTEMPTS = 200
+_FIX = "Pass the complete output of `fio --output-format=json` (or json+), e.g. the file written by --output"
+
+
+def parse_fio_json(text: str | bytes, *, source: str = "fio output") -> FioResult:
+    """Parse fio JSON/json+ text into a `FioResult`; raise `FioOutputError` naming the problem."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise FioOutputError(f"{source} is not text", _FIX)
+    document, preamble = _last_document(text, source)
+    version = document.get("fio version")
+    if not isinstance(version, str) or not version.strip():
+        version = "unknown"
+    timestamp = document.get("timestamp")
+    if not _is_number(timestamp):
+        timestamp = None
+    if "client_stats" in document:
+        jobs = _list(document, "client_stats", source)
+        jobs = [job for job in jobs if not (isinstance(job, dict) and job.get("jobname") == "All clients")] or jobs
+    else:
+        jobs = _list(document, "jobs", source)
+    if not jobs:
+        raise FioOutputError(f"{source} contains no jobs", _FIX)
+    global_options = document.get("global options", {})
+    directions: list[DirectionResult] = []
+    errors: list[JobError] = []
+    for index, job in enumerate(jobs):
+        where = f"{source}: job #{index + 1}"
+        if not isinstance(job, dict):
+            raise FioOutputError(f"{where} is not an object", _FIX)
+        name = str(job.get("jobname", f"job{index + 1}"))
+        where = f"{source}: job {name!r}"
+        code = job.get("error", 0)
+        if not _is_number(code):
+            raise FioOutputError(f"{where} has a non-numeric error field {code!r}", _FIX)
+        if code:
+            errors.append(JobError(name, int(code), _strerror(int(code))))
+        host = job.get("hostname") if isinstance(job.get("hostname"), str) else None
+        options = _options(global_options, job.get("job options"), host, where)
+        directions.extend(_directions(job, name, host, options, where))
+    if not directions and not errors:
+        raise FioOutputError(f"{source} has jobs but none did any I/O", "Check the job's runtime and size")
+    return FioResult(
+        fio_version=version.strip(),
+        timestamp=int(timestamp) if timestamp is not None else None,
+        directions=tuple(directions),
+        job_errors=tuple(errors),
+        raw_text=text,
+        preamble=preamble,
+        document=document,
+    )
+
+
+def _last_document(text: str, source: str) -> tuple[dict[str, Any], str]:
+    """Find the fio result documents in `text` and return the last one and the text before the first."""
+    decoder = json.JSONDecoder()
+    documents: list[tuple[int, dict[str, Any]]] = []
+    first_error: json.JSONDecodeError | None = None
+    position = 0
+    attempts = 0
+    while attempts < _MAX_DECODE_ATTEMPTS:
+        match = _DOC_START.search(text, position)
+        if not match:
+            break
+        attempts += 1
+        start = match.start()
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as error:
+            first_error = first_error or error
+            position = start + 1
+            continue
+        except RecursionError:
+            raise FioOutputError(f"{source} nests JSON too deeply to be fio output", _FIX) from None
+        if isinstance(value, dict) and ("jobs" in value or "client_stats" in value):
+            documents.append((start, value))
+        position = end
+    if not documents:
+        if first_error is not None:
+            line, column = first_error.lineno, first_error.colno
+            raise FioOutputError(
+                f"{source} is not complete fio JSON (line {line}, column {column}: {first_error.msg}); "
+                "the output may be truncated",
+                _FIX,
+            )
+        raise FioOutputError(f"no fio JSON document found in {source}", _FIX)
+    return documents[-1][1], text[: documents[0][0]]
+
+
+def _options(global_options: Any, job_options: Any, host: str | None, where: str) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    if isinstance(global_options, list):  # fio >= 3.39: one dict per host in client mode
+        chosen = [g for g in global_options if isinstance(g, dict) and g.get("hostname") in (host, None)]
+        global_options = chosen[0] if chosen else (global_options[0] if global_options else {})
+    for source in (global_options, job_options):
+        if source is None:
+            continue
+        if not isinstance(source, dict):
+            raise FioOutputError(f"{where} has job options that are not an object", _FIX)
+        for key, value in source.items():
+            merged[str(key)] = str(value)
+    return merged
+
+
+def _directions(
+    job: dict[str, Any], name: str, host: str | None, options: dict[str, str], where: str
+) -> list[DirectionResult]:
+    rw = options.get("rw", options.get("readwrite", "read")).split(":")[0]
+    iodepth = _int_option(options, "iodepth", 1, where)
+    numjobs = _int_option(options, "numjobs", 1, where)
+    usr = _optional_number(job, "usr_cpu", where)
+    sys_ = _optional_number(job, "sys_cpu", where)
+    sync_lat = _sync_latency(job.get("sync"), where)
+    results = []
+    for direction in DIRECTIONS:
+        stats = job.get(direction)
+        if stats is None:
+            continue
+        if not isinstance(stats, dict):
+            raise FioOutputError(f"{where}: {direction} is not an object", _FIX)
+        total_ios = _number(stats, "total_ios", f"{where} {direction}", default=0)
+        io_bytes = _number(stats, "io_bytes", f"{where} {direction}", default=None)
+        if io_bytes is None:
+            io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0) * 1024
+        if total_ios <= 0 and io_bytes <= 0:
+            continue
+        dwhere = f"{where} {direction}"
+        iops = _number(stats, "iops", dwhere)
+        bw_bytes = _number(stats, "bw_bytes", dwhere, default=None)
+        if bw_bytes is None:
+            bw_bytes = _number(stats, "bw", dwhere) * 1024  # fio < 3.2: KiB/s
+        results.append(
+            DirectionResult(
+                job_name=name,
+                direction=direction,
+                rw=rw,
+                bs=_block_size(options, direction, io_bytes, total_ios, where),
+                iodepth=iodepth,
+                numjobs=numjobs,
+                iops=iops,
+                bw_bytes=bw_bytes,
+                io_bytes=int(io_bytes),
+                total_ios=int(total_ios),
+                runtime_ms=_number(stats, "runtime", dwhere, default=0),
+                usr_cpu=usr,
+                sys_cpu=sys_,
+                clat=_clat(stats, dwhere),
+                sync_lat=sync_lat if direction in ("write", "mixed") else None,
+                host=host,
+                options=options,
+            )
+        )
+    return results
+
+
+def _clat(stats: dict[str, Any], where: str) -> Latency | None:
+    if "clat_ns" in stats:
+        return _latency(stats["clat_ns"], 1.0, f"{where} clat_ns")
+    if "clat" in stats:  # fio 2.x: microseconds
+        return _latency(stats["clat"], 1000.0, f"{where} clat")
+    return None
+
+
+def _sync_latency(sync: Any, where: str) -> Latency | None:
+    if not isinstance(sync, dict):
+        return None
+    lat = sync.get("lat_ns")
+    if not isinstance(lat, dict):
+        return None
+    latency = _latency(lat, 1.0, f"{where} sync lat_ns")
+    if not latency.samples:
+        return None
+    return latency
+
+
+def _latency(data: Any, scale: float, where: str) -> Latency:
+    if not isinstance(data, dict):
+        raise FioOutputError(f"{where} is not an object", _FIX)
+    percentiles: dict[float, float] = {}
+    raw = data.get("percentile")
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            try:
+                point = float(key)
+            except ValueError:
+                raise FioOutputError(f"{where} has a percentile key {key!r} that is not a number", _FIX) from None
+            if not _is_number(value) or value < 0:
+                raise FioOutputError(f"{where} percentile {key} has a bad value {value!r}", _FIX)
+            percentiles[round(point, 4)] = float(value) * scale
+    elif raw is not None:
+        raise FioOutputError(f"{where} percentile is not an object", _FIX)
+    samples = _number(data, "N", where, default=None)
+    mean = _number(data, "mean", where, default=0.0)
+    return Latency(
+        mean_ns=mean * scale,
+        stddev_ns=_scaled(_number(data, "stddev", where, default=None), scale),
+        min_ns=_scaled(_number(data, "min", where, default=None), scale),
+        max_ns=_scaled(_number(data, "max", where, default=None), scale),
+        p50_ns=percentiles.get(50.0),
+        p99_ns=percentiles.get(99.0),
+        p999_ns=percentiles.get(99.9),
+        samples=int(samples) if samples is not None else None,
+    )
+
+
+def _block_size(options: dict[str, str], direction: str, io_bytes: float, total_ios: float, where: str) -> int:
+    text = options.get("bs", options.get("blocksize"))
+    if text:
+        parts = [p for p in text.split(",")]
+        index = {"read": 0, "write": 1, "trim": 2}.get(direction, 0)
+        chosen = parts[min(index, len(parts) - 1)] or parts[0]
+        chosen = chosen.split("-")[0].split(":")[0]
+        try:
+            return parse_size(chosen, option="bs")
+        except Exception:
+            raise FioOutputError(f"{where} has a block size {text!r} that is not a size", _FIX) from None
+    if total_ios > 0:
+        return max(1, int(round(io_bytes / total_ios)))
+    return 4096  # fio's default
+
+
+def _int_option(options: dict[str, str], key: str, default: int, where: str) -> int:
+    text = options.get(key)
+    if text is None:
+        return default
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise FioOutputError(f"{where} has {key}={text!r}, which is not a number", _FIX) from None
+    return max(value, 1)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_MISSING = object()
+
+
+def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+    value = data.get(key, _MISSING)
+    if value is _MISSING:
+        if default is _MISSING:
+            raise FioOutputError(f"{where} has no {key!r} field", _FIX)
+        return default
+    if not _is_number(value) or value < 0:
+        raise FioOutputError(f"{where} has {key}={value!r}, which is not a non-negative number", _FIX)
+    return value
+
+
+def _optional_number(data: dict[str, Any], key: str, where: str) -> float | None:
+    value = _number(data, key, where, default=None)
+    return float(value) if value is not None else None
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    return value * scale if value is not None else None
+
+
+def _list(document: dict[str, Any], key: str, source: str) -> list[Any]:
+    value = document.get(key)
+    if not isinstance(value, list):
+        raise FioOutputError(f"{source} has no {key!r} list", _FIX)
+    return value
+
+
+def _strerror(code: int) -> str:
+    import os
+
+    try:
+        return os.strerror(code)
+    except (ValueError, OverflowError):
+        return f"error {code}"

@@ -1,0 +1,49 @@
+"""The one error type users see.
+
+Every failure a user can meet is a `StackbenchError` carrying what went wrong and how to fix it; the CLI
+prints it as a single line `Error: <what>. <fix>` and exits non-zero. Keeping the fix mandatory in the
+constructor is what stops bare "something failed" messages from creeping in.
+"""
+
+from __future__ import annotations
+
+
+class StackbenchError(Exception):
+    """A user-facing failure: `what` happened, `fix` says what to do about it."""
+
+    exit_code = 1
+
+    def __init__(self, what: str, fix: str) -> None:
+        self.what = what.rstrip(". ")
+        self.fix = fix.rstrip(". ")
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        line = f"{self.what}. {self.fix}."
+        return " ".join(line.split())
+
+
+class FioNotFound(StackbenchError):
+    """fio is missing or cannot be executed."""
+
+
+class FioOutputError(StackbenchError):
+    """fio's output could not be understood (garbage, truncated, wrong shape)."""
+
+
+class FioJobError(StackbenchError):
+    """fio ran but a job reported an error."""
+
+
+class UnsafeTarget(StackbenchError):
+    """The target holds data stackbench was not allowed to destroy, or cannot hold the test."""
+
+
+class StoreError(StackbenchError):
+    """The results store cannot be opened or does not hold what was asked for."""
+
+
+class Interrupted(StackbenchError):
+    """The user (Ctrl-C) or the system (SIGTERM) stopped a run."""
+
+    exit_code = 130
