@@ -1,0 +1,106 @@
+"""`stackbench runs`, `show` and `import`: reading the store and adding fio outputs made elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from stackbench.cli.app import app, out, warn
+from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json
+
+
+@app.command("runs")
+def runs_command(
+    limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many runs, newest first."),
+    label: Optional[str] = typer.Option(None, "--label", help="Only runs with this label."),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """List stored runs, newest first.
+
+    Any unique prefix of an ID (4+ characters) or a label names a run in `show` and later commands.
+
+    Example:
+
+        stackbench runs -n 10
+    """
+    from stackbench.report.tables import runs_table
+
+    rows = open_store_from(db).list_runs(limit=limit, label=label)
+    if json_output:
+        print_json(
+            {
+                "runs": [
+                    {
+                        "run_id": run.id,
+                        "label": run.label,
+                        "status": run.status,
+                        "source": run.source,
+                        "created_at": run.created_at.isoformat(),
+                        "plan": run.plan_name,
+                        "target": run.target,
+                        "cells": count,
+                        "planned_cells": run.planned_cells,
+                    }
+                    for run, count in rows
+                ]
+            }
+        )
+        return
+    if not rows:
+        out.print("No runs stored yet. Start with: stackbench run --target DIR --preset quick")
+        return
+    out.print(runs_table(rows))
+
+
+@app.command("show")
+def show_command(
+    run: str = typer.Argument(..., help="Run id, unique id prefix or label.", show_default=False),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """Print a stored run again: its table, or with --json its cells, facts and warnings.
+
+    Example:
+
+        stackbench show baseline --json
+    """
+    from stackbench.report.tables import run_table
+
+    stored = open_store_from(db).get_run(run)
+    if json_output:
+        print_json(stored.to_json())
+        return
+    out.print(run_table(stored))
+    for text in stored.warnings:
+        warn(text)
+
+
+@app.command("import")
+def import_command(
+    files: list[Path] = typer.Argument(..., help="fio output files (--output-format=json or json+).", show_default=False),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="Label for the imported run(s)."),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """Store fio JSON/json+ output files as runs, one run per file.
+
+    Every file is parsed before anything is stored: one bad file stores nothing and names the file.
+
+    Example:
+
+        stackbench import results/*.json --label old-server
+    """
+    from stackbench.importer import import_files
+    from stackbench.report.tables import run_table
+
+    runs = import_files(open_store_from(db), files, label=label)
+    if json_output:
+        print_json({"runs": [r.to_json() for r in runs]})
+        return
+    for stored in runs:
+        out.print(run_table(stored))
+        for text in stored.warnings:
+            warn(text)

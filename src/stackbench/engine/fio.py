@@ -1,0 +1,200 @@
+"""Running fio: finding it, writing the job file for a workload, and running it so it can be stopped.
+
+fio is the only I/O engine: stackbench never times I/O itself. Each cell is one fio process with a job file
+we write, `--output-format=json+` on stdout (captured to a file so a large json+ document cannot fill a pipe
+and stall fio), and its own process group, so Ctrl-C and SIGTERM reach us first and we stop fio cleanly
+before removing the scratch file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from stackbench import __version__
+from stackbench.errors import FioJobError, FioNotFound
+from stackbench.plan import Workload
+from stackbench.units import format_size
+
+_INSTALL_FIX = "Install fio (Debian/Ubuntu: apt-get install fio) or point STACKBENCH_FIO at the fio binary"
+
+
+def find_fio(explicit: str | None = None) -> str:
+    """The fio binary: an explicit path, else $STACKBENCH_FIO, else `fio` on PATH."""
+    candidate = explicit or os.environ.get("STACKBENCH_FIO") or "fio"
+    resolved = shutil.which(candidate)
+    if resolved is None:
+        raise FioNotFound(f"fio was not found (looked for {candidate!r})", _INSTALL_FIX)
+    return resolved
+
+
+def fio_version(fio_path: str) -> str:
+    """`fio-3.33` as fio prints it; the version is stored with every run because results differ by version."""
+    try:
+        completed = subprocess.run(
+            [fio_path, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError as error:
+        raise FioNotFound(f"cannot execute fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
+    except subprocess.TimeoutExpired:
+        raise FioNotFound(f"{fio_path} --version did not answer within 30 s", _INSTALL_FIX) from None
+    version = completed.stdout.strip().splitlines()[0] if completed.stdout.strip() else ""
+    if completed.returncode != 0 or not version.startswith("fio-"):
+        raise FioNotFound(f"{fio_path} does not behave like fio (--version printed {version!r})", _INSTALL_FIX)
+    return version
+
+
+def escape_filename(name: str) -> str:
+    """fio splits `filename=` on ':'; escape it so paths with colons name one file."""
+    return name.replace("\\", "\\\\").replace(":", "\\:")
+
+
+def job_file(workload: Workload, filename: str, *, title: str | None = None) -> str:
+    """The fio job file for one cell. Every option is explicit so the stored job reproduces the cell."""
+    runtime_ms = int(round(workload.runtime * 1000))
+    lines = [
+        f"; stackbench {__version__}: {title or workload.name}",
+        "[global]",
+        f"ioengine={workload.ioengine}",
+        f"filename={escape_filename(filename)}",
+        f"size={workload.size}",
+        "time_based=1",
+        f"runtime={runtime_ms}ms",
+    ]
+    if workload.ramp_time:
+        lines.append(f"ramp_time={int(round(workload.ramp_time * 1000))}ms")
+    lines += [
+        f"direct={int(workload.direct)}",
+        f"sync={int(workload.sync)}",
+        "group_reporting=1",
+        "",
+        f"[{workload.rw}-{format_size(workload.bs).lower()}-qd{workload.iodepth}]",
+        f"rw={workload.rw}",
+        f"bs={workload.bs}",
+        f"iodepth={workload.iodepth}",
+        f"numjobs={workload.numjobs}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FioInvocation:
+    """One finished fio process: what ran and everything it printed."""
+
+    command: list[str]
+    job_file: str
+    stdout: str
+    stderr: str
+    exit_code: int
+    started_at: datetime
+    seconds: float
+
+
+def run_fio(
+    fio_path: str,
+    job_text: str,
+    *,
+    on_tick: Callable[[float], None] | None = None,
+    tick_seconds: float = 0.2,
+    extra_args: tuple[str, ...] = (),
+) -> FioInvocation:
+    """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
+
+    KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the runner) stops fio — SIGINT first so it can
+    finish writing, then SIGKILL — and is re-raised once fio is gone, so the caller's cleanup never races
+    a still-writing fio.
+    """
+    with tempfile.TemporaryDirectory(prefix="stackbench-job-") as workdir:
+        job_path = Path(workdir) / "cell.fio"
+        job_path.write_text(job_text)
+        out_path = Path(workdir) / "stdout"
+        err_path = Path(workdir) / "stderr"
+        command = [fio_path, "--output-format=json+", "--eta=never", *extra_args, str(job_path)]
+        started = datetime.now(timezone.utc)
+        clock = time.monotonic()
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            try:
+                process = subprocess.Popen(
+                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
+                )
+            except OSError as error:
+                raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
+            try:
+                while True:
+                    try:
+                        process.wait(timeout=tick_seconds)
+                        break
+                    except subprocess.TimeoutExpired:
+                        if on_tick:
+                            on_tick(time.monotonic() - clock)
+            except BaseException:
+                _stop(process)
+                raise
+        stdout = out_path.read_text(errors="replace")
+        stderr = err_path.read_text(errors="replace")
+    # Store the command with the job file name it will have when replayed by hand.
+    return FioInvocation(
+        command=[*command[:-1], "cell.fio"],
+        job_file=job_text,
+        stdout=stdout,
+        stderr=stderr,
+        exit_code=process.returncode,
+        started_at=started,
+        seconds=time.monotonic() - clock,
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGINT, 5.0), (signal.SIGKILL, 5.0)):
+        if process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def failure_from_output(invocation: FioInvocation, what: str) -> FioJobError:
+    """A one-line error from a failed fio run, naming fio's own complaint and a fix for the common ones."""
+    text = (invocation.stderr + "\n" + invocation.stdout).strip()
+    complaint = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("{") and ("error" in line.lower() or "fio:" in line):
+            complaint = line
+            break
+    if not complaint:
+        complaint = next((l.strip() for l in text.splitlines() if l.strip() and not l.startswith("{")), "")
+    return FioJobError(
+        f"fio failed on {what} (exit {invocation.exit_code}){': ' + complaint[:200] if complaint else ''}",
+        fix_for(complaint),
+    )
+
+
+def fix_for(complaint: str) -> str:
+    lowered = complaint.lower()
+    if "no space left" in lowered or "enospc" in lowered:
+        return "Free space on the target or lower --size"
+    if "invalid argument" in lowered and "direct" in lowered or "o_direct" in lowered:
+        return "The file system does not support O_DIRECT (tmpfs, older ZFS): drop --direct"
+    if "invalid argument" in lowered:
+        return "The target rejected an option (often O_DIRECT on tmpfs): try without --direct, or another --ioengine"
+    if "permission denied" in lowered:
+        return "Run as a user that may write the target, or choose another --target"
+    if "ioengine" in lowered or "engine" in lowered:
+        return "This fio lacks that engine: pass --ioengine psync (or posixaio)"
+    return "Run the stored job file by hand with fio to see the full message (stackbench show RUN --json)"

@@ -1,0 +1,104 @@
+"""Terminal tables in the practitioners' shape: `Pattern | IOPS | MB/s | p50 | p99`.
+
+Rows are named like `4K QD4 rnd write`; MB/s is decimal (10^6 bytes/s) and the header says so; latencies
+carry their unit in each cell because they span ns to s.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable
+
+from rich.table import Table
+from rich.text import Text
+
+from stackbench.results import Cell, Run
+from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
+
+
+def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str | None = None) -> Table:
+    cells = list(cells)
+    show_sync = any(c.result.sync_lat is not None for c in cells)
+    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
+    table.add_column("Pattern", no_wrap=True)
+    table.add_column("IOPS", justify="right")
+    table.add_column("MB/s", justify="right")
+    table.add_column("p50 clat", justify="right")
+    table.add_column("p99 clat", justify="right")
+    if show_sync:
+        table.add_column("p99 sync", justify="right")
+    for cell in cells:
+        clat = cell.result.clat
+        row = [
+            cell.pattern,
+            format_iops(cell.result.iops),
+            format_mb_per_s(cell.result.bw_bytes),
+            format_latency_ns(clat.p50_ns if clat else None),
+            format_latency_ns(clat.p99_ns if clat else None),
+        ]
+        if show_sync:
+            sync = cell.result.sync_lat
+            row.append(format_latency_ns(sync.p99_ns if sync else None))
+        table.add_row(*row)
+    return table
+
+
+def run_table(run: Run) -> Table:
+    facts = run.facts
+    bits = [f"run {run.id[:12]}"]
+    if run.label:
+        bits.append(f"'{run.label}'")
+    if run.target:
+        bits.append(f"on {run.target}")
+    title = " ".join(bits)
+    details = []
+    if facts.get("fio_version"):
+        details.append(str(facts["fio_version"]))
+    target = facts.get("target") or {}
+    if target.get("fs_type"):
+        details.append(f"fs {target['fs_type']}")
+    size = _plan_size(run)
+    if size:
+        details.append(f"file {format_bytes(size)}")
+    if run.status != "complete":
+        done = len({c.fio_output_id for c in run.cells})
+        details.append(f"status {run.status.upper()} ({done} of {run.planned_cells or '?'} cells)")
+    caption = "MB/s = 10^6 bytes/s; clat = completion latency" + (f"; {', '.join(details)}" if details else "")
+    return cell_table(run.cells, title=title, caption=caption)
+
+
+def runs_table(rows: list[tuple[Run, int]]) -> Table:
+    table = Table(title_justify="left")
+    for name, justify in (
+        ("ID", "left"),
+        ("Created", "left"),
+        ("Label", "left"),
+        ("Status", "left"),
+        ("Cells", "right"),
+        ("Plan", "left"),
+        ("Target", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for run, count in rows:
+        status = Text(run.status, style={"complete": "green", "incomplete": "yellow"}.get(run.status, "red"))
+        cells = f"{count}" if run.planned_cells is None else f"{count}/{run.planned_cells}"
+        table.add_row(
+            run.id[:12],
+            _local(run.created_at),
+            run.label or "",
+            status,
+            cells,
+            run.plan_name or run.source,
+            run.target or "",
+        )
+    return table
+
+
+def _local(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _plan_size(run: Run) -> int | None:
+    workloads = (run.facts.get("plan") or {}).get("workloads") or []
+    sizes = [w.get("size") for w in workloads if isinstance(w, dict) and w.get("size")]
+    return max(sizes) if sizes else None

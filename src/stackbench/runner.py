@@ -1,0 +1,201 @@
+"""`stackbench run` as a library call: plan -> fio per cell -> store, with cleanup that always happens.
+
+The order of things is the safety story:
+1. everything that can refuse (fio missing, unsafe target, too little space) refuses before a byte is
+   written;
+2. the run row is stored before the first cell, each cell is stored the moment fio finishes it, together
+   with its raw output, so an interruption keeps every finished cell and the run is marked incomplete;
+3. the scratch file is removed in a `finally` that also covers Ctrl-C and SIGTERM (turned into a
+   KeyboardInterrupt while the run is active), after fio has been stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Protocol
+
+from stackbench import __version__
+from stackbench.engine.fio import failure_from_output, find_fio, fio_version, job_file, run_fio
+from stackbench.engine.fio_json import parse_fio_json
+from stackbench.engine.result import DirectionResult
+from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError
+from stackbench.plan import Plan, Workload
+from stackbench.probe.block import collect_target_facts
+from stackbench.probe.system import collect_system_facts
+from stackbench.results import Run, new_id
+from stackbench.safety import Target, cache_warning, resolve_target
+from stackbench.store import Store
+
+
+class RunObserver(Protocol):
+    """What the CLI (progress bar, per-cell lines) hears from a run; all methods are optional no-ops."""
+
+    def run_started(self, run_id: str, plan: Plan, target: Target) -> None: ...
+    def cell_started(self, index: int, workload: Workload) -> None: ...
+    def cell_progress(self, index: int, elapsed: float) -> None: ...
+    def cell_finished(self, index: int, workload: Workload, results: list[DirectionResult]) -> None: ...
+    def warning(self, text: str) -> None: ...
+
+
+class SilentObserver:
+    def run_started(self, run_id: str, plan: Plan, target: Target) -> None: ...
+    def cell_started(self, index: int, workload: Workload) -> None: ...
+    def cell_progress(self, index: int, elapsed: float) -> None: ...
+    def cell_finished(self, index: int, workload: Workload, results: list[DirectionResult]) -> None: ...
+    def warning(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    target: Path
+    plan: Plan
+    label: str | None = None
+    destroy_data: bool = False
+    fio: str | None = None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is, so the same cleanup as Ctrl-C happens."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum: int, _frame: Any) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def execute_run(store: Store, request: RunRequest, observer: RunObserver | None = None) -> Run:
+    """Run every cell of the plan and return the stored run. Raises StackbenchError subclasses."""
+    observer = observer or SilentObserver()
+    plan = request.plan
+    fio_path = find_fio(request.fio)
+    version = fio_version(fio_path)
+    run_id = new_id()
+    target = resolve_target(
+        request.target, size=plan.size, destroy_data=request.destroy_data, run_id=run_id
+    )
+    system = collect_system_facts()
+    target_facts = collect_target_facts(Path(target.fio_filename).parent if target.kind != "device" else request.target)
+    facts: dict[str, Any] = {
+        "fio_version": version,
+        "fio_path": fio_path,
+        "stackbench_version": __version__,
+        "system": system,
+        "target": {**target_facts, "path": str(request.target), "kind": target.kind, "file": target.fio_filename},
+        "plan": {"name": plan.name, "workloads": [w.to_dict() for w in plan.workloads]},
+        "command": sys.argv,
+    }
+    warnings: list[str] = []
+    if target.kind != "device":
+        text = cache_warning(system, plan.size, any(w.reads for w in plan.workloads), target_facts.get("fs_type"))
+        if text:
+            warnings.append(text)
+            observer.warning(text)
+
+    store.create_run(
+        run_id=run_id,
+        source="measured",
+        label=request.label,
+        target=str(request.target),
+        plan_name=plan.name,
+        planned_cells=len(plan.workloads),
+        facts=facts,
+        warnings=warnings,
+    )
+    observer.run_started(run_id, plan, target)
+    finished = 0
+    status = "failed"
+    try:
+        with _sigterm_as_interrupt():
+            for index, workload in enumerate(plan.workloads):
+                observer.cell_started(index, workload)
+                results = _run_cell(store, run_id, fio_path, version, workload, target, index, observer)
+                finished += 1
+                observer.cell_finished(index, workload, results)
+        status = "complete"
+    except KeyboardInterrupt as interrupt:
+        status = "incomplete"
+        why = "SIGTERM" if isinstance(interrupt, Terminated) else "Ctrl-C"
+        raise Interrupted(
+            f"{why} stopped the run after {finished} of {len(plan.workloads)} cells; "
+            f"the finished cells are stored as run {run_id} (marked incomplete) and the scratch file was removed",
+            f"See them with `stackbench show {run_id[:12]}`, or run again",
+        ) from None
+    except StackbenchError:
+        status = "incomplete" if finished else "failed"
+        raise
+    finally:
+        _remove_scratch(target)
+        try:
+            store.finish_run(run_id, status, warnings)
+        except Exception:  # the store failing must not hide the original error
+            if status == "complete":
+                raise
+    return store.get_run(run_id)
+
+
+def _run_cell(
+    store: Store,
+    run_id: str,
+    fio_path: str,
+    version: str,
+    workload: Workload,
+    target: Target,
+    index: int,
+    observer: RunObserver,
+) -> list[DirectionResult]:
+    text = job_file(workload, target.fio_filename)
+    invocation = run_fio(fio_path, text, on_tick=lambda elapsed: observer.cell_progress(index, elapsed))
+    what = f"cell {index + 1} ({workload.name})"
+    try:
+        parsed = parse_fio_json(invocation.stdout, source=f"fio output of {what}")
+    except FioOutputError:
+        if invocation.exit_code != 0:
+            raise failure_from_output(invocation, what) from None
+        raise
+    if parsed.job_errors:
+        error = parsed.job_errors[0]
+        failure = failure_from_output(invocation, what)
+        raise FioJobError(
+            f"fio failed on {what}: {error.message} (errno {error.code})"
+            + (f"; fio said: {failure.what.split(': ', 1)[-1]}" if invocation.stderr.strip() else ""),
+            failure.fix if failure.fix != "" else "Check the target",
+        )
+    if invocation.exit_code != 0:
+        raise failure_from_output(invocation, what)
+    results = list(parsed.directions)
+    store.add_cells(
+        run_id,
+        raw_text=invocation.stdout,
+        fio_version=parsed.fio_version or version,
+        cells=[(workload, result) for result in results],
+        command=invocation.command,
+        job_file=invocation.job_file,
+        exit_code=invocation.exit_code,
+        started_at=invocation.started_at,
+    )
+    return results
+
+
+def _remove_scratch(target: Target) -> None:
+    if not target.remove_after:
+        return
+    try:
+        os.unlink(target.fio_filename)
+    except FileNotFoundError:
+        pass

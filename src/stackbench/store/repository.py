@@ -1,0 +1,334 @@
+"""Reading and writing runs. The only module that issues SQL.
+
+Writes are small transactions: a run row when the run starts, then one transaction per finished cell (its
+raw fio output and its values together), then the final status. A crash or Ctrl-C therefore leaves every
+finished cell and never a cell without its raw output.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+
+from stackbench import __version__
+from stackbench.engine.result import DirectionResult, Latency
+from stackbench.errors import StoreError
+from stackbench.plan import Workload
+from stackbench.results import Cell, Run, new_id
+from stackbench.store import schema
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def default_db_url() -> str:
+    """`$STACKBENCH_DB`, else an SQLite file under the XDG data directory."""
+    env = os.environ.get("STACKBENCH_DB")
+    if env:
+        return env
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{base / 'stackbench' / 'results.db'}"
+
+
+def normalise_url(url: str) -> str:
+    """Accept a plain file path for SQLite; map `postgresql://` to the psycopg 3 driver."""
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser().resolve()}"
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def open_store(url: str | None = None) -> "Store":
+    return Store(url or default_db_url())
+
+
+class Store:
+    def __init__(self, url: str) -> None:
+        self.url = normalise_url(url)
+        if self.url.startswith("sqlite:///"):
+            path = Path(self.url.removeprefix("sqlite:///"))
+            if str(path) not in ("", ":memory:"):
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    raise StoreError(
+                        f"cannot create the database directory {path.parent}: {error.strerror}",
+                        "Pass a writable location with --db or STACKBENCH_DB",
+                    ) from None
+        try:
+            self.engine: Engine = create_engine(self.url, future=True)
+        except (ArgumentError, ImportError, SQLAlchemyError) as error:
+            raise StoreError(
+                f"cannot use database URL {_redact(url)!r}: {error}",
+                "Use sqlite:///PATH or postgresql://USER@HOST/DB (pip install 'stackbench[postgres]')",
+            ) from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        from alembic import command
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        head = ScriptDirectory.from_config(config).get_current_head()
+        try:
+            with self.engine.begin() as connection:
+                current = MigrationContext.configure(connection).get_current_revision()
+                if current == head:
+                    return
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+        except OperationalError as error:
+            raise StoreError(
+                f"cannot open the results database {_redact(self.url)}: {error.orig}",
+                "Check the path or server and its permissions, or pass another --db",
+            ) from None
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        source: str,
+        label: str | None,
+        target: str | None,
+        plan_name: str | None,
+        planned_cells: int | None,
+        facts: dict[str, Any],
+        warnings: Sequence[str] = (),
+        run_id: str | None = None,
+    ) -> str:
+        run_id = run_id or new_id()
+        with self.engine.begin() as connection:
+            connection.execute(
+                insert(schema.runs).values(
+                    id=run_id,
+                    label=label,
+                    status="running",
+                    source=source,
+                    created_at=_now(),
+                    target=target,
+                    plan_name=plan_name,
+                    planned_cells=planned_cells,
+                    facts=facts,
+                    warnings=list(warnings),
+                    stackbench_version=__version__,
+                )
+            )
+        return run_id
+
+    def add_cells(
+        self,
+        run_id: str,
+        *,
+        raw_text: str,
+        fio_version: str | None,
+        cells: Iterable[tuple[Workload, DirectionResult]],
+        command: list[str] | None = None,
+        job_file: str | None = None,
+        exit_code: int | None = None,
+        source_name: str | None = None,
+        started_at: datetime | None = None,
+    ) -> list[str]:
+        """Store one fio output and the cells parsed from it in one transaction."""
+        output_id = new_id()
+        ids: list[str] = []
+        with self.engine.begin() as connection:
+            seq_out = connection.execute(
+                select(func.count()).select_from(schema.fio_outputs).where(schema.fio_outputs.c.run_id == run_id)
+            ).scalar_one()
+            seq_cell = connection.execute(
+                select(func.count()).select_from(schema.cells).where(schema.cells.c.run_id == run_id)
+            ).scalar_one()
+            connection.execute(
+                insert(schema.fio_outputs).values(
+                    id=output_id,
+                    run_id=run_id,
+                    seq=seq_out,
+                    fio_version=fio_version,
+                    command=command,
+                    job_file=job_file,
+                    raw_text=raw_text,
+                    exit_code=exit_code,
+                    source_name=source_name,
+                    started_at=started_at,
+                    finished_at=_now(),
+                )
+            )
+            for offset, (workload, result) in enumerate(cells):
+                cell = Cell(id=new_id(), seq=seq_cell + offset, workload=workload, result=result)
+                connection.execute(insert(schema.cells).values(**_cell_row(run_id, output_id, cell)))
+                ids.append(cell.id)
+        return ids
+
+    def finish_run(self, run_id: str, status: str, warnings: Sequence[str] | None = None) -> None:
+        values: dict[str, Any] = {"status": status, "finished_at": _now()}
+        if warnings is not None:
+            values["warnings"] = list(warnings)
+        with self.engine.begin() as connection:
+            connection.execute(update(schema.runs).where(schema.runs.c.id == run_id).values(**values))
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str:
+        """A run by full id, unique id prefix (at least 4 characters) or label (the newest with it)."""
+        runs = schema.runs
+        with self.engine.connect() as connection:
+            if connection.execute(select(runs.c.id).where(runs.c.id == ref)).first():
+                return ref
+            if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref.lower()):
+                matches = connection.execute(
+                    select(runs.c.id).where(runs.c.id.like(ref.lower() + "%")).limit(3)
+                ).scalars().all()
+                if len(matches) == 1:
+                    return matches[0]
+                if len(matches) > 1:
+                    raise StoreError(
+                        f"run id prefix {ref!r} matches several runs", "Give more characters of the id"
+                    )
+            labelled = connection.execute(
+                select(runs.c.id).where(runs.c.label == ref).order_by(runs.c.created_at.desc()).limit(1)
+            ).first()
+            if labelled:
+                return labelled[0]
+        raise StoreError(f"no run with id or label {ref!r}", "List the stored runs with `stackbench runs`")
+
+    def get_run(self, ref: str) -> Run:
+        run_id = self.resolve(ref)
+        with self.engine.connect() as connection:
+            row = connection.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().one()
+            cell_rows = connection.execute(
+                select(schema.cells).where(schema.cells.c.run_id == run_id).order_by(schema.cells.c.seq)
+            ).mappings().all()
+        return replace(_run_from_row(row), cells=tuple(_cell_from_row(r) for r in cell_rows))
+
+    def list_runs(self, limit: int | None = None, label: str | None = None) -> list[tuple[Run, int]]:
+        """Runs newest first, each with its number of stored cells."""
+        runs, cells = schema.runs, schema.cells
+        counts = (
+            select(cells.c.run_id, func.count().label("n")).group_by(cells.c.run_id).subquery()
+        )
+        query = (
+            select(runs, func.coalesce(counts.c.n, 0).label("cell_count"))
+            .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id))
+            .order_by(runs.c.created_at.desc())
+        )
+        if label is not None:
+            query = query.where(runs.c.label == label)
+        if limit:
+            query = query.limit(limit)
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).mappings().all()
+        return [(_run_from_row(row), int(row["cell_count"])) for row in rows]
+
+    def fio_outputs(self, run_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(schema.fio_outputs)
+                .where(schema.fio_outputs.c.run_id == run_id)
+                .order_by(schema.fio_outputs.c.seq)
+            ).mappings().all()
+        return [dict(row) for row in rows]
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _redact(url: str) -> str:
+    """Hide a password in a database URL before it is printed."""
+    if "://" in url and "@" in url:
+        scheme, rest = url.split("://", 1)
+        credentials, host = rest.rsplit("@", 1)
+        user = credentials.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+    return url
+
+
+def _cell_row(run_id: str, output_id: str, cell: Cell) -> dict[str, Any]:
+    result, workload = cell.result, cell.workload
+    clat, sync = result.clat, result.sync_lat
+    return {
+        "id": cell.id,
+        "run_id": run_id,
+        "fio_output_id": output_id,
+        "seq": cell.seq,
+        "key": workload.key,
+        "pattern": cell.pattern,
+        "rw": workload.rw,
+        "direction": result.direction,
+        "bs": workload.bs,
+        "iodepth": workload.iodepth,
+        "numjobs": workload.numjobs,
+        "sync": workload.sync,
+        "direct": workload.direct,
+        "host": result.host,
+        "iops": result.iops,
+        "bw_bytes": result.bw_bytes,
+        "clat_mean_ns": clat.mean_ns if clat else None,
+        "clat_p50_ns": clat.p50_ns if clat else None,
+        "clat_p99_ns": clat.p99_ns if clat else None,
+        "clat_p999_ns": clat.p999_ns if clat else None,
+        "sync_lat_mean_ns": sync.mean_ns if sync else None,
+        "sync_lat_p99_ns": sync.p99_ns if sync else None,
+        "usr_cpu": result.usr_cpu,
+        "sys_cpu": result.sys_cpu,
+        "workload": workload.to_dict(),
+        "result": result.to_dict(),
+    }
+
+
+def _cell_from_row(row: Any) -> Cell:
+    data = dict(row["result"])
+    for key in ("clat", "sync_lat"):
+        if data.get(key) is not None:
+            data[key] = Latency(**data[key])
+    return Cell(
+        id=row["id"],
+        seq=row["seq"],
+        workload=Workload.from_dict(row["workload"]),
+        result=DirectionResult(**data),
+        fio_output_id=row["fio_output_id"],
+    )
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)  # SQLite drops the zone; we always store UTC
+    return value
+
+
+def _run_from_row(row: Any) -> Run:
+    return Run(
+        id=row["id"],
+        label=row["label"],
+        status=row["status"],
+        source=row["source"],
+        created_at=_aware(row["created_at"]),
+        finished_at=_aware(row["finished_at"]),
+        target=row["target"],
+        plan_name=row["plan_name"],
+        planned_cells=row["planned_cells"],
+        facts=row["facts"] or {},
+        warnings=tuple(row["warnings"] or ()),
+    )

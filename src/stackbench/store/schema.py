@@ -1,0 +1,90 @@
+"""Tables of the results store (SQLAlchemy Core).
+
+Queryable values (IOPS, bandwidth, latency percentiles) are columns; the complete parsed result and the
+workload are JSON beside them, and the raw fio output is kept verbatim in `fio_outputs`, so any number can
+be recomputed by a later version of the parser. The migrations in `migrations/versions` create exactly
+these tables; change both together.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("label", String(200), index=True),
+    Column("status", String(16), nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("target", Text),
+    Column("plan_name", String(100)),
+    Column("planned_cells", Integer),
+    Column("facts", JSON, nullable=False),
+    Column("warnings", JSON, nullable=False),
+    Column("stackbench_version", String(32), nullable=False),
+)
+
+fio_outputs = Table(
+    "fio_outputs",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("seq", Integer, nullable=False),
+    Column("fio_version", String(64)),
+    Column("command", JSON),
+    Column("job_file", Text),
+    Column("raw_text", Text, nullable=False),
+    Column("exit_code", Integer),
+    Column("source_name", Text),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+)
+
+cells = Table(
+    "cells",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("fio_output_id", String(32), ForeignKey("fio_outputs.id", ondelete="CASCADE")),
+    Column("seq", Integer, nullable=False),
+    Column("key", String(200), nullable=False),
+    Column("pattern", String(200), nullable=False),
+    Column("rw", String(16), nullable=False),
+    Column("direction", String(8), nullable=False),
+    Column("bs", BigInteger, nullable=False),
+    Column("iodepth", Integer, nullable=False),
+    Column("numjobs", Integer, nullable=False),
+    Column("sync", Boolean, nullable=False),
+    Column("direct", Boolean, nullable=False),
+    Column("host", String(255)),
+    Column("iops", Float, nullable=False),
+    Column("bw_bytes", Float, nullable=False),
+    Column("clat_mean_ns", Float),
+    Column("clat_p50_ns", Float),
+    Column("clat_p99_ns", Float),
+    Column("clat_p999_ns", Float),
+    Column("sync_lat_mean_ns", Float),
+    Column("sync_lat_p99_ns", Float),
+    Column("usr_cpu", Float),
+    Column("sys_cpu", Float),
+    Column("workload", JSON, nullable=False),
+    Column("result", JSON, nullable=False),
+)

@@ -1,0 +1,116 @@
+"""The results store on SQLite and on a real PostgreSQL server, with real fio output."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stackbench.engine.fio import job_file, run_fio
+from stackbench.engine.fio_json import parse_fio_json
+from stackbench.errors import StoreError
+from stackbench.plan import Workload
+from stackbench.store import Store
+from stackbench.store.repository import normalise_url
+
+
+@pytest.fixture(scope="module")
+def real_result(fio_path: str, tmp_path_factory: pytest.TempPathFactory):
+    directory = tmp_path_factory.mktemp("fio")
+    workload = Workload(rw="randwrite", bs=4096, iodepth=4, size=16 * 1024**2, runtime=1.0)
+    invocation = run_fio(fio_path, job_file(workload, str(directory / "f.scratch")))
+    assert invocation.exit_code == 0, invocation.stderr
+    return workload, invocation, parse_fio_json(invocation.stdout)
+
+
+def _round_trip(url: str, real_result) -> None:
+    workload, invocation, parsed = real_result
+    store = Store(url)
+    run_id = store.create_run(
+        source="measured",
+        label="roundtrip",
+        target="/somewhere",
+        plan_name="custom",
+        planned_cells=1,
+        facts={"fio_version": parsed.fio_version, "system": {"ram_bytes": 123}},
+        warnings=["a warning"],
+    )
+    store.add_cells(
+        run_id,
+        raw_text=invocation.stdout,
+        fio_version=parsed.fio_version,
+        cells=[(workload, d) for d in parsed.directions],
+        command=invocation.command,
+        job_file=invocation.job_file,
+        exit_code=0,
+    )
+    store.finish_run(run_id, "complete")
+
+    again = Store(url)  # a second open must not re-run migrations or lose data
+    run = again.get_run("roundtrip")
+    assert run.id == run_id
+    assert run.status == "complete"
+    assert run.facts["system"]["ram_bytes"] == 123
+    assert run.warnings == ("a warning",)
+    assert len(run.cells) == 1
+    cell = run.cells[0]
+    assert cell.workload == workload
+    assert cell.result == parsed.directions[0]
+    outputs = again.fio_outputs(run_id)
+    assert outputs[0]["raw_text"] == invocation.stdout
+    assert outputs[0]["job_file"] == invocation.job_file
+    assert parse_fio_json(outputs[0]["raw_text"]).directions == parsed.directions
+    assert again.resolve(run_id[:8]) == run_id
+    listed = again.list_runs()
+    assert [(r.id, n) for r, n in listed] == [(run_id, 1)]
+    assert run.created_at.tzinfo is not None
+
+
+def test_sqlite_round_trip_keeps_every_value_and_the_raw_output(tmp_path: Path, real_result) -> None:
+    _round_trip(f"sqlite:///{tmp_path / 'r.db'}", real_result)
+
+
+@pytest.mark.postgres
+def test_postgresql_round_trip_keeps_every_value_and_the_raw_output(pg_url: str, real_result) -> None:
+    store = Store(pg_url)
+    with store.engine.begin() as connection:  # a clean schema for this test
+        from stackbench.store.schema import metadata
+
+        metadata.drop_all(connection)
+        connection.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+    _round_trip(pg_url, real_result)
+
+
+def test_plain_path_means_sqlite_file(tmp_path: Path) -> None:
+    assert normalise_url(str(tmp_path / "x.db")) == f"sqlite:///{tmp_path / 'x.db'}"
+    assert normalise_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+
+
+def test_unknown_run_names_the_command_that_lists_runs(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    with pytest.raises(StoreError, match="stackbench runs"):
+        store.get_run("nope")
+
+
+def test_unwritable_database_location_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="--db"):
+        Store(f"sqlite:///{blocker / 'sub' / 'r.db'}")
+
+
+def test_garbage_database_url_is_a_clear_error() -> None:
+    with pytest.raises(StoreError, match="sqlite:///PATH"):
+        Store("nosuchdriver://x/y")
+
+
+def test_schema_is_created_by_the_alembic_migration(tmp_path: Path) -> None:
+    Store(f"sqlite:///{tmp_path / 'r.db'}")
+    tables = subprocess.run(
+        ["python3", "-c", f"import sqlite3;print(sorted(r[0] for r in sqlite3.connect('{tmp_path / 'r.db'}').execute(\"select name from sqlite_master where type='table'\")))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "alembic_version" in tables and "cells" in tables and "fio_outputs" in tables
