@@ -1,0 +1,203 @@
+"""`stackbench run`, `runs`, `show` end to end: the real CLI in a subprocess, real fio, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+FAST = ["--runtime", "1", "--size", "16M"]
+
+
+def _db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'results.db'}"
+
+
+def test_quick_run_stores_cells_prints_json_and_removes_the_scratch_file(tmp_path: Path, scratch_dir: Path) -> None:
+    result = run_cli("run", "--target", str(scratch_dir), "--preset", "quick", *FAST, "--db", _db(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert re.fullmatch(r"[0-9a-f]{32}", data["run_id"])
+    assert data["status"] == "complete"
+    assert [c["pattern"] for c in data["cells"]] == [
+        "4K QD1 rnd read",
+        "4K QD1 rnd write",
+        "4K QD16 rnd write",
+        "1M QD4 seq read",
+        "1M QD4 seq write",
+    ]
+    for cell in data["cells"]:
+        assert cell["iops"] > 0 and cell["bw_bytes"] > 0
+        assert 0 < cell["clat_p50_us"] <= cell["clat_p99_us"] <= cell["clat_p999_us"]
+        assert {"bs", "iodepth", "rw", "clat_mean_us", "usr_cpu_pct", "sys_cpu_pct"} <= cell.keys()
+    assert data["facts"]["fio_version"].startswith("fio-")
+    assert data["facts"]["system"]["kernel"] == os.uname().release
+    assert list(scratch_dir.iterdir()) == []
+
+
+def test_table_output_names_rows_like_the_practitioners(tmp_path: Path, scratch_dir: Path) -> None:
+    result = run_cli(
+        "run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "4", "--rw", "randwrite", *FAST,
+        "--db", _db(tmp_path), "--label", "base",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "4K QD4 rnd write" in result.stdout
+    assert "MB/s" in result.stdout and "10^6 bytes/s" in result.stdout
+    assert re.search(r"\d+(\.\d+)? (µs|ms|ns)", result.stdout)
+
+
+def test_runs_and_show_read_back_what_run_stored(tmp_path: Path, scratch_dir: Path) -> None:
+    db = _db(tmp_path)
+    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+                   "--db", db, "--label", "again", "--json")
+    assert made.returncode == 0, made.stderr
+    run = json.loads(made.stdout)
+    listed = json.loads(run_cli("runs", "--db", db, "--json").stdout)
+    assert [r["run_id"] for r in listed["runs"]] == [run["run_id"]]
+    assert listed["runs"][0]["cells"] == 1
+    for ref in (run["run_id"], run["run_id"][:6], "again"):
+        shown = run_cli("show", ref, "--db", db, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["cells"] == run["cells"]
+    table = run_cli("runs", "--db", db)
+    assert run["run_id"][:12] in table.stdout and "again" in table.stdout
+
+
+def test_database_comes_from_the_environment_variable(tmp_path: Path, scratch_dir: Path) -> None:
+    db_file = tmp_path / "env.db"
+    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+                   env={"STACKBENCH_DB": str(db_file)})
+    assert made.returncode == 0, made.stderr
+    assert sqlite3.connect(db_file).execute("select count(*) from cells").fetchone()[0] == 1
+
+
+def test_default_database_lives_under_the_xdg_data_dir(tmp_path: Path, scratch_dir: Path) -> None:
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "STACKBENCH_DB": ""}
+    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST, env=env)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "xdg" / "stackbench" / "results.db").is_file()
+
+
+def test_missing_fio_is_one_line_error_and_stores_nothing(tmp_path: Path, scratch_dir: Path) -> None:
+    result = run_cli("run", "-t", str(scratch_dir), *FAST, "--db", _db(tmp_path),
+                     env={"STACKBENCH_FIO": "/nonexistent/fio"})
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("Error: fio was not found")
+    assert "apt-get install fio" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert list(scratch_dir.iterdir()) == []
+    assert "Traceback" not in result.stderr
+
+
+def test_fio_failure_marks_the_run_failed_and_removes_the_scratch_file(tmp_path: Path, scratch_dir: Path) -> None:
+    db = _db(tmp_path)
+    result = run_cli("run", "-t", str(scratch_dir), *FAST, "--ioengine", "nosuchengine", "--db", db)
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: fio failed on cell 1")
+    assert "Traceback" not in result.stderr
+    assert list(scratch_dir.iterdir()) == []
+    runs = json.loads(run_cli("runs", "--db", db, "--json").stdout)["runs"]
+    assert runs[0]["status"] == "failed" and runs[0]["cells"] == 0
+
+
+def test_an_existing_file_is_refused_without_destroy_data(tmp_path: Path) -> None:
+    precious = tmp_path / "precious.dat"
+    precious.write_bytes(b"user data" * 1000)
+    before = precious.read_bytes()
+    result = run_cli("run", "-t", str(precious), *FAST, "--db", _db(tmp_path))
+    assert result.returncode != 0
+    assert "--destroy-data" in result.stderr
+    assert precious.read_bytes() == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bs", "4q"], "cannot read '4q' as a size"),
+    (["--qd", "0"], "--qd needs whole numbers"),
+    (["--rw", "sideways"], "unknown --rw value"),
+    (["--preset", "nope"], "unknown preset"),
+    (["--runtime", "-3"], "runtime"),
+    (["--size", "1k", "--bs", "64k"], "larger than the test size"),
+])
+def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args: list[str], message: str) -> None:
+    result = run_cli("run", "-t", str(scratch_dir), *args, "--db", _db(tmp_path))
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(scratch_dir.iterdir()) == []
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, scratch_dir: Path) -> None:
+    result = run_cli("run", "-t", str(scratch_dir), "--preset", "blog", "--dry-run", "--db", _db(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "48 cells" in result.stdout
+    assert "rw=randread" in result.stdout
+    assert list(scratch_dir.iterdir()) == []
+    assert not (tmp_path / "results.db").exists()
+
+
+def test_cache_warning_is_printed_and_stored_for_small_read_tests(tmp_path: Path, scratch_dir: Path) -> None:
+    db = _db(tmp_path)
+    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+                   "--db", db, "--json")
+    assert made.returncode == 0, made.stderr
+    data = json.loads(made.stdout)
+    assert any("cache" in w.lower() for w in data["warnings"])
+    assert "Warning:" in made.stderr
+    write_only = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randwrite", *FAST,
+                         "--db", db, "--json")
+    assert json.loads(write_only.stdout)["warnings"] == []
+
+
+def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db_file.exists():
+            try:
+                n = sqlite3.connect(db_file).execute("select count(*) from cells").fetchone()[0]
+                if n >= count:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.1)
+    raise AssertionError(f"no {count} cells stored within {timeout} s")
+
+
+@pytest.mark.parametrize("sig, word", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
+def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch(
+    tmp_path: Path, scratch_dir: Path, sig: int, word: str
+) -> None:
+    db_file = tmp_path / "results.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--preset", "quick",
+         "--runtime", "2", "--size", "16M", "--db", f"sqlite:///{db_file}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        _wait_for_cells(db_file, 1)
+        time.sleep(0.5)  # inside cell 2
+        assert list(scratch_dir.iterdir()), "the scratch file should exist while fio runs"
+        process.send_signal(sig)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert f"Error: {word} stopped the run after 1 of 5 cells" in stderr
+    assert "Traceback" not in stderr
+    assert list(scratch_dir.iterdir()) == []
+    connection = sqlite3.connect(db_file)
+    assert connection.execute("select status from runs").fetchall() == [("incomplete",)]
+    assert connection.execute("select count(*) from cells").fetchone()[0] == 1
+    assert connection.execute("select count(*) from fio_outputs").fetchone()[0] == 1
+    shown = run_cli("show", connection.execute("select id from runs").fetchone()[0], "--db", f"sqlite:///{db_file}")
+    assert "INCOMPLETE" in shown.stdout
