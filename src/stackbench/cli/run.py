@@ -92,8 +92,6 @@ def run_command(
         print_json(run.to_json())
     else:
         out.print(run_table(run))
-        for text in run.warnings:
-            warn(text)
 
 
 def _depths(values: list[str] | None) -> list[int] | None:
@@ -185,5 +183,4 @@ class ProgressObserver:
             )
 
     def warning(self, text: str) -> None:
-        if not self.quiet:
-            warn(text)
+        warn(text)  # stderr, so even with --json a script's log shows it

@@ -69,16 +69,16 @@ def run_table(run: Run) -> Table:
 
 def runs_table(rows: list[tuple[Run, int]]) -> Table:
     table = Table(title_justify="left")
-    for name, justify in (
-        ("ID", "left"),
-        ("Created", "left"),
-        ("Label", "left"),
-        ("Status", "left"),
-        ("Cells", "right"),
-        ("Plan", "left"),
-        ("Target", "left"),
+    for name, justify, no_wrap in (
+        ("ID", "left", True),
+        ("Created", "left", True),
+        ("Label", "left", False),
+        ("Status", "left", True),
+        ("Cells", "right", True),
+        ("Plan", "left", False),
+        ("Target", "left", False),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, no_wrap=no_wrap, overflow="fold")  # type: ignore[arg-type]
     for run, count in rows:
         status = Text(run.status, style={"complete": "green", "incomplete": "yellow"}.get(run.status, "red"))
         cells = f"{count}" if run.planned_cells is None else f"{count}/{run.planned_cells}"

@@ -1,0 +1,237 @@
+"""Deciding where fio may write, before it writes anything.
+
+The rule of the project: never a byte to a device or file holding data the user did not hand over for
+destruction. So a directory or a new path gets a scratch file we create and remove; an existing file or a
+block device needs `--destroy-data`, and a block device is refused even then if anything says it is in use
+or holds data: a signature (blkid low-level probe, wipefs), partitions, a mount, active swap, or holders
+(device-mapper, LVM, md). When a probe tool is missing we refuse rather than guess.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from stackbench.errors import UnsafeTarget
+from stackbench.probe.block import SYS_BLOCK, device_name_of
+from stackbench.units import format_bytes
+
+MIN_MARGIN = 16 * 1024**2
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where fio writes, and whether the file is ours to delete afterwards."""
+
+    kind: Literal["directory", "file", "device"]
+    fio_filename: str
+    remove_after: bool
+    space_dir: Path
+    capacity_bytes: int | None = None
+
+
+def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) -> Target:
+    """Check `path` and return what fio should write to; raise `UnsafeTarget` with the fix otherwise."""
+    path = Path(path).expanduser()
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as error:
+        raise UnsafeTarget(f"cannot inspect {path}: {error.strerror}", "Check the path and its permissions") from None
+
+    if st is None:
+        parent = path.parent
+        if not parent.is_dir():
+            raise UnsafeTarget(
+                f"{path} does not exist and neither does its directory {parent}",
+                "Create the directory first or pass an existing directory as --target",
+            )
+        target = Target("file", str(path), True, parent)
+        check_free_space(parent, size, reusable=0)
+        return target
+    if stat.S_ISDIR(st.st_mode):
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UnsafeTarget(f"the directory {path} is not writable", "Choose a writable --target")
+        scratch = path / f"stackbench-{run_id}.scratch"
+        check_free_space(path, size, reusable=0)
+        return Target("directory", str(scratch), True, path)
+    if stat.S_ISREG(st.st_mode):
+        if not destroy_data:
+            raise UnsafeTarget(
+                f"{path} is an existing file ({format_bytes(st.st_size)}) and would be overwritten",
+                "Pass a directory or a new file name as --target, or --destroy-data if its contents may be destroyed",
+            )
+        check_free_space(path.parent, size, reusable=st.st_size)
+        return Target("file", str(path), False, path.parent)
+    if stat.S_ISBLK(st.st_mode):
+        capacity = check_block_device(path, st, destroy_data=destroy_data)
+        if size > capacity:
+            raise UnsafeTarget(
+                f"--size {format_bytes(size)} is larger than {path} ({format_bytes(capacity)})",
+                "Lower --size to at most the device size",
+            )
+        return Target("device", str(path), False, path, capacity)
+    raise UnsafeTarget(
+        f"{path} is not a directory, regular file or block device",
+        "Pass a directory (a scratch file is created there) as --target",
+    )
+
+
+def check_free_space(directory: Path, size: int, *, reusable: int) -> None:
+    """Refuse when the file system cannot hold `size` bytes (plus a margin) next to what is there."""
+    try:
+        vfs = os.statvfs(directory)
+    except OSError as error:
+        raise UnsafeTarget(f"cannot read free space of {directory}: {error.strerror}", "Check the path") from None
+    free = vfs.f_bavail * vfs.f_frsize + reusable
+    needed = size + max(MIN_MARGIN, size // 100)
+    if free < needed:
+        raise UnsafeTarget(
+            f"only {format_bytes(free)} free on {directory}, but --size {format_bytes(size)} needs "
+            f"{format_bytes(needed)} with margin",
+            "Use a smaller --size or another --target",
+        )
+
+
+def check_block_device(path: Path, st: os.stat_result, *, destroy_data: bool) -> int:
+    """Return the device size when fio may destroy its contents; otherwise raise `UnsafeTarget`."""
+    if not destroy_data:
+        raise UnsafeTarget(
+            f"{path} is a block device and the test would destroy its contents",
+            "Pass --destroy-data if the device is blank and may be overwritten, or test a file system directory",
+        )
+    name = device_name_of(st.st_rdev)
+    if not name or not (SYS_BLOCK / name).exists():
+        raise UnsafeTarget(f"cannot find {path} in /sys/class/block", "Pass the device's /dev path")
+    node = SYS_BLOCK / name
+    found = _signatures(path)
+    if found:
+        raise UnsafeTarget(f"{path} holds {found}", "Refusing to overwrite it; use a blank device (wipe it yourself first)")
+    partitions = sorted(p.name for p in node.iterdir() if (p / "partition").exists())
+    if partitions:
+        raise UnsafeTarget(f"{path} has partitions ({', '.join(partitions)})", "Use a blank device without partitions")
+    holders = sorted(p.name for p in (node / "holders").iterdir()) if (node / "holders").is_dir() else []
+    if holders:
+        raise UnsafeTarget(
+            f"{path} is in use by {', '.join(holders)} (device-mapper, LVM or md)",
+            "Stop using the device first; stackbench only writes to unused devices",
+        )
+    names = {name, *partitions}
+    mounted = _mounted_names(names)
+    if mounted:
+        raise UnsafeTarget(f"{path} is mounted at {mounted}", "Unmount it first if its data may be destroyed")
+    swaps = _swap_names(names)
+    if swaps:
+        raise UnsafeTarget(f"{path} is active swap", "swapoff it first if its data may be destroyed")
+    sectors = (node / "size").read_text().strip()
+    return int(sectors) * 512
+
+
+def _signatures(path: Path) -> str | None:
+    """A description of what is on the device, or None when the probes find nothing."""
+    blkid = shutil.which("blkid")
+    if blkid is None:
+        raise UnsafeTarget(
+            "blkid is not installed, so the device cannot be checked for data",
+            "Install util-linux (apt-get install util-linux)",
+        )
+    try:
+        done = subprocess.run(
+            [blkid, "-p", "-o", "export", str(path)], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UnsafeTarget(f"blkid could not probe {path}: {error}", "Check the device") from None
+    if done.returncode == 0:
+        fields = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+        return _describe(fields)
+    if done.returncode != 2:  # 2 = nothing found
+        raise UnsafeTarget(
+            f"blkid could not probe {path} (exit {done.returncode}: {done.stderr.strip()[:120]})",
+            "Run as root, or check the device",
+        )
+    wipefs = shutil.which("wipefs")
+    if wipefs:
+        try:
+            listed = subprocess.run(
+                [wipefs, "--no-act", "--noheadings", "-o", "TYPE,OFFSET", str(path)],
+                capture_output=True, text=True, timeout=30, check=False,
+            )
+            if listed.returncode == 0 and listed.stdout.strip():
+                types = ", ".join(line.split()[0] for line in listed.stdout.splitlines() if line.split())
+                return f"signatures found by wipefs: {types}"
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return None
+
+
+def _describe(fields: dict[str, Any]) -> str:
+    kind = fields.get("TYPE")
+    uuid = fields.get("UUID")
+    suffix = f" (UUID {uuid})" if uuid else ""
+    if fields.get("PTTYPE") and not kind:
+        return f"a {fields['PTTYPE']} partition table"
+    names = {
+        "LVM2_member": "an LVM physical volume",
+        "swap": "a swap signature",
+        "zfs_member": "a ZFS pool member label",
+        "crypto_LUKS": "a LUKS encrypted volume",
+        "linux_raid_member": "an md RAID member",
+    }
+    if kind in names:
+        return names[kind] + suffix
+    if kind:
+        return f"an {kind} file system{suffix}" if kind[0] in "aeiou" else f"a {kind} file system{suffix}"
+    usage = fields.get("USAGE") or "unknown"
+    return f"a signature blkid recognises (usage {usage})"
+
+
+def _mounted_names(names: set[str]) -> str | None:
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        try:
+            major, minor = (int(x) for x in fields[2].split(":"))
+        except ValueError:
+            continue
+        if device_name_of(os.makedev(major, minor)) in names and major != 0:
+            return fields[4]
+    return None
+
+
+def _swap_names(names: set[str]) -> bool:
+    try:
+        lines = Path("/proc/swaps").read_text().splitlines()[1:]
+    except OSError:
+        return False
+    return any(Path(line.split()[0]).name in names for line in lines if line.split())
+
+
+def cache_warning(system: dict[str, Any], size: int, reads: bool, fs_type: str | None) -> str | None:
+    """The warning for read tests whose file fits in RAM twice over: they measure caches, not the device."""
+    if not reads:
+        return None
+    ram = system.get("ram_bytes")
+    if fs_type == "tmpfs":
+        return "the target is tmpfs: every result measures RAM, not a storage device"
+    if not ram or size >= 2 * ram:
+        return None
+    advice = f"Use --size of at least {format_bytes(2 * ram)} (2x RAM) for device numbers"
+    if fs_type == "zfs":
+        advice += "; on ZFS, O_DIRECT before OpenZFS 2.3 still reads through the ARC"
+    else:
+        advice += ", or --direct where the file system honours O_DIRECT"
+    return (
+        f"read results are cache-dominated: the test file ({format_bytes(size)}) is smaller than 2x RAM "
+        f"({format_bytes(ram)}). {advice}"
+    )
