@@ -158,6 +158,7 @@ class ProgressObserver:
                 f"Run {run_id[:12]}: {len(plan.workloads)} cells, about "
                 f"{format_duration(plan.estimated_seconds())}, file {getattr(target, 'fio_filename', target)}",
                 highlight=False,
+                soft_wrap=True,
             )
 
     def cell_started(self, index: int, workload: Workload) -> None:

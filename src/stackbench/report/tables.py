@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Iterable
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -43,7 +44,7 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
     return table
 
 
-def run_table(run: Run) -> Table:
+def run_table(run: Run) -> RenderableType:
     facts = run.facts
     bits = [f"run {run.id[:12]}"]
     if run.label:
@@ -63,8 +64,12 @@ def run_table(run: Run) -> Table:
     if run.status != "complete":
         done = len({c.fio_output_id for c in run.cells})
         details.append(f"status {run.status.upper()} ({done} of {run.planned_cells or '?'} cells)")
-    caption = "MB/s = 10^6 bytes/s; clat = completion latency" + (f"; {', '.join(details)}" if details else "")
-    return cell_table(run.cells, title=title, caption=caption)
+    notes = "MB/s = 10^6 bytes/s; clat = completion latency" + (f"; {', '.join(details)}" if details else "")
+    return Group(
+        Text(title, style="bold"),
+        cell_table(run.cells),
+        Text(notes, style="dim"),
+    )
 
 
 def runs_table(rows: list[tuple[Run, int]]) -> Table:
