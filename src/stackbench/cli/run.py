@@ -37,7 +37,7 @@ def run_command(
         None, "--sync/--no-sync", help="O_SYNC writes (fio sync=1), as the SLOG and VM tests need.", show_default=False
     ),
     direct: Optional[bool] = typer.Option(
-        None, "--direct/--buffered", help="O_DIRECT (fio direct=1). Not supported on tmpfs.", show_default=False
+        None, "--direct/--buffered", help="O_DIRECT (fio direct=1). Refused by tmpfs before Linux 6.6; ZFS < 2.3 still caches in ARC.", show_default=False
     ),
     size: Optional[str] = typer.Option(None, "--size", help="Test file size, e.g. 1G (default from the preset)."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Seconds per cell, e.g. 30 or 2m."),

@@ -189,8 +189,8 @@ def fix_for(complaint: str) -> str:
     lowered = complaint.lower()
     if "no space left" in lowered or "enospc" in lowered:
         return "Free space on the target or lower --size"
-    if "invalid argument" in lowered and "direct" in lowered or "o_direct" in lowered:
-        return "The file system does not support O_DIRECT (tmpfs, older ZFS): drop --direct"
+    if ("invalid argument" in lowered and "direct" in lowered) or "o_direct" in lowered:
+        return "The file system does not support O_DIRECT (tmpfs before Linux 6.6, older ZFS): drop --direct"
     if "invalid argument" in lowered:
         return "The target rejected an option (often O_DIRECT on tmpfs): try without --direct, or another --ioengine"
     if "permission denied" in lowered:
