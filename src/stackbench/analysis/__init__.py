@@ -1,0 +1,1 @@
+"""Analysis: pure functions over stored data (statistics, comparisons, layer gaps, goals)."""

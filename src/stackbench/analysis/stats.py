@@ -1,0 +1,176 @@
+"""Sample statistics that make no normality assumption, as benchstat does.
+
+Storage benchmark samples are skewed and autocorrelated (a ZFS txg flush every 5 s, garbage collection in
+an SSD), so the centre is the median with a distribution-free confidence interval from order statistics,
+and two samples are compared with the Mann-Whitney U test and a Hodges-Lehmann interval for the shift.
+Every result carries warnings rather than silently degrading: too few samples for an interval, too few to
+ever detect a difference, a failed test (reported as p = 1, never as significant).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Centre and spread of one sample."""
+
+    n: int
+    median: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    mean: float
+    stdev: float
+    minimum: float
+    maximum: float
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation (stdev / mean); 0 for a single value."""
+        return self.stdev / self.mean if self.mean else 0.0
+
+    @property
+    def ci_half_width_rel(self) -> float:
+        """The larger distance from the median to an interval end, relative to the median (inf if unknown)."""
+        if not math.isfinite(self.ci_low) or not math.isfinite(self.ci_high) or self.median == 0:
+            return math.inf
+        return max(self.median - self.ci_low, self.ci_high - self.median) / abs(self.median)
+
+
+def min_samples_for_ci(confidence: float) -> int:
+    """The smallest n whose extreme order statistics (min, max) cover the median with this confidence."""
+    n = 1
+    while 1 - 2 * 0.5**n < confidence:
+        n += 1
+    return n
+
+
+def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Distribution-free CI of the median: the widest-inside symmetric pair of order statistics.
+
+    The coverage of (x_(j), x_(n+1-j)) is P(j <= B <= n-j) for B ~ Binomial(n, 1/2); we take the largest j
+    whose coverage still reaches `confidence`. Too few samples give (-inf, inf).
+    """
+    data = np.sort(np.asarray(values, dtype=float))
+    n = len(data)
+    if n < min_samples_for_ci(confidence):
+        return (-math.inf, math.inf)
+    best = 1
+    for j in range(1, n // 2 + 1):
+        coverage = sps.binom.cdf(n - j, n, 0.5) - sps.binom.cdf(j - 1, n, 0.5)
+        if coverage >= confidence:
+            best = j
+        else:
+            break
+    return float(data[best - 1]), float(data[n - best])
+
+
+def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise ValueError("cannot summarize an empty sample")
+    if not np.all(np.isfinite(data)):
+        raise ValueError("samples must be finite numbers")
+    warnings = []
+    low, high = median_ci(data, confidence)
+    if not math.isfinite(low):
+        warnings.append(
+            f"need >= {min_samples_for_ci(confidence)} samples for a confidence interval at level {confidence:g}"
+        )
+    return Summary(
+        n=int(data.size),
+        median=float(np.median(data)),
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence,
+        mean=float(data.mean()),
+        stdev=float(data.std(ddof=1)) if data.size > 1 else 0.0,
+        minimum=float(data.min()),
+        maximum=float(data.max()),
+        warnings=tuple(warnings),
+    )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """B against A: relative change of the medians, its interval, and whether it is significant."""
+
+    base: Summary
+    other: Summary
+    delta_pct: float
+    delta_ci_low_pct: float
+    delta_ci_high_pct: float
+    p_value: float
+    alpha: float
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < self.alpha
+
+    @property
+    def ratio(self) -> float:
+        return self.other.median / self.base.median if self.base.median else math.inf
+
+
+def min_samples_to_detect(alpha: float) -> int:
+    """Smallest equal sample size at which Mann-Whitney U can reach p < alpha at all (two-sided)."""
+    n = 1
+    while 2 / math.comb(2 * n, n) >= alpha:
+        n += 1
+    return n
+
+
+def compare_samples(
+    base: Sequence[float], other: Sequence[float], *, alpha: float = 0.05, confidence: float = 0.95
+) -> Comparison:
+    a = np.asarray(base, dtype=float)
+    b = np.asarray(other, dtype=float)
+    sa, sb = summarize(a, confidence), summarize(b, confidence)
+    warnings: list[str] = []
+    smallest_p = 2 / math.comb(a.size + b.size, a.size)
+    if smallest_p >= alpha:
+        warnings.append(
+            f"need >= {min_samples_to_detect(alpha)} samples per side to detect a difference at alpha={alpha:g}"
+        )
+    try:
+        if np.all(a == a[0]) and np.all(b == a[0]):
+            p_value = 1.0  # identical constants: no evidence of any difference
+        else:
+            p_value = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+        if not math.isfinite(p_value):
+            raise ValueError("non-finite p-value")
+    except ValueError as error:
+        warnings.append(f"the Mann-Whitney U test failed ({error}); reporting p = 1")
+        p_value = 1.0
+    low, high = _shift_ci(a, b, confidence)
+    scale = 100.0 / sa.median if sa.median else math.nan
+    return Comparison(
+        base=sa,
+        other=sb,
+        delta_pct=(sb.median - sa.median) * scale,
+        delta_ci_low_pct=low * scale,
+        delta_ci_high_pct=high * scale,
+        p_value=p_value,
+        alpha=alpha,
+        warnings=tuple(warnings),
+    )
+
+
+def _shift_ci(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Hodges-Lehmann interval for the shift b - a from the order statistics of all pairwise differences."""
+    n, m = a.size, b.size
+    differences = np.sort(np.subtract.outer(b, a).ravel())
+    z = sps.norm.ppf(0.5 + confidence / 2)
+    k = int(math.floor(n * m / 2 - z * math.sqrt(n * m * (n + m + 1) / 12)))
+    if k < 0:
+        return (-math.inf, math.inf)
+    return float(differences[k]), float(differences[n * m - 1 - k])

@@ -1,0 +1,77 @@
+"""fio's per-second logs (write_iops_log / write_bw_log / write_lat_log with log_avg_msec=1000).
+
+These are the samples the statistics work on: one IOPS value per second per direction. fio writes one file
+per job (`<prefix>_iops.<job>.log`) with lines `time_ms, value, direction, bs, offset[, prio]`; with several
+jobs the values of the same one-second window are summed (IOPS, bandwidth) or averaged (latency). Window
+times differ by a few ms between jobs, so windows are matched by rounding to the second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackbench.errors import FioOutputError
+
+LOG_AVG_MSEC = 1000
+DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
+_NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|clat)\.(?P<job>\d+)\.log$")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One second of one direction: the unit of the statistics."""
+
+    t_s: float  # end of the window, seconds since the segment started
+    iops: float
+    bw_bytes: float | None = None
+    clat_mean_ns: float | None = None
+
+
+def log_options(prefix: str) -> list[str]:
+    """Job-file lines that make fio write the per-second logs next to the job file."""
+    return [
+        f"write_iops_log={prefix}",
+        f"write_bw_log={prefix}",
+        f"write_lat_log={prefix}",
+        f"log_avg_msec={LOG_AVG_MSEC}",
+    ]
+
+
+def read_samples(directory: Path, prefix: str) -> dict[str, list[Sample]]:
+    """Samples per direction ("read", "write", "trim") from the logs fio wrote in `directory`."""
+    values: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for path in sorted(directory.iterdir()):
+        match = _NAME.match(path.name)
+        if not match or match["prefix"] != prefix:
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            fields = [f.strip() for f in line.split(",")]
+            try:
+                t_ms, value, direction = int(fields[0]), float(fields[1]), int(fields[2])
+            except (IndexError, ValueError):
+                raise FioOutputError(
+                    f"fio log {path.name} line {number} is not 'time, value, direction, ...': {line[:60]!r}",
+                    "Re-run the cell; if it repeats, report the fio version",
+                ) from None
+            window = max(1, round(t_ms / LOG_AVG_MSEC))
+            values[DIRECTION_NAMES.get(direction, str(direction))][match["kind"]][window].append(value)
+    samples: dict[str, list[Sample]] = {}
+    for direction, kinds in values.items():
+        iops = kinds.get("iops", {})
+        bw = kinds.get("bw", {})
+        clat = kinds.get("clat", {})
+        samples[direction] = [
+            Sample(
+                t_s=window * LOG_AVG_MSEC / 1000,
+                iops=sum(iops[window]),
+                bw_bytes=sum(bw[window]) * 1024 if window in bw else None,  # fio logs bandwidth in KiB/s
+                clat_mean_ns=sum(clat[window]) / len(clat[window]) if clat.get(window) else None,
+            )
+            for window in sorted(iops)
+        ]
+    return samples
