@@ -8,9 +8,10 @@ section 2, CrystalDiskMark's default profile, the SLOG test of section 4).
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from stackbench.analysis.stopping import StoppingRule
 from stackbench.errors import StackbenchError
 from stackbench.units import format_size, parse_size
 
@@ -91,22 +92,36 @@ class Workload:
 
 @dataclass(frozen=True)
 class Plan:
-    """An ordered list of workloads run one after another against one scratch file."""
+    """An ordered list of workloads run one after another against one scratch file.
+
+    Each cell is measured either `repeat` times for its runtime (fixed), or, with a `stopping` rule, in
+    chunks until its IOPS estimate is stable or the rule's time cap is reached (adaptive).
+    """
 
     name: str
     workloads: tuple[Workload, ...]
+    repeat: int = 1
+    stopping: StoppingRule | None = None
 
     def __post_init__(self) -> None:
         if not self.workloads:
             raise StackbenchError("the plan has no cells", "Give at least one --bs, --qd and --rw value")
+        if self.repeat < 1:
+            raise StackbenchError(f"--repeat must be at least 1, got {self.repeat}", "Use e.g. --repeat 5")
 
     @property
     def size(self) -> int:
         return max(w.size for w in self.workloads)
 
+    def cell_budget(self, workload: Workload) -> float:
+        """The most wall time one cell can take (adaptive: its cap); the ETA counts down from these."""
+        if self.stopping is not None:
+            return self.stopping.max_seconds + CELL_OVERHEAD_S * 3
+        return self.repeat * (workload.runtime + workload.ramp_time + CELL_OVERHEAD_S)
+
     def estimated_seconds(self) -> float:
-        """Wall time fio will need, without layout; used for the ETA and the plan summary."""
-        return sum(w.runtime + w.ramp_time + CELL_OVERHEAD_S for w in self.workloads)
+        """Wall time fio will need at most, without layout; used for the ETA and the plan summary."""
+        return sum(self.cell_budget(w) for w in self.workloads)
 
 
 # fio start-up, file open and JSON writing per cell, measured on this project's CI machine (~0.3 s).
@@ -196,12 +211,20 @@ def build_plan(
     runtime: float | None = None,
     numjobs: int = 1,
     ioengine: str = "libaio",
+    repeat: int | None = None,
+    until_stable: bool | None = None,
+    ci_target: float = 0.05,
+    max_time: float | None = None,
 ) -> Plan:
     """Turn a preset plus command-line overrides into a plan.
 
     Giving any of --bs/--qd/--rw replaces the preset's cells with the full product of the given lists; a
     dimension not given takes the preset's distinct values, so `--preset blog --qd 4` is the blog matrix at
     QD4 only (the practitioners' reduction after finding that queue depth hardly mattered).
+
+    Measurement: `--repeat N` runs each cell N times for its runtime. Otherwise presets other than `quick`
+    measure adaptively (`until_stable`): chunks until the IOPS median's CI is within `ci_target`, capped at
+    `max_time` (default: the preset's runtime, at least 15 s).
     """
     name = preset or DEFAULT_PRESET
     if name not in PRESETS:
@@ -237,7 +260,23 @@ def build_plan(
                 ioengine=ioengine,
             )
         )
-    return Plan(name=name, workloads=tuple(workloads))
+    if repeat is not None and until_stable:
+        raise StackbenchError("--repeat and --until-stable exclude each other", "Choose one of them")
+    if until_stable is None:
+        until_stable = repeat is None and name.split("+")[0] != "quick" and runtime is None
+    stopping = None
+    if until_stable:
+        cap = max_time if max_time is not None else max(15.0, runtime if runtime is not None else base.runtime)
+        if not 0 < ci_target < 1:
+            raise StackbenchError(f"--ci-target must be between 0 and 100 %, got {ci_target:.0%}", "Use e.g. --ci-target 5")
+        stopping = StoppingRule(ci_target=ci_target, max_seconds=cap)
+        if cap < stopping.first_chunk():
+            raise StackbenchError(
+                f"--max-time {cap:g} s is too short to collect {stopping.min_samples} samples after a "
+                f"{stopping.ramp_seconds:g} s ramp",
+                f"Use --max-time {stopping.first_chunk():g} or more",
+            )
+    return Plan(name=name, workloads=tuple(workloads), repeat=repeat or 1, stopping=stopping)
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:
@@ -246,7 +285,3 @@ def _unique(values: Iterable[Any]) -> list[Any]:
         if value not in seen:
             seen.append(value)
     return seen
-
-
-def with_runtime(workload: Workload, runtime: float) -> Workload:
-    return replace(workload, runtime=runtime)

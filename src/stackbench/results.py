@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from stackbench.analysis.stats import Summary, summarize
+from stackbench.engine.fio_logs import Sample
 from stackbench.engine.result import DirectionResult
 from stackbench.plan import Workload
 from stackbench.units import format_size
@@ -34,6 +36,17 @@ class Cell:
     workload: Workload
     result: DirectionResult
     fio_output_id: str | None = None
+    samples: tuple[Sample, ...] = ()
+    measurement: dict[str, Any] | None = None
+
+    @property
+    def measured_samples(self) -> list[Sample]:
+        """The per-second samples the statistics use: everything but the ramp."""
+        return [s for s in self.samples if not s.ramp]
+
+    def iops_summary(self, confidence: float = 0.95) -> Summary | None:
+        values = [s.iops for s in self.measured_samples]
+        return summarize(values, confidence) if values else None
 
     @property
     def pattern(self) -> str:
@@ -78,6 +91,8 @@ class Cell:
             "sync_lat_p999_us": _us(sync.p999_ns if sync else None),
             "usr_cpu_pct": r.usr_cpu,
             "sys_cpu_pct": r.sys_cpu,
+            **_stats_json(self.iops_summary()),
+            "measurement": self.measurement,
         }
 
 
@@ -112,6 +127,20 @@ class Run:
             "facts": self.facts,
             "cells": [cell.to_json() for cell in self.cells],
         }
+
+
+def _stats_json(summary: Summary | None) -> dict[str, Any]:
+    """Per-second-sample statistics of IOPS (null when the cell has no samples, e.g. an import)."""
+    if summary is None:
+        return {"samples_n": 0, "iops_median": None, "iops_ci_low": None, "iops_ci_high": None, "iops_cv": None}
+    finite = summary.ci_half_width_rel != float("inf")
+    return {
+        "samples_n": summary.n,
+        "iops_median": summary.median,
+        "iops_ci_low": summary.ci_low if finite else None,
+        "iops_ci_high": summary.ci_high if finite else None,
+        "iops_cv": summary.cv,
+    }
 
 
 def _us(ns: float | None) -> float | None:

@@ -15,14 +15,17 @@ import os
 import signal
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from stackbench import __version__
-from stackbench.engine.fio import failure_from_output, find_fio, fio_version, job_file, run_fio
+from stackbench.analysis.stability import cell_warnings
+from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.result import DirectionResult
+from stackbench.engine.fio_logs import Sample
+from stackbench.engine.merge import merge_segments
+from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError
 from stackbench.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
@@ -30,6 +33,7 @@ from stackbench.probe.system import collect_system_facts
 from stackbench.results import Run, new_id
 from stackbench.safety import Target, cache_warning, resolve_target
 from stackbench.store import Store
+from stackbench.store.repository import CellRecord, OutputRecord
 
 
 class RunObserver(Protocol):
@@ -97,7 +101,12 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         "stackbench_version": __version__,
         "system": system,
         "target": {**target_facts, "path": str(request.target), "kind": target.kind, "file": target.fio_filename},
-        "plan": {"name": plan.name, "workloads": [w.to_dict() for w in plan.workloads]},
+        "plan": {
+            "name": plan.name,
+            "workloads": [w.to_dict() for w in plan.workloads],
+            "repeat": plan.repeat,
+            "stopping": plan.stopping.to_dict() if plan.stopping else None,
+        },
         "command": sys.argv,
     }
     warnings: list[str] = []
@@ -124,7 +133,7 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         with _sigterm_as_interrupt():
             for index, workload in enumerate(plan.workloads):
                 observer.cell_started(index, workload)
-                results = _run_cell(store, run_id, fio_path, version, workload, target, index, observer)
+                results = _run_cell(store, run_id, fio_path, version, workload, target, index, observer, plan)
                 finished += 1
                 observer.cell_finished(index, workload, results)
         status = "complete"
@@ -142,6 +151,8 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     finally:
         _remove_scratch(target)
         try:
+            for cell in store.get_run(run_id).cells:
+                warnings.extend(cell_warnings(cell))
             store.finish_run(run_id, status, warnings)
         except Exception:  # the store failing must not hide the original error
             if status == "complete":
@@ -158,10 +169,74 @@ def _run_cell(
     target: Target,
     index: int,
     observer: RunObserver,
+    plan: Plan,
 ) -> list[DirectionResult]:
-    text = job_file(workload, target.fio_filename)
-    invocation = run_fio(fio_path, text, on_tick=lambda elapsed: observer.cell_progress(index, elapsed))
+    """Measure one cell in one or more fio runs (segments) and store it with its samples."""
     what = f"cell {index + 1} ({workload.name})"
+    rule = plan.stopping
+    segments: list[tuple[FioInvocation, FioResult]] = []
+    samples: dict[str, list[Sample]] = {}
+    elapsed = 0.0
+    stop_reason = f"{plan.repeat} fixed run(s) of {workload.runtime:g} s"
+    while True:
+        segment = len(segments)
+        if rule is None:
+            if segment == plan.repeat:
+                break
+            seconds = workload.runtime
+        else:
+            seconds = rule.first_chunk() if segment == 0 else rule.next_chunk(elapsed)
+        text = job_file(workload, target.fio_filename, runtime=seconds)
+        offset = elapsed
+        invocation = run_fio(
+            fio_path, text, on_tick=lambda t, base=offset: observer.cell_progress(index, base + t)
+        )
+        parsed = _check(invocation, what)
+        segments.append((invocation, parsed))
+        elapsed += invocation.seconds
+        for direction, values in invocation.samples.items():
+            samples.setdefault(direction, []).extend(
+                replace(v, segment=segment, ramp=rule is not None and segment == 0 and v.t_s <= rule.ramp_seconds)
+                for v in values
+            )
+        if rule is not None:
+            primary = parsed.directions[0].direction
+            measured = [v.iops for v in samples.get(primary, []) if not v.ramp]
+            stop, stop_reason = rule.decide(measured, elapsed)
+            if stop:
+                break
+    measurement = {
+        "mode": "adaptive" if rule else "fixed",
+        "segments": len(segments),
+        "seconds": round(elapsed, 3),
+        "stop_reason": stop_reason,
+        **({"rule": rule.to_dict()} if rule else {"repeat": plan.repeat}),
+    }
+    directions = [d.direction for d in segments[0][1].directions]
+    results = [merge_segments([p for _, p in segments], direction) for direction in directions]
+    store.add_measurement(
+        run_id,
+        [
+            OutputRecord(
+                raw_text=inv.stdout,
+                fio_version=parsed.fio_version or version,
+                command=inv.command,
+                job_file=inv.job_file,
+                exit_code=inv.exit_code,
+                started_at=inv.started_at,
+            )
+            for inv, parsed in segments
+        ],
+        [
+            CellRecord(workload, result, tuple(samples.get(result.direction, ())), measurement)
+            for result in results
+        ],
+    )
+    return results
+
+
+def _check(invocation: FioInvocation, what: str) -> FioResult:
+    """The parsed output of a successful fio run, or the one-line error of a failed one."""
     try:
         parsed = parse_fio_json(invocation.stdout, source=f"fio output of {what}")
     except FioOutputError:
@@ -174,22 +249,11 @@ def _run_cell(
         raise FioJobError(
             f"fio failed on {what}: {error.message} (errno {error.code})"
             + (f"; fio said: {failure.what.split(': ', 1)[-1]}" if invocation.stderr.strip() else ""),
-            failure.fix if failure.fix != "" else "Check the target",
+            failure.fix,
         )
     if invocation.exit_code != 0:
         raise failure_from_output(invocation, what)
-    results = list(parsed.directions)
-    store.add_cells(
-        run_id,
-        raw_text=invocation.stdout,
-        fio_version=parsed.fio_version or version,
-        cells=[(workload, result) for result in results],
-        command=invocation.command,
-        job_file=invocation.job_file,
-        exit_code=invocation.exit_code,
-        started_at=invocation.started_at,
-    )
-    return results
+    return parsed
 
 
 def _remove_scratch(target: Target) -> None:

@@ -42,6 +42,20 @@ def run_command(
     size: Optional[str] = typer.Option(None, "--size", help="Test file size, e.g. 1G (default from the preset)."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Seconds per cell, e.g. 30 or 2m."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="fio numjobs per cell."),
+    repeat: Optional[int] = typer.Option(
+        None, "--repeat", min=1, help="Run each cell N times for --runtime (fixed mode); samples are pooled."
+    ),
+    until_stable: Optional[bool] = typer.Option(
+        None,
+        "--until-stable/--fixed",
+        help="Adaptive: sample each cell until its IOPS median's 95 % CI is within --ci-target, or --max-time. "
+        "Default for presets other than quick when neither --repeat nor --runtime is given.",
+        show_default=False,
+    ),
+    ci_target: float = typer.Option(5.0, "--ci-target", help="Adaptive mode: CI half-width to reach, in % of the median."),
+    max_time: Optional[str] = typer.Option(
+        None, "--max-time", help="Adaptive mode: cap per cell (default: the preset's runtime, at least 15 s)."
+    ),
     ioengine: str = typer.Option("libaio", "--ioengine", help="fio ioengine: libaio, io_uring, psync, posixaio."),
     destroy_data: bool = typer.Option(
         False, "--destroy-data", help="Allow writing to an existing file or a blank, unmounted block device."
@@ -75,6 +89,10 @@ def run_command(
         runtime=parse_duration(runtime) if runtime else None,
         numjobs=jobs,
         ioengine=ioengine,
+        repeat=repeat,
+        until_stable=until_stable,
+        ci_target=ci_target / 100,
+        max_time=parse_duration(max_time, option="max-time") if max_time else None,
     )
     if dry_run:
         _print_plan(plan, target)
@@ -92,6 +110,9 @@ def run_command(
         print_json(run.to_json())
     else:
         out.print(run_table(run))
+        for text in run.warnings:
+            if text not in observer.shown:
+                warn(text)
 
 
 def _depths(values: list[str] | None) -> list[int] | None:
@@ -139,6 +160,7 @@ class ProgressObserver:
         )
         self.task = self.progress.add_task("starting", total=plan.estimated_seconds())
         self._done_seconds = 0.0
+        self.shown: set[str] = set()
 
     def __enter__(self) -> "ProgressObserver":
         self.progress.start()
@@ -148,9 +170,7 @@ class ProgressObserver:
         self.progress.stop()
 
     def _budget(self, workload: Workload) -> float:
-        from stackbench.plan import CELL_OVERHEAD_S
-
-        return workload.runtime + workload.ramp_time + CELL_OVERHEAD_S
+        return self.plan.cell_budget(workload)
 
     def run_started(self, run_id: str, plan: Plan, target: object) -> None:
         if not self.quiet:
@@ -171,6 +191,7 @@ class ProgressObserver:
         self.progress.update(self.task, completed=self._done_seconds + min(elapsed, budget))
 
     def cell_finished(self, index: int, workload: Workload, results: list) -> None:
+        # An adaptive cell that stopped early takes its unused budget off the total, so the ETA shrinks.
         self._done_seconds += self._budget(workload)
         self.progress.update(self.task, completed=self._done_seconds)
         if self.quiet:
@@ -184,4 +205,5 @@ class ProgressObserver:
             )
 
     def warning(self, text: str) -> None:
+        self.shown.add(text)
         warn(text)  # stderr, so even with --json a script's log shows it

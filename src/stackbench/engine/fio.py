@@ -14,13 +14,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from stackbench import __version__
-from stackbench.errors import FioJobError, FioNotFound
+from stackbench.engine.fio_logs import Sample, log_options, read_samples
+from stackbench.errors import FioJobError, FioNotFound, FioOutputError
 from stackbench.plan import Workload
 from stackbench.units import format_size
 
@@ -57,9 +58,23 @@ def escape_filename(name: str) -> str:
     return name.replace("\\", "\\\\").replace(":", "\\:")
 
 
-def job_file(workload: Workload, filename: str, *, title: str | None = None) -> str:
-    """The fio job file for one cell. Every option is explicit so the stored job reproduces the cell."""
-    runtime_ms = int(round(workload.runtime * 1000))
+SAMPLE_LOG_PREFIX = "cell"
+
+
+def job_file(
+    workload: Workload,
+    filename: str,
+    *,
+    title: str | None = None,
+    runtime: float | None = None,
+    sample_logs: bool = True,
+) -> str:
+    """The fio job file for one cell. Every option is explicit so the stored job reproduces the cell.
+
+    With `sample_logs`, fio also writes per-second IOPS/bandwidth/latency logs next to the job file
+    (relative names, so the stored job file works wherever it is replayed).
+    """
+    runtime_ms = int(round((runtime if runtime is not None else workload.runtime) * 1000))
     lines = [
         f"; stackbench {__version__}: {title or workload.name}",
         "[global]",
@@ -75,6 +90,10 @@ def job_file(workload: Workload, filename: str, *, title: str | None = None) -> 
         f"direct={int(workload.direct)}",
         f"sync={int(workload.sync)}",
         "group_reporting=1",
+    ]
+    if sample_logs:
+        lines += log_options(SAMPLE_LOG_PREFIX)
+    lines += [
         "",
         f"[{workload.rw}-{format_size(workload.bs).lower()}-qd{workload.iodepth}]",
         f"rw={workload.rw}",
@@ -97,6 +116,7 @@ class FioInvocation:
     exit_code: int
     started_at: datetime
     seconds: float
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
 
 
 def run_fio(
@@ -124,7 +144,7 @@ def run_fio(
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 process = subprocess.Popen(
-                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
+                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir
                 )
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
@@ -141,6 +161,12 @@ def run_fio(
                 raise
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
+        try:
+            samples = read_samples(Path(workdir), SAMPLE_LOG_PREFIX)
+        except FioOutputError:
+            if process.returncode == 0:
+                raise
+            samples = {}  # a failed fio run is reported from its output, not its logs
     # Store the command with the job file name it will have when replayed by hand.
     return FioInvocation(
         command=[*command[:-1], "cell.fio"],
@@ -150,6 +176,7 @@ def run_fio(
         exit_code=process.returncode,
         started_at=started,
         seconds=time.monotonic() - clock,
+        samples=samples,
     )
 
 

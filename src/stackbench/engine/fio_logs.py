@@ -28,6 +28,8 @@ class Sample:
     iops: float
     bw_bytes: float | None = None
     clat_mean_ns: float | None = None
+    segment: int = 0  # which fio run of the cell (repeat or adaptive chunk)
+    ramp: bool = False  # inside the discarded ramp: stored, never used in statistics
 
 
 def log_options(prefix: str) -> list[str]:

@@ -13,26 +13,34 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from stackbench.analysis.stats import Summary
 from stackbench.results import Cell, Run
 from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
 
 def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str | None = None) -> Table:
+    """One row per cell. With per-second samples, IOPS is their median ± the CI half-width (hyperfine's
+    `value ± error`), followed by the coefficient of variation and the sample count."""
     cells = list(cells)
     show_sync = any(c.result.sync_lat is not None for c in cells)
+    show_stats = any(c.measured_samples for c in cells)
     table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     table.add_column("Pattern", no_wrap=True)
-    table.add_column("IOPS", justify="right")
+    table.add_column("IOPS (median ± 95% CI)" if show_stats else "IOPS", justify="right", no_wrap=True)
     table.add_column("MB/s", justify="right")
     table.add_column("p50 clat", justify="right")
     table.add_column("p99 clat", justify="right")
     if show_sync:
         table.add_column("p99 sync", justify="right")
+    if show_stats:
+        table.add_column("CV", justify="right")
+        table.add_column("n", justify="right")
     for cell in cells:
         clat = cell.result.clat
+        summary = cell.iops_summary() if show_stats else None
         row = [
             cell.pattern,
-            format_iops(cell.result.iops),
+            format_estimate(summary) if summary else format_iops(cell.result.iops),
             format_mb_per_s(cell.result.bw_bytes),
             format_latency_ns(clat.p50_ns if clat else None),
             format_latency_ns(clat.p99_ns if clat else None),
@@ -40,8 +48,18 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
         if show_sync:
             sync = cell.result.sync_lat
             row.append(format_latency_ns(sync.p99_ns if sync else None))
+        if show_stats:
+            row += [f"{summary.cv:.1%}" if summary else "-", str(summary.n) if summary else "-"]
         table.add_row(*row)
     return table
+
+
+def format_estimate(summary: Summary) -> str:
+    """`152,456 ± 5.6 %`, or the bare median when the sample is too small for an interval."""
+    width = summary.ci_half_width_rel
+    if width == float("inf"):
+        return f"{format_iops(summary.median)} ± ?"
+    return f"{format_iops(summary.median)} ± {width:.1%}"
 
 
 def run_table(run: Run) -> RenderableType:

@@ -8,7 +8,7 @@ finished cell and never a cell without its raw output.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -17,6 +17,7 @@ from sqlalchemy import Engine, create_engine, event, func, insert, select, updat
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from stackbench import __version__
+from stackbench.engine.fio_logs import Sample
 from stackbench.engine.result import DirectionResult, Latency
 from stackbench.errors import StoreError
 from stackbench.plan import Workload
@@ -24,6 +25,29 @@ from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One fio invocation's output as it is stored verbatim."""
+
+    raw_text: str
+    fio_version: str | None
+    command: list[str] | None = None
+    job_file: str | None = None
+    exit_code: int | None = None
+    source_name: str | None = None
+    started_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """A cell to store: its workload, the (merged) result, its samples and how it was measured."""
+
+    workload: Workload
+    result: DirectionResult
+    samples: Sequence[Sample] = ()
+    measurement: dict[str, Any] | None = None
 
 
 def default_db_url() -> str:
@@ -127,6 +151,68 @@ class Store:
             )
         return run_id
 
+    def add_measurement(
+        self, run_id: str, outputs: Sequence["OutputRecord"], cells: Sequence["CellRecord"]
+    ) -> list[str]:
+        """Store the fio outputs of one measured cell (one per segment) and its cells in one transaction."""
+        group_id = new_id()
+        output_ids = [new_id() for _ in outputs]
+        ids: list[str] = []
+        with self.engine.begin() as connection:
+            seq_out = connection.execute(
+                select(func.count()).select_from(schema.fio_outputs).where(schema.fio_outputs.c.run_id == run_id)
+            ).scalar_one()
+            seq_cell = connection.execute(
+                select(func.count()).select_from(schema.cells).where(schema.cells.c.run_id == run_id)
+            ).scalar_one()
+            for segment, (output_id, output) in enumerate(zip(output_ids, outputs)):
+                connection.execute(
+                    insert(schema.fio_outputs).values(
+                        id=output_id,
+                        run_id=run_id,
+                        seq=seq_out + segment,
+                        fio_version=output.fio_version,
+                        command=output.command,
+                        job_file=output.job_file,
+                        raw_text=output.raw_text,
+                        exit_code=output.exit_code,
+                        source_name=output.source_name,
+                        started_at=output.started_at,
+                        finished_at=_now(),
+                        segment=segment,
+                        group_id=group_id,
+                    )
+                )
+            for offset, record in enumerate(cells):
+                cell = Cell(
+                    id=new_id(),
+                    seq=seq_cell + offset,
+                    workload=record.workload,
+                    result=record.result,
+                    samples=tuple(record.samples),
+                    measurement=record.measurement,
+                )
+                connection.execute(insert(schema.cells).values(**_cell_row(run_id, output_ids[0], cell)))
+                if cell.samples:
+                    connection.execute(
+                        insert(schema.samples),
+                        [
+                            {
+                                "cell_id": cell.id,
+                                "idx": index,
+                                "segment": sample.segment,
+                                "t_s": sample.t_s,
+                                "iops": sample.iops,
+                                "bw_bytes": sample.bw_bytes,
+                                "clat_mean_ns": sample.clat_mean_ns,
+                                "ramp": sample.ramp,
+                            }
+                            for index, sample in enumerate(cell.samples)
+                        ],
+                    )
+                ids.append(cell.id)
+        return ids
+
     def add_cells(
         self,
         run_id: str,
@@ -140,36 +226,9 @@ class Store:
         source_name: str | None = None,
         started_at: datetime | None = None,
     ) -> list[str]:
-        """Store one fio output and the cells parsed from it in one transaction."""
-        output_id = new_id()
-        ids: list[str] = []
-        with self.engine.begin() as connection:
-            seq_out = connection.execute(
-                select(func.count()).select_from(schema.fio_outputs).where(schema.fio_outputs.c.run_id == run_id)
-            ).scalar_one()
-            seq_cell = connection.execute(
-                select(func.count()).select_from(schema.cells).where(schema.cells.c.run_id == run_id)
-            ).scalar_one()
-            connection.execute(
-                insert(schema.fio_outputs).values(
-                    id=output_id,
-                    run_id=run_id,
-                    seq=seq_out,
-                    fio_version=fio_version,
-                    command=command,
-                    job_file=job_file,
-                    raw_text=raw_text,
-                    exit_code=exit_code,
-                    source_name=source_name,
-                    started_at=started_at,
-                    finished_at=_now(),
-                )
-            )
-            for offset, (workload, result) in enumerate(cells):
-                cell = Cell(id=new_id(), seq=seq_cell + offset, workload=workload, result=result)
-                connection.execute(insert(schema.cells).values(**_cell_row(run_id, output_id, cell)))
-                ids.append(cell.id)
-        return ids
+        """Store one fio output and the cells parsed from it (no samples): the import path."""
+        output = OutputRecord(raw_text, fio_version, command, job_file, exit_code, source_name, started_at)
+        return self.add_measurement(run_id, [output], [CellRecord(w, r) for w, r in cells])
 
     def finish_run(self, run_id: str, status: str, warnings: Sequence[str] | None = None) -> None:
         values: dict[str, Any] = {"status": status, "finished_at": _now()}
@@ -210,7 +269,26 @@ class Store:
             cell_rows = connection.execute(
                 select(schema.cells).where(schema.cells.c.run_id == run_id).order_by(schema.cells.c.seq)
             ).mappings().all()
-        return replace(_run_from_row(row), cells=tuple(_cell_from_row(r) for r in cell_rows))
+            sample_rows = connection.execute(
+                select(schema.samples)
+                .join(schema.cells, schema.cells.c.id == schema.samples.c.cell_id)
+                .where(schema.cells.c.run_id == run_id)
+                .order_by(schema.samples.c.cell_id, schema.samples.c.idx)
+            ).mappings().all()
+        samples: dict[str, list[Sample]] = {}
+        for sample in sample_rows:
+            samples.setdefault(sample["cell_id"], []).append(
+                Sample(
+                    t_s=sample["t_s"],
+                    iops=sample["iops"],
+                    bw_bytes=sample["bw_bytes"],
+                    clat_mean_ns=sample["clat_mean_ns"],
+                    segment=sample["segment"],
+                    ramp=bool(sample["ramp"]),
+                )
+            )
+        cells = tuple(_cell_from_row(r, tuple(samples.get(r["id"], ()))) for r in cell_rows)
+        return replace(_run_from_row(row), cells=cells)
 
     def list_runs(self, limit: int | None = None, label: str | None = None) -> list[tuple[Run, int]]:
         """Runs newest first, each with its number of stored cells."""
@@ -295,10 +373,11 @@ def _cell_row(run_id: str, output_id: str, cell: Cell) -> dict[str, Any]:
         "sys_cpu": result.sys_cpu,
         "workload": workload.to_dict(),
         "result": result.to_dict(),
+        "measurement": cell.measurement,
     }
 
 
-def _cell_from_row(row: Any) -> Cell:
+def _cell_from_row(row: Any, samples: tuple[Sample, ...] = ()) -> Cell:
     data = dict(row["result"])
     for key in ("clat", "sync_lat"):
         if data.get(key) is not None:
@@ -309,6 +388,8 @@ def _cell_from_row(row: Any) -> Cell:
         workload=Workload.from_dict(row["workload"]),
         result=DirectionResult(**data),
         fio_output_id=row["fio_output_id"],
+        samples=samples,
+        measurement=row["measurement"],
     )
 
 

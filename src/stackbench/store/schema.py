@@ -56,6 +56,9 @@ fio_outputs = Table(
     Column("source_name", Text),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
+    # 0002: the outputs of one cell measured in several fio runs share a group id, ordered by segment
+    Column("segment", Integer),
+    Column("group_id", String(32)),
 )
 
 cells = Table(
@@ -87,4 +90,20 @@ cells = Table(
     Column("sys_cpu", Float),
     Column("workload", JSON, nullable=False),
     Column("result", JSON, nullable=False),
+    # 0002: how the cell was measured (mode, segments, seconds, why it stopped)
+    Column("measurement", JSON),
+)
+
+# 0002: fio's per-second samples of each cell; ramp samples are kept but flagged
+samples = Table(
+    "samples",
+    metadata,
+    Column("cell_id", String(32), ForeignKey("cells.id", ondelete="CASCADE"), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("segment", Integer, nullable=False),
+    Column("t_s", Float, nullable=False),
+    Column("iops", Float, nullable=False),
+    Column("bw_bytes", Float),
+    Column("clat_mean_ns", Float),
+    Column("ramp", Boolean, nullable=False),
 )
