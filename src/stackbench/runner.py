@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from stackbench import __version__
-from stackbench.analysis.stability import cell_warnings
+from stackbench.analysis.stability import run_warnings
 from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_logs import Sample
@@ -151,8 +151,7 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     finally:
         _remove_scratch(target)
         try:
-            for cell in store.get_run(run_id).cells:
-                warnings.extend(cell_warnings(cell))
+            warnings.extend(run_warnings(list(store.get_run(run_id).cells)))
             store.finish_run(run_id, status, warnings)
         except Exception:  # the store failing must not hide the original error
             if status == "complete":

@@ -12,19 +12,31 @@ from stackbench.results import Cell
 CV_LIMIT = 0.10
 
 
+def run_warnings(cells: list[Cell]) -> list[str]:
+    """The warnings of all cells; cells with too few samples for an interval share one warning."""
+    short = [c for c in cells if (s := c.iops_summary()) is not None and s.n < min_samples_for_ci(s.confidence)]
+    warnings = []
+    if short:
+        names = ", ".join(c.pattern for c in short) if len(short) <= 3 else f"{len(short)} cells"
+        fewest = min(c.iops_summary().n for c in short)  # type: ignore[union-attr]
+        warnings.append(
+            f"{names}: {fewest} or fewer per-second samples, too few for a confidence interval; "
+            "use --until-stable, a longer --runtime or --repeat 3 before comparing runs"
+        )
+    for cell in cells:
+        warnings.extend(cell_warnings(cell))
+    return warnings
+
+
 def cell_warnings(cell: Cell) -> list[str]:
+    """Warnings about one cell other than too few samples (see `run_warnings`)."""
     summary = cell.iops_summary()
-    if summary is None:
+    if summary is None or summary.n < min_samples_for_ci(summary.confidence):
         return []
     name = cell.pattern
     measurement = cell.measurement or {}
     warnings = []
-    if summary.n < min_samples_for_ci(summary.confidence):
-        warnings.append(
-            f"{name}: only {summary.n} per-second samples, too few for a confidence interval; "
-            "use --until-stable, a longer --runtime or --repeat 3"
-        )
-    elif measurement.get("mode") == "adaptive":
+    if measurement.get("mode") == "adaptive":
         rule = measurement.get("rule") or {}
         target = rule.get("ci_target", 0.05)
         if summary.ci_half_width_rel > target:

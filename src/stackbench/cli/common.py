@@ -19,6 +19,26 @@ DbOption = typer.Option(
     show_default=False,
 )
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of tables.")
+FormatOption = typer.Option(
+    "table", "--format", "-f", help="Output format: table, markdown, csv or json.", show_default=True
+)
+
+
+def emit(fmt: str, tabular: Any, data: Any) -> None:
+    """Print a result in the chosen format; the table formats come from one `Tabular`."""
+    from stackbench.errors import StackbenchError
+    from stackbench.report.export import FORMATS, to_csv, to_markdown, to_rich
+
+    if fmt not in FORMATS:
+        raise StackbenchError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
+    if fmt == "json":
+        print_json(data)
+    elif fmt == "markdown":
+        sys.stdout.write(to_markdown(tabular))
+    elif fmt == "csv":
+        sys.stdout.write(to_csv(tabular))
+    else:
+        out.print(to_rich(tabular))
 
 
 def split_list(values: Optional[list[str]]) -> list[str] | None:
@@ -41,3 +61,26 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
 
 
 __all__ = ["DbOption", "JsonOption", "split_list", "print_json", "open_store_from", "out"]
+
+
+def run_with_goals(store: Any, run: Any) -> tuple[dict[str, Any], list[Any]]:
+    """The run's JSON with a `goals` list, and the goal results for the table (empty without goals)."""
+    from stackbench.analysis.goals import evaluate
+
+    results = evaluate([goal for _, goal in store.list_goals()], run)
+    data = run.to_json()
+    data["goals"] = [r.to_json() for r in results]
+    return data, results
+
+
+def print_run(store: Any, run: Any, json_output: bool) -> None:
+    """A run as JSON, or as its table followed by the goals table when goals are stored."""
+    from stackbench.report.tables import goals_table, run_table
+
+    data, results = run_with_goals(store, run)
+    if json_output:
+        print_json(data)
+        return
+    out.print(run_table(run))
+    if results:
+        out.print(goals_table(results))

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, out, warn
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json
+from stackbench.cli.common import DbOption, FormatOption, JsonOption, emit, open_store_from, print_json, print_run
 
 
 @app.command("runs")
@@ -59,23 +59,30 @@ def runs_command(
 def show_command(
     run: str = typer.Argument(..., help="Run id, unique id prefix or label.", show_default=False),
     db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
     """Print a stored run again: its table, or with --json its cells, facts and warnings.
 
+    --format markdown or csv exports the cells with plain numbers (units in the headers).
+
     Example:
 
         stackbench show baseline --json
-    """
-    from stackbench.report.tables import run_table
 
-    stored = open_store_from(db).get_run(run)
-    if json_output:
-        print_json(stored.to_json())
+        stackbench show baseline --format markdown >> notes.md
+    """
+    store = open_store_from(db)
+    stored = store.get_run(run)
+    if output_format in ("markdown", "csv") and not json_output:
+        from stackbench.report.tables import run_tabular
+
+        emit(output_format, run_tabular(stored), None)
         return
-    out.print(run_table(stored))
-    for text in stored.warnings:
-        warn(text)
+    print_run(store, stored, json_output or output_format == "json")
+    if not json_output:
+        for text in stored.warnings:
+            warn(text)
 
 
 @app.command("import")

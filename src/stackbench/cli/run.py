@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from stackbench.cli.app import app, err, out, warn
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json, split_list
+from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_run, split_list
 from stackbench.errors import StackbenchError
 from stackbench.plan import PRESETS, Plan, Workload, build_plan
 from stackbench.units import format_duration, format_iops, format_latency_ns, format_mb_per_s, parse_duration
@@ -98,7 +98,6 @@ def run_command(
         _print_plan(plan, target)
         return
 
-    from stackbench.report.tables import run_table
     from stackbench.runner import RunRequest, execute_run
 
     store = open_store_from(db)
@@ -106,13 +105,10 @@ def run_command(
     observer = ProgressObserver(plan, enabled=show_progress, quiet=json_output)
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
-    if json_output:
-        print_json(run.to_json())
-    else:
-        out.print(run_table(run))
-        for text in run.warnings:
-            if text not in observer.shown:
-                warn(text)
+    print_run(store, run, json_output)
+    for text in run.warnings:
+        if text not in observer.shown:
+            warn(text)
 
 
 def _depths(values: list[str] | None) -> list[int] | None:

@@ -54,6 +54,44 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
     return table
 
 
+def run_tabular(run: Run) -> "Tabular":
+    """The run's cells for Markdown/CSV export: plain numbers with units in the headers."""
+    from stackbench.report.export import Tabular
+
+    headers = ["Pattern", "IOPS", "IOPS median", "IOPS CI low", "IOPS CI high", "CV %", "n", "MB/s",
+               "p50 clat us", "p99 clat us", "p99.9 clat us", "p99 sync us"]
+    rows = []
+    for cell in run.cells:
+        summary = cell.iops_summary()
+        finite = summary is not None and summary.ci_half_width_rel != float("inf")
+        clat, sync = cell.result.clat, cell.result.sync_lat
+
+        def us(ns: float | None) -> str:
+            return "" if ns is None else f"{ns / 1000:.3f}"
+
+        rows.append([
+            cell.pattern,
+            f"{cell.result.iops:.1f}",
+            f"{summary.median:.1f}" if summary else "",
+            f"{summary.ci_low:.1f}" if finite else "",
+            f"{summary.ci_high:.1f}" if finite else "",
+            f"{summary.cv * 100:.2f}" if summary else "",
+            str(summary.n) if summary else "0",
+            f"{cell.result.bw_bytes / 1e6:.3f}",
+            us(clat.p50_ns if clat else None),
+            us(clat.p99_ns if clat else None),
+            us(clat.p999_ns if clat else None),
+            us(sync.p99_ns if sync else None),
+        ])
+    return Tabular(
+        headers=headers,
+        rows=rows,
+        title=f"run {run.id[:12]}" + (f" '{run.label}'" if run.label else ""),
+        notes=["MB/s = 10^6 bytes/s; IOPS median and CI from per-second samples (95 %)"],
+        right_aligned=frozenset(range(1, len(headers))),
+    )
+
+
 def format_estimate(summary: Summary) -> str:
     """`152,456 ± 5.6 %`, or the bare median when the sample is too small for an interval."""
     width = summary.ci_half_width_rel
@@ -125,3 +163,28 @@ def _plan_size(run: Run) -> int | None:
     workloads = (run.facts.get("plan") or {}).get("workloads") or []
     sizes = [w.get("size") for w in workloads if isinstance(w, dict) and w.get("size")]
     return max(sizes) if sizes else None
+
+
+def goals_table(results: list) -> RenderableType:  # list[GoalResult]
+    """PASS/FAIL per goal and matching cell, with the margin to the threshold."""
+    table = Table(title="Goals", title_justify="left")
+    for name, justify in (("Goal", "left"), ("Cell", "left"), ("Value", "right"), ("Result", "left"), ("Margin", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for result in results:
+        goal = result.goal
+        if result.value is None:
+            value = "-"
+        elif goal.metric == "iops":
+            value = f"{format_iops(result.value)} IOPS"
+        elif goal.metric == "bw":
+            value = f"{format_mb_per_s(result.value)} MB/s"
+        else:
+            value = format_latency_ns(result.value)
+        status = (
+            Text("n/a", style="dim")
+            if result.passed is None
+            else Text("PASS", style="bold green") if result.passed else Text("FAIL", style="bold red")
+        )
+        margin = "-" if result.margin_pct is None else f"{result.margin_pct:+.1f}%"
+        table.add_row(goal.text, result.cell.pattern if result.cell else "(no matching cell)", value, status, margin)
+    return table

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
@@ -23,6 +23,9 @@ from stackbench.errors import StoreError
 from stackbench.plan import Workload
 from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
+
+if TYPE_CHECKING:
+    from stackbench.analysis.goals import Goal
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -317,6 +320,34 @@ class Store:
                 .order_by(schema.fio_outputs.c.seq)
             ).mappings().all()
         return [dict(row) for row in rows]
+
+    # -- goals -----------------------------------------------------------------------------------
+
+    def add_goal(self, goal: "Goal") -> str:
+        goal_id = new_id()
+        with self.engine.begin() as connection:
+            connection.execute(
+                insert(schema.goals).values(id=goal_id, text=goal.text, spec=goal.to_dict(), created_at=_now())
+            )
+        return goal_id
+
+    def list_goals(self) -> list[tuple[str, "Goal"]]:
+        from stackbench.analysis.goals import Goal
+
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(schema.goals).order_by(schema.goals.c.created_at)).mappings().all()
+        return [(row["id"], Goal.from_dict(row["spec"])) for row in rows]
+
+    def remove_goal(self, ref: str) -> "Goal":
+        matches = [(gid, goal) for gid, goal in self.list_goals() if gid.startswith(ref.lower()) or goal.text == ref]
+        if len(matches) != 1:
+            raise StoreError(
+                f"{'no goal' if not matches else 'several goals'} match {ref!r}",
+                "List them with `stackbench goal list` and give a unique id prefix",
+            )
+        with self.engine.begin() as connection:
+            connection.execute(schema.goals.delete().where(schema.goals.c.id == matches[0][0]))
+        return matches[0][1]
 
     def dispose(self) -> None:
         self.engine.dispose()

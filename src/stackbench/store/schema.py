@@ -107,3 +107,13 @@ samples = Table(
     Column("clat_mean_ns", Float),
     Column("ramp", Boolean, nullable=False),
 )
+
+# 0003: success criteria ("seq write 1M >= 117 MB/s"), parsed into `spec`
+goals = Table(
+    "goals",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("text", Text, nullable=False),
+    Column("spec", JSON, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

@@ -1,0 +1,178 @@
+"""Success criteria written the way practitioners state them, checked against runs.
+
+METHOD.md section 1 starts from one: "saturate a 1 Gbit/s link with a 10 GB copy inside the VM" is
+`seq write 1M >= 117 MB/s`. A goal is an optional cell selector (pattern words, block size, QD), an optional
+statistic, a comparison and a number with its unit; the unit decides the metric:
+
+    seq write 1M >= 117 MB/s        4K QD4 rnd write >= 3000 IOPS        p99 <= 1 ms        rnd read p50 < 200 us
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from stackbench.errors import StackbenchError
+from stackbench.results import Cell, Run
+from stackbench.units import format_size, parse_size
+
+_OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+_UNITS = {
+    "iops": ("iops", 1.0),
+    "kb/s": ("bw", 1e3), "mb/s": ("bw", 1e6), "gb/s": ("bw", 1e9),
+    "kib/s": ("bw", 1024.0), "mib/s": ("bw", 1024.0**2), "gib/s": ("bw", 1024.0**3),
+    "ns": ("lat", 1.0), "us": ("lat", 1e3), "µs": ("lat", 1e3), "ms": ("lat", 1e6), "s": ("lat", 1e9),
+}
+_STATS = {"p50": "p50", "median": "p50", "p99": "p99", "p99.9": "p999", "p999": "p999", "mean": "mean", "avg": "mean"}
+_GOAL_RE = re.compile(r"^(?P<left>.*?)\s*(?P<op>>=|<=|>|<)\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>\S+)\s*$")
+_FIX = 'Write e.g. "seq write 1M >= 117 MB/s", "4K QD4 rnd write >= 3000 IOPS" or "p99 <= 1 ms"'
+
+
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    metric: str  # iops | bw (bytes/s) | lat (ns)
+    statistic: str | None  # for latency: p50 | p99 | p999 | mean
+    op: str
+    threshold: float  # in the metric's base unit (IOPS, bytes/s, ns)
+    rw: tuple[str, ...] = ()
+    bs: int | None = None
+    iodepth: int | None = None
+    numjobs: int | None = None
+    sync: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["rw"] = list(self.rw)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Goal":
+        return cls(**{**data, "rw": tuple(data.get("rw") or ())})
+
+    def matches(self, cell: Cell) -> bool:
+        w = cell.workload
+        return (
+            (not self.rw or w.rw in self.rw)
+            and (self.bs is None or w.bs == self.bs)
+            and (self.iodepth is None or w.iodepth == self.iodepth)
+            and (self.numjobs is None or w.numjobs == self.numjobs)
+            and (self.sync is None or w.sync == self.sync)
+        )
+
+    def value(self, cell: Cell) -> float | None:
+        r = cell.result
+        if self.metric == "iops":
+            return r.iops
+        if self.metric == "bw":
+            return r.bw_bytes
+        lat = r.sync_lat if (self.sync and r.sync_lat) else r.clat
+        if lat is None:
+            return None
+        return {"p50": lat.p50_ns, "p99": lat.p99_ns, "p999": lat.p999_ns, "mean": lat.mean_ns}[self.statistic or "mean"]
+
+
+def parse_goal(text: str) -> Goal:
+    match = _GOAL_RE.match(text.strip())
+    if not match:
+        raise StackbenchError(f"cannot read the goal {text!r}", _FIX)
+    unit = match["unit"].lower()
+    if unit not in _UNITS:
+        raise StackbenchError(f"unknown unit {match['unit']!r} in goal {text!r}", "Use IOPS, MB/s, GB/s, ms, us or ns")
+    metric, factor = _UNITS[unit]
+    words = match["left"].lower().replace(",", " ").split()
+    kind = {"seq": False, "sequential": False, "rnd": True, "rand": True, "random": True}
+    random_access: bool | None = None
+    directions: list[str] = []
+    selector: dict[str, Any] = {}
+    statistic = None
+    for word in words:
+        if word in kind:
+            random_access = kind[word]
+        elif word in ("read", "reads"):
+            directions.append("read")
+        elif word in ("write", "writes"):
+            directions.append("write")
+        elif word in _STATS:
+            statistic = _STATS[word]
+        elif word == "sync":
+            selector["sync"] = True
+        elif re.fullmatch(r"qd\d+", word):
+            selector["iodepth"] = int(word[2:])
+        elif re.fullmatch(r"t\d+", word):
+            selector["numjobs"] = int(word[1:])
+        elif re.fullmatch(r"\d+[kmg]?", word):
+            selector["bs"] = parse_size(word, option="goal block size")
+        elif word in ("lat", "latency", "clat"):
+            continue
+        else:
+            raise StackbenchError(f"unknown word {word!r} in goal {text!r}", _FIX)
+    if statistic and metric != "lat":
+        raise StackbenchError(f"{statistic} needs a time unit in goal {text!r}", "e.g. p99 <= 1 ms")
+    rw: list[str] = []
+    for direction in directions or ["read", "write"]:
+        if random_access in (None, True):
+            rw.append("rand" + direction)
+        if random_access in (None, False):
+            rw.append(direction)
+    return Goal(
+        text=" ".join(text.split()),
+        metric=metric,
+        statistic=(statistic or "mean") if metric == "lat" else None,
+        op=match["op"],
+        threshold=float(match["number"]) * factor,
+        rw=tuple(rw) if (directions or random_access is not None) else (),
+        **selector,
+    )
+
+
+@dataclass(frozen=True)
+class GoalResult:
+    goal: Goal
+    cell: Cell | None
+    value: float | None
+    passed: bool | None  # None: no matching cell
+    margin_pct: float | None  # how far inside (+) or outside (-) the threshold
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "goal": self.goal.text,
+            "pattern": self.cell.pattern if self.cell else None,
+            "value": self.value,
+            "unit": {"iops": "IOPS", "bw": "bytes/s", "lat": "ns"}[self.goal.metric],
+            "status": "n/a" if self.passed is None else ("pass" if self.passed else "fail"),
+            "margin_pct": self.margin_pct,
+        }
+
+
+def evaluate(goals: list[Goal], run: Run) -> list[GoalResult]:
+    results = []
+    for goal in goals:
+        cells = [c for c in run.cells if goal.matches(c)]
+        if not cells:
+            results.append(GoalResult(goal, None, None, None, None))
+            continue
+        for cell in cells:
+            value = goal.value(cell)
+            if value is None:
+                results.append(GoalResult(goal, cell, None, None, None))
+                continue
+            passed = _OPS[goal.op](value, goal.threshold)
+            higher_is_better = goal.op in (">=", ">")
+            margin = (value - goal.threshold) / goal.threshold * 100 if goal.threshold else None
+            if margin is not None and not higher_is_better:
+                margin = -margin
+            results.append(GoalResult(goal, cell, value, passed, margin))
+    return results
+
+
+def describe_selector(goal: Goal) -> str:
+    parts = []
+    if goal.bs:
+        parts.append(format_size(goal.bs))
+    if goal.iodepth:
+        parts.append(f"QD{goal.iodepth}")
+    parts.extend(goal.rw)
+    return " ".join(parts) or "every cell"

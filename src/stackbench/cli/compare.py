@@ -1,0 +1,122 @@
+"""`stackbench compare A B`: did the change help? A benchstat-style table and a keep/revert verdict."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import typer
+
+from stackbench.cli.app import app, out, warn
+from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.report.export import Tabular
+from stackbench.units import format_iops
+
+
+@app.command("compare")
+def compare_command(
+    base: str = typer.Argument(..., help="Run A (before the change): id, id prefix or label.", show_default=False),
+    other: str = typer.Argument(..., help="Run B (after the change).", show_default=False),
+    weight: Optional[list[str]] = typer.Option(
+        None,
+        "--weight",
+        "-w",
+        help='Mark a row as important: "PATTERN=WEIGHT", e.g. "4K QD4 rnd write=3". When given, rows not named '
+        "count 0 towards the overall verdict.",
+    ),
+    min_effect: float = typer.Option(5.0, "--min-effect", help="Smallest change, in %, that can earn keep/revert."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the Mann-Whitney U test."),
+    force: bool = typer.Option(False, "--force", help="Compare even when key facts (fio version, size, device) differ."),
+    db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
+    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+) -> None:
+    """Compare run B against run A cell by cell, with significance, and say keep, revert or no evidence.
+
+    Each matching cell's per-second IOPS samples are compared with the Mann-Whitney U test. A row says
+    `keep` only when B is significantly better by at least --min-effect, `revert` when significantly worse
+    by at least that much, `~` (no evidence) otherwise. The overall verdict weighs the rows (--weight).
+
+    Example:
+
+        stackbench compare baseline lz4-off -w "4K QD4 rnd write=3" -w "1M QD4 seq write=1"
+    """
+    from stackbench.analysis.compare import compare_runs, parse_weights
+
+    if not 0 < alpha < 1:
+        from stackbench.errors import StackbenchError
+
+        raise StackbenchError(f"--alpha must be in range (0, 1), got {alpha}", "Use e.g. --alpha 0.05")
+    store = open_store_from(db)
+    result = compare_runs(
+        store.get_run(base),
+        store.get_run(other),
+        alpha=alpha,
+        min_effect=min_effect / 100,
+        weights=parse_weights(weight or []),
+        force=force,
+    )
+    fmt = "json" if json_output else output_format
+    emit(fmt, comparison_table(result), result.to_json())
+    if fmt == "table":
+        for difference in result.fact_differences:
+            warn(f"compared despite a difference in key facts (--force): {difference}")
+        for row in result.rows:
+            for text in row.warnings:
+                warn(f"{row.pattern}: {text}")
+
+
+def comparison_table(result) -> Tabular:  # noqa: ANN001 - RunComparison, imported lazily
+    a = result.base.label or result.base.id[:12]
+    b = result.other.label or result.other.id[:12]
+    rows = []
+    styles = {}
+    for index, row in enumerate(result.rows):
+        c = row.comparison
+        if c is None:
+            vs = f"{(row.ratio - 1) * 100:+.1f}% (no samples)"
+            base_text, other_text = format_iops(row.base.result.iops), format_iops(row.other.result.iops)
+        else:
+            base_text = _estimate(c.base)
+            other_text = _estimate(c.other)
+            if c.significant:
+                vs = f"{c.delta_pct:+.1f}% [{_pct(c.delta_ci_low_pct)}, {_pct(c.delta_ci_high_pct)}] (p={c.p_value:.3f} n={c.base.n}+{c.other.n})"
+            else:
+                vs = f"~ (p={c.p_value:.3f} n={c.base.n}+{c.other.n})"
+        rows.append([row.pattern, base_text, other_text, vs, f"{row.weight:g}", row.verdict])
+        styles[index] = {"keep": "green", "revert": "red"}.get(row.verdict, "")
+    geomean = result.geomean_ratio
+    notes = []
+    if geomean is not None:
+        faster = "more" if geomean >= 1 else "fewer"
+        factor = geomean if geomean >= 1 else 1 / geomean
+        notes.append(f"{b} did {factor:.2f} x {faster} IOPS than {a} (geometric mean of {len(result.rows)} cells)")
+    notes.append(f"Verdict: {result.verdict.upper()} — {result.reason}")
+    if result.only_in_base or result.only_in_other:
+        notes.append(
+            "Not compared (in one run only): " + ", ".join([*result.only_in_base, *result.only_in_other])
+        )
+    notes.append(
+        f"IOPS = median of per-second samples ± 95% CI; vs A = change of the median [95% CI of the shift], "
+        f"Mann-Whitney U; ~ = not significant at alpha {result.alpha:g}; keep/revert need ≥ {result.min_effect:.0%}"
+    )
+    return Tabular(
+        headers=["Pattern", f"A: {a} IOPS", f"B: {b} IOPS", "vs A", "weight", "verdict"],
+        rows=rows,
+        title=f"compare A={a} B={b}",
+        notes=notes,
+        right_aligned=frozenset({1, 2, 3, 4}),
+        styles=styles,
+    )
+
+
+def _estimate(summary) -> str:  # noqa: ANN001
+    width = summary.ci_half_width_rel
+    return f"{format_iops(summary.median)} ± {width:.1%}" if math.isfinite(width) else f"{format_iops(summary.median)} ± ?"
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.1f}%" if math.isfinite(value) else "?"
+
+
+__all__ = ["compare_command", "comparison_table"]

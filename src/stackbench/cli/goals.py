@@ -1,0 +1,69 @@
+"""`stackbench goal add|list|rm`: success criteria that `run` and `show` check with PASS/FAIL."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from stackbench.cli.app import app, out
+from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json
+from stackbench.report.export import Tabular, to_rich
+
+goal_app = typer.Typer(
+    help="Success criteria, e.g. \"seq write 1M >= 117 MB/s\", checked by run and show.", no_args_is_help=True
+)
+app.add_typer(goal_app, name="goal")
+
+
+@goal_app.command("add")
+def goal_add(
+    text: str = typer.Argument(..., help='The goal, e.g. "seq write 1M >= 117 MB/s" or "p99 <= 1 ms".', show_default=False),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """Store a goal. Words before the comparison select cells (seq/rnd, read/write, block size, QDn, Tn,
+    sync); p50/p99/p99.9/mean pick the latency statistic; the unit (IOPS, MB/s, GB/s, ms, us, ns) picks the
+    metric. Without a selector the goal applies to every cell.
+
+    Examples:
+
+        stackbench goal add "seq write 1M >= 117 MB/s"
+
+        stackbench goal add "4K QD4 rnd write >= 3000 IOPS"
+
+        stackbench goal add "sync write p99 <= 1 ms"
+    """
+    from stackbench.analysis.goals import describe_selector, parse_goal
+
+    goal = parse_goal(text)
+    goal_id = open_store_from(db).add_goal(goal)
+    if json_output:
+        print_json({"goal_id": goal_id, **goal.to_dict()})
+    else:
+        out.print(f"Added goal {goal_id[:8]}: {goal.text}  (applies to {describe_selector(goal)})", highlight=False)
+
+
+@goal_app.command("list")
+def goal_list(db: Optional[str] = DbOption, json_output: bool = JsonOption) -> None:
+    """List stored goals."""
+    from stackbench.analysis.goals import describe_selector
+
+    goals = open_store_from(db).list_goals()
+    if json_output:
+        print_json({"goals": [{"goal_id": gid, **goal.to_dict()} for gid, goal in goals]})
+        return
+    if not goals:
+        out.print('No goals yet. Add one: stackbench goal add "seq write 1M >= 117 MB/s"')
+        return
+    out.print(to_rich(Tabular(["ID", "Goal", "Applies to"], [[gid[:8], g.text, describe_selector(g)] for gid, g in goals])))
+
+
+@goal_app.command("rm")
+def goal_rm(
+    goal: str = typer.Argument(..., help="Goal id prefix (from goal list) or its exact text.", show_default=False),
+    db: Optional[str] = DbOption,
+) -> None:
+    """Remove a goal."""
+    removed = open_store_from(db).remove_goal(goal)
+    out.print(f"Removed goal: {removed.text}", highlight=False)

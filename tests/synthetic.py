@@ -1,0 +1,31 @@
+"""Synthetic runs for testing the analysis functions on known answers (not measurements: the values are
+chosen so the expected statistics can be computed by hand)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from stackbench.engine.fio_logs import Sample
+from stackbench.engine.result import DirectionResult, Latency
+from stackbench.plan import Workload
+from stackbench.results import Cell, Run
+
+
+def cell(rw: str = "randwrite", bs: int = 4096, qd: int = 4, samples: list[float] | None = None,
+         iops: float | None = None, p99_ns: float = 1e6, sync: bool = False) -> Cell:
+    values = samples or []
+    mean = iops if iops is not None else (sum(values) / len(values) if values else 1000.0)
+    workload = Workload(rw=rw, bs=bs, iodepth=qd, size=1024**3, runtime=10, sync=sync)
+    result = DirectionResult(
+        job_name="j", direction="read" if "read" in rw else "write", rw=rw, bs=bs, iodepth=qd, numjobs=1,
+        iops=mean, bw_bytes=mean * bs, io_bytes=int(mean * bs * 10), total_ios=int(mean * 10), runtime_ms=10000,
+        usr_cpu=1.0, sys_cpu=2.0, clat=Latency(mean_ns=p99_ns / 2, p50_ns=p99_ns / 2, p99_ns=p99_ns, p999_ns=p99_ns * 2),
+    )
+    return Cell(id=f"c{rw}{bs}{qd}", seq=0, workload=workload, result=result,
+                samples=tuple(Sample(t_s=i + 1.0, iops=v) for i, v in enumerate(values)))
+
+
+def run(cells: list[Cell], label: str = "r", facts: dict | None = None, run_id: str = "0" * 32) -> Run:
+    return Run(id=run_id, label=label, status="complete", source="measured",
+               created_at=datetime.now(timezone.utc), finished_at=None, target="/x", plan_name="custom",
+               facts=facts or {"fio_version": "fio-3.33"}, cells=tuple(cells))

@@ -1,0 +1,111 @@
+"""Statistics on synthetic samples with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stackbench.analysis.stats import (
+    compare_samples,
+    median_ci,
+    min_samples_for_ci,
+    min_samples_to_detect,
+    summarize,
+)
+from stackbench.analysis.stopping import StoppingRule
+
+
+def test_median_ci_uses_the_binomial_order_statistics() -> None:
+    # n=10: P(2 <= B <= 8) = 1 - 2*11/1024 = 0.9785 >= 0.95, P(3 <= B <= 7) = 0.8906 < 0.95 -> (x2, x9)
+    values = list(range(1, 11))
+    assert median_ci(values, 0.95) == (2.0, 9.0)
+    assert median_ci(list(reversed(values)), 0.95) == (2.0, 9.0)
+
+
+def test_too_few_samples_have_no_interval_and_say_how_many_are_needed() -> None:
+    assert min_samples_for_ci(0.95) == 6  # 1 - 2 * 0.5**6 = 0.969
+    summary = summarize([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert math.isinf(summary.ci_low) and math.isinf(summary.ci_half_width_rel)
+    assert summary.warnings == ("need >= 6 samples for a confidence interval at level 0.95",)
+
+
+def test_summary_values() -> None:
+    summary = summarize([10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0])
+    assert (summary.median, summary.cv, summary.ci_half_width_rel) == (10.0, 0.0, 0.0)
+    summary = summarize([1.0, 2.0, 3.0, 4.0])
+    assert summary.mean == 2.5 and summary.median == 2.5
+    assert summary.stdev == pytest.approx(np.std([1, 2, 3, 4], ddof=1))
+
+
+def test_median_ci_covers_the_true_median_at_least_95_percent_of_the_time() -> None:
+    rng = np.random.default_rng(1)
+    hits = 0
+    trials = 2000
+    for _ in range(trials):
+        sample = rng.lognormal(mean=0.0, sigma=0.5, size=20)  # true median exp(0) = 1
+        low, high = median_ci(sample)
+        hits += low <= 1.0 <= high
+    assert hits / trials >= 0.94  # nominal coverage of the chosen pair is 0.9586 for n=20
+
+
+def test_mann_whitney_exact_p_for_fully_separated_samples() -> None:
+    comparison = compare_samples([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert comparison.p_value == pytest.approx(2 / math.comb(10, 5))
+    assert comparison.significant
+    assert comparison.delta_pct == pytest.approx((8 - 3) / 3 * 100)
+
+
+def test_delta_is_the_relative_change_of_medians() -> None:
+    comparison = compare_samples([100.0] * 3 + [101.0] * 3, [150.0] * 3 + [151.0] * 3)
+    assert comparison.delta_pct == pytest.approx((150.5 - 100.5) / 100.5 * 100)
+
+
+def test_identical_samples_are_never_significant() -> None:
+    comparison = compare_samples([5.0] * 10, [5.0] * 10)
+    assert comparison.p_value == 1.0 and not comparison.significant
+
+
+def test_too_few_samples_can_never_be_significant_and_say_so() -> None:
+    assert min_samples_to_detect(0.05) == 4  # 2 / C(8, 4) = 0.029 < 0.05; 2 / C(6, 3) = 0.1
+    comparison = compare_samples([1, 2, 3], [10, 11, 12])
+    assert not comparison.significant
+    assert "need >= 4 samples per side" in comparison.warnings[0]
+
+
+def test_hodges_lehmann_interval_contains_a_pure_shift() -> None:
+    rng = np.random.default_rng(7)
+    base = rng.normal(1000, 20, size=30)
+    comparison = compare_samples(base, base + 100)
+    assert comparison.delta_ci_low_pct <= 100 / np.median(base) * 100 <= comparison.delta_ci_high_pct
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=1, max_value=1e7), min_size=1, max_size=40))
+def test_summary_ci_always_brackets_the_median(values: list[float]) -> None:
+    summary = summarize(values)
+    if math.isfinite(summary.ci_low):
+        assert summary.ci_low <= summary.median <= summary.ci_high
+    assert summary.minimum <= summary.median <= summary.maximum
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=1, max_value=1e6), min_size=1, max_size=30))
+def test_a_sample_compared_with_itself_is_never_significant(values: list[float]) -> None:
+    assert not compare_samples(values, values).significant
+
+
+def test_stopping_rule_stops_when_tight_and_at_the_cap() -> None:
+    rule = StoppingRule(ci_target=0.05, min_samples=10, max_seconds=60, chunk_seconds=5, ramp_seconds=2)
+    assert rule.first_chunk() == 13
+    steady = [1000.0 + (i % 3) for i in range(10)]
+    assert rule.decide(steady, 13.5)[0] is True
+    assert "stable" in rule.decide(steady, 13.5)[1]
+    noisy = [1000.0 if i % 2 else 2000.0 for i in range(10)]
+    assert rule.decide(noisy, 13.5) == (False, "")
+    stop, why = rule.decide(noisy, 59.5)
+    assert stop and "time cap 60 s" in why
+    assert rule.decide(steady[:5], 13.5) == (False, "")
