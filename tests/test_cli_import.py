@@ -60,9 +60,9 @@ def test_import_with_text_before_the_json_still_works(tmp_path: Path, fio_json_f
 
 @pytest.mark.parametrize("content, message", [
     ("", "no fio JSON document"),
-    ("hello world", "no fio JSON document"),
+    ("hello world", "unknown format"),
     ('{"jobs": [', "not complete fio JSON"),
-    ('{"something": 1}', "no fio JSON document"),
+    ('{"something": 1}', "unknown format"),
 ])
 def test_bad_files_are_one_line_errors_and_nothing_is_stored(
     tmp_path: Path, fio_json_file: Path, content: str, message: str

@@ -156,7 +156,7 @@ def test_cache_warning_is_printed_and_stored_for_small_read_tests(tmp_path: Path
     assert "Warning:" in made.stderr
     write_only = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randwrite", *FAST,
                          "--db", db, "--json")
-    assert json.loads(write_only.stdout)["warnings"] == []
+    assert not any("cache" in w.lower() for w in json.loads(write_only.stdout)["warnings"])
 
 
 def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
@@ -173,7 +173,7 @@ def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
     raise AssertionError(f"no {count} cells stored within {timeout} s")
 
 
-@pytest.mark.parametrize("sig, word", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
+@pytest.mark.parametrize("sig, word", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM"), (signal.SIGHUP, "SIGHUP")])
 def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch(
     tmp_path: Path, scratch_dir: Path, sig: int, word: str
 ) -> None:

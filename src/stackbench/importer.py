@@ -21,7 +21,50 @@ from stackbench.store import Store
 from stackbench.units import parse_size
 
 
-def read_fio_file(path: Path) -> tuple[FioResult, bytes]:
+FORMATS = ("auto", "json", "normal", "terse", "diskinfo")
+
+
+def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
+    """Parse fio JSON/json+, fio normal or terse output, or FreeBSD `diskinfo -wS` output.
+
+    Returns the result and extra facts to store (the diskinfo device facts). Auto-detection looks for what
+    only each format has: a JSON document with jobs, diskinfo's table title, terse's `3;fio-` lines, or the
+    normal output's `name: (groupid=N, jobs=N): err=` result lines.
+    """
+    from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
+    from stackbench.engine.fio_normal import looks_like_fio_normal, parse_fio_normal
+    from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
+
+    text = data.decode("utf-8", errors="replace")
+    if fmt == "auto":
+        if '"jobs"' in text or '"client_stats"' in text or not text.strip():
+            fmt = "json"
+        elif looks_like_diskinfo(text):
+            fmt = "diskinfo"
+        elif looks_like_fio_terse(text):
+            fmt = "terse"
+        elif looks_like_fio_normal(text):
+            fmt = "normal"
+        else:
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            raise StackbenchError(
+                f"{source}: unknown format (first line {first[:60]!r}); not fio JSON, normal or terse output, "
+                "nor diskinfo -wS",
+                "Pass fio's output (any of --output-format=json, json+, normal, terse) or diskinfo -wS output",
+            )
+    if fmt == "json":
+        return parse_fio_json(text, source=source), {}
+    if fmt == "normal":
+        return parse_fio_normal(text, source=source), {}
+    if fmt == "terse":
+        return parse_fio_terse(text, source=source), {}
+    if fmt == "diskinfo":
+        info = parse_diskinfo(text, source=source)
+        return diskinfo_to_fio_result(info, text), {"diskinfo": {"device": info.device, **info.facts}}
+    raise StackbenchError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
+
+
+def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, bytes, dict]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -30,7 +73,8 @@ def read_fio_file(path: Path) -> tuple[FioResult, bytes]:
         raise StackbenchError(f"{path} is a directory", "Pass the fio output files themselves, e.g. DIR/*.json") from None
     except OSError as error:
         raise StackbenchError(f"cannot read {path}: {error.strerror}", "Check the file's permissions") from None
-    return parse_fio_json(data, source=str(path)), data
+    result, extra = parse_any(data, str(path), fmt)
+    return result, data, extra
 
 
 def workload_of(result: DirectionResult) -> Workload:
@@ -49,6 +93,7 @@ def workload_of(result: DirectionResult) -> Workload:
         iodepth=result.iodepth,
         numjobs=result.numjobs,
         sync=_truthy(options.get("sync")) or _truthy(options.get("fsync")) or _truthy(options.get("fdatasync")),
+        dsync=options.get("sync") == "dsync",
         direct=_truthy(options.get("direct")),
         size=max(size, result.bs),
         runtime=runtime,
@@ -56,10 +101,10 @@ def workload_of(result: DirectionResult) -> Workload:
     )
 
 
-def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None) -> list[Run]:
+def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = "auto") -> list[Run]:
     parsed = []
     for path in paths:
-        result, data = read_fio_file(path)
+        result, data, extra = read_fio_file(path, fmt)
         if result.job_errors:
             first = result.job_errors[0]
             raise StackbenchError(
@@ -67,14 +112,15 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
                 "Import only outputs of successful fio runs",
             )
         cells = [(workload_of(d), d) for d in result.directions]
-        parsed.append((path, result, data, cells))
+        parsed.append((path, result, data, cells, extra))
     runs = []
-    for path, result, data, cells in parsed:
+    for path, result, data, cells, extra in parsed:
         facts = {
             "fio_version": result.fio_version,
             "imported_from": str(path.resolve()),
             "sha256": hashlib.sha256(data).hexdigest(),
             "fio_timestamp": result.timestamp,
+            **extra,
         }
         run_id = store.create_run(
             source="imported",

@@ -41,6 +41,7 @@ class Workload:
     runtime: float = 30.0
     ramp_time: float = 0.0
     ioengine: str = "libaio"
+    dsync: bool = False  # O_DSYNC (fio sync=dsync) instead of O_SYNC: what diskinfo -wS style tests need
 
     def __post_init__(self) -> None:
         if self.rw not in RW_MODES:
@@ -65,7 +66,9 @@ class Workload:
         if self.numjobs > 1:
             parts.append(f"T{self.numjobs}")
         parts.append(_RW_WORDS[self.rw])
-        if self.sync:
+        if self.dsync:
+            parts.append("dsync")
+        elif self.sync:
             parts.append("sync")
         return " ".join(parts)
 
@@ -74,7 +77,7 @@ class Workload:
         """A stable identity for matching cells across runs (`rw=randwrite/bs=4k/qd=4/jobs=1/sync=0`)."""
         return (
             f"rw={self.rw}/bs={format_size(self.bs).lower()}/qd={self.iodepth}/jobs={self.numjobs}"
-            f"/sync={int(self.sync)}/direct={int(self.direct)}"
+            f"/sync={'dsync' if self.dsync else int(self.sync)}/direct={int(self.direct)}"
         )
 
     @property

@@ -64,23 +64,27 @@ class RunRequest:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the run is, so the same cleanup as Ctrl-C happens."""
+    """SIGTERM or SIGHUP, raised where the run is, so the same cleanup as Ctrl-C happens."""
 
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP (terminal closed, tmux/ssh session killed) clean up exactly like Ctrl-C."""
     def handler(signum: int, _frame: Any) -> None:
-        raise Terminated()
+        raise Terminated(signal.Signals(signum).name)
 
+    previous = {}
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def execute_run(store: Store, request: RunRequest, observer: RunObserver | None = None) -> Run:
@@ -139,7 +143,7 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         status = "complete"
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
-        why = "SIGTERM" if isinstance(interrupt, Terminated) else "Ctrl-C"
+        why = (interrupt.args[0] if interrupt.args else "SIGTERM") if isinstance(interrupt, Terminated) else "Ctrl-C"
         raise Interrupted(
             f"{why} stopped the run after {finished} of {len(plan.workloads)} cells; "
             f"the finished cells are stored as run {run_id} (marked incomplete) and the scratch file was removed",

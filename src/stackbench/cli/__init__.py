@@ -10,6 +10,8 @@ from stackbench.cli import results as _results  # noqa: F401,E402
 from stackbench.cli import compare as _compare  # noqa: F401,E402
 from stackbench.cli import layers as _layers  # noqa: F401,E402
 from stackbench.cli import goals as _goals  # noqa: F401,E402
+from stackbench.cli import synclat as _synclat  # noqa: F401,E402
+from stackbench.cli import slog as _slog  # noqa: F401,E402
 
 
 def main() -> None:

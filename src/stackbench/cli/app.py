@@ -6,6 +6,7 @@ Command modules only parse options, call into the library and print; domain erro
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -68,13 +69,21 @@ def run_app(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         err.print("[bold red]Error:[/] interrupted. Nothing half-written was kept.", highlight=False)
         sys.exit(130)
-    except Exception as error:  # click's usage errors and aborts
-        import click
-
-        if isinstance(error, click.exceptions.ClickException):
-            error.show()
+    except Exception as error:
+        # Typer's (vendored click) usage errors know how to show themselves.
+        show = getattr(error, "show", None)
+        if callable(show) and isinstance(getattr(error, "exit_code", None), int):
+            show()
             sys.exit(error.exit_code)
-        if isinstance(error, click.exceptions.Abort):
+        if type(error).__name__ == "Abort":
             err.print("[bold red]Error:[/] aborted.", highlight=False)
             sys.exit(130)
-        raise
+        if os.environ.get("STACKBENCH_DEBUG"):
+            raise
+        err.print(
+            f"[bold red]Error:[/] internal error {type(error).__name__}: {error}. This is a bug in stackbench: "
+            "please report it with the output of the same command run with STACKBENCH_DEBUG=1.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(70)

@@ -16,6 +16,7 @@ def runs_command(
     limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many runs, newest first."),
     label: Optional[str] = typer.Option(None, "--label", help="Only runs with this label."),
     db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
     """List stored runs, newest first.
@@ -29,7 +30,23 @@ def runs_command(
     from stackbench.report.tables import runs_table
 
     rows = open_store_from(db).list_runs(limit=limit, label=label)
-    if json_output:
+    if output_format in ("markdown", "csv") and not json_output:
+        from stackbench.report.export import Tabular
+
+        emit(
+            output_format,
+            Tabular(
+                ["ID", "Created (UTC)", "Label", "Status", "Cells", "Planned", "Plan", "Target"],
+                [
+                    [run.id, run.created_at.isoformat(), run.label or "", run.status, str(count),
+                     str(run.planned_cells or ""), run.plan_name or run.source, run.target or ""]
+                    for run, count in rows
+                ],
+            ),
+            None,
+        )
+        return
+    if json_output or output_format == "json":
         print_json(
             {
                 "runs": [
@@ -87,23 +104,33 @@ def show_command(
 
 @app.command("import")
 def import_command(
-    files: list[Path] = typer.Argument(..., help="fio output files (--output-format=json or json+).", show_default=False),
+    files: list[Path] = typer.Argument(
+        ..., help="fio output files (json, json+, normal or terse) or FreeBSD diskinfo -wS output.", show_default=False
+    ),
     label: Optional[str] = typer.Option(None, "--label", "-l", help="Label for the imported run(s)."),
+    input_format: str = typer.Option(
+        "auto", "--input-format", help="auto (detect), json, normal, terse or diskinfo."
+    ),
     db: Optional[str] = DbOption,
     json_output: bool = JsonOption,
 ) -> None:
-    """Store fio JSON/json+ output files as runs, one run per file.
+    """Store fio outputs (JSON, json+, normal text, terse) and FreeBSD `diskinfo -wS` outputs as runs,
+    one run per file; the format is detected.
 
-    Every file is parsed before anything is stored: one bad file stores nothing and names the file.
+    Every file is parsed before anything is stored: one bad file stores nothing and names the file and line.
+    Text formats are rounded by fio: normal output gives exact IOPS (from the issued I/O count and the
+    runtime) but percentiles to 3 significant digits; terse gives IOPS to the unit, no rw/bs/iodepth.
 
     Example:
 
         stackbench import results/*.json --label old-server
+
+        stackbench import optane-diskinfo.txt --label optane
     """
     from stackbench.importer import import_files
     from stackbench.report.tables import run_table
 
-    runs = import_files(open_store_from(db), files, label=label)
+    runs = import_files(open_store_from(db), files, label=label, fmt=input_format)
     if json_output:
         print_json({"runs": [r.to_json() for r in runs]})
         return

@@ -88,7 +88,7 @@ def job_file(
         lines.append(f"ramp_time={int(round(workload.ramp_time * 1000))}ms")
     lines += [
         f"direct={int(workload.direct)}",
-        f"sync={int(workload.sync)}",
+        f"sync={'dsync' if workload.dsync else int(workload.sync)}",
         "group_reporting=1",
     ]
     if sample_logs:

@@ -107,4 +107,15 @@ cap text/normal-two-jobs.txt "normal output of two jobs" "$WORK/two.fio"
 cap text/normal-randrw.txt "normal output with read and write sections" \
     --name=m --rw=randrw --bs=4k --ioengine=psync "${common[@]}"
 cap text/terse-two-jobs.txt "terse (v3) output of two jobs" "$WORK/two.fio" --output-format=terse
+# pairs: the same run printed as normal+json and terse+json, so text parsers can be checked field by field
+cap text/pair-two-jobs-normal-json.txt "one run printed as normal and json (json first, then the normal text)" \
+    "$WORK/two.fio" --output-format=normal,json
+cap text/pair-two-jobs-terse-json.txt "one run printed as terse and json (terse lines first)" \
+    "$WORK/two.fio" --output-format=terse,json
+cap text/pair-randwrite-fdatasync-normal-json.txt "sync latency block in normal output, with json of the same run" \
+    --name=w --rw=randwrite --bs=4k --ioengine=psync --fdatasync=1 "${common[@]}" --output-format=normal,json
+cap text/pair-libaio-qd8-normal-json.txt "libaio QD8 with slat lines, normal and json" \
+    --name=q --rw=randread --bs=4k --iodepth=8 --ioengine=libaio --direct=1 "${common[@]}" --output-format=normal,json
+cap text/pair-numjobs3-normal-json.txt "numjobs=3 group_reporting, normal and json" \
+    --name=g3 --rw=randwrite --bs=8k --numjobs=3 --group_reporting --ioengine=psync "${common[@]}" --output-format=normal,json
 echo "captured into $HERE"

@@ -1,0 +1,112 @@
+"""`stackbench synclat TARGET`: synchronous random-write latency per write size (diskinfo -wS for Linux)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from stackbench.cli.app import app, warn
+from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.report.export import Tabular
+from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
+
+
+@app.command("synclat")
+def synclat_command(
+    target: Path = typer.Argument(
+        ..., help="Directory (scratch file created and removed), new file, or with --destroy-data a blank device.",
+        show_default=False,
+    ),
+    sizes: Optional[str] = typer.Option(
+        None, "--sizes", help="Write sizes: comma list and doubling ranges, e.g. 512,4k..8m. "
+        "Default: from the disk's logical sector size (512 B if unknown) to 8 MiB."
+    ),
+    min_time: str = typer.Option("1s", "--min-time", help="Time per size (fio runtime)."),
+    size: str = typer.Option("256M", "--size", help="Scratch file size; writes land at random offsets in it."),
+    destroy_data: bool = typer.Option(False, "--destroy-data", help="Allow a blank block device (same guard as run)."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for the stored run."),
+    db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
+    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+) -> None:
+    """Measure synchronous random-write latency for each write size, like FreeBSD's `diskinfo -wS`.
+
+    Each size is one fio job: random writes with O_DIRECT and O_DSYNC at queue depth 1 for --min-time.
+    The result is stored as a run (compare it like any other) and printed as
+    `size | usec/IO | MB/s | p50 | p99 | p99.9`.
+
+    Examples:
+
+        stackbench synclat /mnt/optane
+
+        stackbench synclat /dev/nvme1n1 --destroy-data --sizes 4k..1m --min-time 5s
+    """
+    from stackbench.cli.run import ProgressObserver
+    from stackbench.cli.app import err
+    from stackbench.runner import RunRequest, execute_run
+    from stackbench.synclat import parse_sizes, synclat_plan
+
+    plan = synclat_plan(
+        target,
+        sizes=parse_sizes(sizes) if sizes else None,
+        min_time=parse_duration(min_time, option="min-time"),
+        file_size=parse_size(size),
+    )
+    store = open_store_from(db)
+    fmt = "json" if json_output else output_format
+    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt != "table")
+    with observer:
+        run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
+    rows = synclat_rows(run)
+    data = run.to_json()
+    data["synclat"] = rows
+    emit(fmt, synclat_table(run.id, rows), data)
+    for text in run.warnings:
+        if text not in observer.shown and "per-second samples" not in text:
+            warn(text)
+
+
+def synclat_rows(run: Any) -> list[dict[str, Any]]:
+    rows = []
+    for cell in run.cells:
+        r = cell.result
+        clat = r.clat
+        rows.append(
+            {
+                "size_bytes": cell.workload.bs,
+                "usec_per_io": 1e6 / r.iops if r.iops else None,
+                "iops": r.iops,
+                "mb_per_s": r.bw_bytes / 1e6,
+                "clat_p50_us": clat.p50_ns / 1000 if clat and clat.p50_ns is not None else None,
+                "clat_p99_us": clat.p99_ns / 1000 if clat and clat.p99_ns is not None else None,
+                "clat_p999_us": clat.p999_ns / 1000 if clat and clat.p999_ns is not None else None,
+                "writes": r.total_ios,
+            }
+        )
+    return rows
+
+
+def synclat_table(run_id: str, rows: list[dict[str, Any]]) -> Tabular:
+    def lat(us: float | None) -> str:
+        return format_latency_ns(us * 1000 if us is not None else None)
+
+    return Tabular(
+        headers=["size", "usec/IO", "MB/s", "p50", "p99", "p99.9", "writes"],
+        rows=[
+            [
+                format_size(row["size_bytes"]),
+                f"{row['usec_per_io']:,.1f}" if row["usec_per_io"] else "-",
+                f"{row['mb_per_s']:,.1f}",
+                lat(row["clat_p50_us"]),
+                lat(row["clat_p99_us"]),
+                lat(row["clat_p999_us"]),
+                f"{row['writes']:,}",
+            ]
+            for row in rows
+        ],
+        title=f"Synchronous random writes (O_DIRECT + O_DSYNC, QD1), run {run_id[:12]}",
+        notes=["usec/IO = wall time per write (1e6 / IOPS); MB/s = 10^6 bytes/s; p50/p99/p99.9 = completion latency"],
+        right_aligned=frozenset(range(1, 7)),
+    )

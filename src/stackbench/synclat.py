@@ -1,0 +1,77 @@
+"""The synchronous-write latency sweep: Linux's missing `diskinfo -wS` (METHOD.md section 4).
+
+For each write size, doubling from the device's logical sector size (O_DIRECT needs that alignment; 512 B
+when nothing tells us) to 8 MiB, fio issues random O_DIRECT + O_DSYNC writes at queue depth 1 for at least
+`min_time` seconds. The time per write is what a ZFS log device (SLOG) or a database's commit sees; Optane
+answers 4 KiB in about 15 µs, spinning disks in 8 to 15 ms.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stackbench.errors import StackbenchError
+from stackbench.plan import Plan, Workload
+from stackbench.probe.block import collect_target_facts
+from stackbench.units import format_size, parse_size
+
+MAX_SIZE = 8 * 1024**2
+
+
+def parse_sizes(spec: str) -> list[int]:
+    """`512,4k..8m` -> [512, 4096, 8192, ..., 8388608]: comma-separated sizes and doubling ranges."""
+    sizes: list[int] = []
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        if ".." in part:
+            low_text, _, high_text = part.partition("..")
+            low, high = parse_size(low_text, option="sizes"), parse_size(high_text, option="sizes")
+            if low > high:
+                raise StackbenchError(f"the range {part!r} runs backwards", "Write the small size first: 4k..8m")
+            size = low
+            while size <= high:
+                sizes.append(size)
+                size *= 2
+        else:
+            sizes.append(parse_size(part, option="sizes"))
+    if not sizes:
+        raise StackbenchError(f"--sizes {spec!r} names no size", "Use e.g. --sizes 4k..8m or --sizes 512,4k,64k")
+    return sorted(set(sizes))
+
+
+def default_start(target: Path) -> int:
+    """The logical sector size of the disk under the target, else 512 B."""
+    facts = collect_target_facts(target)
+    sizes = [d.get("logical_sector_size") for d in facts.get("block_devices", []) if d.get("logical_sector_size")]
+    return max(sizes) if sizes else 512
+
+
+def synclat_plan(target: Path, *, sizes: list[int] | None, min_time: float, file_size: int) -> Plan:
+    start = default_start(target)
+    chosen = sizes or parse_sizes(f"{start}..{MAX_SIZE}")
+    misaligned = [s for s in chosen if s % start]
+    if misaligned:
+        raise StackbenchError(
+            f"O_DIRECT writes must be multiples of the {start}-byte logical sector size; "
+            f"{', '.join(format_size(s) for s in misaligned)} is not",
+            f"Start --sizes at {start} or a multiple of it",
+        )
+    if max(chosen) > file_size:
+        raise StackbenchError(
+            f"the largest write ({format_size(max(chosen))}) exceeds --size {format_size(file_size)}",
+            "Raise --size or lower --sizes",
+        )
+    workloads = tuple(
+        Workload(
+            rw="randwrite",
+            bs=size,
+            iodepth=1,
+            sync=True,
+            dsync=True,
+            direct=True,
+            size=file_size,
+            runtime=min_time,
+            ioengine="psync",
+        )
+        for size in chosen
+    )
+    return Plan(name="synclat", workloads=workloads)
