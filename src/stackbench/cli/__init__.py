@@ -12,6 +12,7 @@ from stackbench.cli import layers as _layers  # noqa: F401,E402
 from stackbench.cli import goals as _goals  # noqa: F401,E402
 from stackbench.cli import synclat as _synclat  # noqa: F401,E402
 from stackbench.cli import slog as _slog  # noqa: F401,E402
+from stackbench.cli import smallblocks as _smallblocks  # noqa: F401,E402
 
 
 def main() -> None:

@@ -1,0 +1,183 @@
+"""smallblocks: identical bins to the real awk pipeline, the walker's edge cases, the recommendation."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cli
+from stackbench.scan.histogram import SizeHistogram, bin_of
+from stackbench.scan.special_vdev import recommend
+from stackbench.scan.walker import walk_histogram
+
+PIPELINE = (
+    "find . -type f -print0 | xargs -0 ls -l | awk '{ n=int(log($5)/log(2)); if (n<10) { n=10; } size[n]++ } "
+    "END { for (i in size) printf(\"%d %d\\n\", 2^i, size[i]) }' | sort -n"
+)
+
+
+def _pipeline(root: Path, *, print_exponent: bool = False) -> dict[int, int]:
+    """The practitioners' pipeline, run for real (bash, find, xargs, ls, mawk/gawk).
+
+    Verbatim it prints each bin with printf("%d", 2^i), which mawk clamps to 2147483647 for bins of 2 GiB and
+    more; `print_exponent` changes only that printf (to the exponent i) so huge bins can be compared too.
+    """
+    command = PIPELINE.replace('printf(\"%d %d\\n\", 2^i, size[i])', 'printf(\"%d %d\\n\", i, size[i])') \
+        if print_exponent else PIPELINE
+    assert print_exponent is False or command != PIPELINE
+    done = subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True, check=True)
+    pairs = [(int(float(b)), int(n)) for b, n in (line.split() for line in done.stdout.splitlines())]
+    return {(1 << b if print_exponent else b): n for b, n in pairs}
+
+
+def _make_tree(root: Path, sizes: list[int], names_with_spaces: bool = True) -> None:
+    for index, size in enumerate(sizes):
+        directory = root / f"d{index % 7}" / f"sub {index % 3}" if names_with_spaces else root / f"d{index % 7}"
+        directory.mkdir(parents=True, exist_ok=True)
+        name = f"file {index}.bin" if names_with_spaces else f"f{index}"
+        with open(directory / name, "wb") as handle:
+            handle.truncate(size)  # sparse: huge sizes cost no space
+
+
+def test_bins_equal_the_real_pipeline_with_empty_sparse_spaced_linked_files(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    sizes = [0, 0, 1, 1023, 1024, 1025, 2047, 2048, 4096, 65535, 65536, 10**6, 2**30, 2**40 + 5, 3 * 2**33]
+    _make_tree(root, sizes)
+    (root / "d0" / "link to file").symlink_to(root / "d1" / "sub 1" / "file 1.bin")
+    (root / "d0" / "dangling").symlink_to(root / "nowhere")
+    (root / "d0" / "dirlink").symlink_to(root / "d2", target_is_directory=True)
+    os.link(root / "d2" / "sub 2" / "file 2.bin", root / "d3" / "hardlink.bin")
+    result = walk_histogram([root], workers=2)
+    verbatim = _pipeline(root)
+    assert {b: n for b, n in verbatim.items() if b < 2**31 - 1} == {
+        b: n for b, n in result.histogram.counts.items() if b < 2**31
+    }
+    assert result.histogram.counts == _pipeline(root, print_exponent=True)
+    assert result.histogram.files == len(sizes) + 1  # the hard link counts once more, as in find
+    assert result.histogram.sizes[1024] == sum(s for s in sizes if s < 2048) + sizes[2]  # + the hard link
+
+
+def test_newline_names_match_a_find_printf_reference(tmp_path: Path) -> None:
+    """`ls -l | awk` splits names with newlines into garbage lines, so the pipeline itself is wrong there;
+    the reference here is `find -printf '%s\\n'` binned with the same formula."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    for index, size in enumerate([0, 5000, 70000, 2**20]):
+        with open(root / f"new\nline {index}", "wb") as handle:
+            handle.truncate(size)
+    sizes = subprocess.run(["find", str(root), "-type", "f", "-printf", "%s\\n"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    reference = SizeHistogram()
+    for size in sizes:
+        reference.add(int(size))
+    assert walk_histogram([root]).histogram == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=2**47))
+def test_bin_is_the_largest_power_of_two_not_above_the_size_with_a_1k_floor(size: int) -> None:
+    b = bin_of(size)
+    if size < 1024:
+        assert b == 1024
+    else:
+        assert b <= size < 2 * b and b & (b - 1) == 0
+
+
+def test_a_plain_file_argument_counts_itself_and_a_missing_path_is_an_error(tmp_path: Path) -> None:
+    single = tmp_path / "one"
+    single.write_bytes(b"x" * 5000)
+    assert walk_histogram([single]).histogram.counts == {4096: 1}
+    result = run_cli("smallblocks", str(tmp_path / "missing"))
+    assert result.returncode == 1 and "does not exist" in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to another user")
+def test_unreadable_directories_are_counted_and_reported_never_fatal(tmp_path: Path) -> None:
+    """The scan runs in a forked child that drops to user nobody, for whom one directory is unreadable."""
+    root = tmp_path / "tree"
+    _make_tree(root, [10, 5000], names_with_spaces=False)
+    secret = root / "secret"
+    secret.mkdir()
+    (secret / "hidden").write_bytes(b"x")
+    secret.chmod(0o000)
+    for parent in [tmp_path, *tmp_path.parents]:
+        if parent != Path("/"):
+            parent.chmod(parent.stat().st_mode | 0o005)  # nobody may traverse down to the tree
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        try:
+            os.close(read_end)
+            os.setgid(65534)
+            os.setuid(65534)
+            result = walk_histogram([root], workers=2)
+            payload = json.dumps([result.histogram.files, result.unreadable, result.unreadable_examples])
+            os.write(write_end, payload.encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        files, unreadable, examples = json.loads(pipe.read())
+    os.waitpid(child, 0)
+    assert files == 2 and unreadable == 1 and examples == [str(secret)]
+
+
+def test_json_shape_and_recommendation(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    _make_tree(root, [100, 3000, 5000, 9000, 70000, 2**22], names_with_spaces=False)
+    result = run_cli("smallblocks", str(root), "--special-size", "1M", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["files"] == 6 and data["partial"] is False and data["seconds"] > 0
+    assert data["bins"]["1024"] == {"count": 1, "bytes": 100}
+    assert data["bins"]["2048"] == {"count": 1, "bytes": 3000}
+    assert data["recommendation"]["special_small_blocks"] == 64 * 1024
+    table = run_cli("smallblocks", str(root), "--special-size", "1M")
+    assert "Recommendation: special_small_blocks=64K" in table.stdout and "files/s" in table.stdout
+
+
+def test_recommendation_stays_below_recordsize_and_inside_75_percent() -> None:
+    histogram = SizeHistogram()
+    for size in [500] * 100 + [6000] * 100 + [10_000] * 100 + [100_000] * 10 + [10**9]:
+        histogram.add(size)
+    big = recommend(histogram, 100 * 2**30, metadata_share=0.003)
+    assert big.special_small_blocks == 64 * 1024  # never >= recordsize 128K, however large the vdev
+    small = recommend(histogram, int((histogram.bytes_below(8192) + histogram.total_bytes * 0.003) / 0.75) + 1)
+    assert small.special_small_blocks == 8192 and small.estimated_usage_bytes <= small.usable_bytes
+    tiny = recommend(histogram, 1000)
+    assert tiny.special_small_blocks == 0 and tiny.fits is False
+
+
+def test_bad_special_size_is_one_line_error(tmp_path: Path) -> None:
+    result = run_cli("smallblocks", str(tmp_path), "--special-size", "lots")
+    assert result.returncode != 0 and "cannot read 'lots' as a size" in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop the page cache so the scan is slow enough")
+def test_ctrl_c_prints_the_partial_histogram(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    for a in range(150):
+        directory = root / str(a)
+        directory.mkdir(parents=True)
+        for b in range(1000):
+            os.close(os.open(directory / str(b), os.O_CREAT | os.O_WRONLY, 0o644))
+    subprocess.run(["sync"], check=True)
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")  # cold metadata: the walk takes seconds
+    process = subprocess.Popen([sys.executable, "-m", "stackbench", "smallblocks", str(root), "--workers", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, (stdout[-500:], stderr)
+    assert "PARTIAL" in stdout and "histogram above is PARTIAL" in stderr
+    counted = int(stdout.split("File sizes: ")[1].split(" files")[0].replace(",", ""))
+    assert 0 < counted < 150_000
