@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -58,3 +59,48 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = N
 @pytest.fixture
 def cli():
     return run_cli
+
+
+MiB = 1024**2
+
+
+def _need_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root for loop devices and mounts")
+
+
+@pytest.fixture
+def blank_loop(tmp_path: Path) -> Iterator[Path]:
+    """A real, blank 64 MiB loop device on a sparse file; unmounted, swapped off and detached afterwards."""
+    _need_root()
+    backing = tmp_path / "loop-backing.img"
+    with open(backing, "wb") as handle:
+        handle.truncate(64 * MiB)
+    device = Path(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
+                                 check=True).stdout.strip())
+    try:
+        yield device
+    finally:
+        subprocess.run(["umount", str(device)], capture_output=True)
+        subprocess.run(["swapoff", str(device)], capture_output=True)
+        subprocess.run(["losetup", "-d", str(device)], capture_output=True)
+
+
+@pytest.fixture
+def tmpfs_mount(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mount real tmpfs file systems of a given size (`tmpfs_mount("8M")`); all unmounted afterwards."""
+    _need_root()
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"tmpfs-{len(mounted)}"
+        point.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)], check=True)
+        mounted.append(point)
+        return point
+
+    try:
+        yield mount
+    finally:
+        for point in mounted:
+            subprocess.run(["umount", "-l", str(point)], capture_output=True)

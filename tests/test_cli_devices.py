@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -18,28 +17,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for loop d
 MiB = 1024**2
 
 
-@pytest.fixture
-def blank_loop(tmp_path: Path) -> Iterator[Path]:
-    backing = tmp_path / "disk.img"
-    with open(backing, "wb") as handle:
-        handle.truncate(64 * MiB)
-    device = Path(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
-                                 check=True).stdout.strip())
-    try:
-        yield device
-    finally:
-        subprocess.run(["losetup", "-d", str(device)], capture_output=True)
 
 
-@pytest.fixture
-def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    mount_point = tmp_path / "tiny"
-    mount_point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "tmpfs", str(mount_point)], check=True)
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
 
 
 def test_blank_device_runs_only_with_destroy_data_and_records_the_device(tmp_path: Path, blank_loop: Path) -> None:
@@ -67,7 +46,8 @@ def test_device_with_a_file_system_is_never_written(tmp_path: Path, blank_loop: 
     assert blank_loop.read_bytes() == before
 
 
-def test_too_small_file_system_is_refused_before_writing(tmp_path: Path, tiny_tmpfs: Path) -> None:
+def test_too_small_file_system_is_refused_before_writing(tmp_path: Path, tmpfs_mount) -> None:
+    tiny_tmpfs = tmpfs_mount("4M")
     result = run_cli("run", "-t", str(tiny_tmpfs), "--size", "64M", "--runtime", "1",
                      "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1
@@ -75,8 +55,9 @@ def test_too_small_file_system_is_refused_before_writing(tmp_path: Path, tiny_tm
     assert os.listdir(tiny_tmpfs) == []
 
 
-def test_a_disk_that_fills_up_during_fio_is_a_clear_error(tiny_tmpfs: Path, fio_path: str) -> None:
+def test_a_disk_that_fills_up_during_fio_is_a_clear_error(tmpfs_mount, fio_path: str) -> None:
     """The free-space check is bypassed on purpose here (fio is called directly) to hit a real ENOSPC."""
+    tiny_tmpfs = tmpfs_mount("4M")
     workload = Workload(rw="write", bs=1024 * 1024, iodepth=1, size=64 * MiB, runtime=2.0, ioengine="psync")
     invocation = run_fio(fio_path, job_file(workload, str(tiny_tmpfs / "fill.scratch")))
     assert invocation.exit_code != 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -84,41 +83,24 @@ def test_compare_unknown_run_is_one_line_error(adaptive_run) -> None:
 
 
 @pytest.fixture
-def ext4_loop(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root for a loop device")
-    backing = tmp_path / "ext4.img"
-    with open(backing, "wb") as handle:
-        handle.truncate(256 * MiB)
-    device = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
-                            check=True).stdout.strip()
+def ext4_loop(tmp_path: Path, blank_loop: Path) -> Iterator[Path]:
+    """ext4 made by mkfs.ext4 on a real loop device, mounted."""
     mount_point = tmp_path / "ext4"
     mount_point.mkdir()
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(blank_loop)], check=True, capture_output=True)
+    subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
     try:
-        subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
-        subprocess.run(["mount", device, str(mount_point)], check=True)
         yield mount_point
     finally:
         subprocess.run(["umount", str(mount_point)], capture_output=True)
-        subprocess.run(["losetup", "-d", device], capture_output=True)
 
 
-@pytest.fixture
-def tmpfs_dir(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root for a tmpfs mount")
-    mount_point = tmp_path / "tmpfs"
-    mount_point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128M", "tmpfs", str(mount_point)], check=True)
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
 
 
 def test_sync_writes_on_a_loop_ext4_against_tmpfs_are_significant_and_revert(
-    tmp_path: Path, tmpfs_dir: Path, ext4_loop: Path
+    tmp_path: Path, tmpfs_mount, ext4_loop: Path
 ) -> None:
+    tmpfs_dir = tmpfs_mount("128M")
     db = f"sqlite:///{tmp_path / 'r.db'}"
     _run(db, tmpfs_dir, "--until-stable", "--max-time", "15", label="tmpfs")
     _run(db, ext4_loop, "--sync", "--until-stable", "--max-time", "15", label="ext4-sync")

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -48,19 +45,6 @@ def test_synclat_bad_sizes_are_one_line_errors(tmp_path: Path, scratch_dir: Path
     assert list(scratch_dir.iterdir()) == []
 
 
-@pytest.fixture
-def blank_loop(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root for a loop device")
-    backing = tmp_path / "disk.img"
-    with open(backing, "wb") as handle:
-        handle.truncate(64 * MiB)
-    device = Path(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
-                                 check=True).stdout.strip())
-    try:
-        yield device
-    finally:
-        subprocess.run(["losetup", "-d", str(device)], capture_output=True)
 
 
 def test_synclat_on_a_blank_device_needs_destroy_data(tmp_path: Path, blank_loop: Path) -> None:

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -22,31 +21,8 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for loop de
 MiB = 1024**2
 
 
-@pytest.fixture
-def loop_device(tmp_path: Path) -> Iterator[Path]:
-    """A fresh, blank 64 MiB loop device backed by a sparse file; detached afterwards even on failure."""
-    backing = tmp_path / "backing.img"
-    with open(backing, "wb") as handle:
-        handle.truncate(64 * MiB)
-    device = Path(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
-                                 check=True).stdout.strip())
-    try:
-        yield device
-    finally:
-        subprocess.run(["umount", str(device)], capture_output=True)
-        subprocess.run(["swapoff", str(device)], capture_output=True)
-        subprocess.run(["losetup", "-d", str(device)], capture_output=True)
 
 
-@pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    mount_point = tmp_path / "tmpfs"
-    mount_point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", str(mount_point)], check=True)
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
 
 
 def test_a_directory_gets_a_scratch_file_that_is_removed_after(tmp_path: Path) -> None:
@@ -83,7 +59,8 @@ def test_a_fifo_is_refused(tmp_path: Path) -> None:
 
 
 @root_only
-def test_too_little_free_space_is_refused_with_both_numbers(small_tmpfs: Path) -> None:
+def test_too_little_free_space_is_refused_with_both_numbers(tmpfs_mount) -> None:
+    small_tmpfs = tmpfs_mount("8M")
     with pytest.raises(UnsafeTarget) as caught:
         resolve_target(small_tmpfs, size=64 * MiB, destroy_data=False, run_id="abc")
     message = caught.value.one_line()
@@ -92,17 +69,17 @@ def test_too_little_free_space_is_refused_with_both_numbers(small_tmpfs: Path) -
 
 
 @root_only
-def test_a_blank_block_device_needs_destroy_data(loop_device: Path) -> None:
+def test_a_blank_block_device_needs_destroy_data(blank_loop: Path) -> None:
     with pytest.raises(UnsafeTarget, match="--destroy-data"):
-        resolve_target(loop_device, size=MiB, destroy_data=False, run_id="abc")
-    target = resolve_target(loop_device, size=MiB, destroy_data=True, run_id="abc")
+        resolve_target(blank_loop, size=MiB, destroy_data=False, run_id="abc")
+    target = resolve_target(blank_loop, size=MiB, destroy_data=True, run_id="abc")
     assert (target.kind, target.remove_after, target.capacity_bytes) == ("device", False, 64 * MiB)
 
 
 @root_only
-def test_a_size_beyond_the_device_is_refused(loop_device: Path) -> None:
+def test_a_size_beyond_the_device_is_refused(blank_loop: Path) -> None:
     with pytest.raises(UnsafeTarget, match="larger than"):
-        resolve_target(loop_device, size=128 * MiB, destroy_data=True, run_id="abc")
+        resolve_target(blank_loop, size=128 * MiB, destroy_data=True, run_id="abc")
 
 
 def _make(tool: str, *args: str) -> None:
@@ -119,50 +96,51 @@ def _make(tool: str, *args: str) -> None:
      "partition table"),
     (lambda d: _make("pvcreate", "-q", "-ff", "-y", str(d)), "an LVM physical volume"),
 ])
-def test_devices_holding_data_are_refused_even_with_destroy_data(loop_device: Path, prepare, expected: str) -> None:
-    prepare(loop_device)
-    before = loop_device.read_bytes()[: 4 * MiB]
+def test_devices_holding_data_are_refused_even_with_destroy_data(blank_loop: Path, prepare, expected: str) -> None:
+    prepare(blank_loop)
+    before = blank_loop.read_bytes()[: 4 * MiB]
     with pytest.raises(UnsafeTarget) as caught:
-        resolve_target(loop_device, size=MiB, destroy_data=True, run_id="abc")
+        resolve_target(blank_loop, size=MiB, destroy_data=True, run_id="abc")
     assert expected in caught.value.one_line()
-    assert str(loop_device) in caught.value.one_line()
-    assert loop_device.read_bytes()[: 4 * MiB] == before
+    assert str(blank_loop) in caught.value.one_line()
+    assert blank_loop.read_bytes()[: 4 * MiB] == before
 
 
 @root_only
-def test_a_mounted_device_is_refused(loop_device: Path, tmp_path: Path) -> None:
-    _make("mkfs.ext4", "-q", "-F", str(loop_device))
+def test_a_mounted_device_is_refused(blank_loop: Path, tmp_path: Path) -> None:
+    _make("mkfs.ext4", "-q", "-F", str(blank_loop))
     mount_point = tmp_path / "mnt"
     mount_point.mkdir()
-    subprocess.run(["mount", str(loop_device), str(mount_point)], check=True)
+    subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
     try:
         with pytest.raises(UnsafeTarget, match="ext4 file system"):
-            resolve_target(loop_device, size=MiB, destroy_data=True, run_id="abc")
+            resolve_target(blank_loop, size=MiB, destroy_data=True, run_id="abc")
         facts = collect_target_facts(mount_point)
         assert facts["fs_type"] == "ext4"
-        assert facts["block_devices"][0]["name"] == loop_device.name
+        assert facts["block_devices"][0]["name"] == blank_loop.name
         assert facts["block_devices"][0]["logical_sector_size"] == 512
     finally:
         subprocess.run(["umount", str(mount_point)], check=True)
 
 
 @root_only
-def test_active_swap_is_refused(loop_device: Path) -> None:
-    _make("mkswap", str(loop_device))
-    subprocess.run(["swapon", str(loop_device)], check=False, capture_output=True)
+def test_active_swap_is_refused(blank_loop: Path) -> None:
+    _make("mkswap", str(blank_loop))
+    subprocess.run(["swapon", str(blank_loop)], check=False, capture_output=True)
     with pytest.raises(UnsafeTarget, match="swap"):
-        resolve_target(loop_device, size=MiB, destroy_data=True, run_id="abc")
+        resolve_target(blank_loop, size=MiB, destroy_data=True, run_id="abc")
 
 
 @root_only
-def test_a_device_with_partitions_is_refused(loop_device: Path) -> None:
-    subprocess.run(["sfdisk", "-q", str(loop_device)], input=b"label: dos\n,\n", check=True, capture_output=True)
+def test_a_device_with_partitions_is_refused(blank_loop: Path) -> None:
+    subprocess.run(["sfdisk", "-q", str(blank_loop)], input=b"label: dos\n,\n", check=True, capture_output=True)
     with pytest.raises(UnsafeTarget, match="partition table|partitions"):
-        resolve_target(loop_device, size=MiB, destroy_data=True, run_id="abc")
+        resolve_target(blank_loop, size=MiB, destroy_data=True, run_id="abc")
 
 
 @root_only
-def test_tmpfs_facts_have_no_block_device(small_tmpfs: Path) -> None:
+def test_tmpfs_facts_have_no_block_device(tmpfs_mount) -> None:
+    small_tmpfs = tmpfs_mount("8M")
     facts = collect_target_facts(small_tmpfs)
     assert facts["fs_type"] == "tmpfs"
     assert facts["block_devices"] == []

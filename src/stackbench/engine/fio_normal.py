@@ -85,7 +85,6 @@ def parse_fio_normal(text: str, *, source: str = "fio output") -> FioResult:
     job: _Job | None = None
     current: _Direction | None = None
     pct_target: tuple[_Direction, str, float] | None = None
-    in_sync = False
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _HEADER.match(line):
             headers[match["name"]] = (
@@ -98,17 +97,17 @@ def parse_fio_normal(text: str, *, source: str = "fio output") -> FioResult:
         if match := _RESULT.match(line):
             job = _Job(match["name"], int(match["jobs"]), int(match["err"]))
             jobs.append(job)
-            current, pct_target, in_sync = None, None, False
+            current, pct_target = None, None
             continue
         if job is None:
             continue
         if match := _DIRECTION.match(line):
             current = _Direction(match["dir"], int(match["ms"]))
             job.directions.append(current)
-            pct_target, in_sync = None, False
+            pct_target = None
             continue
         if line.strip().startswith("fsync/fdatasync/sync_file_range:"):
-            in_sync, pct_target = True, None
+            pct_target = None  # the `sync (usec)` lines that follow belong to the job's sync latency
             continue
         if match := _STAT.match(line):
             owner = job.sync if match["kind"] == "sync" else current

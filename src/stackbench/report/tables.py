@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stackbench.analysis.stats import Summary
+from stackbench.report.export import Tabular
 from stackbench.results import Cell, Run
 from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
@@ -54,10 +55,8 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
     return table
 
 
-def run_tabular(run: Run) -> "Tabular":
+def run_tabular(run: Run) -> Tabular:
     """The run's cells for Markdown/CSV export: plain numbers with units in the headers."""
-    from stackbench.report.export import Tabular
-
     headers = ["Pattern", "IOPS", "IOPS median", "IOPS CI low", "IOPS CI high", "CV %", "n", "MB/s",
                "p50 clat us", "p99 clat us", "p99.9 clat us", "p99 sync us"]
     rows = []
