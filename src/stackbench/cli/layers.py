@@ -24,7 +24,9 @@ def layers_command(
     """Show each layer's result per cell, the factor lost between neighbouring layers, and where the
     biggest gap opens.
 
-    Measure the same cells at every layer (host pool, zvol, inside the VM, with LUKS ...), then:
+    Measure the same cells at every layer (host pool, zvol, inside the VM, with LUKS ...), then compare them.
+
+    Example:
 
         stackbench layers host-zfs vm-virtio vm-luks --names host,vm,vm+luks
     """

@@ -1,0 +1,38 @@
+"""Every command has --help with an example and is documented in README.md or docs/ (datasette's test_docs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from stackbench.cli import app
+
+ROOT = Path(__file__).parent.parent
+DOCS = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+COMMANDS = sorted(
+    [c.name or c.callback.__name__ for c in app.registered_commands]
+    + [f"{g.name} {c.name}" for g in app.registered_groups for c in g.typer_instance.registered_commands]
+)
+
+
+def test_the_command_list_is_not_empty() -> None:
+    assert {"run", "runs", "show", "import", "compare", "layers", "synclat", "slog", "smallblocks", "goal add"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_command_has_help(command: str) -> None:
+    result = run_cli(*command.split(), "--help")
+    assert result.returncode == 0, result.stderr
+    assert "Usage:" in result.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_command_is_documented(command: str) -> None:
+    assert f"stackbench {command}" in DOCS, f"document `stackbench {command}` in README.md or docs/"
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if " " not in c and c not in ("runs",)])
+def test_command_help_shows_an_example(command: str) -> None:
+    assert "Example" in run_cli(command, "--help").stdout
