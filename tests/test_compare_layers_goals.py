@@ -128,3 +128,14 @@ def test_goal_pass_fail_and_margin() -> None:
     assert p99["1M QD4 seq write"].passed is False and p99["1M QD4 seq write"].margin_pct == pytest.approx(-100)
     assert p99["4K QD4 rnd write"].passed is True and p99["4K QD4 rnd write"].margin_pct == pytest.approx(50)
     assert results[3].passed is None and results[3].to_json()["status"] == "n/a"
+
+
+def test_geomean_ratio_interval_brackets_the_ratio() -> None:
+    a = run([cell(samples=STEADY), cell(rw="randread", samples=STEADY)])
+    b = run([cell(samples=_scaled(1.5)), cell(rw="randread", samples=_scaled(1.5))])
+    result = compare_runs(a, b)
+    low, high = result.geomean_ratio_ci()
+    assert low <= result.geomean_ratio <= high
+    assert result.geomean_ratio == pytest.approx(1.5, rel=0.01)
+    assert high - low < 0.05
+    assert result.to_json()["geomean_ratio_ci"] == [low, high]

@@ -88,7 +88,27 @@ class RunComparison:
             return None
         return math.exp(sum(math.log(x) for x in ratios) / len(ratios))
 
+    def geomean_ratio_ci(self) -> tuple[float, float] | None:
+        """95 % interval of the geometric-mean ratio, propagating each row's shift interval on a log scale
+        (rows treated as independent). None when a row has no finite interval."""
+        halves, logs = [], []
+        for row in self.rows:
+            c = row.comparison
+            if c is None or not (math.isfinite(c.delta_ci_low_pct) and math.isfinite(c.delta_ci_high_pct)):
+                return None
+            low, high = 1 + c.delta_ci_low_pct / 100, 1 + c.delta_ci_high_pct / 100
+            if low <= 0 or row.ratio <= 0:
+                return None
+            halves.append((math.log(high) - math.log(low)) / 2)
+            logs.append(math.log(row.ratio))
+        if not logs:
+            return None
+        centre = sum(logs) / len(logs)
+        half = math.sqrt(sum(h * h for h in halves)) / len(logs)
+        return math.exp(centre - half), math.exp(centre + half)
+
     def to_json(self) -> dict[str, Any]:
+        interval = self.geomean_ratio_ci()
         return {
             "base": {"run_id": self.base.id, "label": self.base.label},
             "other": {"run_id": self.other.id, "label": self.other.label},
@@ -97,6 +117,7 @@ class RunComparison:
             "verdict": self.verdict,
             "reason": self.reason,
             "geomean_ratio": self.geomean_ratio,
+            "geomean_ratio_ci": list(interval) if interval else None,
             "fact_differences": list(self.fact_differences),
             "only_in_base": list(self.only_in_base),
             "only_in_other": list(self.only_in_other),

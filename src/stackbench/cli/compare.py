@@ -90,7 +90,14 @@ def comparison_table(result) -> Tabular:  # noqa: ANN001 - RunComparison, import
     if geomean is not None:
         faster = "more" if geomean >= 1 else "fewer"
         factor = geomean if geomean >= 1 else 1 / geomean
-        notes.append(f"{b} did {factor:.2f} x {faster} IOPS than {a} (geometric mean of {len(result.rows)} cells)")
+        interval = result.geomean_ratio_ci()
+        error = ""
+        if interval is not None:
+            low, high = interval if geomean >= 1 else (1 / interval[1], 1 / interval[0])
+            error = f" ± {(high - low) / 2:.2f}"  # hyperfine's `1.8 ± 0.1 times faster`
+        notes.append(
+            f"{b} did {factor:.2f}{error} x {faster} IOPS than {a} (geometric mean of {len(result.rows)} cells)"
+        )
     notes.append(f"Verdict: {result.verdict.upper()} — {result.reason}")
     if result.only_in_base or result.only_in_other:
         notes.append(
