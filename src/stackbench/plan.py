@@ -127,7 +127,8 @@ class Plan:
         return sum(self.cell_budget(w) for w in self.workloads)
 
 
-# fio start-up, file open and JSON writing per cell, measured on this project's CI machine (~0.3 s).
+# fio start-up, file open and JSON writing per fio run; bench/overhead_bench.py measured 0.65 s of wall
+# time per stackbench cell beyond fio's runtime on the CI machine, of which fio itself takes about 0.4 s.
 CELL_OVERHEAD_S = 0.4
 
 
