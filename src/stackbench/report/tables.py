@@ -24,7 +24,9 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
     `value ± error`), followed by the coefficient of variation and the sample count."""
     cells = list(cells)
     show_sync = any(c.result.sync_lat is not None for c in cells)
-    show_stats = any(c.measured_samples for c in cells)
+    # Statistics columns only when some cell has enough samples for an interval (quick's 3 s cells do not).
+    summaries = {c.id: c.iops_summary() for c in cells}
+    show_stats = any(s is not None and s.ci_half_width_rel != float("inf") for s in summaries.values())
     table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     table.add_column("Pattern", no_wrap=True)
     table.add_column("IOPS (median ± 95% CI)" if show_stats else "IOPS", justify="right", no_wrap=True)
@@ -38,7 +40,7 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
         table.add_column("n", justify="right")
     for cell in cells:
         clat = cell.result.clat
-        summary = cell.iops_summary() if show_stats else None
+        summary = summaries[cell.id] if show_stats else None
         row = [
             cell.pattern,
             format_estimate(summary) if summary else format_iops(cell.result.iops),
