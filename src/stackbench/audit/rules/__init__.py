@@ -1,0 +1,24 @@
+"""The rule registry: one module per rule, each exposing `RULE`. Ids are never reused."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from stackbench.audit.rule import Rule
+
+MODULES = (
+    "zp_special_single",
+    "zp_ashift_low",
+    "zp_capacity",
+    "ds_sync_disabled",
+    "ds_atime",
+    "ds_compress_off",
+    "ds_vbs_tiny",
+    "ds_vbs_guest",
+    "ds_ssb_size",
+    "kvm_cache",
+    "kvm_cpu_noaes",
+    "kvm_bus",
+)
+REGISTRY: tuple[Rule, ...] = tuple(import_module(f"{__name__}.{name}").RULE for name in MODULES)
+BY_ID = {rule.id: rule for rule in REGISTRY}

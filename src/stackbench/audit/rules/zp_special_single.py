@@ -1,0 +1,26 @@
+"""ZP-SPECIAL-SINGLE: a special or dedup class vdev that is a single disk.
+
+Blocks in that class exist only there: losing the one disk loses the pool. Sources: zpoolconcepts(7)
+"Special Allocation Class"; Proxmox ZFS docs.
+"""
+
+from stackbench.audit.rule import Finding, Rule
+
+
+def check(facts):
+    for pool, vdevs in facts.vdevs.items():
+        for vdev in vdevs:
+            if vdev.vdev_class in ("special", "dedup") and vdev.type == "disk":
+                yield Finding(
+                    "ZP-SPECIAL-SINGLE", "crit", f"{pool}/{vdev.name}",
+                    f"{vdev.vdev_class} vdev {vdev.name} is a single disk (zpool status)",
+                    f"zpool attach {pool} {vdev.name} <new-disk>",
+                )
+
+
+RULE = Rule(
+    "ZP-SPECIAL-SINGLE", "Special or dedup vdev without redundancy", "crit",
+    "Blocks in the special/dedup class exist only on that vdev; losing a single disk loses the pool.",
+    "zpool attach POOL DEVICE NEW-DEVICE to make it a mirror",
+    "https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html", check, doc=__doc__,
+)
