@@ -6,6 +6,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"; [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "${SERVER2_PID:-}" ] && kill "$SERVER2_PID" 2>/dev/null; true' EXIT
 cd "$WORK"
+JOBFILES="$WORK/jobfiles.md"; : > "$JOBFILES"
 VERSION="$(fio --version)"
 RECORD="$HERE/CAPTURED.md"
 {
@@ -14,29 +15,66 @@ RECORD="$HERE/CAPTURED.md"
   echo "Made by \`tests/data/fio/capture.sh\` with $VERSION on $(uname -sr) ($(date -u +%Y-%m-%d)). Each file is"
   echo "fio's own output, unedited. Only fio 3.33 was available here (Debian 12's package)."
   echo
-  echo "| file | command | exercises |"
-  echo "|---|---|---|"
+  echo "\`\$WORK\` is a fresh \`mktemp -d\` directory, removed afterwards; \`\$HERE\` is this directory."
+  echo "The job files the commands name are listed after the table. \"stderr\" is the first line fio wrote there"
+  echo "(not part of the captured file)."
+  echo
+  echo "| file | command | fio version | exercises | stderr |"
+  echo "|---|---|---|---|---|"
 } > "$RECORD"
 
 common=(--filename="$WORK/data" --size=8M --time_based --runtime=1)
 
-cap() {  # cap FILE "what it exercises" fio-args...
+record() {  # record FILE "what" STATUS fio-args...
+  local file="$1" what="$2" status="$3"; shift 3
+  local shown="fio $*" err
+  shown="${shown//$WORK/\$WORK}"; shown="${shown//$HERE/\$HERE}"
+  err="$(head -n 1 "$WORK/stderr" | cut -c1-100)"; err="${err//$WORK/\$WORK}"; err="${err//|/\\|}"
+  echo "| \`$file\` | \`${shown}\` (exit $status) | $VERSION | $what | ${err:+\`$err\`} |" >> "$RECORD"
+}
+
+cap() {  # cap FILE "what it exercises" fio-args...   (fio's stdout becomes FILE)
   local file="$1" what="$2"; shift 2
   local status=0
   fio "$@" > "$HERE/$file" 2> "$WORK/stderr" || status=$?
-  local shown="fio $*"
-  shown="${shown//$WORK/\$WORK}"
-  echo "| \`$file\` | \`${shown}\` (exit $status) | $what |" >> "$RECORD"
+  record "$file" "$what" "$status" "$@"
+}
+
+cap_output() {  # cap_output FILE "what it exercises" fio-args...   (fio writes FILE itself with --output)
+  local file="$1" what="$2"; shift 2
+  local status=0
+  rm -f "$HERE/$file"
+  fio "$@" --output="$HERE/$file" > "$WORK/stdout" 2> "$WORK/stderr" || status=$?
+  record "$file" "$what" "$status" "$@" --output="\$HERE/$file"
+}
+
+jobfile() {  # jobfile NAME < content: write $WORK/NAME and list it in the record
+  cat > "$WORK/$1"
+  { echo; echo "\`\$WORK/$1\`:"; echo; echo '```ini'; sed "s|$WORK|\$WORK|g" "$WORK/$1"; echo '```'; } >> "$JOBFILES"
 }
 
 cap randwrite-fdatasync-libaio.jsonplus.json "json+ with bins, sync (fdatasync) latency object, libaio QD4" \
     --name=w --rw=randwrite --bs=4k --iodepth=4 --ioengine=libaio --fdatasync=1 "${common[@]}" --output-format=json+
+cap randwrite-fdatasync-psync.json "plain json of randwrite with fdatasync=1: sync latency object with percentiles" \
+    --name=w --rw=randwrite --bs=4k --ioengine=psync --fdatasync=1 "${common[@]}" --output-format=json
 cap randread-psync.json "plain json, randread, psync engine" \
     --name=r --rw=randread --bs=4k --ioengine=psync "${common[@]}" --output-format=json
 cap seqwrite-posixaio.jsonplus.json "json+, sequential write, posixaio QD8, 1M blocks" \
     --name=s --rw=write --bs=1m --iodepth=8 --ioengine=posixaio "${common[@]}" --output-format=json+
 cap randrw-split-bs.json "randrw with read and write sections, --bs=4k,64k (per-direction block sizes)" \
     --name=m --rw=randrw --bs=4k,64k --ioengine=psync "${common[@]}" --output-format=json
+cap randrw-bs-write-only.json "--bs=,64k: empty read block size means fio's default (4k) for reads, 64k for writes" \
+    --name=m --rw=randrw --bs=,64k --ioengine=psync "${common[@]}" --output-format=json
+cap randrw-bs-read-only.json "--bs=8k,: 8k reads, empty write block size means fio's default (4k) for writes" \
+    --name=m --rw=randrw --bs=8k, --ioengine=psync "${common[@]}" --output-format=json
+cap randrw-bs-seq-rand.json "--bs=4k,64k --bs_is_seq_rand=1: the two sizes are sequential/random, not read/write" \
+    --name=m --rw=randrw --bs=4k,64k --bs_is_seq_rand=1 --ioengine=psync "${common[@]}" --output-format=json
+cap unified-rw-both.json "unified_rw_reporting=both: read and write sections plus a 'mixed' one" \
+    --name=u --rw=randrw --bs=4k --unified_rw_reporting=both --ioengine=psync "${common[@]}" --output-format=json
+cap unified-rw-mixed.json "unified_rw_reporting=mixed: only a 'mixed' section (read and write zeroed)" \
+    --name=u --rw=randrw --bs=4k --unified_rw_reporting=mixed --ioengine=psync "${common[@]}" --output-format=json
+cap numjobs4-separate.json "numjobs=4 without group_reporting: four job entries with the same name" \
+    --name=n --rw=randread --bs=4k --numjobs=4 --ioengine=psync "${common[@]}" --output-format=json
 cap numjobs4-group.json "numjobs=4 with group_reporting (one job entry)" \
     --name=g --rw=randread --bs=4k --numjobs=4 --group_reporting --ioengine=psync "${common[@]}" --output-format=json
 cap clat-percentiles-off.json "clat_percentiles=0: no percentile object" \
@@ -47,12 +85,22 @@ cap status-interval.json "--status-interval=1: several concatenated JSON documen
     --name=si --rw=randread --bs=4k --ioengine=psync --filename="$WORK/data" --size=8M --time_based --runtime=3 \
     --status-interval=1 --output-format=json
 touch "$WORK/afile"
+cap error-readonly-missing-file.json "--readonly read of a file that does not exist: ENOENT, two fio: lines before the {" \
+    --name=ro --rw=read --bs=4k --readonly --ioengine=psync --filename="$WORK/missing" --size=1M --output-format=json
+cap error-direct-unaligned.json "direct=1 with bs=1000: EINVAL on the first I/O, fio's notice and error line before the {" \
+    --name=direct --rw=randread --bs=1000 --direct=1 --ioengine=psync --filename="$WORK/data" --size=1M --output-format=json
+cap_output error-direct-unaligned-output-file.json "the same EINVAL failure written with --output: fio 3.33 sends the error lines to stderr, the file starts at {" \
+    --name=direct --rw=randread --bs=1000 --direct=1 --ioengine=psync --filename="$WORK/data" --size=1M --output-format=json
+cap error-setup-failed.json "fio cannot create the file's directory under /proc: exit 1 but error 0 and no I/O in the JSON" \
+    --name=setup --rw=write --bs=4k --ioengine=psync --filename=/proc/stackbench-nonexistent/file --size=1M --output-format=json
+cap error-trim-regular-file.json "trim on a regular file (ENOTTY): the failed I/O is counted (trim total_ios=1, io_bytes=0)" \
+    --name=t --rw=randtrim --bs=4k --ioengine=psync --filename="$WORK/data" --size=1M --output-format=json
 cap error-not-a-directory.json "a job whose file sits under a regular file (ENOTDIR): per-job error" \
     --name=bad --rw=write --bs=4k --filename="$WORK/afile/file" --size=1M --output-format=json
 cap error-verify-stdout.json "a job failing during I/O (verify on an unwritten file) with json on stdout" \
     --name=vfail --rw=read --bs=4k --ioengine=psync --filename="$WORK/afile" --size=1M --verify=md5 --output-format=json
 
-cat > "$WORK/two.fio" <<JOB
+jobfile two.fio <<JOB
 [global]
 ioengine=psync
 size=8M
@@ -69,7 +117,7 @@ bs=64k
 JOB
 cap two-jobs-defaults.json "job file with two jobs, no group_reporting; the first sets no iodepth" \
     "$WORK/two.fio" --output-format=json
-cat > "$WORK/defaults.fio" <<JOB
+jobfile defaults.fio <<JOB
 [onlydefaults]
 filename=$WORK/data
 size=8M
@@ -83,7 +131,7 @@ port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
 fio --server=ip:127.0.0.1,$port > /dev/null 2>&1 & SERVER_PID=$!
 fio --server=ip:127.0.0.1,$port2 > /dev/null 2>&1 & SERVER2_PID=$!
 sleep 1
-cat > "$WORK/client.fio" <<JOB
+jobfile client.fio <<JOB
 [cs]
 rw=randwrite
 bs=4k
@@ -95,10 +143,44 @@ filename=$WORK/data-\${HOSTNAME}
 JOB
 cap client-one-server.json "client/server: client_stats with hostname (one server on loopback)" \
     --client=ip:127.0.0.1,$port "$WORK/client.fio" --output-format=json
-sed "s|data-\${HOSTNAME}|data2|" "$WORK/client.fio" > "$WORK/client2.fio"
+sed "s|data-\${HOSTNAME}|data2|" "$WORK/client.fio" | jobfile client2.fio
 cap client-two-servers.json "client/server: two servers, per-host entries plus the 'All clients' aggregate" \
     --client=ip:127.0.0.1,$port "$WORK/client.fio" --client=ip:127.0.0.1,$port2 "$WORK/client2.fio" --output-format=json
-kill $SERVER_PID $SERVER2_PID 2>/dev/null || true; SERVER_PID=; SERVER2_PID=
+jobfile client-sync.fio <<JOB
+[csync]
+rw=randwrite
+bs=4k
+ioengine=psync
+fdatasync=1
+size=8M
+time_based=1
+runtime=1
+filename=$WORK/data-sync
+JOB
+cap client-fdatasync.json "client/server with fdatasync=1: sync latency in client_stats (fio PR #884)" \
+    --client=ip:127.0.0.1,$port "$WORK/client-sync.fio" --output-format=json
+jobfile client-group.fio <<JOB
+[global]
+ioengine=psync
+size=8M
+time_based=1
+runtime=1
+group_reporting=1
+[reader]
+rw=randread
+bs=4k
+filename=$WORK/data-group-r
+[writer]
+rw=randwrite
+bs=16k
+filename=$WORK/data-group-w
+JOB
+cap client-two-servers-group-reporting.json "client/server: two servers, two job sections with group_reporting (fio #1881)" \
+    --client=ip:127.0.0.1,$port "$WORK/client-group.fio" --client=ip:127.0.0.1,$port2 "$WORK/client-group.fio" \
+    --output-format=json
+kill $SERVER_PID $SERVER2_PID 2>/dev/null || true
+wait $SERVER_PID $SERVER2_PID 2>/dev/null || true
+SERVER_PID=; SERVER2_PID=
 
 # human-readable and terse outputs, for the text importers
 cap text/normal-randwrite-fdatasync.txt "normal (human) output with sync latency" \
@@ -118,4 +200,5 @@ cap text/pair-libaio-qd8-normal-json.txt "libaio QD8 with slat lines, normal and
     --name=q --rw=randread --bs=4k --iodepth=8 --ioengine=libaio --direct=1 "${common[@]}" --output-format=normal,json
 cap text/pair-numjobs3-normal-json.txt "numjobs=3 group_reporting, normal and json" \
     --name=g3 --rw=randwrite --bs=8k --numjobs=3 --group_reporting --ioengine=psync "${common[@]}" --output-format=normal,json
+{ echo; echo "## Job files"; cat "$JOBFILES"; } >> "$RECORD"
 echo "captured into $HERE"
