@@ -1,115 +1,257 @@
-"""Parse fio's `--output-format=terse` (version 3) lines, one per job.
+"""Parse fio's `--output-format=terse` (terse version 3, fio's default) into a `FioResult`.
 
-Terse is semicolon-separated and positional. Version 3 as fio 3.x prints it: 5 header fields (terse
-version, fio version, job name, group id, error), then per direction (read, write) 41 fields: KiB
-transferred, bandwidth KiB/s, IOPS, runtime ms, submission latency min/max/mean/stdev (usec), completion
-latency min/max/mean/stdev (usec), 20 completion-latency percentiles as `P%=usec`, total latency
-min/max/mean/stdev, bandwidth min/max/aggregate %/mean/stdev; then CPU usr%/sys%/... and depth and latency
-distributions. Terse carries no rw, bs or iodepth: the pattern is inferred from which directions did I/O
-(sequential vs random cannot be known), the block size from bytes / I/Os (I/Os from rounded IOPS x runtime),
-so imported terse cells are approximate in those fields and exact in IOPS to the unit.
+Terse is one semicolon-separated line per job, positional, as fio's HOWTO lists and fio 3.33 prints it
+(checked field by field against the JSON of the same runs in tests/data/fio/text/pair-*-terse-json.txt):
+
+    0 terse version (3); 1 fio version; 2 job name; 3 group id; 4 error (errno)
+    then per direction, 41 fields: KiB done; bandwidth KiB/s; IOPS; runtime ms;
+        slat min;max;mean;stdev (usec); clat min;max;mean;stdev (usec); 20 clat percentiles `P%=usec`;
+        lat min;max;mean;stdev (usec); bw min;max;aggregate %;mean;stdev (KiB/s)
+    directions: read and write; only one ("mixed") with unified_rw_reporting. Version 3 has NO trim fields
+    (fio prints trim in terse only for versions 2, 4 and 5), so trim I/O is invisible here.
+    then cpu usr%;sys%;ctx;majf;minf; IO depth distribution 1;2;4;8;16;32;>=64 (%);
+    latency distribution usec 2..1000 (10 fields) and msec 2..>=2000 (12 fields);
+    then optional disk util groups (name + 8 fields each), error counts and the job description.
+
+Terse carries no rw, bs, iodepth or numjobs, and fio truncates the numbers it does carry (KiB = bytes >> 10,
+IOPS and bandwidth to integers, latencies min/max and percentiles to whole usec). This parser recovers:
+- I/O count and block size: a fixed block size `bs` and count `n` must satisfy all three truncations at once
+  (n*bs within the KiB, 1000*n/runtime within the IOPS, n*bs/runtime within the bandwidth); when exactly one
+  block size (preferring multiples of 512) fits, the count and so the IOPS (n*1000/runtime) are exact, as
+  fio computes them. With variable block sizes (bsrange/bssplit) or too little information the block size
+  is the average bytes per I/O and IOPS is within 1 of the printed integer (options["bs_exact"] == "0").
+- rw: "read", "write" or "rw" from which directions did I/O. Random versus sequential cannot be known from
+  terse, so a randread job imports as "read": keep JSON when the pattern matters.
+- iodepth: the power-of-two bucket where the job spent most of its time (`8` for QD8..15; `>=64` gives 64);
+  a lower bound, recorded in options["iodepth_from"].
+- numjobs: the number of lines with the same job name and group (numjobs without group_reporting); with
+  group_reporting it is unknown and 1.
+Latencies become ns; means are exact to 1 ns, min/max/percentiles to 1 usec (truncated).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from dataclasses import dataclass
 
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
 from stackbench.errors import FioOutputError
 
-_FIX = "Pass complete lines of `fio --output-format=terse` (terse version 3)"
+_FIX = "Pass the complete lines of `fio --output-format=terse` (terse version 3, fio's default)"
 HEADER = 5
 DIRECTION_FIELDS = 41
-_DIRECTIONS = ("read", "write")
+TAIL_FIELDS = 34  # cpu (5), IO depths (7), latency distribution usec (10) and msec (12)
+_DEPTH_LABELS = (1, 2, 4, 8, 16, 32, 64)
+_INT = re.compile(r"^\d{1,20}$")
+_FLOAT = re.compile(r"^\d{1,20}(?:\.\d{1,20})?%?$")
+_PCT = re.compile(r"^(?P<point>\d{1,3}(?:\.\d{1,20})?)%=(?P<value>\d{1,20})$")
+_MAX_CANDIDATES = 20_000
 
 
 def looks_like_fio_terse(text: str) -> bool:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return first.startswith("3;fio-") and first.count(";") >= HEADER + 2 * DIRECTION_FIELDS
+    """True when the first non-blank line is a terse v3 job line (for auto-detection)."""
+    first = next((line for line in text.splitlines() if line.strip() and not line.startswith("fio: ")), "")
+    return first.startswith("3;fio-") and first.count(";") >= HEADER + DIRECTION_FIELDS + TAIL_FIELDS - 1
 
 
-def _num(fields: list[str], index: int, line_no: int, source: str) -> float:
-    try:
-        return float(fields[index].rstrip("%"))
-    except (IndexError, ValueError):
-        raise FioOutputError(
-            f"{source} line {line_no}: field {index + 1} is {fields[index] if index < len(fields) else 'missing'!r}, "
-            "not a number",
-            _FIX,
-        ) from None
+@dataclass(frozen=True)
+class _Line:
+    no: int
+    fields: list[str]
+    source: str
+
+    def fail(self, what: str) -> FioOutputError:
+        return FioOutputError(f"{self.source} line {self.no}: {what}", _FIX)
+
+    def int(self, index: int, what: str) -> int:
+        text = self.fields[index]
+        if not _INT.match(text):
+            raise self.fail(f"field {index + 1} ({what}) is {text[:30]!r}, not a whole number")
+        return int(text)
+
+    def float(self, index: int, what: str) -> float:
+        text = self.fields[index]
+        if not _FLOAT.match(text):
+            raise self.fail(f"field {index + 1} ({what}) is {text[:30]!r}, not a number")
+        return float(text.rstrip("%"))
 
 
 def parse_fio_terse(text: str, *, source: str = "fio output") -> FioResult:
-    results: list[DirectionResult] = []
-    errors: list[JobError] = []
-    version = "unknown"
-    for line_no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+    """Parse terse v3 lines into a `FioResult`; raise `FioOutputError` naming the line and field at fault."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise FioOutputError(f"{source} is not text", _FIX)
+    lines: list[_Line] = []
+    for line_no, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip() or raw.startswith("fio: "):  # fio's own notices may share the stream
             continue
-        fields = line.split(";")
-        if fields[0] != "3":
-            raise FioOutputError(f"{source} line {line_no}: terse version {fields[0][:10]!r} is not 3", _FIX)
-        needed = HEADER + 2 * DIRECTION_FIELDS + 2
-        if len(fields) < needed:
+        fields = raw.strip().split(";")
+        if len(fields) > 2 and fields[0] in ("2", "4", "5") and fields[1].startswith("fio-"):
             raise FioOutputError(
-                f"{source} line {line_no}: {len(fields)} fields, terse v3 has at least {needed}; the line is cut",
-                _FIX,
+                f"{source} line {line_no}: terse version {fields[0]} is not supported",
+                "Re-run fio with --terse-version=3 (the default) or --output-format=json",
             )
-        version, name = fields[1], fields[2]
-        error = int(_num(fields, 4, line_no, source))
-        if error:
-            errors.append(JobError(name, error, os.strerror(error)))
-        usr = _num(fields, HEADER + 2 * DIRECTION_FIELDS, line_no, source)
-        sys_ = _num(fields, HEADER + 2 * DIRECTION_FIELDS + 1, line_no, source)
-        active = []
-        for d_index, direction in enumerate(_DIRECTIONS):
-            base = HEADER + d_index * DIRECTION_FIELDS
-            kib, bw_kib, iops, runtime = (_num(fields, base + i, line_no, source) for i in range(4))
-            if kib > 0 and iops > 0:
-                active.append((direction, base, kib, bw_kib, iops, runtime))
-        rw = {1: None, 2: "rw"}.get(len(active))
-        for direction, base, kib, bw_kib, iops, runtime in active:
-            total_ios = max(1, round(iops * runtime / 1000))
-            bs = max(512, round(kib * 1024 / total_ios / 512) * 512)
-            percentiles: dict[float, float] = {}
-            for field in fields[base + 12 : base + 32]:
-                point, _, value = field.partition("%=")
-                try:
-                    percentiles[round(float(point), 4)] = float(value) * 1000
-                except ValueError:
-                    raise FioOutputError(
-                        f"{source} line {line_no}: percentile field {field!r} is not 'P%=usec'", _FIX
-                    ) from None
-            clat = Latency(
-                mean_ns=_num(fields, base + 10, line_no, source) * 1000,
-                stddev_ns=_num(fields, base + 11, line_no, source) * 1000,
-                min_ns=_num(fields, base + 8, line_no, source) * 1000,
-                max_ns=_num(fields, base + 9, line_no, source) * 1000,
-                p50_ns=percentiles.get(50.0),
-                p99_ns=percentiles.get(99.0),
-                p999_ns=percentiles.get(99.9),
+        if fields[0] != "3" or len(fields) < 3 or not fields[1].startswith("fio"):
+            raise FioOutputError(
+                f"{source} line {line_no}: {raw.strip()[:60]!r} is not a terse v3 line '3;fio-X.Y;job;...'", _FIX
             )
-            results.append(
-                DirectionResult(
-                    job_name=name,
-                    direction=direction,
-                    rw=rw or direction,
-                    bs=bs,
-                    iodepth=1,
-                    numjobs=1,
-                    iops=iops,
-                    bw_bytes=bw_kib * 1024,
-                    io_bytes=int(kib * 1024),
-                    total_ios=total_ios,
-                    runtime_ms=runtime,
-                    usr_cpu=usr,
-                    sys_cpu=sys_,
-                    clat=clat,
-                    options={"terse": "1"},
-                )
-            )
-    if not results and not errors:
-        raise FioOutputError(f"no terse job lines with I/O found in {source}", _FIX)
+        lines.append(_Line(line_no, fields, source))
+    if not lines:
+        raise FioOutputError(f"{source} line 1: no terse job lines '3;fio-...' found", _FIX)
+    clones: dict[tuple[str, str], int] = {}
+    for line in lines:
+        key = (line.fields[2], line.fields[3])
+        clones[key] = clones.get(key, 0) + 1
+    directions: list[DirectionResult] = []
+    errors: list[JobError] = []
+    for line in lines:
+        found, error = _job(line, clones[(line.fields[2], line.fields[3])])
+        directions.extend(found)
+        if error is not None:
+            errors.append(error)
+    if not directions and not errors:
+        raise FioOutputError(
+            f"{source} line {lines[0].no}: no job did read or write I/O (terse v3 has no trim fields: a trim "
+            "job's results are not in it)",
+            "Use --output-format=json for trim jobs",
+        )
     return FioResult(
-        fio_version=version, timestamp=None, directions=tuple(results), job_errors=tuple(errors), raw_text=text
+        fio_version=lines[-1].fields[1],
+        timestamp=None,
+        directions=tuple(directions),
+        job_errors=tuple(errors),
+        raw_text=text,
     )
+
+
+def _job(line: _Line, numjobs: int) -> tuple[list[DirectionResult], JobError | None]:
+    fields = line.fields
+    mixed = len(fields) > HEADER + DIRECTION_FIELDS + 1 and all(
+        fields[HEADER + DIRECTION_FIELDS + i].endswith("%") for i in (0, 1)
+    )
+    count = 1 if mixed else 2
+    needed = HEADER + count * DIRECTION_FIELDS + TAIL_FIELDS
+    if len(fields) < needed:
+        raise line.fail(f"{len(fields)} fields, a terse v3 job line has at least {needed}; the line is cut")
+    name = fields[2]
+    code = line.int(4, "error")
+    error = JobError(name, code, _strerror(code)) if code else None
+    tail = HEADER + count * DIRECTION_FIELDS
+    usr = line.float(tail, "cpu usr")
+    sys_ = line.float(tail + 1, "cpu sys")
+    depth_shares = [line.float(tail + 5 + i, f"IO depth {label}") for i, label in enumerate(_DEPTH_LABELS)]
+    iodepth = _DEPTH_LABELS[max(range(len(_DEPTH_LABELS)), key=lambda i: (depth_shares[i], -i))]
+    names = ("mixed",) if mixed else ("read", "write")
+    active = []
+    for index, direction in enumerate(names):
+        base = HEADER + index * DIRECTION_FIELDS
+        values = [line.int(base + i, what) for i, what in enumerate(("KiB", "bandwidth KiB/s", "IOPS", "runtime"))]
+        latency = _latency(line, base, direction)
+        if any(values) or latency is not None:
+            active.append((direction, values, latency))
+    if mixed or len(active) == 2:
+        rw = "rw"
+    else:
+        rw = active[0][0] if active else "read"
+    results = []
+    for direction, (kib, bw_kib, iops, runtime), latency in active:
+        total_ios, bs, exact = _ios_and_block_size(kib, bw_kib, iops, runtime)
+        io_bytes = total_ios * bs if exact else kib * 1024
+        seconds = runtime / 1000
+        results.append(
+            DirectionResult(
+                job_name=name,
+                direction=direction,
+                rw=rw,
+                bs=bs,
+                iodepth=iodepth,
+                numjobs=numjobs,
+                iops=total_ios / seconds if seconds else 0.0,
+                bw_bytes=io_bytes / seconds if seconds else 0.0,
+                io_bytes=io_bytes,
+                total_ios=total_ios,
+                runtime_ms=runtime,
+                usr_cpu=usr,
+                sys_cpu=sys_,
+                clat=latency,
+                options={
+                    "rw": rw,
+                    "bs": str(bs),
+                    "bs_exact": "1" if exact else "0",
+                    "iodepth": str(iodepth),
+                    "iodepth_from": "terse depth distribution (power-of-two bucket, a lower bound)",
+                    **({"numjobs": str(numjobs)} if numjobs > 1 else {}),
+                    "terse": "3",
+                },
+            )
+        )
+    return results, error
+
+
+def _latency(line: _Line, base: int, direction: str) -> Latency | None:
+    """The completion latency (usec in terse) in ns, or None when the direction has no samples."""
+    minimum, maximum, mean, stdev = (
+        line.float(base + 8 + i, f"{direction} clat {what}") for i, what in enumerate(("min", "max", "mean", "stdev"))
+    )
+    percentiles: dict[float, float] = {}
+    for index in range(base + 12, base + 32):
+        match = _PCT.match(line.fields[index])
+        if not match:
+            raise line.fail(
+                f"field {index + 1} ({direction} clat percentile) is {line.fields[index][:30]!r}, not 'P%=usec'"
+            )
+        point = round(float(match["point"]), 4)
+        if point > 0:
+            percentiles[point] = float(match["value"]) * 1000
+    if maximum == 0 and mean == 0:
+        return None
+    return Latency(
+        mean_ns=mean * 1000,
+        stddev_ns=stdev * 1000,
+        min_ns=minimum * 1000,
+        max_ns=maximum * 1000,
+        p50_ns=percentiles.get(50.0),
+        p99_ns=percentiles.get(99.0),
+        p999_ns=percentiles.get(99.9),
+    )
+
+
+def _ios_and_block_size(kib: int, bw_kib: int, iops: int, runtime: int) -> tuple[int, int, bool]:
+    """Recover (I/O count, block size, exact?) from fio's truncated KiB, KiB/s and IOPS.
+
+    fio prints kib = bytes >> 10, bw_kib = (1000 * bytes // runtime) // 1024 and iops = 1000 * ios // runtime.
+    Every (ios, bs) pair with a whole block size that reproduces all three is a candidate; one block size
+    among the candidates (multiples of 512 first) means the count is known exactly.
+    """
+    bytes_lo, bytes_hi = kib * 1024, kib * 1024 + 1023
+    if runtime <= 0:
+        return 0, 4096, False  # fio's default bs; nothing else is known
+    bytes_lo = max(bytes_lo, math.ceil(bw_kib * 1024 * runtime / 1000))
+    bytes_hi = min(bytes_hi, math.ceil((bw_kib + 1) * 1024 * runtime / 1000) - 1)
+    ios_lo = max(1, math.ceil(iops * runtime / 1000))
+    ios_hi = math.ceil((iops + 1) * runtime / 1000) - 1
+    candidates: list[tuple[int, int]] = []
+    if bytes_lo <= bytes_hi and ios_lo <= ios_hi and ios_hi - ios_lo <= _MAX_CANDIDATES:
+        for ios in range(ios_lo, ios_hi + 1):
+            low, high = math.ceil(bytes_lo / ios), bytes_hi // ios
+            if len(candidates) + max(0, high - low + 1) > _MAX_CANDIDATES:
+                candidates = []  # too little information to single out a block size
+                break
+            candidates.extend((ios, bs) for bs in range(low, high + 1))
+    for pool in ([c for c in candidates if c[1] % 512 == 0], candidates):
+        sizes = {bs for _, bs in pool}
+        if len(sizes) == 1:
+            counts = sorted(ios for ios, _ in pool)
+            return counts[len(counts) // 2], sizes.pop(), len(counts) == 1
+    ios = max(1, round((iops + 0.5) * runtime / 1000))
+    return ios, max(1, round((bytes_lo + bytes_hi) / 2 / ios)), False
+
+
+def _strerror(code: int) -> str:
+    try:
+        return os.strerror(code)
+    except (ValueError, OverflowError):
+        return f"error {code}"
