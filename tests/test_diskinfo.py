@@ -3,13 +3,19 @@ FreeBSD (see tests/data/diskinfo/README.md): this project's machines cannot run 
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackbench.engine.diskinfo import DiskinfoResult, diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
+from stackbench.engine.diskinfo import (
+    DiskinfoResult,
+    diskinfo_to_fio_result,
+    looks_like_diskinfo,
+    parse_diskinfo,
+)
 from stackbench.errors import FioOutputError
 
 DATA = Path(__file__).parent / "data" / "diskinfo"
@@ -32,7 +38,7 @@ def test_device_facts_and_the_table_are_read() -> None:
     assert result.rows[0] == (4096, 15.8, 247.2)
     assert result.rows[-1] == (8 * 1024**2, 3700.4, 2161.9)
     sizes = [row[0] for row in result.rows]
-    assert all(b == 2 * a for a, b in zip(sizes, sizes[1:]))
+    assert all(b == 2 * a for a, b in pairwise(sizes))
 
 
 def test_half_kilobyte_rows_millisecond_latencies_and_a_spinning_disk() -> None:

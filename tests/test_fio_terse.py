@@ -14,7 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.fio_terse import _ios_and_block_size, looks_like_fio_terse, parse_fio_terse
+from stackbench.engine.fio_terse import (
+    _ios_and_block_size,
+    looks_like_fio_terse,
+    parse_fio_terse,
+)
 from stackbench.engine.result import FioResult
 from stackbench.errors import FioOutputError
 

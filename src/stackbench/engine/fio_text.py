@@ -145,7 +145,7 @@ class _Parser:
             self.jobs.append(self.job)
             self.section = None
             return
-        if line.startswith("Run status group") or line.startswith("Disk stats"):
+        if line.startswith(("Run status group", "Disk stats")):
             self.end_job()
             return
         if self.job is None:
@@ -167,7 +167,7 @@ class _Parser:
         if not match or match["unit"] not in _SIZE_FACTOR:
             raise self.fail(line_no, f"{what} {text[:30]!r} is not a size like 4096B or 64.0KiB")
         value = float(match["value"]) * _SIZE_FACTOR[match["unit"]]
-        return int(round(value)), value.is_integer()
+        return round(value), value.is_integer()
 
     def job_line(self, line_no: int, line: str, job: _Job) -> None:
         if _DIRECTION_START.match(line):
@@ -359,7 +359,7 @@ def _directions(job: _Job, header: _Header, numjobs: int, source: str) -> list[D
             io_bytes = ios * bs
         else:  # bsrange/bssplit or a rounded size: only the printed (3-digit) io size is known
             io_bytes = int(section.io_bytes_printed)
-            bs = max(1, int(round(io_bytes / ios)))
+            bs = max(1, round(io_bytes / ios))
         seconds = section.runtime_ms / 1000
         options = {"rw": header.rw, "bs": str(bs), "ioengine": header.engine, "iodepth": str(header.depth)}
         if numjobs > 1:
