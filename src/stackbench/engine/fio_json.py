@@ -2,8 +2,12 @@
 
 The facts this parser is built around (docs/anchors-benchmark-tools.md, section d):
 - fio prints notices and errors before the JSON document, in the same stream; parse from the first `{` that
-  starts a valid document and keep the text before it.
-- `--status-interval` concatenates several documents; the last one is the final result.
+  starts a valid document and keep the text before it. fio's documents open with `"fio version"`.
+- `--status-interval` concatenates several documents (any number); the last one is the final result, and a
+  truncated last one is an error, not a silent fall back to an earlier snapshot.
+- `bs=read,write,trim`: a missing value repeats the last one, an empty one is fio's default 4k;
+  `bs_is_seq_rand=1` makes the two values sequential/random. A direction that moved no bytes (a failed
+  job counts its failed I/O in `total_ios`) is not a measurement.
 - Job options hold only what was set explicitly, so `rw`, `bs` and `iodepth` may be absent (fio's defaults
   apply: read, 4k, 1); global options may be a dict or (fio >= 3.39, client mode) a list of dicts.
 - fio < 3.0 reports `clat` in microseconds; later versions `clat_ns`. fio < 3.2 has no `bw_bytes` (`bw` is
@@ -21,12 +25,14 @@ import re
 from typing import Any
 
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
-from stackbench.errors import FioOutputError
+from stackbench.errors import FioOutputError, StackbenchError
 from stackbench.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim", "mixed")
-_DOC_START = re.compile(r"\{")
-_MAX_DECODE_ATTEMPTS = 200
+_FIO_DOC_START = re.compile(r'\{\s*"fio version"\s*:')
+_OBJECT_START = re.compile(r'\{\s*"')
+_MAX_FAILED_DECODES = 200
+_DEFAULT_BS = 4096
 _FIX = "Pass the complete output of `fio --output-format=json` (or json+), e.g. the file written by --output"
 
 
@@ -58,10 +64,10 @@ def parse_fio_json(text: str | bytes, *, source: str = "fio output") -> FioResul
         if not isinstance(job, dict):
             raise FioOutputError(f"{where} is not an object", _FIX)
         name = str(job.get("jobname", f"job{index + 1}"))
-        where = f"{source}: job {name!r}"
+        where = f"{source}: job {_show(name)}"
         code = job.get("error", 0)
         if not _is_number(code):
-            raise FioOutputError(f"{where} has a non-numeric error field {code!r}", _FIX)
+            raise FioOutputError(f"{where} has a non-numeric error field {_show(code)}", _FIX)
         if code:
             errors.append(JobError(name, int(code), _strerror(int(code))))
         host = job.get("hostname") if isinstance(job.get("hostname"), str) else None
@@ -81,39 +87,82 @@ def parse_fio_json(text: str | bytes, *, source: str = "fio output") -> FioResul
 
 
 def _last_document(text: str, source: str) -> tuple[dict[str, Any], str]:
-    """Find the fio result documents in `text` and return the last one and the text before the first."""
+    """Find the fio result documents in `text` and return the last one and the text before the first.
+
+    fio's documents start with `{` and `"fio version"`, which noise before them (error lines, job-file text
+    with `${VAR}`) does not; a document that starts like that but cannot be read is a truncated one, and if
+    it is the last one the final result is missing, so that is an error rather than a silent fall back to
+    an earlier `--status-interval` snapshot. Outputs without that key go through a generic scan.
+    """
     decoder = json.JSONDecoder()
     documents: list[tuple[int, dict[str, Any]]] = []
-    first_error: json.JSONDecodeError | None = None
+    failure: tuple[int, ValueError] | None = None
+    for match in _FIO_DOC_START.finditer(text):
+        start = match.start()
+        value, _end, error = _decode(decoder, text, start, source)
+        if error is not None:
+            failure = (start, error)
+        elif isinstance(value, dict) and ("jobs" in value or "client_stats" in value):
+            documents.append((start, value))
+            failure = None
+    if failure is not None:
+        raise _truncated(text, source, *failure)
+    if documents:
+        return documents[-1][1], text[: documents[0][0]]
+    return _scan_for_document(decoder, text, source)
+
+
+def _scan_for_document(decoder: json.JSONDecoder, text: str, source: str) -> tuple[dict[str, Any], str]:
+    """The generic scan: try every `{"` in order; count only failures, so many documents are fine."""
+    documents: list[tuple[int, dict[str, Any]]] = []
+    first_failure: tuple[int, ValueError] | None = None
+    failures = 0
     position = 0
-    attempts = 0
-    while attempts < _MAX_DECODE_ATTEMPTS:
-        match = _DOC_START.search(text, position)
+    while True:
+        match = _OBJECT_START.search(text, position)
         if not match:
             break
-        attempts += 1
         start = match.start()
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as error:
-            first_error = first_error or error
+        value, end, error = _decode(decoder, text, start, source)
+        if error is not None:
+            first_failure = first_failure or (start, error)
+            failures += 1
+            if failures > _MAX_FAILED_DECODES:
+                raise FioOutputError(
+                    f"{source} has more than {_MAX_FAILED_DECODES} places that look like broken JSON", _FIX
+                )
             position = start + 1
             continue
-        except RecursionError:
-            raise FioOutputError(f"{source} nests JSON too deeply to be fio output", _FIX) from None
         if isinstance(value, dict) and ("jobs" in value or "client_stats" in value):
             documents.append((start, value))
         position = end
     if not documents:
-        if first_error is not None:
-            line, column = first_error.lineno, first_error.colno
-            raise FioOutputError(
-                f"{source} is not complete fio JSON (line {line}, column {column}: {first_error.msg}); "
-                "the output may be truncated",
-                _FIX,
-            )
+        if first_failure is not None:
+            raise _truncated(text, source, *first_failure)
         raise FioOutputError(f"no fio JSON document found in {source}", _FIX)
     return documents[-1][1], text[: documents[0][0]]
+
+
+def _decode(
+    decoder: json.JSONDecoder, text: str, start: int, source: str
+) -> tuple[Any, int, ValueError | None]:
+    try:
+        value, end = decoder.raw_decode(text, start)
+    except RecursionError:
+        raise FioOutputError(f"{source} nests JSON too deeply to be fio output", _FIX) from None
+    except ValueError as error:  # JSONDecodeError, or an integer too long for int() (Python's 4300 digits)
+        return None, start, error
+    return value, end, None
+
+
+def _truncated(text: str, source: str, start: int, error: ValueError) -> FioOutputError:
+    if isinstance(error, json.JSONDecodeError):
+        where = f"line {error.lineno}, column {error.colno}: {error.msg}"
+    else:  # not a syntax error: say where the document that holds it starts
+        line = text.count("\n", 0, start) + 1
+        column = start - (text.rfind("\n", 0, start) + 1) + 1
+        where = f"document at line {line}, column {column}: {_show_text(str(error))}"
+    return FioOutputError(f"{source} is not complete fio JSON ({where}); the output may be truncated", _FIX)
 
 
 def _options(global_options: Any, job_options: Any, host: str | None, where: str) -> dict[str, str]:
@@ -151,7 +200,9 @@ def _directions(
         io_bytes = _number(stats, "io_bytes", f"{where} {direction}", default=None)
         if io_bytes is None:
             io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0) * 1024
-        if total_ios <= 0 and io_bytes <= 0:
+            if not _is_number(io_bytes):
+                raise FioOutputError(f"{where} {direction} has an io_kbytes too large to be bytes", _FIX)
+        if io_bytes <= 0:  # nothing moved: an idle direction, or only the failed I/O of a job that errored
             continue
         dwhere = f"{where} {direction}"
         iops = _number(stats, "iops", dwhere)
@@ -163,7 +214,7 @@ def _directions(
                 job_name=name,
                 direction=direction,
                 rw=rw,
-                bs=_block_size(options, direction, io_bytes, total_ios, where),
+                bs=_block_size(options, direction, rw, io_bytes, total_ios, where),
                 iodepth=iodepth,
                 numjobs=numjobs,
                 iops=iops,
@@ -212,9 +263,9 @@ def _latency(data: Any, scale: float, where: str) -> Latency:
             try:
                 point = float(key)
             except ValueError:
-                raise FioOutputError(f"{where} has a percentile key {key!r} that is not a number", _FIX) from None
+                raise FioOutputError(f"{where} has a percentile key {_show(key)} that is not a number", _FIX) from None
             if not _is_number(value) or value < 0:
-                raise FioOutputError(f"{where} percentile {key} has a bad value {value!r}", _FIX)
+                raise FioOutputError(f"{where} percentile {_show_text(key)} has a bad value {_show(value)}", _FIX)
             percentiles[round(point, 4)] = float(value) * scale
     elif raw is not None:
         raise FioOutputError(f"{where} percentile is not an object", _FIX)
@@ -232,20 +283,42 @@ def _latency(data: Any, scale: float, where: str) -> Latency:
     )
 
 
-def _block_size(options: dict[str, str], direction: str, io_bytes: float, total_ios: float, where: str) -> int:
+def _block_size(
+    options: dict[str, str], direction: str, rw: str, io_bytes: float, total_ios: float, where: str
+) -> int:
+    """The job's block size for `direction`, as fio reads `bs=read,write,trim`.
+
+    A missing trailing value repeats the last one given (`4k,64k`: trims 64k); an empty one is fio's
+    default 4k (`,64k`: reads 4k; `8k,`: writes and trims 4k). With `bs_is_seq_rand=1` the two values are
+    for sequential and random I/O instead. A `mixed` (unified) direction whose read and write sizes differ
+    has no single size, so it gets the measured average, as does a job without `bs`.
+    """
     text = options.get("bs", options.get("blocksize"))
-    if text:
-        parts = [p for p in text.split(",")]
-        index = {"read": 0, "write": 1, "trim": 2}.get(direction, 0)
-        chosen = parts[min(index, len(parts) - 1)] or parts[0]
-        chosen = chosen.split("-")[0].split(":")[0]
+    if not text:
+        return _average_size(io_bytes, total_ios)
+    parts = [part.strip() for part in text.split(",")]
+
+    def size_at(index: int) -> int:
+        chosen = parts[min(index, len(parts) - 1)].split("-")[0].split(":")[0]
+        if not chosen:
+            return _DEFAULT_BS
         try:
             return parse_size(chosen, option="bs")
-        except Exception:
-            raise FioOutputError(f"{where} has a block size {text!r} that is not a size", _FIX) from None
-    if total_ios > 0:
-        return max(1, int(round(io_bytes / total_ios)))
-    return 4096  # fio's default
+        except StackbenchError:
+            raise FioOutputError(f"{where} has a block size {_show(text)} that is not a size", _FIX) from None
+
+    if options.get("bs_is_seq_rand", "0").strip().lower() in ("1", "true", "yes", "on"):
+        return size_at(1 if rw.startswith("rand") else 0)
+    if direction == "mixed":
+        read, write = size_at(0), size_at(1)
+        return read if read == write else _average_size(io_bytes, total_ios)
+    return size_at({"read": 0, "write": 1, "trim": 2}.get(direction, 0))
+
+
+def _average_size(io_bytes: float, total_ios: float) -> int:
+    if total_ios >= 1:
+        return max(1, round(io_bytes / total_ios))
+    return _DEFAULT_BS
 
 
 def _int_option(options: dict[str, str], key: str, default: int, where: str) -> int:
@@ -254,13 +327,29 @@ def _int_option(options: dict[str, str], key: str, default: int, where: str) -> 
         return default
     try:
         value = int(float(text))
-    except ValueError:
-        raise FioOutputError(f"{where} has {key}={text!r}, which is not a number", _FIX) from None
+    except (ValueError, OverflowError):  # "deep", "nan", "inf", "1e400"
+        raise FioOutputError(f"{where} has {key}={_show(text)}, which is not a number", _FIX) from None
     return max(value, 1)
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite JSON number that fits a float (json.loads returns unbounded ints: 1e400 as digits)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _show(value: Any) -> str:
+    """A value for an error message: its repr, cut so one absurd value cannot flood the line."""
+    return _show_text(repr(value))
+
+
+def _show_text(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _MISSING = object()
@@ -273,7 +362,7 @@ def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING)
             raise FioOutputError(f"{where} has no {key!r} field", _FIX)
         return default
     if not _is_number(value) or value < 0:
-        raise FioOutputError(f"{where} has {key}={value!r}, which is not a non-negative number", _FIX)
+        raise FioOutputError(f"{where} has {key}={_show(value)}, which is not a non-negative number", _FIX)
     return value
 
 
