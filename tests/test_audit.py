@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 
 from conftest import run_cli
-from stackbench.audit.facts import Facts, load_facts
+from stackbench.audit.facts import Facts, Vdev, load_facts
 from stackbench.audit.rules import REGISTRY
 
 DATA = Path(__file__).parent / "data"
@@ -52,6 +52,28 @@ def _capacity(value: str) -> Callable[[Facts], None]:
     return edit
 
 
+def _add_log(leaf: str, rotational: str | None = None) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        facts.vdevs["tank"].append(Vdev(name=leaf, type="disk", vdev_class="logs", leaves=[leaf]))
+        if rotational is not None:
+            facts.block_queue[leaf] = {"rotational": rotational, "physical_block_size": "512"}
+    return edit
+
+
+def _weaker_special(facts: Facts) -> None:
+    facts.vdevs["tank"][0].type = "raidz2"
+    facts.vdevs["tank"][0].leaves = ["vdb", "vdc", "vdf", "vdg"]
+    facts.vdevs["tank"][1] = Vdev(name="mirror-1", type="mirror", vdev_class="special", leaves=["vde", "vdh"])
+
+
+def _vm_disk_option(key: str, option: str | None, drop: str | None = None) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        config = next(iter(facts.vm_configs.values()))
+        parts = [p for p in config[key].split(",") if not (drop and p.startswith(drop + "="))]
+        config[key] = ",".join(parts + ([option] if option else []))
+    return edit
+
+
 # rule id -> (facts that must produce a finding, facts that must not)
 CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
     "ZP-SPECIAL-SINGLE": (real, lambda: changed(_no_special)),
@@ -67,6 +89,20 @@ CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
     "KVM-CACHE": (lambda: real(BAD_VM), lambda: real(GOOD_VM)),
     "KVM-CPU-NOAES": (lambda: real(BAD_VM), lambda: real(GOOD_VM)),
     "KVM-BUS": (lambda: real(BAD_VM), lambda: real(GOOD_VM)),
+    "ZP-SPECIAL-WEAKER": (lambda: changed(_weaker_special), real),
+    "ZP-SPECIAL-FULL": (lambda: changed(lambda f: f.class_space.update({("tank", "special"): (1000, 800)})), real),
+    "ZP-LOG-SINGLE": (lambda: changed(_add_log("vdf", "0")), real),
+    "ZP-LOG-SLOW": (lambda: changed(_add_log("vdf", "1")), lambda: changed(_add_log("vdf", "0"))),
+    "DS-SYNC-ALWAYS-HDD": (lambda: changed(_set("tank/images", "sync", "always")),
+                           lambda: changed(lambda f: [_set("tank/images", "sync", "always")(f), _add_log("vdf", "0")(f)])),
+    "ARC-MAX-LE-MIN": (lambda: changed(lambda f: f.module_parameters.update({"zfs_arc_max": str(f.arcstats["c_min"] - 1)})),
+                       real),
+    "ARC-OVERCOMMIT": (lambda: real(BAD_VM), lambda: changed(lambda f: f.meminfo.update({"MemTotal": 64 * 1024**3}), BAD_VM)),
+    "HOST-INIT-ON-ALLOC": (lambda: changed(lambda f: setattr(f, "cmdline", f.cmdline + " init_on_alloc=1")), real),
+    "KVM-AIO-NATIVE": (lambda: changed(_vm_disk_option("scsi0", "aio=native"), BAD_VM),
+                       lambda: changed(_vm_disk_option("scsi0", "aio=native"), GOOD_VM)),
+    "KVM-IOTHREAD-MISSING": (lambda: changed(_vm_disk_option("scsi0", None, drop="iothread"), GOOD_VM), lambda: real(GOOD_VM)),
+    "KVM-IOTHREAD-IGNORED": (lambda: changed(_vm_disk_option("scsi0", "iothread=1"), BAD_VM), lambda: real(GOOD_VM)),
 }
 
 

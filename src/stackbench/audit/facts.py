@@ -60,6 +60,8 @@ class Facts:
     cmdline: str | None = None
     cpu_flags: set[str] = field(default_factory=set)
     vm_configs: dict[str, dict[str, str]] = field(default_factory=dict)  # "qemu-server/100.conf" -> key -> value
+    pool_sizes: dict[str, int] = field(default_factory=dict)  # zpool list: pool -> size in bytes
+    class_space: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (pool, class) -> (size, alloc)
 
     def dataset_prop(self, dataset: str, prop: str) -> str | None:
         value = self.datasets.get(dataset, {}).get(prop)
@@ -189,6 +191,34 @@ def parse_zdb_ashift(text: str) -> dict[str, list[int | None]]:
     return result
 
 
+def parse_zpool_list(text: str) -> tuple[dict[str, int], dict[tuple[str, str], tuple[int, int]]]:
+    """Pool sizes, and per allocation class the summed size and allocation of its rows with numbers.
+
+    `zpool list -Hp -v` flattens the tree: pool rows start without a tab, vdev rows with one, and class
+    headers (`special`, `logs`, `cache`, `dedup`, `spare`) are printed space-padded even under -H.
+    """
+    sizes: dict[str, int] = {}
+    space: dict[tuple[str, str], tuple[int, int]] = {}
+    pool, vclass = None, "normal"
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        first = line.split()[0]
+        if not line.startswith("\t") and first in ("special", "logs", "cache", "dedup", "spare", "spares"):
+            vclass = first
+            continue
+        fields = line.split("\t")
+        if not line.startswith("\t"):
+            pool, vclass = fields[0], "normal"
+            if len(fields) > 1 and fields[1].isdigit():
+                sizes[pool] = int(fields[1])
+            continue
+        if pool and vclass != "normal" and len(fields) > 3 and fields[2].isdigit() and fields[3].isdigit():
+            size, alloc = space.get((pool, vclass), (0, 0))
+            space[(pool, vclass)] = (size + int(fields[2]), alloc + int(fields[3]))
+    return sizes, space
+
+
 def parse_kstat(text: str) -> dict[str, int]:
     values = {}
     for line in text.splitlines()[2:]:
@@ -228,6 +258,8 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None) -> Facts:
             normal_and_special = [v for v in facts.vdevs.get(pool, []) if v.vdev_class not in ("cache", "spares")]
             for vdev, ashift in zip(normal_and_special, ashifts):
                 vdev.ashift = ashift
+    if text := _read(directory, "zpool-list-Hpv.txt"):
+        facts.pool_sizes, facts.class_space = parse_zpool_list(text)
     if text := _read(directory, "arcstats.txt"):
         facts.arcstats = parse_kstat(text)
     if text := _read(directory, "zfs-module-parameters.txt"):

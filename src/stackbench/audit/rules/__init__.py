@@ -19,6 +19,17 @@ MODULES = (
     "kvm_cache",
     "kvm_cpu_noaes",
     "kvm_bus",
+    "zp_special_weaker",
+    "zp_special_full",
+    "zp_log_single",
+    "zp_log_slow",
+    "ds_sync_always_hdd",
+    "arc_max_le_min",
+    "arc_overcommit",
+    "host_init_on_alloc",
+    "kvm_aio_native",
+    "kvm_iothread",
+    "kvm_iothread_ignored",
 )
 REGISTRY: tuple[Rule, ...] = tuple(import_module(f"{__name__}.{name}").RULE for name in MODULES)
 BY_ID = {rule.id: rule for rule in REGISTRY}

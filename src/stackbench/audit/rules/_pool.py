@@ -1,0 +1,33 @@
+"""Helpers for rules over the vdev tree."""
+
+from __future__ import annotations
+
+import re
+
+from stackbench.audit.facts import Facts, Vdev
+
+
+def failures_tolerated(vdev: Vdev) -> int:
+    """How many disks a top-level vdev can lose: n-way mirror n-1, raidzN N, single disk 0."""
+    if vdev.type == "mirror":
+        return max(0, len(vdev.leaves) - 1)
+    match = re.match(r"raidz(\d)?", vdev.type)
+    if match:
+        return int(match[1] or 1)
+    match = re.match(r"draid(\d)?", vdev.type)
+    if match:
+        return int(match[1] or 1)
+    return 0
+
+
+def rotational(facts: Facts, leaf: str) -> bool | None:
+    value = facts.block_queue.get(re.sub(r"\d+$", "", leaf) if leaf not in facts.block_queue else leaf, {}).get("rotational")
+    return None if value is None else value == "1"
+
+
+def data_vdevs(facts: Facts, pool: str) -> list[Vdev]:
+    return [v for v in facts.vdevs.get(pool, []) if v.vdev_class == "normal"]
+
+
+def class_vdevs(facts: Facts, pool: str, vclass: str) -> list[Vdev]:
+    return [v for v in facts.vdevs.get(pool, []) if v.vdev_class == vclass]

@@ -1,0 +1,21 @@
+"""ZP-LOG-SINGLE: the log vdev is a single device. Losing it costs in-flight sync writes only if the host
+also crashes; Proxmox mirrors it mainly to avoid a performance drop. Advisory."""
+
+from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._pool import class_vdevs
+
+
+def check(facts):
+    for pool in facts.vdevs:
+        for vdev in class_vdevs(facts, pool, "logs"):
+            if vdev.type == "disk":
+                yield Finding("ZP-LOG-SINGLE", "info", f"{pool}/{vdev.name}", f"log vdev {vdev.name} is a single device",
+                              f"zpool attach {pool} {vdev.name} <new-device>")
+
+
+RULE = Rule(
+    "ZP-LOG-SINGLE", "Unmirrored log device", "info",
+    "A lost SLOG plus a host crash loses the last seconds of sync writes.",
+    "Attach a mirror if that risk matters",
+    "https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html#Intent_Log", check, doc=__doc__,
+)

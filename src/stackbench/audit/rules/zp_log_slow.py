@@ -1,0 +1,25 @@
+"""ZP-LOG-SLOW: a log device is rotational. A SLOG must have lower latency than the pool; a spinning disk
+(8-15 ms per sync write, METHOD.md) is slower than most pools' own ZIL."""
+
+from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._pool import class_vdevs, rotational
+
+
+def check(facts):
+    for pool in facts.vdevs:
+        for vdev in class_vdevs(facts, pool, "logs"):
+            slow = [leaf for leaf in vdev.leaves if rotational(facts, leaf)]
+            if slow:
+                yield Finding(
+                    "ZP-LOG-SLOW", "warn", f"{pool}/{vdev.name}", f"rotational=1 on {', '.join(slow)}",
+                    f"zpool remove {pool} {vdev.name}; add a low-latency SSD with power-loss protection",
+                    prove="stackbench slog /dir/on/candidate ... ranks candidates by sync-write latency",
+                )
+
+
+RULE = Rule(
+    "ZP-LOG-SLOW", "Rotational log device", "warn",
+    "A SLOG only helps when its sync-write latency is lower than the pool's.",
+    "Use a low-latency SSD with power-loss protection, or Optane",
+    "https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html#Intent_Log", check, doc=__doc__,
+)
