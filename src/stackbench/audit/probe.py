@@ -68,6 +68,12 @@ CAPTURES: tuple[Capture, ...] = (
                 'echo "## $n"; nvme id-ns -H "$n" || exit $?; done'),
             "nvme", "NVMe LBA formats (which sizes a namespace offers, which is in use)"),
     Capture("mounts.txt", ("cat", "/proc/self/mounts"), "cat", "which directories are ZFS datasets"),
+    Capture("image-files.txt",
+            _sh("awk '$3==\"zfs\"{print $2}' /proc/self/mounts | while read -r m; do "
+                "find \"$m\" -xdev -maxdepth 4 -type f \\( -name '*.qcow2' -o -name '*.raw' -o -name '*.img' "
+                "-o -name '*.vmdk' -o -name '*.vdi' -o -name '*.qed' \\) -size +1M -printf '%s\\t%p\\n' 2>/dev/null; "
+                "done; true"),
+            "find", "VM image files on ZFS file systems (which datasets hold images)"),
     Capture("swaps.txt", ("cat", "/proc/swaps"), "cat", "swap devices (swap on a zvol)"),
     Capture("numa-nodes.txt", _sh("ls -d /sys/devices/system/node/node[0-9]*"), "sh", "NUMA nodes of the host"),
     Capture("cpuinfo.txt", ("cat", "/proc/cpuinfo"), "cat", "CPU flags: aes, hypervisor"),
