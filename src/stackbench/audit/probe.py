@@ -122,9 +122,9 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
     for capture in CAPTURES:
         stdout, code, error = _run(capture)
         entry = {"command": list(capture.argv), "exit": code, "why": capture.why}
-        if stdout.strip() and code == 0:
+        if code == 0:  # an empty output is a fact too (no image files, no swap)
             (directory / capture.file).write_text(stdout)
-            status[capture.file] = "saved"
+            status[capture.file] = "saved" if stdout.strip() else "saved (empty)"
         else:
             status[capture.file] = f"skipped: {error[:100] or f'exit {code}, no output'}"
             entry["error"] = error[:400]
