@@ -1,102 +1,152 @@
-"""Facts for the audit: raw outputs of the commands the probe runs, saved in a directory, parsed here.
+"""Facts for the audit: a directory of raw probe outputs (`stackbench.audit.probe`), read into one model.
 
-Saving raw text (not parsed values) keeps the facts honest and lets a later parser re-read old captures.
-File names are fixed (`FILES`); a missing file means the fact is unknown, never an error. Parsers follow the
-formats in the knowledge base: `zpool get -Hp` / `zfs get -Hp` are tab-separated name/property/value/source;
-the per-vdev ashift comes from `zdb -C` (the pool property `ashift` is only the hint for new vdevs);
-vdev classes come from `zpool status` sections (`special`, `logs`, `cache`, `dedup`, `spares`).
+Rules read `Facts` only, never the live system, so every rule can be tested from saved facts and another
+machine's facts can be audited anywhere. A missing file means the fact is unknown; a file in a format this
+version does not know is recorded in `Facts.problems` (file and line) and treated as unknown, so one odd
+file neither stops the audit nor is read half-way.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator, TypeVar
 
-# file name -> the command that produces it on a live system
-FILES: dict[str, list[str]] = {
-    "zfs-version.txt": ["zfs", "version"],
-    "zpool-get-Hp-all.txt": ["zpool", "get", "-Hp", "all"],
-    "zpool-list-Hpv.txt": ["zpool", "list", "-Hp", "-v"],
-    "zpool-status.txt": ["zpool", "status", "-v"],
-    "zfs-get-Hp-all.txt": ["zfs", "get", "-Hp", "all"],
-    "zdb-C.txt": ["zdb", "-C"],
-    "arcstats.txt": ["cat", "/proc/spl/kstat/zfs/arcstats"],
-    "zfs-module-parameters.txt": ["sh", "-c", "cd /sys/module/zfs/parameters && grep -H . *"],
-    "sys-block-queue.txt": [
-        "sh", "-c",
-        'for d in /sys/block/*; do for f in physical_block_size logical_block_size rotational scheduler; do '
-        'printf "%s/queue/%s\\t%s\\n" "$d" "$f" "$(cat $d/queue/$f 2>/dev/null)"; done; done',
-    ],
-    "lsblk-J-O.txt": ["lsblk", "-J", "-O"],
-    "cpuinfo.txt": ["cat", "/proc/cpuinfo"],
-    "meminfo.txt": ["cat", "/proc/meminfo"],
-    "cmdline.txt": ["cat", "/proc/cmdline"],
-}
-CLASSES = ("special", "logs", "cache", "dedup", "spares")
+from stackbench.audit import host_outputs as host
+from stackbench.audit import zfs_outputs as zfs
+from stackbench.audit.errors import FactsFormatError
+from stackbench.audit.versions import Version, parse_zfs_version
+from stackbench.audit.vm import DiskLocation, Storage, Vm, VmDisk, locate_volume, parse_libvirt_xml, parse_qm_conf, \
+    parse_storage_cfg
+from stackbench.audit.zfs_outputs import Vdev
 
-
-@dataclass
-class Vdev:
-    name: str
-    type: str  # mirror, raidz1, disk, ...
-    vdev_class: str  # normal, special, logs, cache, dedup, spares
-    leaves: list[str] = field(default_factory=list)
-    ashift: int | None = None
+__all__ = ["Facts", "Vdev", "load_facts"]
+T = TypeVar("T")
 
 
 @dataclass
 class Facts:
-    zfs_version: str | None = None
+    zfs_version: str | None = None  # as printed, e.g. zfs-kmod-2.1.11-1+deb12u1
+    version: Version | None = None
     pools: dict[str, dict[str, str]] = field(default_factory=dict)
     datasets: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # name -> prop -> (value, source)
     vdevs: dict[str, list[Vdev]] = field(default_factory=dict)  # pool -> top-level vdevs
+    vdev_properties: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # 2.2+
+    pool_sizes: dict[str, int] = field(default_factory=dict)
+    class_space: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (pool, class) -> (size, alloc)
     arcstats: dict[str, int] = field(default_factory=dict)
     module_parameters: dict[str, str] = field(default_factory=dict)
     block_queue: dict[str, dict[str, str]] = field(default_factory=dict)  # disk -> {physical_block_size: ...}
+    block_devices: dict[str, host.BlockDevice] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # /dev/disk/by-id/X -> /dev/sda3
+    nvme_formats: dict[str, list[host.LbaFormat]] = field(default_factory=dict)
+    mounts: list[tuple[str, str, str]] = field(default_factory=list)
+    swaps: list[str] | None = None
+    numa_nodes: int | None = None
     meminfo: dict[str, int] = field(default_factory=dict)  # bytes
     cmdline: str | None = None
+    kernel_config: dict[str, str] = field(default_factory=dict)
+    mem_auto_init: str | None = None  # the kernel's "mem auto-init: ..." line
     cpu_flags: set[str] = field(default_factory=set)
-    vm_configs: dict[str, dict[str, str]] = field(default_factory=dict)  # "qemu-server/100.conf" -> key -> value
-    pool_sizes: dict[str, int] = field(default_factory=dict)  # zpool list: pool -> size in bytes
-    class_space: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (pool, class) -> (size, alloc)
+    virt: str | None = None  # systemd-detect-virt: none, kvm, ...
+    vms: list[Vm] = field(default_factory=list)
+    storages: dict[str, Storage] | None = None  # Proxmox storage.cfg; None when not in the facts
+    image_files: dict[str, int] | None = None  # path -> bytes, when the probe listed them
+    problems: list[str] = field(default_factory=list)
 
+    # --- datasets -------------------------------------------------------------------------------------
     def dataset_prop(self, dataset: str, prop: str) -> str | None:
         value = self.datasets.get(dataset, {}).get(prop)
         return value[0] if value else None
 
+    def dataset_source(self, dataset: str, prop: str) -> str | None:
+        value = self.datasets.get(dataset, {}).get(prop)
+        return value[1] if value else None
+
+    def _of_type(self, kind: str) -> list[str]:
+        return [name for name, props in self.datasets.items() if props.get("type", ("",))[0] == kind]
+
     def zvols(self) -> list[str]:
-        return [name for name, props in self.datasets.items() if props.get("type", ("",))[0] == "volume"]
+        return self._of_type("volume")
 
     def filesystems(self) -> list[str]:
-        return [name for name, props in self.datasets.items() if props.get("type", ("",))[0] == "filesystem"]
+        return self._of_type("filesystem")
 
+    def dataset_of_path(self, path: str) -> str | None:
+        """The ZFS file system whose mount point is the longest prefix of `path`."""
+        best, best_len = None, -1
+        candidates = [(source, point) for source, point, fstype in self.mounts if fstype == "zfs"]
+        if not candidates:
+            candidates = [(name, self.dataset_prop(name, "mountpoint") or "") for name in self.filesystems()]
+        for dataset, point in candidates:
+            if point.startswith("/") and (path == point or path.startswith(point.rstrip("/") + "/")):
+                if len(point) > best_len:
+                    best, best_len = dataset, len(point)
+        return best
 
-def save_facts(directory: Path) -> dict[str, str]:
-    """Run every probe command that exists here and save its raw output; returns file -> status."""
-    directory.mkdir(parents=True, exist_ok=True)
-    status = {}
-    for name, command in FILES.items():
-        if shutil.which(command[0]) is None:
-            status[name] = f"skipped: {command[0]} not installed"
-            continue
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            status[name] = f"failed: {error}"
-            continue
-        if done.returncode != 0 or not done.stdout.strip():
-            status[name] = f"skipped: exit {done.returncode} {done.stderr.strip()[:80]}"
-            continue
-        (directory / name).write_text(done.stdout)
-        status[name] = "saved"
-    for conf in sorted(Path("/etc/pve/qemu-server").glob("*.conf")) if Path("/etc/pve").is_dir() else []:
-        (directory / "qemu-server").mkdir(exist_ok=True)
-        shutil.copy(conf, directory / "qemu-server" / conf.name)
-        status[f"qemu-server/{conf.name}"] = "saved"
-    return status
+    # --- devices ---------------------------------------------------------------------------------------
+    def kernel_name(self, leaf: str) -> str:
+        """The kernel device a vdev leaf names: vdb1 for /dev/vdb1, sda3 for ata-...-part3 via /dev/disk links."""
+        candidates = [leaf] if leaf.startswith("/") else [
+            f"/dev/disk/{kind}/{leaf}" for kind in ("by-id", "by-vdev", "by-path", "by-partuuid", "by-uuid",
+                                                    "by-partlabel", "by-label")] + [f"/dev/{leaf}"]
+        for candidate in candidates:
+            if candidate in self.links:
+                return self.links[candidate].rsplit("/", 1)[-1]
+        return leaf.rsplit("/", 1)[-1]
+
+    def disk_of(self, leaf: str) -> str | None:
+        """The whole disk under a leaf (partitions have no queue/ directory in sysfs), or None if unknown."""
+        name = self.kernel_name(leaf)
+        for _ in range(8):
+            device = self.block_devices.get(name)
+            if device is None or device.type == "disk" or not device.parent:
+                break
+            name = device.parent
+        if name in self.block_queue or name in self.block_devices:
+            return name
+        for pattern in (r"^((?:nvme\d+n|mmcblk|loop|nbd)\d+)p\d+$", r"^([a-z]+)\d+$", r"^(.+)-part\d+$"):
+            match = re.match(pattern, name)
+            if match and (match[1] in self.block_queue or match[1] in self.block_devices):
+                return match[1]
+        return None
+
+    def disk_attribute(self, leaf: str, attribute: str) -> str | None:
+        """A queue attribute (physical_block_size, logical_block_size, rotational) of the leaf's disk."""
+        disk = self.disk_of(leaf)
+        if disk is None:
+            return None
+        value = self.block_queue.get(disk, {}).get(attribute)
+        if value is None and disk in self.block_devices:
+            device = self.block_devices[disk]
+            value = {"physical_block_size": device.physical_sector, "logical_block_size": device.logical_sector,
+                     "rotational": None if device.rotational is None else int(device.rotational)}.get(attribute)
+        return None if value is None else str(value)
+
+    def rotational(self, leaf: str) -> bool | None:
+        value = self.disk_attribute(leaf, "rotational")
+        return None if value is None else value == "1"
+
+    def physical_sector(self, leaf: str) -> int | None:
+        value = self.disk_attribute(leaf, "physical_block_size")
+        return int(value) if value and value.isdigit() else None
+
+    @property
+    def is_vm(self) -> bool:
+        return "hypervisor" in self.cpu_flags or (self.virt not in (None, "none"))
+
+    # --- VMs -------------------------------------------------------------------------------------------
+    def vm_disks(self) -> Iterator[tuple[Vm, VmDisk, DiskLocation | None]]:
+        """Every VM disk with where it lives (the dataset for zvols and image files on ZFS, when known)."""
+        for vm in self.vms:
+            for disk in vm.disks:
+                location = locate_volume(disk.volume, self.storages) if vm.kind == "proxmox" or disk.volume.startswith("/") \
+                    else None
+                if location is not None and location.dataset is None and location.path:
+                    location = DiskLocation(self.dataset_of_path(location.path), location.path, False,
+                                            location.sparse_storage, location.assumed)
+                yield vm, disk, location
 
 
 def _read(directory: Path, name: str) -> str | None:
@@ -104,182 +154,112 @@ def _read(directory: Path, name: str) -> str | None:
     return path.read_text(errors="replace") if path.is_file() else None
 
 
-def parse_zpool_get(text: str) -> dict[str, dict[str, str]]:
-    pools: dict[str, dict[str, str]] = {}
-    for line in text.splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 3:
-            pools.setdefault(parts[0], {})[parts[1]] = parts[2]
-    return pools
+def _parse(facts: Facts, directory: Path, name: str, parser: Callable[[str], T]) -> T | None:
+    """Parse one file; a format error becomes a recorded problem and the fact stays unknown."""
+    text = _read(directory, name)
+    if text is None or not text.strip():
+        return None
+    try:
+        return parser(text)
+    except FactsFormatError as error:
+        facts.problems.append(str(error))
+        return None
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError, RecursionError) as error:
+        facts.problems.append(f"{name}: unreadable ({type(error).__name__}: {error})")
+        return None
 
 
-def parse_zfs_get(text: str) -> dict[str, dict[str, tuple[str, str]]]:
-    datasets: dict[str, dict[str, tuple[str, str]]] = {}
-    for line in text.splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 4:
-            datasets.setdefault(parts[0], {})[parts[1]] = (parts[2], parts[3])
-    return datasets
+def _leaf_keys(facts: Facts, leaf: str) -> tuple[str, str | None]:
+    return facts.kernel_name(leaf), facts.disk_of(leaf)
 
 
-def parse_zpool_status(text: str) -> dict[str, list[Vdev]]:
-    """Top-level vdevs per pool with their class, from the indentation of the config section."""
-    pools: dict[str, list[Vdev]] = {}
-    pool = None
-    pool_depth = 0
-    current_class = "normal"
-    in_config = False
-    for line in text.splitlines():
-        if line.strip().startswith("pool:"):
-            pool = line.split(":", 1)[1].strip()
-            pools[pool] = []
-            in_config = False
-            continue
-        if line.strip().startswith("NAME") and "STATE" in line:
-            in_config = True
-            pool_depth = -1
-            continue
-        if not in_config or pool is None:
-            continue
-        if not line.strip() or line.strip().startswith("errors:"):
-            in_config = False
-            continue
-        body = line.lstrip("\t")
-        depth = len(body) - len(body.lstrip(" "))
-        name = body.split()[0]
-        if pool_depth < 0:
-            pool_depth = depth  # the pool's own row
-            current_class = "normal"
-            continue
-        if depth == pool_depth and name in CLASSES:
-            current_class = name
-            continue
-        if depth == pool_depth + 2:
-            kind = re.sub(r"-\d+$", "", name) if re.match(r"^(mirror|raidz\d?|draid\S*)(-\d+)?$", name) else "disk"
-            pools[pool].append(Vdev(name=name, type=kind, vdev_class=current_class, leaves=[] if kind != "disk" else [name]))
-        elif depth > pool_depth + 2 and pools[pool]:
-            pools[pool][-1].leaves.append(name)
-    return pools
-
-
-def parse_zdb_ashift(text: str) -> dict[str, list[int | None]]:
-    """Per pool, the ashift of each top-level vdev in order (children[N] at the vdev_tree's first level)."""
-    result: dict[str, list[int | None]] = {}
-    pool = None
-    top_indent = None
-    for line in text.splitlines():
-        if match := re.match(r"^\s+name: '(.+)'", line):
-            if top_indent is None or pool is None:
-                pool = match[1]
-                result.setdefault(pool, [])
-                top_indent = None
-            continue
-        if pool is None:
-            continue
-        if match := re.match(r"^(\s+)children\[(\d+)\]:", line):
-            indent = len(match[1])
-            if top_indent is None:
-                top_indent = indent
-            if indent == top_indent:
-                result[pool].append(None)
-            continue
-        if (match := re.match(r"^(\s+)ashift: (\d+)", line)) and result[pool] and top_indent is not None:
-            if len(match[1]) == top_indent + 4 and result[pool][-1] is None:
-                result[pool][-1] = int(match[2])
-        if line.strip() == "" and top_indent is not None:
-            pool, top_indent = None, None
-    return result
-
-
-def parse_zpool_list(text: str) -> tuple[dict[str, int], dict[tuple[str, str], tuple[int, int]]]:
-    """Pool sizes, and per allocation class the summed size and allocation of its rows with numbers.
-
-    `zpool list -Hp -v` flattens the tree: pool rows start without a tab, vdev rows with one, and class
-    headers (`special`, `logs`, `cache`, `dedup`, `spare`) are printed space-padded even under -H.
-    """
-    sizes: dict[str, int] = {}
-    space: dict[tuple[str, str], tuple[int, int]] = {}
-    pool, vclass = None, "normal"
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        first = line.split()[0]
-        if not line.startswith("\t") and first in ("special", "logs", "cache", "dedup", "spare", "spares"):
-            vclass = first
-            continue
-        fields = line.split("\t")
-        if not line.startswith("\t"):
-            pool, vclass = fields[0], "normal"
-            if len(fields) > 1 and fields[1].isdigit():
-                sizes[pool] = int(fields[1])
-            continue
-        if pool and vclass != "normal" and len(fields) > 3 and fields[2].isdigit() and fields[3].isdigit():
-            size, alloc = space.get((pool, vclass), (0, 0))
-            space[(pool, vclass)] = (size + int(fields[2]), alloc + int(fields[3]))
-    return sizes, space
-
-
-def parse_kstat(text: str) -> dict[str, int]:
-    values = {}
-    for line in text.splitlines()[2:]:
-        parts = line.split()
-        if len(parts) == 3:
-            try:
-                values[parts[0]] = int(parts[2])
-            except ValueError:
+def _assign_ashift(facts: Facts, zdb: dict[str, list[zfs.ZdbTopVdev]]) -> None:
+    """Match zdb's top-level vdevs (vdev id order) to zpool status vdevs by their leaves' devices."""
+    for pool, vdevs in facts.vdevs.items():
+        tops = [t for t in zdb.get(pool, []) if t.type != "hole"]
+        candidates = [v for v in vdevs if v.vdev_class not in ("cache", "spares")]
+        for vdev in candidates:
+            keys = [_leaf_keys(facts, leaf) for leaf in vdev.leaves]
+            best, best_score = None, 0
+            for top in tops:
+                top_keys = [_leaf_keys(facts, path) for path in top.paths]
+                exact = sum(1 for k in keys if k[0] in {t[0] for t in top_keys})
+                disks = sum(1 for k in keys if k[1] and k[1] in {t[1] for t in top_keys})
+                score = exact * 10 + disks
+                if score > best_score:
+                    best, best_score = top, score
+            if best is None and len(tops) == len(candidates):
+                best = tops[candidates.index(vdev)]  # no device names to match: creation order
+            if best is not None and best.ashift is not None:
+                vdev.ashift, vdev.ashift_source = best.ashift, "zdb -C"
+    for pool, props in facts.vdev_properties.items():
+        for vdev in facts.vdevs.get(pool, []):
+            if vdev.ashift is not None:
                 continue
-    return values
+            for name in (vdev.name, vdev.name.rsplit("/", 1)[-1]):
+                value = props.get(name, {}).get("ashift", "")
+                if value.isdigit() and int(value) > 0:
+                    vdev.ashift, vdev.ashift_source = int(value), "zpool get ashift all-vdevs"
+                    break
 
 
-def parse_qm_conf(text: str) -> dict[str, str]:
-    """Proxmox qemu-server config: `key: value` lines up to the first [snapshot] section."""
-    config = {}
-    for line in text.splitlines():
-        if line.startswith("["):
-            break
-        if ":" in line and not line.startswith("#"):
-            key, _, value = line.partition(":")
-            config[key.strip()] = value.strip()
-    return config
-
-
-def load_facts(directory: Path, vm_configs: list[Path] | None = None) -> Facts:
+def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cfg: Path | None = None) -> Facts:
+    """Read a facts directory (and extra VM config files) into `Facts`."""
     facts = Facts()
-    if text := _read(directory, "zfs-version.txt"):
-        facts.zfs_version = text.strip().splitlines()[0]
-    if text := _read(directory, "zpool-get-Hp-all.txt"):
-        facts.pools = parse_zpool_get(text)
-    if text := _read(directory, "zfs-get-Hp-all.txt"):
-        facts.datasets = parse_zfs_get(text)
-    if text := _read(directory, "zpool-status.txt"):
-        facts.vdevs = parse_zpool_status(text)
-    if (text := _read(directory, "zdb-C.txt")) and facts.vdevs:
-        for pool, ashifts in parse_zdb_ashift(text).items():
-            normal_and_special = [v for v in facts.vdevs.get(pool, []) if v.vdev_class not in ("cache", "spares")]
-            for vdev, ashift in zip(normal_and_special, ashifts):
-                vdev.ashift = ashift
-    if text := _read(directory, "zpool-list-Hpv.txt"):
-        facts.pool_sizes, facts.class_space = parse_zpool_list(text)
-    if text := _read(directory, "arcstats.txt"):
-        facts.arcstats = parse_kstat(text)
-    if text := _read(directory, "zfs-module-parameters.txt"):
-        facts.module_parameters = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-    if text := _read(directory, "sys-block-queue.txt"):
-        for line in text.splitlines():
-            path, _, value = line.partition("\t")
-            match = re.match(r"/sys/block/([^/]+)/queue/(\w+)", path)
-            if match:
-                facts.block_queue.setdefault(match[1], {})[match[2]] = value.strip()
-    if text := _read(directory, "meminfo.txt"):
-        for line in text.splitlines():
-            parts = line.replace(":", " ").split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                facts.meminfo[parts[0]] = int(parts[1]) * (1024 if len(parts) > 2 and parts[2] == "kB" else 1)
-    if text := _read(directory, "cmdline.txt"):
-        facts.cmdline = text.strip()
-    if text := _read(directory, "cpuinfo.txt"):
-        flags = next((l.split(":", 1)[1] for l in text.splitlines() if l.startswith("flags")), "")
-        facts.cpu_flags = set(flags.split())
-    for path in sorted((directory / "qemu-server").glob("*.conf")) + list(vm_configs or []):
-        facts.vm_configs[f"qemu-server/{path.name}"] = parse_qm_conf(path.read_text(errors="replace"))
+    version_text = _read(directory, "zfs-version.txt") or _read(directory, "zfs-module-version.txt")
+    if version_text and version_text.strip():
+        facts.zfs_version = next((l for l in version_text.splitlines() if l.startswith("zfs-kmod-")),
+                                 version_text.strip().splitlines()[0])
+        facts.version = parse_zfs_version(version_text)
+    facts.pools = _parse(facts, directory, "zpool-get-Hp-all.txt", zfs.parse_zpool_get) or {}
+    facts.datasets = _parse(facts, directory, "zfs-get-Hp-all.txt", zfs.parse_zfs_get) or {}
+    facts.vdevs = (_parse(facts, directory, "zpool-status-j.txt", zfs.parse_zpool_status_json)
+                   or _parse(facts, directory, "zpool-status.txt", zfs.parse_zpool_status) or {})
+    facts.vdev_properties = _parse(facts, directory, "zpool-get-vdevs.txt", zfs.parse_vdev_properties) or {}
+    sizes = _parse(facts, directory, "zpool-list-Hpv.txt", zfs.parse_zpool_list)
+    if sizes:
+        facts.pool_sizes, facts.class_space = sizes
+    facts.arcstats = _parse(facts, directory, "arcstats.txt", zfs.parse_kstat) or {}
+    facts.module_parameters = _parse(facts, directory, "zfs-module-parameters.txt", zfs.parse_module_parameters) or {}
+    facts.block_queue = _parse(facts, directory, "sys-block-queue.txt", host.parse_block_queue) or {}
+    facts.block_devices = (_parse(facts, directory, "lsblk.json", host.parse_lsblk)
+                           or _parse(facts, directory, "lsblk-J-O.txt", host.parse_lsblk) or {})
+    facts.links = _parse(facts, directory, "dev-disk-links.txt", host.parse_links) or {}
+    facts.nvme_formats = _parse(facts, directory, "nvme-id-ns.txt", host.parse_nvme_id_ns) or {}
+    facts.mounts = _parse(facts, directory, "mounts.txt", host.parse_mounts) or []
+    facts.swaps = _parse(facts, directory, "swaps.txt", host.parse_swaps)
+    nodes = _read(directory, "numa-nodes.txt")
+    facts.numa_nodes = len([l for l in nodes.splitlines() if "/node" in l]) if nodes else None
+    facts.meminfo = _parse(facts, directory, "meminfo.txt", host.parse_meminfo) or {}
+    facts.cmdline = (_read(directory, "cmdline.txt") or "").strip() or None
+    config = _read(directory, "kernel-config.txt") or ""
+    facts.kernel_config = dict(m.groups() for m in re.finditer(r"(CONFIG_\w+)=(\S+)", config))
+    auto_init = _read(directory, "dmesg-mem-auto-init.txt")
+    facts.mem_auto_init = auto_init.strip().splitlines()[-1] if auto_init and auto_init.strip() else None
+    facts.cpu_flags = _parse(facts, directory, "cpuinfo.txt", host.parse_cpu_flags) or set()
+    facts.virt = (_read(directory, "virt.txt") or "").strip() or None
+    zdb = _parse(facts, directory, "zdb-C.txt", zfs.parse_zdb_config) or {}
+    _assign_ashift(facts, zdb)
+    storage_text = storage_cfg.read_text(errors="replace") if storage_cfg else _read(directory, "pve/storage.cfg")
+    if storage_text is not None:
+        try:
+            facts.storages = parse_storage_cfg(storage_text, str(storage_cfg or "pve/storage.cfg"))
+        except FactsFormatError as error:
+            facts.problems.append(str(error))
+    files = sorted((directory / "qemu-server").glob("*.conf")) + sorted((directory / "libvirt").glob("*.xml"))
+    for path in files + list(vm_configs or []):
+        name = f"{path.parent.name}/{path.name}"
+        try:
+            text = path.read_text(errors="replace")
+            is_xml = path.suffix == ".xml" or text.lstrip().startswith("<")
+            facts.vms.append(parse_libvirt_xml(text, name) if is_xml else parse_qm_conf(text, name))
+        except FactsFormatError as error:
+            facts.problems.append(str(error))
+    images = _read(directory, "image-files.txt")
+    if images is not None:
+        facts.image_files = {}
+        for line in images.splitlines():
+            size, _, path = line.partition("\t")
+            if size.isdigit() and path:
+                facts.image_files[path] = int(size)
     return facts

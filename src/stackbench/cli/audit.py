@@ -1,16 +1,17 @@
-"""`stackbench audit` and `stackbench facts save`: ZFS/KVM checks over saved facts."""
+"""`stackbench audit` and `stackbench facts save`: ZFS, KVM/Proxmox and guest checks over saved facts."""
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from stackbench.cli.app import app, out
-from stackbench.cli.common import print_json
-from stackbench.report.export import Tabular, to_rich
+from stackbench.cli.app import app, err, out
+from stackbench.cli.common import emit, print_json
+from stackbench.report.export import Tabular
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)
@@ -18,79 +19,123 @@ app.add_typer(facts_app, name="facts")
 
 
 @facts_app.command("save")
-def facts_save(directory: Path = typer.Argument(..., help="Directory to write the raw outputs to.", show_default=False)) -> None:
-    """Run zpool/zfs/zdb, read arcstats, module parameters, block queues, cpuinfo, meminfo and Proxmox VM
-    configs, and save the raw outputs, so `stackbench audit --from DIR` can audit this machine elsewhere.
+def facts_save(
+    directory: Path = typer.Argument(..., help="Directory to write the raw outputs to (created if missing).",
+                                     show_default=False),
+    json_output: bool = typer.Option(False, "--json", help="Print file -> status as JSON."),
+) -> None:
+    """Run zpool/zfs/zdb, read arcstats, module parameters, block queues, lsblk, device links, NVMe formats,
+    mounts, swaps, NUMA nodes, cpuinfo, meminfo and the kernel command line, copy Proxmox VM configs,
+    storage.cfg and libvirt domain XML, and save the raw outputs with a manifest (probe.json), so
+    `stackbench audit --from DIR` can audit this machine anywhere. Read-only: nothing outside DIR is written.
 
     Example:
 
         stackbench facts save /tmp/host-facts && stackbench audit --from /tmp/host-facts
     """
-    from stackbench.audit.facts import save_facts
+    from stackbench.audit.probe import save_facts
+    from stackbench.errors import StackbenchError
 
-    for name, status in save_facts(directory).items():
-        out.print(f"{name:<28} {status}", highlight=False)
+    if directory.exists() and not directory.is_dir():
+        raise StackbenchError(f"{directory} exists and is not a directory", "Give a new or existing directory")
+    status = save_facts(directory)
+    if json_output:
+        print_json(status)
+        return
+    saved = sum(1 for s in status.values() if s.startswith("saved"))
+    for name, state in status.items():
+        out.print(f"  {'✓' if state.startswith('saved') else '·'} {name:<28} {state}", highlight=False)
+    out.print(f"{saved} of {len(status)} facts saved to {directory}", highlight=False)
 
 
 @app.command("audit")
 def audit_command(
-    from_dir: Optional[Path] = typer.Option(None, "--from", help="Audit saved facts (stackbench facts save DIR)."),
-    vm_config: Optional[list[Path]] = typer.Option(None, "--vm-config", help="Proxmox VM config files to include."),
+    from_dir: Optional[Path] = typer.Option(None, "--from", help="Audit saved facts (from `stackbench facts save DIR`) "
+                                            "instead of this machine."),
+    vm_config: Optional[list[Path]] = typer.Option(None, "--vm-config", help="Proxmox VM config (.conf) or libvirt "
+                                                   "domain XML (.xml) to include; repeatable."),
+    storage_cfg: Optional[Path] = typer.Option(None, "--storage-cfg", help="Proxmox storage.cfg, to map VM disks "
+                                               "to datasets (default: the one in the facts)."),
+    min_severity: str = typer.Option("info", "--min-severity", help="Hide findings below: crit, err, warn or info."),
+    fmt: str = typer.Option("table", "--format", "-f", help="Output format: table, markdown, csv or json."),
+    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
     explain: Optional[str] = typer.Option(None, "--explain", help="Print one rule's documentation and exit."),
     list_rules: bool = typer.Option(False, "--list-rules", help="List every rule and exit."),
-    json_output: bool = typer.Option(False, "--json", help="Print findings as JSON."),
 ) -> None:
-    """Check ZFS pools, datasets and KVM/Proxmox VM configs against the knowledge base of tuning and
-    safety rules; every finding has the evidence, the fix, and where a performance claim is made the
-    stackbench command that would prove it on this machine. Exit 0: clean; 2: findings.
+    """Check ZFS pools, datasets, KVM/Proxmox and libvirt VM configs and the guest against the knowledge
+    base of tuning and safety rules. Every finding has the evidence (the exact property and value), the fix,
+    and where the rule makes a performance claim the stackbench commands that would prove it on this
+    machine. Exit status: 0 no findings, 2 findings, 1 error or unreadable facts.
 
-    Example:
+    Examples:
+
+        stackbench audit
 
         stackbench audit --from /tmp/host-facts --vm-config /etc/pve/qemu-server/100.conf
-    """
-    import tempfile
 
-    from stackbench.audit.facts import load_facts, save_facts
+        stackbench audit --explain ZP-ASHIFT-LOW
+    """
+    from stackbench.audit.facts import load_facts
+    from stackbench.audit.probe import save_facts
+    from stackbench.audit.report import run_rules
+    from stackbench.audit.rule import SEVERITIES
     from stackbench.audit.rules import BY_ID, REGISTRY
     from stackbench.errors import StackbenchError
 
+    fmt = "json" if json_output else fmt
+    if min_severity not in SEVERITIES:
+        raise StackbenchError(f"unknown --min-severity {min_severity!r}", f"Use one of: {', '.join(SEVERITIES)}")
     if list_rules:
-        rows = [[r.id, r.severity, r.status, r.title] for r in REGISTRY]
-        if json_output:
-            print_json({"rules": [{"id": r.id, "severity": r.severity, "status": r.status, "title": r.title,
-                                   "source": r.source} for r in REGISTRY]})
-        else:
-            out.print(to_rich(Tabular(["id", "severity", "status", "title"], rows)))
+        emit(fmt, Tabular(["id", "severity", "status", "title"], [[r.id, r.severity, r.status, r.title] for r in REGISTRY],
+                          notes=[f"{len(REGISTRY)} rules; explain one with: stackbench audit --explain RULE-ID"]),
+             {"rules": [{"id": r.id, "severity": r.severity, "status": r.status, "title": r.title,
+                         "rationale": r.rationale, "fix": r.fix, "source": r.source} for r in REGISTRY]})
         return
     if explain:
         rule = BY_ID.get(explain.upper())
         if rule is None:
             raise StackbenchError(f"no rule {explain!r}", "List the rules with `stackbench audit --list-rules`")
-        out.print(f"{rule.id} ({rule.severity}, {rule.status}): {rule.title}\n\n{rule.doc.strip()}\n\n"
-                  f"Why: {rule.rationale}\nFix: {rule.fix}\nSource: {rule.source}", highlight=False)
+        if fmt == "json":
+            print_json({"id": rule.id, "severity": rule.severity, "status": rule.status, "title": rule.title,
+                        "doc": rule.doc.strip(), "rationale": rule.rationale, "fix": rule.fix, "source": rule.source})
+            return
+        out.print(f"{rule.id} ({rule.severity}{', disputed' if rule.status == 'disputed' else ''}): {rule.title}\n\n"
+                  f"{rule.doc.strip()}\n\nWhy: {rule.rationale}\nFix: {rule.fix}\nSource: {rule.source}", highlight=False)
         return
+    for path in list(vm_config or []) + ([storage_cfg] if storage_cfg else []):
+        if not path.is_file():
+            raise StackbenchError(f"{path} is not a readable file", "Give the path of a VM config or storage.cfg")
     if from_dir is not None:
         if not from_dir.is_dir():
-            raise StackbenchError(f"{from_dir} is not a directory of saved facts", "Create one with `stackbench facts save DIR`")
-        facts = load_facts(from_dir, vm_config)
+            raise StackbenchError(f"{from_dir} is not a directory of saved facts",
+                                  "Create one with `stackbench facts save DIR`")
+        facts = load_facts(from_dir, vm_config, storage_cfg)
     else:
         with tempfile.TemporaryDirectory(prefix="stackbench-facts-") as tmp:
             save_facts(Path(tmp))
-            facts = load_facts(Path(tmp), vm_config)
-    findings = [f for rule in REGISTRY for f in rule.check(facts)]
-    order = {"crit": 0, "err": 1, "warn": 2, "info": 3}
-    findings.sort(key=lambda f: (order[f.severity], f.rule_id, f.subject))
-    if json_output:
-        print_json({"zfs_version": facts.zfs_version, "findings": [f.to_json() for f in findings]})
-    elif findings:
-        out.print(to_rich(Tabular(
-            ["severity", "rule", "subject", "evidence", "fix"],
-            [[f.severity, f.rule_id, f.subject, f.evidence, f.fix] for f in findings],
-            title=f"{len(findings)} findings" + (f" ({facts.zfs_version})" if facts.zfs_version else ""),
-            notes=[f"prove {f.rule_id} on {f.subject}: {f.prove}" for f in findings if f.prove]
-            + ["Explain a rule: stackbench audit --explain RULE-ID"],
-        )))
-    else:
-        out.print("OK! No findings.")
+            facts = load_facts(Path(tmp), vm_config, storage_cfg)
+    report = run_rules(facts, REGISTRY, min_severity)
+    findings = report.findings
+    version = f" on {facts.zfs_version}" if facts.zfs_version else ""
+    tabular = Tabular(
+        ["severity", "rule", "subject", "evidence", "fix"],
+        [[f.severity, f.rule_id, f.subject, f.evidence, f.fix] for f in findings],
+        title=f"{len(findings)} findings{version}",
+        notes=[f"prove {f.rule_id} ({f.subject}): {f.prove}" for f in findings if f.prove]
+        + ["Explain a rule: stackbench audit --explain RULE-ID"],
+        styles={i: {"crit": "bold red", "err": "red", "warn": "yellow"}.get(f.severity, "") for i, f in enumerate(findings)},
+    )
+    if fmt == "json" or findings:
+        emit(fmt, tabular, report.to_json(facts))
+    for problem in report.problems:
+        err.print(f"Warning: {problem}; the facts it holds were not used", highlight=False)
     if findings:
         sys.exit(2)
+    if report.problems:
+        if fmt != "json":
+            err.print(f"Error: no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is "
+                      "incomplete. Re-capture them with `stackbench facts save DIR`, or report the format.",
+                      highlight=False)
+        sys.exit(1)
+    if fmt != "json":
+        out.print(f"OK! No findings from {len(REGISTRY)} rules{version}.", highlight=False)

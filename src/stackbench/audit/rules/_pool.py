@@ -8,21 +8,17 @@ from stackbench.audit.facts import Facts, Vdev
 
 
 def failures_tolerated(vdev: Vdev) -> int:
-    """How many disks a top-level vdev can lose: n-way mirror n-1, raidzN N, single disk 0."""
+    """How many disks a top-level vdev can lose: n-way mirror n-1, raidzN and draidN N, single disk 0."""
     if vdev.type == "mirror":
         return max(0, len(vdev.leaves) - 1)
-    match = re.match(r"raidz(\d)?", vdev.type)
-    if match:
-        return int(match[1] or 1)
-    match = re.match(r"draid(\d)?", vdev.type)
+    match = re.match(r"(?:raidz|draid)(\d)?", vdev.type)
     if match:
         return int(match[1] or 1)
     return 0
 
 
 def rotational(facts: Facts, leaf: str) -> bool | None:
-    value = facts.block_queue.get(re.sub(r"\d+$", "", leaf) if leaf not in facts.block_queue else leaf, {}).get("rotational")
-    return None if value is None else value == "1"
+    return facts.rotational(leaf)
 
 
 def data_vdevs(facts: Facts, pool: str) -> list[Vdev]:
@@ -31,3 +27,11 @@ def data_vdevs(facts: Facts, pool: str) -> list[Vdev]:
 
 def class_vdevs(facts: Facts, pool: str, vclass: str) -> list[Vdev]:
     return [v for v in facts.vdevs.get(pool, []) if v.vdev_class == vclass]
+
+
+def pool_of(dataset: str) -> str:
+    return dataset.split("/", 1)[0]
+
+
+def ashift_evidence(vdev: Vdev) -> str:
+    return f"ashift={vdev.ashift} ({vdev.ashift_source})" if vdev.ashift is not None else "ashift unknown"

@@ -1,27 +1,36 @@
-"""ARC-OVERCOMMIT: ARC c_max plus the memory of every VM plus a host reserve (2 GiB) exceeds MemTotal:
-ARC and VMs compete for RAM (METHOD.md limited the ARC to 12 of 32 GiB)."""
+"""ARC-OVERCOMMIT: the ARC's cap (arcstats c_max) plus the memory of every VM plus a 2 GiB host reserve
+exceeds MemTotal: ARC and VMs compete for RAM (METHOD.md capped the ARC at 12 of 32 GiB). With
+zfs_arc_max=0 the cap is the release default: 1/2 RAM before OpenZFS 2.3, max(RAM - 1 GiB, 5/8 RAM) from
+2.3.0; new Proxmox VE 8.1+ installs set 10 % of RAM (at most 16 GiB)."""
 
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.versions import describe_arc_default
 
 HOST_RESERVE = 2 * 1024**3
+GIB = 1024**3
 
 
 def check(facts):
     c_max = facts.arcstats.get("c_max")
     total = facts.meminfo.get("MemTotal")
-    vm_bytes = sum(int(c.get("memory", "512")) * 1024**2 for c in facts.vm_configs.values() if c.get("memory", "512").isdigit())
-    if c_max and total and facts.vm_configs and c_max + vm_bytes + HOST_RESERVE > total:
-        gib = 1024**3
-        yield Finding(
-            "ARC-OVERCOMMIT", "warn", "ARC",
-            f"c_max {c_max / gib:.1f} GiB + VMs {vm_bytes / gib:.1f} GiB + 2 GiB > MemTotal {total / gib:.1f} GiB",
-            "options zfs zfs_arc_max=<bytes> in /etc/modprobe.d/zfs.conf, then update-initramfs -u",
-        )
+    vm_bytes = sum(vm.memory_bytes or 0 for vm in facts.vms)
+    if not (c_max and total and facts.vms) or c_max + vm_bytes + HOST_RESERVE <= total:
+        return
+    configured = facts.module_parameters.get("zfs_arc_max", "0").strip()
+    cap = f"zfs_arc_max={configured}" if configured not in ("0", "") else describe_arc_default(facts.version)
+    suggested = max(GIB, total - vm_bytes - HOST_RESERVE)
+    yield Finding(
+        "ARC-OVERCOMMIT", "warn", "ARC",
+        f"c_max {c_max / GIB:.1f} GiB ({cap}) + {len(facts.vms)} VMs {vm_bytes / GIB:.1f} GiB + 2 GiB host "
+        f"> MemTotal {total / GIB:.1f} GiB",
+        f"echo 'options zfs zfs_arc_max={suggested}' >> /etc/modprobe.d/zfs.conf; update-initramfs -u "
+        f"(takes effect now with: echo {suggested} > /sys/module/zfs/parameters/zfs_arc_max)",
+    )
 
 
 RULE = Rule(
     "ARC-OVERCOMMIT", "ARC and VMs together exceed RAM", "warn",
-    "The ARC shrinks late; VMs then swap or the OOM killer steps in.",
+    "The ARC gives memory back late; VMs then swap or the OOM killer steps in.",
     "Cap the ARC with zfs_arc_max",
-    "https://pve.proxmox.com/wiki/ZFS_on_Linux#sysadmin_zfs_limit_memory_usage", check, doc=__doc__,
+    "https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage", check, doc=__doc__,
 )

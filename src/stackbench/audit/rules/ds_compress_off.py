@@ -1,18 +1,23 @@
-"""DS-COMPRESS-OFF: compression=off on VM storage. LZ4 is cheap and usually a net win (about 10 % in
-METHOD.md); `on` (= lz4) is the default since OpenZFS 2.2.0, `off` before."""
+"""DS-COMPRESS-OFF: compression=off on VM storage (zvols, and file systems below the pool's root). LZ4
+is cheap and usually a net win (about 10 % in METHOD.md); `on` (= lz4) is the default since OpenZFS
+2.2.0, `off` before, so on 2.1 an untouched pool has this finding. New writes only."""
 
+from stackbench.audit.prove import BLOG_QD4, ab, in_guest, mountpoint
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.versions import default_compression, label
 
 
 def check(facts):
     for name, props in facts.datasets.items():
         value, source = props.get("compression", ("", ""))
-        if value == "off" and props.get("type", ("",))[0] in ("volume", "filesystem") and "/" in name:
-            yield Finding(
-                "DS-COMPRESS-OFF", "info", name, f"compression=off ({source})", f"zfs set compression=lz4 {name}",
-                prove="stackbench run -t /POOL/DATASET --preset blog --qd 4 --label off; zfs set compression=lz4 ...; "
-                      "stackbench run ... --label lz4; stackbench compare off lz4",
-            )
+        kind = props.get("type", ("",))[0]
+        if value != "off" or kind not in ("volume", "filesystem") or "/" not in name:
+            continue
+        note = f", the default of {label(facts.version)}" if source == "default" and default_compression(facts.version) == "off" else ""
+        fix = f"zfs set compression=lz4 {name}"
+        prove = in_guest("DS-COMPRESS-OFF", BLOG_QD4, fix) if kind == "volume" else ab(
+            "DS-COMPRESS-OFF", mountpoint(facts, name), BLOG_QD4, fix)
+        yield Finding("DS-COMPRESS-OFF", "info", name, f"compression=off ({source}{note})", fix, prove=prove)
 
 
 RULE = Rule(

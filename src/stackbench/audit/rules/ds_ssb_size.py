@@ -19,7 +19,7 @@ def check(facts):
             yield Finding(
                 "DS-SSB-SIZE", "warn", name, f"special_small_blocks={ssb} >= recordsize={record}",
                 f"zfs set special_small_blocks=<below {record}> {name}",
-                prove="stackbench smallblocks /PATH --special-size SIZE for a sized recommendation",
+                prove=f"stackbench smallblocks {facts.dataset_prop(name, 'mountpoint') or '/' + name} --recordsize {record} recommends a value from the file sizes",
             )
 
 

@@ -1,21 +1,26 @@
-"""DS-SYNC-ALWAYS-HDD: sync=always on a pool of rotational disks without a log vdev: a large penalty on
-writes (about 20 % in METHOD.md section 3)."""
+"""DS-SYNC-ALWAYS-HDD: sync=always on a pool of rotational disks without a log vdev: every write waits for
+the disks' cache flush, a "large performance penalty" (about 20 % on writes in METHOD.md section 3)."""
 
+from stackbench.audit.prove import RAND_4K_WRITE, ab, in_guest, mountpoint
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._pool import class_vdevs, data_vdevs, rotational
+from stackbench.audit.rules._pool import class_vdevs, data_vdevs, pool_of
 
 
 def check(facts):
     for name, props in facts.datasets.items():
         if props.get("sync", ("",))[0] != "always":
             continue
-        pool = name.split("/")[0]
+        pool = pool_of(name)
         leaves = [leaf for v in data_vdevs(facts, pool) for leaf in v.leaves]
-        if leaves and all(rotational(facts, leaf) for leaf in leaves) and not class_vdevs(facts, pool, "logs"):
+        if leaves and all(facts.rotational(leaf) for leaf in leaves) and not class_vdevs(facts, pool, "logs"):
+            fix = f"zfs set sync=standard {name}, or add a SLOG (zpool add {pool} log mirror DEV1 DEV2)"
+            is_zvol = props.get("type", ("",))[0] == "volume"
+            change = f"zfs set sync=standard {name}"
             yield Finding(
-                "DS-SYNC-ALWAYS-HDD", "warn", name, "sync=always, rotational data disks, no log vdev",
-                f"zfs set sync=standard {name}, or add a SLOG",
-                prove=f"stackbench run -t /{name} --bs 4k --qd 4 --rw randwrite before and after, then stackbench compare",
+                "DS-SYNC-ALWAYS-HDD", "warn", name,
+                f"sync=always ({props['sync'][1]}), data disks rotational ({', '.join(leaves)}), no log vdev", fix,
+                prove=in_guest("DS-SYNC-ALWAYS-HDD", RAND_4K_WRITE, change) if is_zvol
+                else ab("DS-SYNC-ALWAYS-HDD", mountpoint(facts, name), RAND_4K_WRITE, change),
             )
 
 

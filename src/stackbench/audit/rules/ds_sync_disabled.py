@@ -1,14 +1,20 @@
-"""DS-SYNC-DISABLED: sync=disabled on a zvol (a VM disk): acknowledged fsyncs are lost on power failure."""
+"""DS-SYNC-DISABLED: sync=disabled on a zvol, or on a dataset that holds VM disks: writes the guest flushed
+are acknowledged before they are on stable storage and are lost on power failure ("very dangerous",
+zfsprops(7)). A database's fsync is lied to the same way."""
 
 from stackbench.audit.rule import Finding, Rule
 
 
 def check(facts):
-    for name in facts.zvols():
+    holders = {loc.dataset for _, _, loc in facts.vm_disks() if loc and loc.dataset}
+    for name in sorted(set(facts.zvols()) | holders):
         if facts.dataset_prop(name, "sync") == "disabled":
+            what = "zvol" if name in facts.zvols() else "holds VM disks"
             yield Finding(
-                "DS-SYNC-DISABLED", "crit", name, "sync=disabled (zfs get)", f"zfs set sync=standard {name}",
-                prove="stackbench slog /path/on/pool --pool-dataset /POOL/DATASET to see the cost of sync=standard",
+                "DS-SYNC-DISABLED", "crit", name, f"sync=disabled ({facts.dataset_source(name, 'sync')}), {what}",
+                f"zfs set sync=standard {name}",
+                prove="if sync latency was the reason: stackbench slog CANDIDATE_DIR... "
+                      f"--pool-dataset /{name.split('/')[0]}/slogtest ranks log devices that make sync=standard fast",
             )
 
 

@@ -1,19 +1,24 @@
 """DS-VBS-GUEST: a zvol's volblocksize outside 8K-64K, the usual range for 4K guest file systems.
 
 Default is 16K since OpenZFS 2.2 (8K before). Too large: small writes become read-modify-write; too small:
-more metadata. Test before changing (METHOD: defaults are usually right)."""
+more metadata and, on raidz, more padding (DS-VBS-RAIDZ). 8K on 4Kn disks is two aligned sectors, not
+"misaligned" (knowledge base, section 3). Test before changing: defaults are usually right."""
 
+from stackbench.audit.prove import in_guest
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.versions import default_volblocksize, label
 
 
 def check(facts):
     for name in facts.zvols():
         size = facts.dataset_prop(name, "volblocksize")
         if size and size.isdigit() and not 8192 <= int(size) <= 65536:
+            default = default_volblocksize(facts.version)
+            note = f"; the default of {label(facts.version)} is {default // 1024}K" if default else ""
+            fix = f"create a test zvol with -o volblocksize=16K, copy the disk, compare, then switch"
             yield Finding(
-                "DS-VBS-GUEST", "info", name, f"volblocksize={size}",
-                "test, then recreate the zvol with -o volblocksize=16K",
-                prove="stackbench run inside the guest on both zvols, then stackbench compare",
+                "DS-VBS-GUEST", "info", name, f"volblocksize={size}{note}", fix,
+                prove=in_guest("DS-VBS-GUEST", "--bs 4k,64k --qd 4 --rw randwrite,randread", "move the disk to the new zvol"),
             )
 
 

@@ -1,23 +1,24 @@
-"""KVM-BUS: a data disk on an emulated controller (ide, sata, or scsi behind lsi/megasas/pvscsi; lsi is
-the backend default when scsihw is absent). VirtIO SCSI or VirtIO Block is highly recommended."""
+"""KVM-BUS: a data disk on an emulated controller: ide or sata, or scsi behind lsi (the Proxmox backend
+default when scsihw is absent), lsi53c810, megasas or pvscsi (libvirt: lsilogic, lsisas1068, lsisas1078,
+vmpvscsi, ibmvscsi). Proxmox calls VirtIO SCSI or VirtIO Block "highly recommended"."""
 
+from stackbench.audit.prove import BLOG_QD4, in_guest
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._vm import disks
 
-EMULATED_SCSI = ("lsi", "lsi53c810", "megasas", "pvscsi")
+EMULATED_SCSI = ("lsi", "lsi53c810", "megasas", "pvscsi", "lsilogic", "lsisas1068", "lsisas1078", "vmpvscsi",
+                 "ibmvscsi", "am53c974", "dc390")
 
 
 def check(facts):
-    for vm, config in facts.vm_configs.items():
-        scsihw = config.get("scsihw", "lsi")
-        for key, volume, _ in disks(config):
-            if key.startswith(("ide", "sata")) or (key.startswith("scsi") and scsihw in EMULATED_SCSI):
-                where = key if not key.startswith("scsi") else f"{key} with scsihw {scsihw}"
-                yield Finding(
-                    "KVM-BUS", "warn", f"{vm} {key}", f"{where}: {volume}",
-                    "scsihw: virtio-scsi-single with scsiN, or virtioN",
-                    prove="stackbench run inside the guest before and after, then stackbench compare",
-                )
+    for vm in facts.vms:
+        for disk in vm.disks:
+            emulated_scsi = disk.bus == "scsi" and disk.controller in EMULATED_SCSI
+            if disk.bus in ("ide", "sata") or emulated_scsi:
+                where = f"{disk.key} on {disk.bus}" + (f" with controller {disk.controller}" if emulated_scsi else "")
+                fix = vm.fix("qm set VMID --scsihw virtio-scsi-single, then move the disk to scsiN or virtioN",
+                             "virsh edit NAME: <target bus='virtio'/> or a virtio-scsi controller")
+                yield Finding("KVM-BUS", "warn", f"{vm.name} {disk.key}", f"{where}: {disk.volume}", fix,
+                              prove=in_guest("KVM-BUS", BLOG_QD4, fix))
 
 
 RULE = Rule(

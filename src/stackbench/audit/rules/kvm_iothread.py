@@ -1,21 +1,22 @@
-"""KVM-IOTHREAD-MISSING: a virtio disk, or a SCSI disk under virtio-scsi-single, without iothread=1. I/O
-then runs in QEMU's main loop (METHOD.md: +23 % 4K IOPS with an iothread)."""
+"""KVM-IOTHREAD-MISSING: a virtio disk, or a SCSI disk under virtio-scsi-single, without an I/O thread
+(libvirt: no iothread= on the disk or its virtio-scsi controller). Disk I/O then runs in QEMU's main loop;
+METHOD.md measured +23 % 4K IOPS with an iothread (3256 to 4011)."""
 
+from stackbench.audit.prove import RAND_4K_WRITE, in_guest
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._vm import disks
 
 
 def check(facts):
-    for vm, config in facts.vm_configs.items():
-        single = config.get("scsihw") == "virtio-scsi-single"
-        for key, volume, options in disks(config):
-            eligible = key.startswith("virtio") or (key.startswith("scsi") and single)
-            if eligible and options.get("iothread") != "1":
-                yield Finding(
-                    "KVM-IOTHREAD-MISSING", "info", f"{vm} {key}", f"{key}: {volume} without iothread=1",
-                    f"qm set VMID --{key} {volume},iothread=1",
-                    prove="stackbench run inside the guest before and after, then stackbench compare",
-                )
+    for vm in facts.vms:
+        for disk in vm.disks:
+            eligible = disk.bus == "virtio" or (
+                disk.bus == "scsi" and disk.controller in ("virtio-scsi-single", "virtio-scsi" if vm.kind == "libvirt" else ""))
+            if eligible and not disk.iothread:
+                fix = vm.fix(f"qm set VMID --{disk.key} {disk.volume},iothread=1",
+                             f"virsh edit NAME: <iothreads>1</iothreads> and <driver ... iothread='1'/> on {disk.key}")
+                yield Finding("KVM-IOTHREAD-MISSING", "info", f"{vm.name} {disk.key}",
+                              f"{disk.key}: {disk.volume} without iothread", fix,
+                              prove=in_guest("KVM-IOTHREAD-MISSING", RAND_4K_WRITE, fix))
 
 
 RULE = Rule(

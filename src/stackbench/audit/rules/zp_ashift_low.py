@@ -1,29 +1,33 @@
 """ZP-ASHIFT-LOW: a top-level vdev's ashift is below log2 of its disks' physical sector size.
 
 Sub-sector writes make the drive read-modify-write; ashift is fixed when the vdev is created. The real
-per-vdev ashift comes from `zdb -C` (the pool property is only the hint for new vdevs).
+per-vdev ashift comes from `zdb -C` or, from OpenZFS 2.2, `zpool get ashift POOL all-vdevs`; the pool
+property `ashift` is only the hint for new vdevs and is never used here.
 """
 
 import math
 
+from stackbench.audit.prove import SYNC_4K, ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._pool import ashift_evidence
 
 
 def check(facts):
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
-            sizes = [int(facts.block_queue.get(leaf, {}).get("physical_block_size", 0) or 0) for leaf in vdev.leaves]
-            biggest = max(sizes, default=0)
-            if vdev.ashift is None or biggest <= 0:
+            sizes = {leaf: facts.physical_sector(leaf) for leaf in vdev.leaves}
+            biggest = max((s for s in sizes.values() if s), default=0)
+            if vdev.ashift is None or biggest <= 0 or vdev.ashift >= int(math.log2(biggest)):
                 continue
-            if vdev.ashift < int(math.log2(biggest)):
-                yield Finding(
-                    "ZP-ASHIFT-LOW", "warn", f"{pool}/{vdev.name}",
-                    f"ashift={vdev.ashift} (zdb -C) but physical_block_size={biggest} on {', '.join(vdev.leaves)}",
-                    f"rebuild the vdev or pool with -o ashift={int(math.log2(biggest))}",
-                    prove="stackbench run -t /POOL/DATASET --bs 4k --qd 1,4 --rw randwrite --sync "
-                          "before and after the rebuild, then stackbench compare",
-                )
+            wanted = int(math.log2(biggest))
+            disks = ", ".join(f"{leaf}: {size}" for leaf, size in sizes.items() if size)
+            fix = f"recreate {pool}'s vdev {vdev.name} with -o ashift={wanted} (zpool create/add; not changeable in place)"
+            yield Finding(
+                "ZP-ASHIFT-LOW", "warn", f"{pool}/{vdev.name}",
+                f"{ashift_evidence(vdev)} but physical_block_size {disks}", fix,
+                prove=ab("ZP-ASHIFT-LOW", f"{mountpoint(facts, pool)}", SYNC_4K,
+                         "rebuild the pool with the new ashift and restore"),
+            )
 
 
 RULE = Rule(

@@ -13,7 +13,7 @@ def check(facts):
                 yield Finding(
                     "ZP-LOG-SLOW", "warn", f"{pool}/{vdev.name}", f"rotational=1 on {', '.join(slow)}",
                     f"zpool remove {pool} {vdev.name}; add a low-latency SSD with power-loss protection",
-                    prove="stackbench slog /dir/on/candidate ... ranks candidates by sync-write latency",
+                    prove=f"stackbench slog /mnt/candidate1 /mnt/candidate2 --pool-dataset /{pool}/slogtest ranks log devices by QD1 sync-write latency",
                 )
 
 

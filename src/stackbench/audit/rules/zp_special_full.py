@@ -11,7 +11,7 @@ def check(facts):
             yield Finding(
                 "ZP-SPECIAL-FULL", "warn", pool, f"special class {alloc / size:.0%} allocated (limit {100 - reserve} %)",
                 f"zpool add {pool} special mirror <disk> <disk>, or lower special_small_blocks",
-                prove="stackbench smallblocks /PATH --special-size SIZE to size it",
+                prove=f"stackbench smallblocks /{pool} --special-size {size} --recordsize 128K sizes special_small_blocks for this special class",
             )
 
 
