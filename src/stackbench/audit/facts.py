@@ -76,7 +76,7 @@ class Facts:
     def dataset_of_path(self, path: str) -> str | None:
         """The ZFS file system whose mount point is the longest prefix of `path`."""
         best, best_len = None, -1
-        candidates = [(source, point) for source, point, fstype in self.mounts if fstype == "zfs"]
+        candidates = [(source, point) for source, point, fstype in self.mounts if fstype in ("zfs", "fuse.zfs")]
         if not candidates:
             candidates = [(name, self.dataset_prop(name, "mountpoint") or "") for name in self.filesystems()]
         for dataset, point in candidates:

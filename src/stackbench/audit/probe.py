@@ -30,6 +30,7 @@ class Capture:
     argv: tuple[str, ...]
     needs: str  # the executable that must exist for the capture to make sense
     why: str
+    fallback: tuple[tuple[str, ...], ...] = ()  # older spellings, tried in order when argv fails
 
 
 def _sh(script: str) -> tuple[str, ...]:
@@ -40,12 +41,15 @@ _POOLS = "zpool list -H -o name"
 CAPTURES: tuple[Capture, ...] = (
     Capture("zfs-version.txt", ("zfs", "version"), "zfs", "OpenZFS userland and kernel module versions (0.8+)"),
     Capture("zfs-module-version.txt", ("cat", "/sys/module/zfs/version"), "cat", "module version, also on 0.7"),
-    Capture("zpool-get-Hp-all.txt", ("zpool", "get", "-Hp", "all"), "zpool", "pool properties: capacity, ashift hint"),
+    Capture("zpool-get-Hp-all.txt", ("zpool", "get", "-Hp", "all"), "zpool", "pool properties: capacity, ashift hint",
+            fallback=(_sh(f'for p in $({_POOLS}); do zpool get all "$p" || exit $?; done'),)),  # no -H/-p before 0.6.5
     Capture("zpool-get-vdevs.txt",
             _sh(f'for p in $({_POOLS}); do echo "## $p"; zpool get -Hp all "$p" all-vdevs || exit $?; done'),
             "zpool", "per-vdev properties incl. the real ashift (OpenZFS 2.2+)"),
-    Capture("zpool-list-Hpv.txt", ("zpool", "list", "-Hp", "-v"), "zpool", "pool and allocation-class sizes"),
-    Capture("zpool-status.txt", ("zpool", "status", "-P"), "zpool", "vdev tree with classes and device paths"),
+    Capture("zpool-list-Hpv.txt", ("zpool", "list", "-Hp", "-v"), "zpool", "pool and allocation-class sizes",
+            fallback=(("zpool", "list", "-H"),)),
+    Capture("zpool-status.txt", ("zpool", "status", "-P"), "zpool", "vdev tree with classes and device paths",
+            fallback=(("zpool", "status"),)),  # -P is 0.6.4+
     Capture("zpool-status-j.txt", ("zpool", "status", "-j", "--json-int", "-P"), "zpool", "vdev tree as JSON (2.3+)"),
     Capture("zfs-get-Hp-all.txt", ("zfs", "get", "-Hp", "-o", "name,property,value,source", "all"), "zfs",
             "dataset and zvol properties with their source"),
@@ -69,7 +73,7 @@ CAPTURES: tuple[Capture, ...] = (
             "nvme", "NVMe LBA formats (which sizes a namespace offers, which is in use)"),
     Capture("mounts.txt", ("cat", "/proc/self/mounts"), "cat", "which directories are ZFS datasets"),
     Capture("image-files.txt",
-            _sh("awk '$3==\"zfs\"{print $2}' /proc/self/mounts | while read -r m; do "
+            _sh("awk '$3==\"zfs\"||$3==\"fuse.zfs\"{print $2}' /proc/self/mounts | while read -r m; do "
                 "find \"$m\" -xdev -maxdepth 4 -type f \\( -name '*.qcow2' -o -name '*.raw' -o -name '*.img' "
                 "-o -name '*.vmdk' -o -name '*.vdi' -o -name '*.qed' \\) -size +1M -printf '%s\\t%p\\n' 2>/dev/null; "
                 "done; true"),
@@ -95,15 +99,22 @@ CONFIG_FILES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _run(capture: Capture) -> tuple[str, int | None, str]:
+def _run(capture: Capture) -> tuple[str, int | None, str, tuple[str, ...]]:
+    """(stdout, exit status, stderr, the argv that produced them): the first spelling that succeeds."""
     if shutil.which(capture.needs) is None:
-        return "", None, f"{capture.needs} not installed"
-    try:
-        done = subprocess.run(capture.argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
-                              errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return "", None, str(error)
-    return done.stdout, done.returncode, done.stderr.strip()
+        return "", None, f"{capture.needs} not installed", capture.argv
+    result: tuple[str, int | None, str, tuple[str, ...]] = ("", None, "", capture.argv)
+    for argv in (capture.argv, *capture.fallback):
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+                                  errors="replace")
+        except (OSError, subprocess.TimeoutExpired) as error:
+            result = ("", None, str(error), argv)
+            continue
+        result = (done.stdout, done.returncode, done.stderr.strip(), argv)
+        if done.returncode == 0:
+            break
+    return result
 
 
 def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str, str]:
@@ -120,13 +131,14 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
     }
     captures: dict[str, object] = {}
     for capture in CAPTURES:
-        stdout, code, error = _run(capture)
-        entry = {"command": list(capture.argv), "exit": code, "why": capture.why}
+        stdout, code, error, argv = _run(capture)
+        entry = {"command": list(argv), "exit": code, "why": capture.why}
         if code == 0:  # an empty output is a fact too (no image files, no swap)
             (directory / capture.file).write_text(stdout)
             status[capture.file] = "saved" if stdout.strip() else "saved (empty)"
         else:
-            status[capture.file] = f"skipped: {error[:100] or f'exit {code}, no output'}"
+            first = error.strip().splitlines()[0] if error.strip() else f"exit {code}, no output"
+            status[capture.file] = f"skipped: {first[:100]}"
             entry["error"] = error[:400]
         captures[capture.file] = entry
     for pattern, target in CONFIG_FILES:

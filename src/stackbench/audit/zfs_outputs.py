@@ -59,7 +59,23 @@ def strip_unit(value: str) -> str:
 
 
 def parse_zpool_get(text: str, file: str = "zpool-get-Hp-all.txt") -> dict[str, dict[str, str]]:
-    pools: dict[str, dict[str, str]] = {}
+    """`zpool get -Hp all`, or the column format of releases without -H/-p (before 0.6.5, zfs-fuse).
+
+    The column format has a `NAME PROPERTY VALUE SOURCE` header per pool and human sizes (`123M`); its
+    values are single words except where a source is `inherited from X`, which zpool properties never are.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and lines[0].split()[:2] == ["NAME", "PROPERTY"]:
+        pools: dict[str, dict[str, str]] = {}
+        for number, line in enumerate(text.splitlines(), 1):
+            words = line.split()
+            if not words or words[:2] == ["NAME", "PROPERTY"]:
+                continue
+            if len(words) < 4:
+                raise FactsFormatError(file, number, f"expected NAME PROPERTY VALUE SOURCE columns, got {line[:60]!r}")
+            pools.setdefault(words[0], {})[words[1]] = strip_unit(" ".join(words[2:-1]))
+        return pools
+    pools = {}
     for _, parts in _tab_rows(text, file, 3):
         pools.setdefault(parts[0], {})[parts[1]] = strip_unit(parts[2])
     return pools
@@ -110,9 +126,10 @@ def parse_zpool_status(text: str, file: str = "zpool-status.txt") -> dict[str, l
             raise FactsFormatError(file, number, f"unexpected indentation for {name!r}")
         if depth == pool_depth + 2:
             kind = _vdev_type(name)
+            kind = "file" if kind == "disk" and name.startswith("/") and not name.startswith("/dev/") else kind
             pools[pool].append(Vdev(name=name, type=kind, vdev_class=current_class,
                                     leaves=[name] if kind in ("disk", "file") else []))
-        elif pools[pool] and _vdev_type(name) in ("disk", "file"):
+        elif pools[pool] and _vdev_type(name) == "disk":
             pools[pool][-1].leaves.append(name)
     return pools
 

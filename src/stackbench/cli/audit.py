@@ -48,6 +48,33 @@ def facts_save(
     out.print(f"{saved} of {len(status)} facts saved to {directory}", highlight=False)
 
 
+SEVERITY_STYLE = {"crit": "bold red", "err": "red", "warn": "yellow", "info": "cyan"}
+
+
+def render_findings(findings, title: str):  # noqa: ANN001, ANN201 - Finding list in, Rich renderable out
+    """One block per finding (ruff's shape): the evidence, fix and proof are sentences, too long for columns."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list = [Text(title, style="bold")]
+    for finding in findings:
+        head = Text()
+        head.append(f"{finding.severity:<5}", style=SEVERITY_STYLE.get(finding.severity, ""))
+        head.append(f" {finding.rule_id}", style="bold")
+        head.append(f"  {finding.subject}")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=15, justify="right", style="dim")
+        grid.add_column(ratio=1)
+        grid.add_row("evidence:", finding.evidence)
+        grid.add_row("fix:", finding.fix)
+        if finding.prove:
+            grid.add_row("prove:", Text(finding.prove, style="dim"))
+        parts += [head, grid]
+    parts.append(Text("Explain a rule: stackbench audit --explain RULE-ID", style="dim"))
+    return Group(*parts)
+
+
 @app.command("audit")
 def audit_command(
     from_dir: Optional[Path] = typer.Option(None, "--from", help="Audit saved facts (from `stackbench facts save DIR`) "
@@ -125,7 +152,9 @@ def audit_command(
         + ["Explain a rule: stackbench audit --explain RULE-ID"],
         styles={i: {"crit": "bold red", "err": "red", "warn": "yellow"}.get(f.severity, "") for i, f in enumerate(findings)},
     )
-    if fmt == "json" or findings:
+    if fmt == "table" and findings:
+        out.print(render_findings(findings, tabular.title or ""))
+    elif fmt == "json" or findings:
         emit(fmt, tabular, report.to_json(facts))
     for problem in report.problems:
         err.print(f"Warning: {problem}; the facts it holds were not used", highlight=False)

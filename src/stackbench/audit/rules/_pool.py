@@ -35,3 +35,8 @@ def pool_of(dataset: str) -> str:
 
 def ashift_evidence(vdev: Vdev) -> str:
     return f"ashift={vdev.ashift} ({vdev.ashift_source})" if vdev.ashift is not None else "ashift unknown"
+
+
+def vdev_subject(pool: str, vdev: Vdev) -> str:
+    """How findings name a vdev: `tank vdev mirror-0`, `tank vdev /dev/vde1` (names may be paths)."""
+    return f"{pool} vdev {vdev.name}"

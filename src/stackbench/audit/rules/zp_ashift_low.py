@@ -9,7 +9,7 @@ import math
 
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._pool import ashift_evidence
+from stackbench.audit.rules._pool import ashift_evidence, vdev_subject
 
 
 def check(facts):
@@ -23,7 +23,7 @@ def check(facts):
             disks = ", ".join(f"{leaf}: {size}" for leaf, size in sizes.items() if size)
             fix = f"recreate {pool}'s vdev {vdev.name} with -o ashift={wanted} (zpool create/add; not changeable in place)"
             yield Finding(
-                "ZP-ASHIFT-LOW", "warn", f"{pool}/{vdev.name}",
+                "ZP-ASHIFT-LOW", "warn", vdev_subject(pool, vdev),
                 f"{ashift_evidence(vdev)} but physical_block_size {disks}", fix,
                 prove=ab("ZP-ASHIFT-LOW", f"{mountpoint(facts, pool)}", SYNC_4K,
                          "rebuild the pool with the new ashift and restore"),

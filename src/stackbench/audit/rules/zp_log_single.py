@@ -2,14 +2,14 @@
 also crashes; Proxmox mirrors it mainly to avoid a performance drop. Advisory."""
 
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._pool import class_vdevs
+from stackbench.audit.rules._pool import class_vdevs, vdev_subject
 
 
 def check(facts):
     for pool in facts.vdevs:
         for vdev in class_vdevs(facts, pool, "logs"):
-            if vdev.type == "disk":
-                yield Finding("ZP-LOG-SINGLE", "info", f"{pool}/{vdev.name}", f"log vdev {vdev.name} is a single device",
+            if vdev.type in ("disk", "file"):
+                yield Finding("ZP-LOG-SINGLE", "info", vdev_subject(pool, vdev), f"log vdev {vdev.name} is a single device",
                               f"zpool attach {pool} {vdev.name} <new-device>")
 
 

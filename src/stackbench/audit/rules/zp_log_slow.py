@@ -2,7 +2,7 @@
 (8-15 ms per sync write, METHOD.md) is slower than most pools' own ZIL."""
 
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._pool import class_vdevs, rotational
+from stackbench.audit.rules._pool import class_vdevs, rotational, vdev_subject
 
 
 def check(facts):
@@ -11,7 +11,7 @@ def check(facts):
             slow = [leaf for leaf in vdev.leaves if rotational(facts, leaf)]
             if slow:
                 yield Finding(
-                    "ZP-LOG-SLOW", "warn", f"{pool}/{vdev.name}", f"rotational=1 on {', '.join(slow)}",
+                    "ZP-LOG-SLOW", "warn", vdev_subject(pool, vdev), f"rotational=1 on {', '.join(slow)}",
                     f"zpool remove {pool} {vdev.name}; add a low-latency SSD with power-loss protection",
                     prove=f"stackbench slog /mnt/candidate1 /mnt/candidate2 --pool-dataset /{pool}/slogtest ranks log devices by QD1 sync-write latency",
                 )

@@ -5,14 +5,15 @@ Blocks in that class exist only there: losing the one disk loses the pool. Sourc
 """
 
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._pool import vdev_subject
 
 
 def check(facts):
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
-            if vdev.vdev_class in ("special", "dedup") and vdev.type == "disk":
+            if vdev.vdev_class in ("special", "dedup") and vdev.type in ("disk", "file"):
                 yield Finding(
-                    "ZP-SPECIAL-SINGLE", "crit", f"{pool}/{vdev.name}",
+                    "ZP-SPECIAL-SINGLE", "crit", vdev_subject(pool, vdev),
                     f"{vdev.vdev_class} vdev {vdev.name} is a single disk (zpool status)",
                     f"zpool attach {pool} {vdev.name} <new-disk>",
                 )

@@ -2,16 +2,16 @@
 mirror beside raidz2). zpoolconcepts(7): its redundancy "should match the other normal devices"."""
 
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._pool import class_vdevs, data_vdevs, failures_tolerated
+from stackbench.audit.rules._pool import class_vdevs, data_vdevs, failures_tolerated, vdev_subject
 
 
 def check(facts):
     for pool in facts.vdevs:
         data = [failures_tolerated(v) for v in data_vdevs(facts, pool)]
         for vdev in class_vdevs(facts, pool, "special"):
-            if data and vdev.type != "disk" and failures_tolerated(vdev) < min(data):
+            if data and vdev.type not in ("disk", "file") and failures_tolerated(vdev) < min(data):
                 yield Finding(
-                    "ZP-SPECIAL-WEAKER", "warn", f"{pool}/{vdev.name}",
+                    "ZP-SPECIAL-WEAKER", "warn", vdev_subject(pool, vdev),
                     f"special {vdev.name} survives {failures_tolerated(vdev)} failures, data vdevs {min(data)}",
                     f"zpool attach {pool} {vdev.leaves[0]} <new-disk>",
                 )
