@@ -8,6 +8,7 @@ file neither stops the audit nor is read half-way.
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,7 +161,7 @@ def _parse(facts: Facts, directory: Path, name: str, parser: Callable[[str], T])
     if text is None or not text.strip():
         return None
     try:
-        return parser(text)
+        return parser(text, name) if "file" in inspect.signature(parser).parameters else parser(text)
     except FactsFormatError as error:
         facts.problems.append(str(error))
         return None

@@ -131,6 +131,8 @@ def parse_zpool_status(text: str, file: str = "zpool-status.txt") -> dict[str, l
                                     leaves=[name] if kind in ("disk", "file") else []))
         elif pools[pool] and _vdev_type(name) == "disk":
             pools[pool][-1].leaves.append(name)
+    if not pools and "no pools available" not in text:
+        raise FactsFormatError(file, 1, "no `pool:` line, and not `no pools available`")
     return pools
 
 

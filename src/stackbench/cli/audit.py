@@ -157,14 +157,14 @@ def audit_command(
     elif fmt == "json" or findings:
         emit(fmt, tabular, report.to_json(facts))
     for problem in report.problems:
-        err.print(f"Warning: {problem}; the facts it holds were not used", highlight=False)
+        err.print(f"Warning: {problem}; the facts it holds were not used", highlight=False, soft_wrap=True, markup=False)
     if findings:
         sys.exit(2)
     if report.problems:
         if fmt != "json":
             err.print(f"Error: no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is "
                       "incomplete. Re-capture them with `stackbench facts save DIR`, or report the format.",
-                      highlight=False)
+                      highlight=False, soft_wrap=True, markup=False)
         sys.exit(1)
     if fmt != "json":
         out.print(f"OK! No findings from {len(REGISTRY)} rules{version}.", highlight=False)

@@ -1,0 +1,271 @@
+"""Reading saved facts: real captures (OpenZFS 2.1.11 in the lab guest, zfs-fuse 0.7.0 on this host), VM configs,
+version handling, and bad input (garbage, cut files, unknown formats) that must become a recorded problem,
+never an exception or a half-read fact."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cli
+from stackbench.audit import host_outputs, zfs_outputs
+from stackbench.audit.errors import FactsFormatError
+from stackbench.audit.facts import load_facts
+from stackbench.audit.report import run_rules
+from stackbench.audit.rules import REGISTRY
+from stackbench.audit.versions import (default_arc_max, default_compression, default_l2arc_write_max,
+                                       default_volblocksize, parse_zfs_version)
+from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
+
+DATA = Path(__file__).parent / "data"
+CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
+LEGACY = DATA / "zfs" / "zfs-fuse-0.7.0-debian12"
+GIB = 1024**3
+
+
+def copy_capture(tmp_path: Path, source: Path = CAPTURE) -> Path:
+    target = tmp_path / "facts"
+    shutil.copytree(source, target)
+    return target
+
+
+# --- real captures -------------------------------------------------------------------------------------
+
+def test_status_with_device_paths_reads_the_same_tree_and_matches_zdb_by_device(tmp_path: Path) -> None:
+    """`zpool status -P` names leaves /dev/vdb1 (partitions ZFS made); zdb's children are matched by device."""
+    facts_dir = copy_capture(tmp_path)
+    (facts_dir / "zpool-status.txt").write_text((CAPTURE / "zpool-status-P.txt").read_text())
+    facts = load_facts(facts_dir)
+    mirror, special = facts.vdevs["tank"]
+    assert mirror.leaves == ["/dev/vdb1", "/dev/vdc1"] and special.leaves == ["/dev/vde1"]
+    assert (mirror.ashift, special.ashift) == (12, 9) and mirror.ashift_source == "zdb -C"
+    assert facts.disk_of("/dev/vdb1") == "vdb" and facts.physical_sector("/dev/vdb1") == 4096
+    assert facts.physical_sector("/dev/vde1") == 512
+    assert facts.problems == []
+
+
+def test_the_legacy_zfs_fuse_capture_is_read_in_its_own_formats() -> None:
+    facts = load_facts(LEGACY)
+    assert facts.version is None and facts.problems == []
+    assert facts.pools["legacy"]["capacity"] == "1" and facts.pools["legacy"]["version"] == "23"
+    mirror, log = facts.vdevs["legacy"]
+    assert (mirror.type, mirror.leaves, mirror.ashift) == ("mirror", ["/tmp/zf/a", "/tmp/zf/b"], 12)
+    assert (log.type, log.vdev_class, log.ashift) == ("file", "logs", 12)
+    assert facts.dataset_of_path("/legacy/images/disk.raw") == "legacy/images"
+    assert facts.dataset_prop("legacy/images", "relatime") is None
+
+
+def test_zpool_list_sums_class_rows_without_counting_leaves_twice() -> None:
+    sizes, space = zfs_outputs.parse_zpool_list((CAPTURE / "zpool-list-Hpv.txt").read_text())
+    assert sizes == {"tank": 2013265920}
+    assert space == {("tank", "special"): (1063256064, 256512)}
+
+
+def test_lsblk_values_as_numbers_or_as_strings_read_alike() -> None:
+    """util-linux before 2.33 printed every value as a string; the real capture is re-encoded that way."""
+    text = (CAPTURE / "lsblk-J-O.txt").read_text()
+    native = host_outputs.parse_lsblk(text)
+    document = json.loads(text)
+
+    def stringify(entries):
+        for entry in entries:
+            for key, value in list(entry.items()):
+                if isinstance(value, bool):
+                    entry[key] = "1" if value else "0"
+                elif isinstance(value, int):
+                    entry[key] = str(value)
+            stringify(entry.get("children", []))
+    stringify(document["blockdevices"])
+    old = host_outputs.parse_lsblk(json.dumps(document))
+    assert native == old
+    assert native["vdb"].physical_sector == 4096 and native["vdb"].rotational is True
+
+
+# --- versions ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ((CAPTURE / "zfs-version.txt").read_text(), (2, 1, 11)),
+    ((CAPTURE / "zfs-module-version.txt").read_text(), (2, 1, 11)),
+    ("zfs-2.3.9-0+deb13u1\nzfs-kmod-2.2.7-1\n", (2, 2, 7)),  # module not yet reloaded after an upgrade
+    ("0.7.13-1\n", (0, 7, 13)),
+    ("unrecognized command 'version'\n", None),
+])
+def test_the_running_module_version_is_read(text: str, expected) -> None:
+    assert parse_zfs_version(text) == expected
+
+
+def test_defaults_follow_the_release() -> None:
+    assert (default_volblocksize((2, 1, 11)), default_volblocksize((2, 2, 0))) == (8192, 16384)
+    assert (default_compression((0, 7, 13)), default_compression((2, 3, 0))) == ("off", "on")
+    assert default_l2arc_write_max((2, 2, 6)) == 8 * 1024**2
+    assert default_l2arc_write_max((2, 2, 7)) == default_l2arc_write_max((2, 3, 0)) == 32 * 1024**2
+    assert default_arc_max((2, 1, 11), 32 * GIB) == 16 * GIB
+    assert default_arc_max((2, 3, 0), 32 * GIB) == 31 * GIB and default_arc_max((2, 3, 0), 2 * GIB) == GIB + 256 * 1024**2
+    assert default_volblocksize(None) is None
+
+
+# --- VM configs ----------------------------------------------------------------------------------------
+
+def test_proxmox_config_reads_only_the_live_section() -> None:
+    text = ("#Web server\n#second line\ncpu: x86-64-v2-AES\nmemory: current=4096\nnuma: 0\n"
+            "scsi0: nfs:120/vm-120-disk-0.qcow2,iothread=1,size=4G\nscsihw: virtio-scsi-single\n"
+            "ide2: none,media=cdrom\n\n[PENDING]\ncpu: kvm64\n\n[snap1]\ncpu: host\nvirtio0: local:1/x.raw\n")
+    vm = parse_qm_conf(text, "qemu-server/120.conf")
+    assert (vm.vmid, vm.cpu_model, vm.aes_visible, vm.memory_bytes, vm.numa) == ("120", "x86-64-v2-AES", True, 4096 * 1024**2, False)
+    (disk,) = vm.disks
+    assert (disk.key, disk.bus, disk.controller, disk.iothread, disk.cache, disk.cache_set, disk.image_format) == (
+        "scsi0", "scsi", "virtio-scsi-single", True, "none", False, "qcow2")
+
+
+@pytest.mark.parametrize("cpu, aes", [(None, False), ("kvm64", False), ("cputype=kvm64,flags=+aes;+pcid", True),
+                                      ("x86-64-v2", False), ("x86-64-v2-AES", True), ("host", True), ("qemu64,flags=-aes", False)])
+def test_proxmox_cpu_types_and_aes(cpu: str | None, aes: bool) -> None:
+    vm = parse_qm_conf(f"cpu: {cpu}\n" if cpu else "memory: 1024\n", "qemu-server/1.conf")
+    assert vm.aes_visible is aes
+
+
+def test_libvirt_domain_reads_disks_cpu_and_memory() -> None:
+    xml = """<domain type='kvm'><name>win</name><memory unit='GiB'>8</memory><iothreads>1</iothreads>
+      <devices>
+        <disk type='block' device='disk'>
+          <driver name='qemu' type='raw' cache='none' io='native' discard='unmap'/>
+          <source dev='/dev/zvol/zroot/libvirt/windows' index='2'/><target dev='sda' bus='sata'/>
+        </disk>
+        <disk type='file' device='cdrom'><source file='/iso/x.iso'/><target dev='sdb' bus='sata'/></disk>
+        <disk type='file' device='disk'><driver name='qemu' type='qcow2'/>
+          <source file='/var/lib/libvirt/images/a.qcow2'/><target dev='sdc' bus='scsi'/>
+          <address type='drive' controller='0' bus='0' target='0' unit='0'/></disk>
+        <controller type='scsi' index='0' model='virtio-scsi'><driver iothread='1'/></controller>
+      </devices></domain>"""
+    vm = parse_libvirt_xml(xml, "libvirt/win.xml")
+    assert (vm.vmid, vm.memory_bytes, vm.cpu_model, vm.aes_visible) == ("win", 8 * GIB, "qemu64", False)
+    sata, scsi = vm.disks
+    assert (sata.bus, sata.cache, sata.aio, sata.discard, sata.image_format) == ("sata", "none", "native", True, "raw")
+    assert (scsi.controller, scsi.iothread, scsi.cache, scsi.cache_set, scsi.image_format) == (
+        "virtio-scsi", True, "writeback", False, "qcow2")
+    assert locate_volume(sata.volume, None).dataset == "zroot/libvirt/windows"
+    passthrough = parse_libvirt_xml("<domain><name>a</name><cpu mode='host-passthrough'/></domain>", "libvirt/a.xml")
+    assert passthrough.aes_visible
+
+
+def test_storage_cfg_maps_volumes_to_datasets_and_directories() -> None:
+    storages = parse_storage_cfg("dir: local\n\tpath /var/lib/vz\n\tcontent iso,backup\n\n"
+                                 "zfspool: tank-vm\n\tpool tank/vm\n\tsparse\n\tcontent images\n")
+    zvol = locate_volume("tank-vm:vm-100-disk-0", storages)
+    assert (zvol.dataset, zvol.zvol, zvol.sparse_storage, zvol.assumed) == ("tank/vm/vm-100-disk-0", True, True, False)
+    image = locate_volume("local:100/vm-100-disk-0.qcow2", storages)
+    assert image.path == "/var/lib/vz/images/100/vm-100-disk-0.qcow2" and not image.zvol
+    assert locate_volume("nowhere:vm-1-disk-0", storages) is None
+    assert locate_volume("local-zfs:vm-100-disk-0", None).dataset == "rpool/data/vm-100-disk-0"  # PVE install default
+    assert locate_volume("local-zfs:vm-100-disk-0", None).assumed
+
+
+@pytest.mark.parametrize("parse, text", [
+    (parse_qm_conf, "cores 4\n"),
+    (parse_libvirt_xml, "<domain><name>x</name>"),
+    (parse_libvirt_xml, "<network/>"),
+    (parse_storage_cfg, "\tpath /var/lib/vz\n"),
+])
+def test_broken_vm_configs_name_the_file_and_line(parse, text: str) -> None:
+    with pytest.raises(FactsFormatError) as error:
+        parse(text, "some/file")
+    assert str(error.value).startswith("some/file")
+
+
+# --- bad input -----------------------------------------------------------------------------------------
+
+PARSED_FILES = ["zpool-get-Hp-all.txt", "zfs-get-Hp-all.txt", "zpool-status.txt", "zpool-list-Hpv.txt",
+                "arcstats.txt", "sys-block-queue.txt", "lsblk-J-O.txt"]
+
+
+@pytest.mark.parametrize("name", PARSED_FILES)
+def test_garbage_in_a_fact_file_is_a_recorded_problem_and_the_fact_stays_unknown(tmp_path: Path, name: str) -> None:
+    facts_dir = copy_capture(tmp_path)
+    (facts_dir / name).write_text("\x00\x01 this is not what the command prints\nsecond line\n")
+    facts = load_facts(facts_dir)
+    assert any(problem.startswith(name) for problem in facts.problems), facts.problems
+    report = run_rules(facts, REGISTRY)
+    assert not [p for p in report.problems if p.startswith("rule ")]
+
+
+def test_a_cut_json_file_is_a_problem_not_a_partial_tree(tmp_path: Path) -> None:
+    facts_dir = copy_capture(tmp_path)
+    text = (CAPTURE / "lsblk-J-O.txt").read_text()
+    (facts_dir / "lsblk-J-O.txt").write_text(text[: len(text) // 2])
+    facts = load_facts(facts_dir)
+    assert facts.block_devices == {} and any("lsblk-J-O.txt" in p and "not lsblk JSON" in p for p in facts.problems)
+
+
+def test_an_unknown_zpool_status_layout_names_the_line(tmp_path: Path) -> None:
+    """A status whose vdev rows are indented in a way no release prints (odd depth) is not guessed at."""
+    facts_dir = copy_capture(tmp_path)
+    text = (CAPTURE / "zpool-status.txt").read_text().replace("\t    vdc", "\t   vdc")
+    (facts_dir / "zpool-status.txt").write_text(text)
+    facts = load_facts(facts_dir)
+    assert facts.vdevs == {}
+    assert any(p.startswith("zpool-status.txt line 9: unexpected indentation") for p in facts.problems), facts.problems
+
+
+def test_audit_with_only_unreadable_facts_fails_with_one_line_per_problem(tmp_path: Path) -> None:
+    facts_dir = tmp_path / "facts"
+    facts_dir.mkdir()
+    (facts_dir / "zpool-status.txt").write_text("  pool: tank\nconfig:\n\tNAME STATE\n\tother ONLINE\n")
+    result = run_cli("audit", "--from", str(facts_dir))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("Warning: zpool-status.txt line 4: expected the pool's own row 'tank'")
+    assert lines[-1].startswith("Error: no findings, but 1 fact file(s) could not be read")
+    as_json = run_cli("audit", "--from", str(facts_dir), "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["problems"]
+
+
+def _real_lines() -> list[str]:
+    lines: list[str] = []
+    for name in ("zpool-status.txt", "zpool-get-Hp-all.txt", "zfs-get-Hp-all.txt", "zpool-list-Hpv.txt", "zdb-C.txt",
+                 "arcstats.txt", "sys-block-queue.txt"):
+        lines += (CAPTURE / name).read_text().splitlines()[:60]
+    return lines
+
+
+REAL_LINES = _real_lines()
+PARSERS = [zfs_outputs.parse_zpool_get, zfs_outputs.parse_zfs_get, zfs_outputs.parse_zpool_status,
+           zfs_outputs.parse_zpool_status_json, zfs_outputs.parse_zdb_config, zfs_outputs.parse_zpool_list,
+           zfs_outputs.parse_kstat, zfs_outputs.parse_vdev_properties, host_outputs.parse_lsblk,
+           host_outputs.parse_block_queue, host_outputs.parse_links, host_outputs.parse_nvme_id_ns]
+noisy_text = st.one_of(
+    st.text(max_size=400),
+    st.lists(st.one_of(st.sampled_from(REAL_LINES), st.text(max_size=40)), max_size=40).map("\n".join),
+    st.lists(st.sampled_from(REAL_LINES), max_size=60).map(lambda ls: "\n".join(ls)).map(
+        lambda t: t.replace("\t", "  ", 3)),
+    st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10)),
+                 lambda children: st.one_of(st.lists(children, max_size=4),
+                                            st.dictionaries(st.sampled_from(["pools", "vdevs", "name", "blockdevices",
+                                                                             "children", "kname", "logs", "special"]),
+                                                            children, max_size=4)),
+                 max_leaves=20).map(json.dumps),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parser=st.sampled_from(PARSERS), text=noisy_text)
+def test_parsers_raise_only_their_own_format_error(parser, text: str) -> None:
+    try:
+        parser(text)
+    except FactsFormatError:
+        pass
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(name=st.sampled_from(PARSED_FILES + ["zdb-C.txt", "meminfo.txt", "cpuinfo.txt", "zfs-module-parameters.txt"]),
+       text=noisy_text)
+def test_any_file_content_leaves_the_audit_running_and_every_rule_sound(tmp_path_factory, name: str, text: str) -> None:
+    facts_dir = copy_capture(tmp_path_factory.mktemp("fuzz"))
+    (facts_dir / name).write_text(text)
+    facts = load_facts(facts_dir, [DATA / "pve" / "100-bad.conf"])
+    report = run_rules(facts, REGISTRY)
+    assert not [p for p in report.problems if p.startswith("rule ")], report.problems
