@@ -1,47 +1,165 @@
 #!/bin/sh
-# PID 1 of the OpenZFS test guest: builds a pool with deliberate problems and captures the raw output of
-# every command stackbench's probe parses, then powers off. Results go as a tar onto the raw disk /dev/vdd.
-#   /dev/vdb, /dev/vdc: data disks presented with 4096-byte physical sectors (see run-guest.sh)
-#   /dev/vde: a third disk for a single-disk special vdev
-# Deliberate problems (for the audit's integration test):
-#   ashift=9 on 4K-sector disks (ZP-ASHIFT-LOW); a single-disk special vdev (ZP-SPECIAL-SINGLE);
-#   a dataset holding image files with atime=on, relatime=off (DS-ATIME); a zvol with sync=disabled
-#   (DS-SYNC-DISABLED); compression=off on the image dataset (DS-COMPRESS-OFF).
+# PID 1 of the OpenZFS test guest (installed as /usr/local/sbin/guest-init by build-guest.sh, booted by
+# run-guest.sh). It builds a pool with deliberate problems, runs the project's probe on it, adds raw
+# captures for parser tests, writes everything as a tar onto the results disk and powers off.
+#
+# Disks are found by the serial run-guest.sh gives them (see there), never by probe order.
+#
+# Deliberate problems (the audit's integration test asserts them; keep this list in step with
+# tests/data/zfs/openzfs-*-probe/README.md):
+#   - ZP-ASHIFT-LOW: data mirror of two 512e disks (4096 physical / 512 logical) with ashift 9. `zpool
+#     create -o ashift=9 tank mirror A B` does NOT do it: the mirror's own nvlist gets no ashift, so the
+#     kernel picks the physical ashift (12). Creating on one disk with -o ashift=9 (a single-disk top-level
+#     vdev keeps it) and then `zpool attach -o ashift=9` makes the mirror, which keeps ashift 9; zdb -C shows it.
+#   - ZP-SPECIAL-SINGLE, ZP-ASHIFT-FLASH512: special vdev of one non-rotational 512/512 disk, ashift 9.
+#   - ZP-LOG-SINGLE: a single log device, an NVMe namespace in the 512-byte LBA format whose controller
+#     also offers 4096 (HOST-NVME-LBA).
+#   - L2ARC-WRITE-MAX: a non-rotational cache device with l2arc_write_max at its default; it is added by
+#     its /dev/disk/by-id name, so zpool status shows that name, not sdX.
+#   - DS-ATIME, DS-COMPRESS-OFF, DS-IMG-RECORDSIZE, DS-QCOW2-ON-ZFS: tank/images holds a raw and a qcow2
+#     image file, atime=on, relatime=off, compression=off, recordsize=128K.
+#   - atime=on, relatime=off (local) on tank, the parent of the zvols: zvols have no atime, the audit must
+#     not flag tank/vm-100-disk-0 for it.
+#   - DS-SYNC-DISABLED, DS-VBS-TINY/GUEST, KVM-DISCARD: sparse zvol tank/vm-100-disk-0 (-s, so
+#     refreservation=none), volblocksize 4K, sync=disabled.
+#   - swap on a zvol (tank/swap, in use), GUEST-LVM: a VG/LV with ext4 on a separate disk.
+#   - a 5 s fio job on the zvol so arcstats are not empty.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev 2>/dev/null
+export LC_ALL=C
+mount -t proc proc /proc 2>/dev/null
+mount -t sysfs sys /sys 2>/dev/null
+mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /run /tmp; mount -t devpts devpts /dev/pts; mount -t tmpfs tmpfs /run; mount -t tmpfs tmpfs /tmp
-mount -o remount,rw /
-/lib/systemd/systemd-udevd --daemon 2>/dev/null && udevadm trigger --action=add && udevadm settle -t 20
-R=/results; rm -rf $R; mkdir -p $R
-cap() { name=$1; shift; echo "== $name: $*"; "$@" > "$R/$name" 2>&1; echo "rc=$?" >> "$R/commands.txt.rc"; echo "$name	$*" >> "$R/commands.txt"; }
-{
-  modprobe zfs
-  zpool create -f -o ashift=9 tank mirror /dev/vdb /dev/vdc special /dev/vde
-  zfs create -o atime=on -o relatime=off -o compression=off tank/images
-  zfs create -V 256M -o sync=disabled tank/vm-100-disk-0
+mount -o remount,rw / 2>/dev/null
+echo "GUEST-INIT-START uptime=$(cut -d' ' -f1 /proc/uptime)"
+R=/results
+rm -rf $R; mkdir -p $R/raw
+
+step() { echo "== $* (uptime $(cut -d' ' -f1 /proc/uptime))"; }
+# run CMD...: show it, run it, report a failure (setup goes on: a partial capture still tells something)
+run() { echo "\$ $*"; "$@"; rc=$?; [ $rc -eq 0 ] || echo "!! exit $rc: $*"; return $rc; }
+# cap FILE CMD...: a raw capture, stdout unedited into raw/FILE, stderr into raw/FILE.stderr if any;
+# raw/commands.txt gets FILE<TAB>command<TAB>exit status
+cap() {
+  f=$1; shift
+  "$@" > "$R/raw/$f" 2> "$R/raw/$f.stderr"; rc=$?
+  [ -s "$R/raw/$f.stderr" ] || rm -f "$R/raw/$f.stderr"
+  printf '%s\t%s\t%s\n' "$f" "$*" "$rc" >> "$R/raw/commands.txt"
+  echo "   $f: exit $rc"
+}
+# by_serial SERIAL: the kernel device whose /dev/disk/by-id name ends in SERIAL (waits up to 10 s)
+by_id() {
+  i=0
+  while [ $i -lt 100 ]; do
+    for l in /dev/disk/by-id/*"$1"; do [ -e "$l" ] && { echo "$l"; return 0; }; done
+    sleep 0.1; i=$((i+1))
+  done
+  echo "!! no /dev/disk/by-id/*$1" >&2; echo /dev/null-$1
+}
+by_serial() { readlink -f "$(by_id "$1")"; }
+wait_dev() { i=0; while [ ! -b "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; [ -b "$1" ] || echo "!! $1 did not appear"; }
+
+main() {
+  step "kernel $(uname -r), cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) cpus"
+  # udev: libzfs waits for partition nodes through libudev, and it makes /dev/zvol/* and /dev/disk/by-id/*
+  /lib/systemd/systemd-udevd --daemon 2>/dev/null && udevadm trigger --action=add && udevadm settle -t 20
+  step "udev settled"
+  SRC=$(by_serial sbsrc); RES=$(by_serial sbresults)
+  D1=$(by_serial zdata1); D2=$(by_serial zdata2); LVMDISK=$(by_serial zlvm)
+  SPECIAL=$(by_serial zspecial); CACHE=$(by_id zcache); NVME=$(by_serial znvme)
+  echo "src=$SRC results=$RES data=$D1,$D2 special=$SPECIAL cache=$CACHE log=$NVME lvm=$LVMDISK"
+  # layout.txt: role<TAB>kernel device<TAB>the name the pool was given (tests read it for the leaf names)
+  printf 'data\t%s\t%s\ndata\t%s\t%s\nspecial\t%s\t%s\nlog\t%s\t%s\ncache\t%s\t%s\nlvm\t%s\t%s\n' \
+    "${D1#/dev/}" "$D1" "${D2#/dev/}" "$D2" "${SPECIAL#/dev/}" "$SPECIAL" "${NVME#/dev/}" "$NVME" \
+    "$(basename "$(readlink -f "$CACHE")")" "$CACHE" "${LVMDISK#/dev/}" "$LVMDISK" > $R/layout.txt
+  mkdir -p /opt/stackbench && run tar -xf "$SRC" -C /opt/stackbench
+
+  step "modprobe zfs"
+  run modprobe zfs
+  echo "zfs module $(cat /sys/module/zfs/version)"
+
+  step "pool"
+  run zpool create -f -o ashift=9 tank "$D1"
+  run zpool attach -f -o ashift=9 tank "$D1" "$D2"
+  run zpool wait -t resilver tank
+  run zpool add -f -o ashift=9 tank special "$SPECIAL"
+  run zpool add -f tank log "$NVME"
+  run zpool add -f tank cache "$CACHE"
+  zdb -C tank | grep -E "^ {12}children|^ {16}(type|ashift|is_log):" | tr -s ' ' | paste -sd' '
+
+  step "datasets"
+  run zfs set atime=on tank
+  run zfs set relatime=off tank
+  run zfs create -o atime=on -o relatime=off -o compression=off -o recordsize=128K tank/images
+  run dd if=/dev/urandom of=/tank/images/vm-101-disk-0.raw bs=1M count=16 status=none
+  if command -v qemu-img >/dev/null; then
+    run qemu-img convert -f raw -O qcow2 /tank/images/vm-101-disk-0.raw /tank/images/vm-102-disk-0.qcow2
+  fi
+  run zfs create -s -V 512M -o volblocksize=4K -o sync=disabled tank/vm-100-disk-0
+  run zfs create -V 128M -b "$(getconf PAGESIZE)" -o compression=zle -o logbias=throughput -o sync=always \
+      -o primarycache=metadata -o secondarycache=none -o com.sun:auto-snapshot=false tank/swap
   udevadm settle -t 20
-  dd if=/dev/urandom of=/tank/images/disk.raw bs=1M count=8 2>/dev/null
+  wait_dev /dev/zvol/tank/vm-100-disk-0; wait_dev /dev/zvol/tank/swap
+  run mkswap -q /dev/zvol/tank/swap && run swapon /dev/zvol/tank/swap
+
+  step "lvm"
+  run pvcreate -q -y "$LVMDISK" && run vgcreate -q guestvg "$LVMDISK" && run lvcreate -q -y -L 128M -n data guestvg
+  udevadm settle -t 20; wait_dev /dev/guestvg/data
+  mkdir -p /mnt/lvdata && run mkfs.ext4 -q /dev/guestvg/data && run mount /dev/guestvg/data /mnt/lvdata
+
+  step "fio 5 s on the zvol"
+  run fio --name=zvol-randrw --filename=/dev/zvol/tank/vm-100-disk-0 --rw=randrw --bs=4k --iodepth=4 \
+      --ioengine=libaio --direct=1 --size=256M --runtime=5 --time_based --output-format=json \
+      --output=$R/raw/fio-zvol.json
+  printf 'fio-zvol.json\tfio --name=zvol-randrw --filename=/dev/zvol/tank/vm-100-disk-0 --rw=randrw --bs=4k --iodepth=4 --ioengine=libaio --direct=1 --size=256M --runtime=5 --time_based --output-format=json\t0\n' >> $R/raw/commands.txt
+  cat /tank/images/* > /dev/null; cat /tank/images/* > /dev/null
+  run zpool sync tank
+
+  step "probe"
+  PYTHONPATH=/opt/stackbench python3 -m stackbench.audit.probe $R/facts > $R/probe-stdout.txt 2>&1
+  echo "probe exit $?"; cat $R/probe-stdout.txt
+
+  step "raw captures"
   cap zfs-version.txt zfs version
-  cap zfs-module-version.txt cat /sys/module/zfs/version
-  cap zpool-get-Hp-all.txt zpool get -Hp all tank
-  cap zpool-list-Hpv.txt zpool list -Hp -v
-  cap zpool-status.txt zpool status -v tank
-  cap zpool-status-P.txt zpool status -P tank
-  cap zfs-get-Hp-all.txt zfs get -Hp all
+  cap zpool-status.txt zpool status tank
+  cap zpool-status-v.txt zpool status -v
+  cap zpool-status-j.txt zpool status -j tank
+  cap zpool-status-jp.txt zpool status -jp tank
+  cap zpool-status-j-flat-int.txt zpool status -j --json-flat-vdevs --json-int tank
+  cap zpool-list-v.txt zpool list -v tank
+  cap zpool-list-j.txt zpool list -j -v tank
+  cap zpool-get-ashift.txt zpool get ashift tank
+  cap zpool-get-vdevs.txt zpool get all tank all-vdevs
+  cap zpool-get-j.txt zpool get -j all tank
+  cap zpool-get-j-vdevs-int.txt zpool get -j --json-int all tank all-vdevs
+  cap zfs-get-j.txt zfs get -j all
+  cap zfs-get-j-int-zvol.txt zfs get -j --json-int all tank/vm-100-disk-0
+  cap zfs-list.txt zfs list -t all -o name,type,used,avail,volsize,volblocksize,recordsize,mountpoint
+  cap zpool-iostat-v.txt zpool iostat -v tank
   cap zdb-C.txt zdb -C tank
-  cap arcstats.txt cat /proc/spl/kstat/zfs/arcstats
-  cap zfs-module-parameters.txt sh -c 'cd /sys/module/zfs/parameters && grep -H . * 2>/dev/null'
-  cap sys-block-queue.txt sh -c 'for d in /sys/block/*; do for f in physical_block_size logical_block_size rotational scheduler; do printf "%s/queue/%s\t%s\n" "$d" "$f" "$(cat $d/queue/$f 2>/dev/null)"; done; done'
   cap lsblk-J-O.txt lsblk -J -O
-  cap cpuinfo.txt cat /proc/cpuinfo
-  cap meminfo.txt cat /proc/meminfo
-  cap cmdline.txt cat /proc/cmdline
-  cap cryptsetup-benchmark.txt cryptsetup benchmark -c aes-xts-plain64 -s 512
-  zpool export tank
-  echo "== capture done"
-} > $R/guest-log.txt 2>&1
-cat $R/guest-log.txt
-tar -C $R -cf /dev/vdd . && sync && echo "results tar written to /dev/vdd"
-echo GUEST-DONE
+  cap lsblk-J-b-kb.txt lsblk -J -b -o NAME,TYPE,SIZE,PHY-SEC,LOG-SEC,MIN-IO,OPT-IO,ROTA,DISC-GRAN,MODEL,SERIAL,TRAN
+  cap lsblk.txt lsblk -o NAME,TYPE,SIZE,PHY-SEC,LOG-SEC,ROTA,MODEL,SERIAL,TRAN
+  cap nvme-list.json nvme list -o json
+  cap nvme-id-ns-H.txt nvme id-ns -H "$NVME"
+  cap nvme-id-ns.json nvme id-ns -o json "$NVME"
+  cap lvs.json lvs --reportformat json -o +devices
+  cap pvs.txt pvs
+  cap swaps.txt cat /proc/swaps
+  cap qemu-img-info.json qemu-img info --output=json /tank/images/vm-102-disk-0.qcow2
+  cap arc_summary.txt arc_summary
+  cap cpu-flags.txt grep -m1 ^flags /proc/cpuinfo
+  step "cryptsetup benchmark (full default list)"
+  cap cryptsetup-benchmark.txt timeout 300 cryptsetup benchmark
+  cap dmesg.txt dmesg
+  step "capture done"
+}
+
+main 2>&1 | tee $R/guest-log.txt
+swapoff -a 2>/dev/null
+RES=$(readlink -f /dev/disk/by-id/virtio-sbresults)
+tar -C $R -cf "$RES" . && sync && echo "results tar written to $RES"
+echo "GUEST-DONE uptime=$(cut -d' ' -f1 /proc/uptime)"
 echo o > /proc/sysrq-trigger
-while :; do sleep 5; done
+# if the sysrq power-off does not happen, PID 1 exits -> panic -> panic=1 reboots -> qemu -no-reboot exits
+sleep 30
