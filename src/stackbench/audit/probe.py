@@ -57,7 +57,8 @@ CAPTURES: tuple[Capture, ...] = (
     Capture("arcstats.txt", ("cat", "/proc/spl/kstat/zfs/arcstats"), "cat", "ARC size, c_min, c_max, L2ARC headers"),
     Capture("zfs-module-parameters.txt", _sh("cd /sys/module/zfs/parameters && grep -H . *"), "sh",
             "live module tunables (zfs_arc_max, l2arc_write_max, ...)"),
-    Capture("modprobe-zfs.txt", _sh("grep -Hs . /etc/modprobe.d/*.conf | grep -w zfs"), "sh",
+    # grep's exit 1 is "no match": no persistent zfs options is a fact (an empty file), not a failure
+    Capture("modprobe-zfs.txt", _sh("grep -Hs . /etc/modprobe.d/*.conf | grep -w zfs; [ $? -le 1 ]"), "sh",
             "persistent module options"),
     Capture("sys-block-queue.txt",
             _sh('for d in /sys/block/*; do for f in physical_block_size logical_block_size rotational scheduler; '
