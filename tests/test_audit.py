@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli
 from stackbench.audit.facts import Facts, Vdev, load_facts
 from stackbench.audit.vm import parse_qm_conf
-from stackbench.audit.rules import REGISTRY
+from stackbench.audit.rules import BY_ID, REGISTRY
 
 DATA = Path(__file__).parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
@@ -140,3 +140,41 @@ def test_the_capture_is_parsed_as_the_pool_was_built() -> None:
     assert facts.block_queue["vdb"]["physical_block_size"] == "4096"
     assert facts.arcstats["c_max"] > 0 and facts.meminfo["MemTotal"] > 0
     assert facts.zvols() == ["tank/vm-100-disk-0"]
+
+
+@pytest.mark.parametrize("cmdline, config, dmesg, source", [
+    ("", "y", None, "CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y"),
+    ("", None, "mem auto-init: stack:all(zero), heap alloc:on, heap free:off", "dmesg"),
+    ("init_on_alloc=1", None, None, "init_on_alloc=1 in /proc/cmdline"),
+    ("init_on_alloc=0 init_on_alloc=on", "y", None, "init_on_alloc=on in /proc/cmdline"),
+    ("init_on_alloc=0", "y", "mem auto-init: stack:off, heap alloc:on, heap free:off", None),
+    ("init_on_alloc=1 init_on_alloc=0", "y", None, None),
+    ("", "y", "mem auto-init: stack:off, heap alloc:off, heap free:off", None),  # the kernel's own report wins
+    ("", None, None, None),
+])
+def test_init_on_alloc_from_the_command_line_the_kernel_log_or_the_build_default(cmdline, config, dmesg, source) -> None:
+    def edit(facts: Facts) -> None:
+        facts.cmdline = f"{facts.cmdline} {cmdline}".strip()
+        facts.kernel_config = {"CONFIG_INIT_ON_ALLOC_DEFAULT_ON": config} if config else {}
+        facts.mem_auto_init = dmesg
+    findings = list(BY_ID["HOST-INIT-ON-ALLOC"].check(changed(edit)))
+    if source is None:
+        assert findings == []
+    else:
+        (finding,) = findings
+        assert source in finding.evidence and "init_on_alloc=0" in finding.fix
+
+
+def test_special_small_blocks_covers_zvols_from_2_4_only() -> None:
+    def on(version, ssb):
+        def edit(facts: Facts) -> None:
+            facts.version = version
+            _set("tank/vm-100-disk-0", "special_small_blocks", ssb)(facts)
+        return list(BY_ID["DS-SSB-SIZE"].check(changed(edit)))
+    assert on((2, 3, 0), "8192") == []  # zvols ignore it before 2.4
+    (finding,) = on((2, 4, 0), "8192")
+    assert finding.subject == "tank/vm-100-disk-0" and "volblocksize=8192" in finding.evidence
+    assert "compressed" in finding.evidence and finding.severity == "warn"
+    assert on((2, 4, 0), "4096") == []
+    no_special = changed(lambda f: [_no_special(f), _set("tank/images", "special_small_blocks", "4096")(f)])
+    assert [f.severity for f in BY_ID["DS-SSB-SIZE"].check(no_special)] == ["info"]

@@ -1,31 +1,56 @@
-"""DS-SSB-SIZE: special_small_blocks at or above the recordsize sends all data to the special vdev; set
-without any special vdev it does nothing."""
+"""DS-SSB-SIZE: special_small_blocks at or above the block size sends all data to the special vdev; set
+without any special vdev it does nothing.
+
+File systems are compared with their recordsize. From OpenZFS 2.4 special_small_blocks also applies to
+zvols, which are compared with their volblocksize; before 2.4 zvols ignore it, so they are not checked
+(`versions.special_small_blocks_covers_zvols`). 2.4 also compares a block's *compressed* size with the
+threshold, so even a value below the block size can pull most compressible data onto the special vdev:
+the evidence says so on 2.4+. Size it from the file sizes (METHOD.md section 5, `stackbench smallblocks`).
+"""
 
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._pool import class_vdevs, pool_of
+from stackbench.audit.versions import label, special_small_blocks_covers_zvols
+
+
+def _checked(facts):
+    """(dataset, the block-size property it is compared with) for every dataset the setting applies to."""
+    yield from ((name, "recordsize") for name in facts.filesystems())
+    if special_small_blocks_covers_zvols(facts.version):
+        yield from ((name, "volblocksize") for name in facts.zvols())
 
 
 def check(facts):
-    for name in facts.filesystems():
+    compressed = special_small_blocks_covers_zvols(facts.version)
+    for name, block_prop in _checked(facts):
         ssb = facts.dataset_prop(name, "special_small_blocks")
-        record = facts.dataset_prop(name, "recordsize")
+        block = facts.dataset_prop(name, block_prop)
         if not ssb or not ssb.isdigit() or int(ssb) == 0:
             continue
-        pool = name.split("/")[0]
-        has_special = any(v.vdev_class == "special" for v in facts.vdevs.get(pool, []))
-        if not has_special:
-            yield Finding("DS-SSB-SIZE", "info", name, f"special_small_blocks={ssb} but {pool} has no special vdev",
-                          f"zfs set special_small_blocks=0 {name}")
-        elif record and record.isdigit() and int(ssb) >= int(record):
+        pool = pool_of(name)
+        source = facts.dataset_source(name, "special_small_blocks")
+        if not class_vdevs(facts, pool, "special"):
+            if facts.vdevs.get(pool):
+                yield Finding("DS-SSB-SIZE", "info", name,
+                              f"special_small_blocks={ssb} ({source}) but {pool} has no special vdev (zpool status)",
+                              f"zfs set special_small_blocks=0 {name}")
+        elif block and block.isdigit() and int(ssb) >= int(block):
+            note = f"; {label(facts.version)} compares compressed block sizes" if compressed else ""
+            what = "zvol, " if block_prop == "volblocksize" else ""
+            prove = None if block_prop == "volblocksize" else (
+                f"stackbench smallblocks {facts.dataset_prop(name, 'mountpoint') or '/' + name} --recordsize {block} "
+                "recommends a value from the file sizes")
             yield Finding(
-                "DS-SSB-SIZE", "warn", name, f"special_small_blocks={ssb} >= recordsize={record}",
-                f"zfs set special_small_blocks=<below {record}> {name}",
-                prove=f"stackbench smallblocks {facts.dataset_prop(name, 'mountpoint') or '/' + name} --recordsize {record} recommends a value from the file sizes",
+                "DS-SSB-SIZE", "warn", name,
+                f"{what}special_small_blocks={ssb} ({source}) >= {block_prop}={block}{note}",
+                f"zfs set special_small_blocks=<well below {block}> {name}", prove=prove,
             )
 
 
 RULE = Rule(
-    "DS-SSB-SIZE", "special_small_blocks at or above the recordsize", "warn",
+    "DS-SSB-SIZE", "special_small_blocks at or above the block size", "warn",
     "Every block of the dataset then lands on the special vdev and fills it.",
-    "Set special_small_blocks well below the recordsize; size it with stackbench smallblocks",
+    "Set special_small_blocks well below the recordsize (volblocksize for zvols on 2.4+); size it with "
+    "stackbench smallblocks",
     "https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#special_small_blocks", check, doc=__doc__,
 )
