@@ -1,6 +1,7 @@
-"""Audit rules on facts captured from a real OpenZFS 2.1.11 pool (tests/data/zfs, made by lab/) and on
-Proxmox VM configs (tests/data/pve). Every rule has a failing and a passing set of facts: where the real
-capture does not show a problem, the failing set is the capture with one property changed, and the reverse."""
+"""Audit rules on facts captured from a real OpenZFS 2.1.11 pool (tests/data/zfs, made by lab/), a real zfs-fuse
+0.7.0 pool (its log vdev and image file), Proxmox VM configs and storage.cfg (tests/data/pve) and libvirt
+domains (tests/data/libvirt). Every rule has a failing and a passing set of facts: where the real capture does
+not show a problem, the failing set is the capture with one property changed, and the reverse."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ import pytest
 
 from conftest import run_cli
 from stackbench.audit.facts import Facts, Vdev, load_facts
-from stackbench.audit.vm import parse_qm_conf
+from stackbench.audit.host_outputs import BlockDevice, parse_nvme_id_ns
+from stackbench.audit.vm import parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.rules import BY_ID, REGISTRY
 
 DATA = Path(__file__).parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
 BAD_VM, GOOD_VM = DATA / "pve" / "100-bad.conf", DATA / "pve" / "101-good.conf"
+QCOW2_VM, STORAGE_CFG = DATA / "pve" / "102.conf", DATA / "pve" / "storage.cfg"
+LEGACY = DATA / "zfs" / "zfs-fuse-0.7.0-debian12"
+LIBVIRT = DATA / "libvirt"
+MIB, GIB = 1024**2, 1024**3
 
 
 def real(vm: Path | None = None) -> Facts:
@@ -29,6 +35,42 @@ def changed(edit: Callable[[Facts], None], vm: Path | None = None) -> Facts:
     facts = copy.deepcopy(real(vm))
     edit(facts)
     return facts
+
+
+def pve(vm: Path, edit: Callable[[Facts], None] | None = None) -> Facts:
+    """The capture with one Proxmox VM config and tests/data/pve/storage.cfg (local-zfs is the pool tank)."""
+    facts = load_facts(CAPTURE, [vm], STORAGE_CFG)
+    if edit:
+        edit(facts)
+    return facts
+
+
+def legacy(edit: Callable[[Facts], None] | None = None) -> Facts:
+    """The real zfs-fuse 0.7.0 capture: a mirror with a file log vdev, legacy/images holding disk.raw."""
+    facts = load_facts(LEGACY)
+    if edit:
+        edit(facts)
+    return facts
+
+
+def domain(name: str, edit: Callable[[Facts], None] | None = None) -> Facts:
+    """The capture with one libvirt domain from tests/data/libvirt."""
+    facts = load_facts(CAPTURE, [LIBVIRT / name])
+    if edit:
+        edit(facts)
+    return facts
+
+
+def _vm_text(old: str, new: str) -> Callable[[Facts], None]:
+    """Replace text in the first VM's file (a user-authored config) and parse it again."""
+    def edit(facts: Facts) -> None:
+        vm = facts.vms[0]
+        path = DATA / vm.name
+        text = path.read_text()
+        assert old in text, (old, path)
+        text = text.replace(old, new)
+        facts.vms[0] = parse_libvirt_xml(text, vm.name) if vm.kind == "libvirt" else parse_qm_conf(text, vm.name)
+    return edit
 
 
 def _set(dataset: str, prop: str, value: str) -> Callable[[Facts], None]:
@@ -58,6 +100,64 @@ def _add_log(leaf: str, rotational: str | None = None) -> Callable[[Facts], None
         facts.vdevs["tank"].append(Vdev(name=leaf, type="disk", vdev_class="logs", leaves=[leaf]))
         if rotational is not None:
             facts.block_queue[leaf] = {"rotational": rotational, "physical_block_size": "512"}
+    return edit
+
+
+def _add_cache(leaf: str, rotational: str) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        facts.vdevs["tank"].append(Vdev(name=leaf, type="disk", vdev_class="cache", leaves=[leaf]))
+        facts.block_queue[leaf] = {"rotational": rotational, "physical_block_size": "512"}
+    return edit
+
+
+def _log_space(size: int) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        _add_log("vdf", "0")(facts)
+        facts.class_space[("tank", "logs")] = (size, 0)
+    return edit
+
+
+def _raidz(facts: Facts) -> None:
+    facts.vdevs["tank"][0].name, facts.vdevs["tank"][0].type = "raidz1-0", "raidz1"
+    facts.vdevs["tank"][0].leaves = ["vdb", "vdc", "vdd"]
+
+
+def _queue(disk: str, attribute: str, value: str) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        facts.block_queue[disk][attribute] = value
+    return edit
+
+
+# `nvme id-ns -H` lines as a drive prints them (the common 512/4096 pair; nvme-cli 1.x/2.x format).
+NVME_ID_NS = ("## /dev/nvme0n1\n"
+              "LBA Format  0 : Metadata Size: 0   bytes - Data Size: 512 bytes - Relative Performance: 0x2 Good {0}\n"
+              "LBA Format  1 : Metadata Size: 0   bytes - Data Size: 4096 bytes - Relative Performance: 0x1 Better {1}\n")
+
+
+def _nvme(in_use: int, lsblk: bool = False) -> Callable[[Facts], None]:
+    """An NVMe namespace beside the capture's disks, with LBA format `in_use` marked (in use)."""
+    def edit(facts: Facts) -> None:
+        marks = ["(in use)" if i == in_use else "" for i in (0, 1)]
+        facts.nvme_formats = parse_nvme_id_ns(NVME_ID_NS.format(*marks))
+        if lsblk:
+            facts.block_devices["nvme0n1"] = BlockDevice("nvme0n1", "disk", logical_sector=512, physical_sector=512,
+                                                         rotational=False)
+    return edit
+
+
+def _numa(nodes: int) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        facts.numa_nodes = nodes
+    return edit
+
+
+def _lvm(facts: Facts) -> None:
+    facts.block_devices["dm-0"] = BlockDevice("dm-0", "lvm", parent="vda", mountpoints=["/srv"])
+
+
+def _swaps(*devices: str) -> Callable[[Facts], None]:
+    def edit(facts: Facts) -> None:
+        facts.swaps = list(devices)
     return edit
 
 
@@ -111,7 +211,23 @@ CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
                        lambda: changed(_vm_disk_option("scsi0", "aio=native"), GOOD_VM)),
     "KVM-IOTHREAD-MISSING": (lambda: changed(_vm_disk_option("scsi0", None, drop="iothread"), GOOD_VM), lambda: real(GOOD_VM)),
     "KVM-IOTHREAD-IGNORED": (lambda: changed(_vm_disk_option("scsi0", "iothread=1"), BAD_VM), lambda: real(GOOD_VM)),
+    "ZP-ASHIFT-FLASH512": (lambda: changed(_queue("vde", "rotational", "0")), real),
+    "HOST-NVME-LBA": (lambda: changed(_nvme(in_use=0)), lambda: changed(_nvme(in_use=1))),
+    "ZP-LOG-UNUSED": (lambda: legacy(lambda f: [_set(d, "logbias", "throughput")(f) for d in ("legacy", "legacy/images")]),
+                      legacy),
+    "ZP-LOG-OVERSIZE": (lambda: changed(_log_space(8 * GIB)), lambda: changed(_log_space(1063256064))),
+    "ARC-SMALL": (real, lambda: changed(lambda f: f.arcstats.update({"c_max": 4 * GIB}))),
+    "L2ARC-HDR": (lambda: changed(lambda f: [_add_cache("vdf", "0")(f), f.arcstats.update({"l2_hdr_size": f.arcstats["size"] // 5})]),
+                  lambda: changed(_add_cache("vdf", "0"))),
+    "L2ARC-WRITE-MAX": (lambda: changed(_add_cache("vdf", "0")),
+                        lambda: changed(lambda f: [_add_cache("vdf", "0")(f),
+                                                   f.module_parameters.update({"l2arc_write_max": str(64 * MIB)})])),
 }
+
+# Rules whose findings claim a performance effect: each must carry the stackbench commands that measure it.
+MEASURED = {"ZP-ASHIFT-FLASH512", "HOST-NVME-LBA", "DS-VBS-RAIDZ", "DS-QCOW2-ON-ZFS", "DS-IMG-RECORDSIZE", "ARC-SMALL",
+            "L2ARC-HDR", "L2ARC-WRITE-MAX", "GUEST-LVM", "GUEST-CPU-NOAES", "HOST-INIT-ON-ALLOC", "KVM-CACHE",
+            "KVM-BUS", "KVM-IOTHREAD-MISSING", "KVM-CPU-NOAES", "DS-COMPRESS-OFF", "DS-ATIME", "ZP-ASHIFT-LOW"}
 
 
 def test_every_rule_has_cases_docs_and_a_source() -> None:
@@ -127,6 +243,9 @@ def test_rule_fires_on_the_failing_facts_and_not_on_the_passing_ones(rule) -> No
     failing, passing = CASES[rule.id]
     findings = list(rule.check(failing()))
     assert findings and all(f.rule_id == rule.id and f.evidence and f.fix for f in findings)
+    assert all(f.severity == rule.severity for f in findings) or rule.id in ("KVM-CACHE", "DS-SSB-SIZE")
+    if rule.id in MEASURED:
+        assert all(f.prove and "stackbench " in f.prove for f in findings), rule.id
     assert list(rule.check(passing())) == []
 
 
@@ -178,3 +297,51 @@ def test_special_small_blocks_covers_zvols_from_2_4_only() -> None:
     assert on((2, 4, 0), "4096") == []
     no_special = changed(lambda f: [_no_special(f), _set("tank/images", "special_small_blocks", "4096")(f)])
     assert [f.severity for f in BY_ID["DS-SSB-SIZE"].check(no_special)] == ["info"]
+
+
+@pytest.mark.parametrize("version, value, fires", [
+    ((2, 1, 11), 8 * MIB, True), ((2, 2, 6), 8 * MIB, True), ((2, 2, 7), 8 * MIB, False), ((2, 2, 7), 32 * MIB, True),
+    ((2, 3, 0), 32 * MIB, True), ((2, 3, 0), 8 * MIB, False), (None, 8 * MIB, False),
+])
+def test_l2arc_write_max_is_compared_with_the_running_release_default(version, value, fires) -> None:
+    def edit(facts: Facts) -> None:
+        _add_cache("vdf", "0")(facts)
+        facts.version = version
+        facts.module_parameters["l2arc_write_max"] = str(value)
+    findings = list(BY_ID["L2ARC-WRITE-MAX"].check(changed(edit)))
+    assert bool(findings) == fires
+    if fires:
+        assert f"({value // MIB} MiB)" in findings[0].evidence
+    spinning = changed(lambda f: [_add_cache("vdf", "1")(f)])
+    assert list(BY_ID["L2ARC-WRITE-MAX"].check(spinning)) == []
+
+
+def test_nvme_lba_names_the_source_and_the_pool_it_would_destroy() -> None:
+    (marked,) = BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=0)))
+    assert "LBA format 0 (in use): 512 bytes (nvme id-ns -H)" in marked.evidence and "--lbaf=1" in marked.fix
+    (lsblk,) = BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=-1, lsblk=True)))
+    assert "lsblk LOG-SEC" in lsblk.evidence
+    assert list(BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=-1)))) == []  # nothing says which is in use
+
+    def in_pool(facts: Facts) -> None:
+        _nvme(in_use=0, lsblk=True)(facts)
+        facts.block_devices["nvme0n1p1"] = BlockDevice("nvme0n1p1", "part", parent="nvme0n1")
+        facts.vdevs["tank"].append(Vdev(name="nvme0n1p1", type="disk", vdev_class="logs", leaves=["nvme0n1p1"]))
+    (pooled,) = BY_ID["HOST-NVME-LBA"].check(changed(in_pool))
+    assert "holds pool tank" in pooled.evidence and "rebuilt from a backup" in pooled.fix
+
+
+def test_log_unused_needs_every_dataset_to_bypass_the_log() -> None:
+    def log_and(*edits: Callable[[Facts], None]) -> list:
+        return list(BY_ID["ZP-LOG-UNUSED"].check(changed(lambda f: [_add_log("vdf", "0")(f)] + [e(f) for e in edits])))
+    # tank/vm-100-disk-0 is sync=disabled in the capture; tank and tank/images still use the log
+    assert log_and(_set("tank", "sync", "disabled")) == []
+    (finding,) = log_and(_set("tank", "sync", "disabled"), _set("tank/images", "logbias", "throughput"))
+    assert "tank/images logbias=throughput (local)" in finding.evidence and "zpool remove tank vdf" in finding.fix
+
+
+def test_arc_small_says_when_ram_does_not_allow_raising_it() -> None:
+    (tight,) = BY_ID["ARC-SMALL"].check(real(BAD_VM))  # 8 GiB VM on a 2.8 GiB guest
+    assert "RAM does not allow it" in tight.evidence and "the OpenZFS 2.1.11 default cap" in tight.evidence
+    (roomy,) = BY_ID["ARC-SMALL"].check(changed(lambda f: f.meminfo.update({"MemTotal": 64 * GIB})))
+    assert "RAM allows it" in roomy.evidence

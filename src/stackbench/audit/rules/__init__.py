@@ -30,6 +30,13 @@ MODULES = (
     "kvm_aio_native",
     "kvm_iothread",
     "kvm_iothread_ignored",
+    "zp_ashift_flash512",
+    "host_nvme_lba",
+    "zp_log_unused",
+    "zp_log_oversize",
+    "arc_small",
+    "l2arc_hdr",
+    "l2arc_write_max",
 )
 REGISTRY: tuple[Rule, ...] = tuple(import_module(f"{__name__}.{name}").RULE for name in MODULES)
 BY_ID = {rule.id: rule for rule in REGISTRY}

@@ -1,0 +1,65 @@
+"""HOST-NVME-LBA: an NVMe namespace formatted with 512-byte logical blocks although the drive offers a
+4096-byte LBA format.
+
+The 512-byte format is kept for compatibility; most drives rate the 4K format "Better" or "Best" (nvme id-ns
+-H, "Relative Performance"), and a 4K format lets ZFS use ashift 12 without emulation. Reformatting
+(`nvme format --lbaf=N`) destroys every byte on the namespace, so it belongs before the pool is created;
+the evidence says when the namespace already holds a pool.
+
+The format in use comes from `nvme id-ns -H` ("(in use)"); when that line is missing, the logical sector
+size from lsblk (LOG-SEC) or the block queue. Of the 4096-byte formats the one without metadata is
+suggested: formats with metadata need end-to-end protection support.
+"""
+
+from stackbench.audit.prove import RAND_4K_WRITE, ab
+from stackbench.audit.rule import Finding, Rule
+
+
+def _logical(facts, namespace):
+    formats = facts.nvme_formats.get(namespace, [])
+    in_use = next((f for f in formats if f.in_use), None)
+    if in_use is not None:
+        return in_use.data_size, f"LBA format {in_use.index} (in use): {in_use.data_size} bytes (nvme id-ns -H)"
+    device = facts.block_devices.get(namespace)
+    if device is not None and device.logical_sector:
+        return device.logical_sector, f"logical sector {device.logical_sector} bytes (lsblk LOG-SEC)"
+    value = facts.block_queue.get(namespace, {}).get("logical_block_size", "")
+    if value.isdigit():
+        return int(value), f"logical_block_size {value} (block queue)"
+    return None, ""
+
+
+def _pools_on(facts, namespace):
+    return sorted({pool for pool, vdevs in facts.vdevs.items() for vdev in vdevs for leaf in vdev.leaves
+                   if facts.disk_of(leaf) == namespace})
+
+
+def check(facts):
+    for namespace, formats in sorted(facts.nvme_formats.items()):
+        size, source = _logical(facts, namespace)
+        wider = sorted((f for f in formats if f.data_size == 4096), key=lambda f: (f.metadata_size, f.index))
+        if size != 512 or not wider:
+            continue
+        best = wider[0]
+        pools = _pools_on(facts, namespace)
+        holds = f"; it holds pool {', '.join(pools)}" if pools else ""
+        change = f"nvme format /dev/{namespace} --lbaf={best.index}"
+        fix = (f"{change} before a pool is created on it (destroys all data on the namespace, and on drives that "
+               "format all namespaces at once, on the others too)"
+               + (f"; for {', '.join(pools)} only when the pool is rebuilt from a backup" if pools else ""))
+        yield Finding(
+            "HOST-NVME-LBA", "info", f"/dev/{namespace}",
+            f"{source}; LBA format {best.index} offers 4096 bytes (metadata {best.metadata_size}){holds}", fix,
+            prove=ab("HOST-NVME-LBA", f"/mnt/{namespace}-scratch", RAND_4K_WRITE,
+                     f"{change}, recreate the scratch file system and mount it again",
+                     where=f"on a scratch file system on the empty {namespace}"),
+        )
+
+
+RULE = Rule(
+    "HOST-NVME-LBA", "NVMe namespace formatted with 512-byte blocks", "info",
+    "The drive offers a 4096-byte LBA format, which is usually faster; reformatting destroys data.",
+    "nvme format --lbaf=<4K format> before the pool is created",
+    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html#nvme-low-level-formatting",
+    check, doc=__doc__,
+)

@@ -1,0 +1,62 @@
+"""ZP-LOG-OVERSIZE: the log class is larger than ZFS can ever fill: more than max(ARC c_max, RAM/2).
+
+The ZIL only holds synchronous writes that are not yet in a committed transaction group (a few seconds of
+writes), so the knowledge base's bound is generous and the OpenZFS tuning docs and Proxmox put a useful
+SLOG at about 4 GB. Space beyond that is never used; left unpartitioned, it is spare area that helps an SSD's
+write latency and endurance (over-provisioning). Info: nothing breaks.
+
+Sizes: the log class rows of `zpool list -v -Hp` (summed over log vdevs, since the ZIL spreads over all
+of them), else the smallest leaf of each log vdev from lsblk. The limit uses arcstats c_max and
+/proc/meminfo MemTotal; with neither, the rule stays silent.
+"""
+
+from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._pool import class_vdevs
+
+GIB = 1024**3
+
+
+def _log_size(facts, pool, logs):
+    if (pool, "logs") in facts.class_space:
+        return facts.class_space[(pool, "logs")][0], "zpool list -v"
+    total = 0
+    for vdev in logs:
+        sizes = [facts.block_devices[name].size for name in (facts.kernel_name(leaf) for leaf in vdev.leaves)
+                 if name in facts.block_devices and facts.block_devices[name].size]
+        if len(sizes) != len(vdev.leaves) or not sizes:
+            return None, ""
+        total += min(sizes)
+    return total, "lsblk"
+
+
+def check(facts):
+    c_max, memtotal = facts.arcstats.get("c_max") or 0, facts.meminfo.get("MemTotal") or 0
+    limit = max(c_max, memtotal // 2)
+    if limit <= 0:
+        return
+    for pool in facts.vdevs:
+        logs = class_vdevs(facts, pool, "logs")
+        if not logs:
+            continue
+        size, source = _log_size(facts, pool, logs)
+        if not size or size <= limit:
+            continue
+        parts = ([f"ARC c_max {c_max / GIB:.1f} GiB (arcstats)"] if c_max else []) + (
+            [f"MemTotal/2 {memtotal / 2 / GIB:.1f} GiB (/proc/meminfo)"] if memtotal else [])
+        names = ", ".join(v.name for v in logs)
+        yield Finding(
+            "ZP-LOG-OVERSIZE", "info", f"{pool} logs",
+            f"log vdev {names}: {size / GIB:.1f} GiB ({source}) > max({', '.join(parts)})",
+            f"zpool remove {pool} {logs[0].name}; repartition the device with a log partition of about 4 GiB "
+            f"(never more than {limit / GIB:.1f} GiB) and leave the rest unpartitioned (over-provisioning); "
+            f"zpool add {pool} log <partition>",
+        )
+
+
+RULE = Rule(
+    "ZP-LOG-OVERSIZE", "Log device larger than ZFS can use", "info",
+    "The ZIL holds only a few seconds of sync writes; about 4 GB is typical, the rest is never used.",
+    "Use a small log partition and leave the rest unallocated",
+    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#synchronous-i-o",
+    check, doc=__doc__,
+)
