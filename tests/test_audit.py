@@ -216,12 +216,18 @@ CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
     "ZP-LOG-UNUSED": (lambda: legacy(lambda f: [_set(d, "logbias", "throughput")(f) for d in ("legacy", "legacy/images")]),
                       legacy),
     "ZP-LOG-OVERSIZE": (lambda: changed(_log_space(8 * GIB)), lambda: changed(_log_space(1063256064))),
+    "DS-VBS-RAIDZ": (lambda: changed(_raidz), real),
+    "DS-QCOW2-ON-ZFS": (lambda: pve(QCOW2_VM), lambda: pve(QCOW2_VM, _vm_text(".qcow2", ".raw"))),
+    "DS-IMG-RECORDSIZE": (legacy, lambda: legacy(_set("legacy/images", "recordsize", "65536"))),
     "ARC-SMALL": (real, lambda: changed(lambda f: f.arcstats.update({"c_max": 4 * GIB}))),
     "L2ARC-HDR": (lambda: changed(lambda f: [_add_cache("vdf", "0")(f), f.arcstats.update({"l2_hdr_size": f.arcstats["size"] // 5})]),
                   lambda: changed(_add_cache("vdf", "0"))),
     "L2ARC-WRITE-MAX": (lambda: changed(_add_cache("vdf", "0")),
                         lambda: changed(lambda f: [_add_cache("vdf", "0")(f),
                                                    f.module_parameters.update({"l2arc_write_max": str(64 * MIB)})])),
+    "KVM-DISCARD": (lambda: pve(BAD_VM), lambda: pve(GOOD_VM)),
+    "KVM-NUMA": (lambda: pve(BAD_VM, _numa(2)),
+                 lambda: pve(BAD_VM, lambda f: [_numa(2)(f), _vm_text("cores: 4\n", "cores: 4\nnuma: 1\n")(f)])),
 }
 
 # Rules whose findings claim a performance effect: each must carry the stackbench commands that measure it.
@@ -249,6 +255,14 @@ def test_rule_fires_on_the_failing_facts_and_not_on_the_passing_ones(rule) -> No
     assert list(rule.check(passing())) == []
 
 
+def test_disputed_rules_say_so_and_ask_for_a_measurement() -> None:
+    assert {r.id for r in REGISTRY if r.status == "disputed"} == {"DS-QCOW2-ON-ZFS"}
+    assert {r.status for r in REGISTRY} <= {"stable", "disputed"}
+    (finding,) = BY_ID["DS-QCOW2-ON-ZFS"].check(pve(QCOW2_VM))
+    assert "measure first" in finding.fix and "stackbench compare" in finding.prove
+    assert finding.severity == "warn" and "section 3" in BY_ID["DS-QCOW2-ON-ZFS"].doc
+
+
 def test_the_capture_is_parsed_as_the_pool_was_built() -> None:
     facts = real()
     assert facts.zfs_version.startswith("zfs-kmod-2.1.11") and facts.version == (2, 1, 11)  # the module runs the pool
@@ -259,6 +273,21 @@ def test_the_capture_is_parsed_as_the_pool_was_built() -> None:
     assert facts.block_queue["vdb"]["physical_block_size"] == "4096"
     assert facts.arcstats["c_max"] > 0 and facts.meminfo["MemTotal"] > 0
     assert facts.zvols() == ["tank/vm-100-disk-0"]
+
+
+# --- rule details ------------------------------------------------------------------------------------------
+
+def test_kvm_discard_trusts_the_live_refreservation_over_storage_cfg() -> None:
+    """storage.cfg says local-zfs is sparse, but the captured zvol behind scsi0 is thick (refreservation set)."""
+    thick = {f.subject for f in BY_ID["KVM-DISCARD"].check(pve(BAD_VM))}
+    assert thick == {"pve/100-bad.conf sata1"}  # vm-100-disk-1 is not in the facts: storage.cfg decides
+    sparse_zvol = pve(BAD_VM, _set("tank/vm-100-disk-0", "refreservation", "0"))
+    sparse = {f.subject: f for f in BY_ID["KVM-DISCARD"].check(sparse_zvol)}
+    scsi0 = sparse["pve/100-bad.conf scsi0"]
+    assert "zvol tank/vm-100-disk-0 refreservation=0" in scsi0.evidence
+    assert "qm set 100-bad --scsi0 local-zfs:vm-100-disk-0,cache=writeback,size=32G,discard=on" in scsi0.fix  # keeps options
+    assumed = list(BY_ID["KVM-DISCARD"].check(real(BAD_VM)))  # no storage.cfg: the install default is assumed, and said
+    assert assumed and all("assumed" in f.evidence for f in assumed)
 
 
 @pytest.mark.parametrize("cmdline, config, dmesg, source", [
@@ -338,6 +367,25 @@ def test_log_unused_needs_every_dataset_to_bypass_the_log() -> None:
     assert log_and(_set("tank", "sync", "disabled")) == []
     (finding,) = log_and(_set("tank", "sync", "disabled"), _set("tank/images", "logbias", "throughput"))
     assert "tank/images logbias=throughput (local)" in finding.evidence and "zpool remove tank vdf" in finding.fix
+
+
+def test_vbs_raidz_shows_the_space_the_zvol_reserves() -> None:
+    (finding,) = BY_ID["DS-VBS-RAIDZ"].check(changed(_raidz))
+    assert "volblocksize=8192 (default, the default of OpenZFS 2.1.11)" in finding.evidence
+    assert "raidz1-0 ashift=12 (zdb -C)" in finding.evidence
+    assert "(1.04x)" in finding.evidence  # 278921216 reserved for a 256 MiB volume, as captured
+    wider = changed(lambda f: [_raidz(f), _set("tank/vm-100-disk-0", "volblocksize", "16384")(f)])
+    assert list(BY_ID["DS-VBS-RAIDZ"].check(wider)) == []
+
+
+def test_images_are_found_from_vm_configs_and_from_the_probe_once() -> None:
+    facts = pve(QCOW2_VM, lambda f: setattr(f, "image_files", {"/tank/images/images/102/vm-102-disk-0.qcow2": 1 << 30,
+                                                                "/tank/images/old.qcow2": 1 << 30}))
+    findings = list(BY_ID["DS-QCOW2-ON-ZFS"].check(facts))
+    assert [f.subject for f in findings] == ["pve/102.conf scsi0", "/tank/images/old.qcow2"]
+    assert "qm disk move 102 scsi0" in findings[0].fix and "image-files.txt" in findings[1].evidence
+    (recordsize,) = BY_ID["DS-IMG-RECORDSIZE"].check(facts)
+    assert recordsize.subject == "tank/images" and recordsize.evidence.count("qcow2 /tank/images/") == 2
 
 
 def test_arc_small_says_when_ram_does_not_allow_raising_it() -> None:

@@ -37,6 +37,11 @@ MODULES = (
     "arc_small",
     "l2arc_hdr",
     "l2arc_write_max",
+    "ds_vbs_raidz",
+    "ds_qcow2_on_zfs",
+    "ds_img_recordsize",
+    "kvm_discard",
+    "kvm_numa",
 )
 REGISTRY: tuple[Rule, ...] = tuple(import_module(f"{__name__}.{name}").RULE for name in MODULES)
 BY_ID = {rule.id: rule for rule in REGISTRY}

@@ -1,0 +1,48 @@
+"""DS-QCOW2-ON-ZFS (disputed): a qcow2 image on a ZFS file system, copy-on-write on top of copy-on-write.
+
+Where: a Proxmox disk on a directory storage whose path lies on a ZFS mount, a libvirt `<driver
+type='qcow2'>` disk whose `<source file>` does, or a .qcow2 file the probe found on a ZFS file system.
+
+Why it is only a warning and disputed (knowledge base, section 3): the OpenZFS docs advise zvols or raw
+files "to avoid unnecessary overhead", and Proxmox says raw may be "up to 10% faster"; but Jim Salter
+measured 50.5 MB/s on a zvol against 45.8 MB/s on qcow2 and asked whether the gap matters, and a 2025
+article (quoted second-hand, FreeBSD) found raw *files* 2-6x faster than zvols and fully allocated qcow2
+close to raw. Zvols have problems of their own (openzfs#4265). So the finding asks the user to measure on
+their own machine (the prove command) before converting; qcow2 features (snapshots in the file, thin
+images on plain directories) may be worth the cost.
+"""
+
+from stackbench.audit.prove import BLOG_QD4, in_guest
+from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._disks import images_on_zfs
+
+
+def _convert(image):
+    raw = image.path[: -len(".qcow2")] + ".raw" if image.path.endswith(".qcow2") else image.path + ".raw"
+    if image.vm and image.disk:
+        return image.vm.fix(f"qm disk move VMID {image.disk.key} <zfspool or directory storage> --format raw",
+                            f"qemu-img convert -p -O raw {image.path} {raw} (VM off), then virsh edit NAME: "
+                            f"<driver type='raw'/> and <source file='{raw}'/> on {image.disk.key}")
+    return f"qemu-img convert -p -O raw {image.path} {raw} (VM off), then point the VM at the raw file"
+
+
+def check(facts):
+    for image in images_on_zfs(facts):
+        if image.format != "qcow2":
+            continue
+        convert = _convert(image)
+        yield Finding(
+            "DS-QCOW2-ON-ZFS", "warn", image.subject,
+            f"qcow2 image {image.path} on ZFS file system {image.dataset} ({image.origin})",
+            f"measure first (disputed: results differ by machine); if raw wins: {convert}",
+            prove=in_guest("DS-QCOW2-ON-ZFS", BLOG_QD4, convert),
+        )
+
+
+RULE = Rule(
+    "DS-QCOW2-ON-ZFS", "qcow2 image on a ZFS dataset", "warn",
+    "Two copy-on-write layers; OpenZFS advises zvols or raw files, but measured costs vary: measure first.",
+    "Measure, then qemu-img convert -O raw to a zvol or raw file if raw is faster",
+    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
+    check, status="disputed", doc=__doc__,
+)
