@@ -228,6 +228,9 @@ CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
     "KVM-DISCARD": (lambda: pve(BAD_VM), lambda: pve(GOOD_VM)),
     "KVM-NUMA": (lambda: pve(BAD_VM, _numa(2)),
                  lambda: pve(BAD_VM, lambda f: [_numa(2)(f), _vm_text("cores: 4\n", "cores: 4\nnuma: 1\n")(f)])),
+    "GUEST-LVM": (lambda: changed(_lvm), real),
+    "HOST-SWAP-ZVOL": (lambda: changed(_swaps("/dev/zd0")), lambda: changed(_swaps("/dev/vdd"))),
+    "GUEST-CPU-NOAES": (lambda: changed(lambda f: f.cpu_flags.discard("aes")), real),
 }
 
 # Rules whose findings claim a performance effect: each must carry the stackbench commands that measure it.
@@ -343,6 +346,32 @@ def test_l2arc_write_max_is_compared_with_the_running_release_default(version, v
         assert f"({value // MIB} MiB)" in findings[0].evidence
     spinning = changed(lambda f: [_add_cache("vdf", "1")(f)])
     assert list(BY_ID["L2ARC-WRITE-MAX"].check(spinning)) == []
+
+
+def test_swap_on_a_zvol_is_found_through_links_and_stacked_devices() -> None:
+    def swaps(device: str, edit: Callable[[Facts], None] | None = None) -> list:
+        def both(facts: Facts) -> None:
+            _swaps(device)(facts)
+            if edit:
+                edit(facts)
+        return list(BY_ID["HOST-SWAP-ZVOL"].check(changed(both)))
+
+    (direct,) = swaps("/dev/zvol/tank/swap")
+    assert "zvol tank/swap" in direct.evidence and direct.severity == "info"
+    (named,) = swaps("/dev/zd0", lambda f: f.links.update({"/dev/zvol/tank/vm-100-disk-0": "/dev/zd0"}))
+    assert "zvol tank/vm-100-disk-0" in named.evidence
+    (crypt,) = swaps("/dev/dm-1", lambda f: f.block_devices.update(
+        {"dm-1": BlockDevice("dm-1", "crypt", parent="zd0"), "zd0": f.block_devices["zd0"]}))
+    assert "(on /dev/zd0)" in crypt.evidence
+    assert swaps("/dev/dm-1", lambda f: f.block_devices.update({"dm-1": BlockDevice("dm-1", "crypt", parent="vdd")})) == []
+
+
+def test_guest_lvm_needs_a_vm() -> None:
+    host = changed(lambda f: [_lvm(f), f.cpu_flags.discard("hypervisor")])
+    assert not host.is_vm and list(BY_ID["GUEST-LVM"].check(host)) == []
+    (finding,) = BY_ID["GUEST-LVM"].check(changed(_lvm))
+    assert "dm-0 on vda (/srv)" in finding.evidence and "hypervisor" in finding.evidence
+    assert "stackbench compare guest-lvm guest-plain" in finding.prove
 
 
 def test_nvme_lba_names_the_source_and_the_pool_it_would_destroy() -> None:

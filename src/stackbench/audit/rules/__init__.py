@@ -42,6 +42,9 @@ MODULES = (
     "ds_img_recordsize",
     "kvm_discard",
     "kvm_numa",
+    "guest_lvm",
+    "host_swap_zvol",
+    "guest_cpu_noaes",
 )
 REGISTRY: tuple[Rule, ...] = tuple(import_module(f"{__name__}.{name}").RULE for name in MODULES)
 BY_ID = {rule.id: rule for rule in REGISTRY}

@@ -1,0 +1,48 @@
+"""GUEST-LVM (weak): the facts come from a VM whose block devices include LVM logical volumes (lsblk TYPE
+`lvm`).
+
+METHOD.md gained 5 % IOPS and 38 % MB/s after removing LVM in the guest, but it switched ext4 to ext3 in
+the same step, and no primary source says LVM costs that much (knowledge base, section 3). So this is only
+a prompt to measure the guest's own stack before changing it: a file system on the LV against one on a
+plain partition of the same virtual disk.
+
+Whether the facts come from a VM is `Facts.is_vm` (cpu flag `hypervisor`, or systemd-detect-virt).
+Source: METHOD.md section 3 only, which is not public; the rule's URL documents the fact it reads (lsblk's
+TYPE column), not a performance claim.
+"""
+
+from stackbench.audit.rule import Finding, Rule
+
+
+def _why_vm(facts):
+    return "cpu flag hypervisor in /proc/cpuinfo" if "hypervisor" in facts.cpu_flags else \
+        f"systemd-detect-virt says {facts.virt}"
+
+
+def check(facts):
+    if not facts.is_vm:
+        return
+    volumes = [d for d in facts.block_devices.values() if d.type == "lvm"]
+    if not volumes:
+        return
+    listed = ", ".join(f"{d.name}" + (f" on {d.parent}" if d.parent else "") +
+                       (f" ({', '.join(d.mountpoints)})" if d.mountpoints else "") for d in volumes)
+    run = "stackbench run -t {target} --preset blog --qd 4 --runtime 30 --repeat 3 --label {label}"
+    yield Finding(
+        "GUEST-LVM", "info", "guest LVM",
+        f"TYPE lvm in lsblk: {listed}; the facts come from a VM ({_why_vm(facts)})",
+        "measure before changing anything: LVM's cost in a guest has no primary source and METHOD.md's "
+        "gain was confounded with an ext4 to ext3 switch",
+        prove="inside the VM: " + run.format(target="<directory on the LV>", label="guest-lvm") + "; "
+              + run.format(target="<directory on a plain partition of the same disk>", label="guest-plain")
+              + "; stackbench compare guest-lvm guest-plain",
+    )
+
+
+RULE = Rule(
+    "GUEST-LVM", "LVM in the guest (measure before changing)", "info",
+    "METHOD.md saw a gain without LVM, confounded with a file system change; no primary source.",
+    "Measure a file system on the LV against one on a plain partition before changing",
+    "https://man7.org/linux/man-pages/man8/lsblk.8.html",
+    check, doc=__doc__,
+)
