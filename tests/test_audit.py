@@ -278,6 +278,46 @@ def test_the_capture_is_parsed_as_the_pool_was_built() -> None:
     assert facts.zvols() == ["tank/vm-100-disk-0"]
 
 
+# --- libvirt domains -----------------------------------------------------------------------------------
+
+# rule id -> (domain facts that must produce a finding, domain facts that must not)
+LIBVIRT_CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
+    "KVM-CACHE": (lambda: domain("zvol-defaults.xml"), lambda: domain("zvol-tuned.xml")),
+    "KVM-BUS": (lambda: domain("nixos-windows-sata.xml"), lambda: domain("zvol-tuned.xml")),
+    "KVM-CPU-NOAES": (lambda: domain("zvol-defaults.xml"), lambda: domain("zvol-tuned.xml")),
+    "KVM-IOTHREAD-MISSING": (lambda: domain("zvol-defaults.xml"), lambda: domain("zvol-tuned.xml")),
+    "KVM-DISCARD": (lambda: domain("zvol-defaults.xml", _set("tank/vm-100-disk-0", "refreservation", "0")),
+                    lambda: domain("zvol-tuned.xml", _set("tank/vm-100-disk-0", "refreservation", "0"))),
+    "KVM-AIO-NATIVE": (lambda: domain("zvol-tuned.xml", _vm_text("cache='none' ", "")), lambda: domain("zvol-tuned.xml")),
+    "KVM-NUMA": (lambda: domain("zvol-defaults.xml", _numa(2)), lambda: domain("zvol-tuned.xml", _numa(2))),
+    "DS-QCOW2-ON-ZFS": (lambda: domain("qcow2-file.xml"),
+                        lambda: domain("qcow2-file.xml", _vm_text("qcow2", "raw"))),
+    "DS-IMG-RECORDSIZE": (lambda: domain("qcow2-file.xml"),
+                          lambda: domain("qcow2-file.xml", _set("tank/images", "recordsize", "65536"))),
+}
+
+
+@pytest.mark.parametrize("rule_id", sorted(LIBVIRT_CASES))
+def test_rules_on_libvirt_domains(rule_id: str) -> None:
+    failing, passing = LIBVIRT_CASES[rule_id]
+    facts = failing()
+    assert [vm.kind for vm in facts.vms] == ["libvirt"] and facts.problems == []
+    findings = list(BY_ID[rule_id].check(facts))
+    assert findings and all(f.evidence and f.fix for f in findings)
+    if rule_id.startswith("KVM-"):  # the fix is written for libvirt, not Proxmox
+        assert all("virsh edit" in f.fix and "qm set" not in f.fix for f in findings), findings
+    assert list(BY_ID[rule_id].check(passing())) == []
+
+
+def test_the_real_nixos_disk_is_read_as_a_zvol_on_sata() -> None:
+    facts = domain("nixos-windows-sata.xml")
+    ((vm, disk, location),) = list(facts.vm_disks())
+    assert (disk.bus, disk.cache, disk.aio, disk.discard) == ("sata", "none", "native", True)
+    assert location.zvol and location.dataset == "zroot/libvirt/windows"
+    (finding,) = BY_ID["KVM-BUS"].check(facts)
+    assert "sda on sata" in finding.evidence and "/dev/zvol/zroot/libvirt/windows" in finding.evidence
+
+
 # --- rule details ------------------------------------------------------------------------------------------
 
 def test_kvm_discard_trusts_the_live_refreservation_over_storage_cfg() -> None:
