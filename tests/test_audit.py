@@ -481,3 +481,15 @@ def test_linked_clones_live_where_proxmox_puts_them() -> None:
     assert zvol is not None and zvol.dataset == "tank/vm-101-disk-0"
     image = locate_volume("tank-images:100/base-100-disk-0.qcow2/101/vm-101-disk-0.qcow2", storages)
     assert image is not None and image.path == "/tank/images/images/101/vm-101-disk-0.qcow2"
+
+
+def test_the_rules_table_in_the_docs_lists_every_rule_with_its_severity_and_status() -> None:
+    rows = {}
+    for line in (Path(__file__).parent.parent / "docs" / "audit.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 4 and cells[0] in BY_ID:
+            rows[cells[0]] = cells
+    assert set(rows) == set(BY_ID)
+    for rule in REGISTRY:
+        _, severity, status, checks = rows[rule.id]
+        assert rule.severity in severity.split("/") and status.split()[0] == rule.status and checks, rule.id
