@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stackbench.audit.facts import Facts
-from stackbench.audit.vm import IMAGE_SUFFIXES, Vm, VmDisk
+from stackbench.audit.vm import Vm, VmDisk
+from stackbench.audit.vm import _image_format as file_format  # the same suffix mapping VM configs are read with
 
 
 @dataclass(frozen=True)
@@ -27,14 +28,6 @@ class ImageOnZfs:
             note = "; storage.cfg not in the facts, Proxmox's default storages assumed" if self.assumed else ""
             return f"{self.disk.key} of {self.vm.name}{note}"
         return "found by the probe in image-files.txt, not named by a VM config in the facts"
-
-
-def file_format(path: str) -> str | None:
-    lower = path.lower()
-    for suffix in IMAGE_SUFFIXES:
-        if lower.endswith(suffix):
-            return "raw" if suffix == ".img" else suffix[1:]
-    return None
 
 
 def images_on_zfs(facts: Facts) -> list[ImageOnZfs]:
