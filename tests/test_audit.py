@@ -128,17 +128,18 @@ def _queue(disk: str, attribute: str, value: str) -> Callable[[Facts], None]:
     return edit
 
 
-# `nvme id-ns -H` lines as a drive prints them (the common 512/4096 pair; nvme-cli 1.x/2.x format).
-NVME_ID_NS = ("## /dev/nvme0n1\n"
-              "LBA Format  0 : Metadata Size: 0   bytes - Data Size: 512 bytes - Relative Performance: 0x2 Good {0}\n"
-              "LBA Format  1 : Metadata Size: 0   bytes - Data Size: 4096 bytes - Relative Performance: 0x1 Better {1}\n")
+# `nvme id-ns -H` of QEMU's NVMe namespace (logical_block_size=512), as the lab guest captured it with nvme-cli
+# (lab/run-guest.sh, OpenZFS 2.1 guest): eight formats, 512 in use, 4096 without metadata is format 4.
+NVME_FORMATS = [(0, 512), (8, 512), (16, 512), (64, 512), (0, 4096), (8, 4096), (16, 4096), (64, 4096)]
 
 
 def _nvme(in_use: int, lsblk: bool = False) -> Callable[[Facts], None]:
     """An NVMe namespace beside the capture's disks, with LBA format `in_use` marked (in use)."""
     def edit(facts: Facts) -> None:
-        marks = ["(in use)" if i == in_use else "" for i in (0, 1)]
-        facts.nvme_formats = parse_nvme_id_ns(NVME_ID_NS.format(*marks))
+        text = "## /dev/nvme0n1\n" + "".join(
+            f"LBA Format  {i} : Metadata Size: {meta:<3} bytes - Data Size: {size} bytes - Relative Performance: 0 Best "
+            f"{'(in use)' if i == in_use else ''}\n" for i, (meta, size) in enumerate(NVME_FORMATS))
+        facts.nvme_formats = parse_nvme_id_ns(text)
         if lsblk:
             facts.block_devices["nvme0n1"] = BlockDevice("nvme0n1", "disk", logical_sector=512, physical_sector=512,
                                                          rotational=False)
@@ -212,7 +213,7 @@ CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
     "KVM-IOTHREAD-MISSING": (lambda: changed(_vm_disk_option("scsi0", None, drop="iothread"), GOOD_VM), lambda: real(GOOD_VM)),
     "KVM-IOTHREAD-IGNORED": (lambda: changed(_vm_disk_option("scsi0", "iothread=1"), BAD_VM), lambda: real(GOOD_VM)),
     "ZP-ASHIFT-FLASH512": (lambda: changed(_queue("vde", "rotational", "0")), real),
-    "HOST-NVME-LBA": (lambda: changed(_nvme(in_use=0)), lambda: changed(_nvme(in_use=1))),
+    "HOST-NVME-LBA": (lambda: changed(_nvme(in_use=0)), lambda: changed(_nvme(in_use=4))),
     "ZP-LOG-UNUSED": (lambda: legacy(lambda f: [_set(d, "logbias", "throughput")(f) for d in ("legacy", "legacy/images")]),
                       legacy),
     "ZP-LOG-OVERSIZE": (lambda: changed(_log_space(8 * GIB)), lambda: changed(_log_space(1063256064))),
@@ -424,7 +425,8 @@ def test_a_container_is_not_a_vm() -> None:
 
 def test_nvme_lba_names_the_source_and_the_pool_it_would_destroy() -> None:
     (marked,) = BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=0)))
-    assert "LBA format 0 (in use): 512 bytes (nvme id-ns -H)" in marked.evidence and "--lbaf=1" in marked.fix
+    assert "LBA format 0 (in use): 512 bytes (nvme id-ns -H)" in marked.evidence and "--lbaf=4" in marked.fix
+    assert list(BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=5)))) == []  # 4096 with metadata is 4096 too
     (lsblk,) = BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=-1, lsblk=True)))
     assert "lsblk LOG-SEC" in lsblk.evidence
     assert list(BY_ID["HOST-NVME-LBA"].check(changed(_nvme(in_use=-1)))) == []  # nothing says which is in use

@@ -32,8 +32,10 @@ def check(facts):
         if not record.isdigit() or int(record) < LIMIT:
             continue
         change = f"zfs set recordsize=64K {dataset}"
-        listed = "; ".join(f"{i.format} {i.path} ({i.origin})" for i in images[:SHOWN])
-        more = f"; and {len(images) - SHOWN} more" if len(images) > SHOWN else ""
+        listed = ", ".join(f"{i.format} {i.path}" + (f" ({i.origin})" if i.vm else "") for i in images[:SHOWN])
+        more = f", and {len(images) - SHOWN} more" if len(images) > SHOWN else ""
+        if any(i.vm is None for i in images):
+            more += "; files without a VM were found by the probe (image-files.txt)"
         yield Finding(
             "DS-IMG-RECORDSIZE", "info", dataset,
             f"recordsize={record} ({facts.dataset_source(dataset, 'recordsize')}) on {dataset}, which holds "

@@ -2,8 +2,9 @@
 throughput considerably" (OpenZFS workload tuning docs).
 
 It is on when the command line says init_on_alloc=1, or when the kernel was built with
-CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y (some distribution kernels are: Ubuntu's, per openzfs#9910, which
-measured about 40 % less uncached `zfs send` throughput) and the command line does not turn it off.
+CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y and the command line does not turn it off. Distribution kernels are
+built that way: Ubuntu's (openzfs#9910, which measured about 40 % less uncached `zfs send` throughput) and
+Debian 12's (6.1.0-56-amd64 in the lab guest: the config line and `heap alloc:on` in its boot log).
 
 Sources, most direct first: /proc/cmdline (the last init_on_alloc= wins, values as the kernel's kstrtobool
 reads them); the kernel's own boot line `mem auto-init: ... heap alloc:on|off` (dmesg), which reports the
