@@ -18,9 +18,16 @@ class AuditReport:
 
     def to_json(self, facts: Facts) -> dict[str, Any]:
         counts = {severity: sum(1 for f in self.findings if f.severity == severity) for severity in SEVERITIES}
+        from stackbench.audit.rules import BY_ID
+
+        def with_rule(finding: Finding) -> dict[str, Any]:
+            rule = BY_ID.get(finding.rule_id)
+            extra = {"title": rule.title, "why": rule.rationale, "source": rule.source, "status": rule.status} if rule else {}
+            return {**finding.to_json(), **extra}
+
         return {"zfs_version": facts.zfs_version,
                 "zfs_version_parsed": ".".join(map(str, facts.version)) if facts.version else None,
-                "counts": counts, "findings": [f.to_json() for f in self.findings], "problems": self.problems}
+                "counts": counts, "findings": [with_rule(f) for f in self.findings], "problems": self.problems}
 
 
 def run_rules(facts: Facts, rules: Iterable[Rule], min_severity: str = "info") -> AuditReport:

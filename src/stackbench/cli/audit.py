@@ -57,19 +57,26 @@ def render_findings(findings, title: str):  # noqa: ANN001, ANN201 - Finding lis
     from rich.table import Table
     from rich.text import Text
 
+    from stackbench.audit.rules import BY_ID
+
     parts: list = [Text(title, style="bold")]
     for finding in findings:
+        rule = BY_ID[finding.rule_id]
         head = Text()
         head.append(f"{finding.severity:<5}", style=SEVERITY_STYLE.get(finding.severity, ""))
         head.append(f" {finding.rule_id}", style="bold")
+        if rule.status == "disputed":
+            head.append(" (disputed)", style="magenta")
         head.append(f"  {finding.subject}")
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=15, justify="right", style="dim")
         grid.add_column(ratio=1)
         grid.add_row("evidence:", finding.evidence)
+        grid.add_row("why:", rule.rationale)
         grid.add_row("fix:", finding.fix)
         if finding.prove:
             grid.add_row("prove:", Text(finding.prove, style="dim"))
+        grid.add_row("source:", Text(rule.source, style="dim"))
         parts += [head, grid]
     parts.append(Text("Explain a rule: stackbench audit --explain RULE-ID", style="dim"))
     return Group(*parts)
@@ -145,11 +152,11 @@ def audit_command(
     findings = report.findings
     version = f" on {facts.zfs_version}" if facts.zfs_version else ""
     tabular = Tabular(
-        ["severity", "rule", "subject", "evidence", "fix"],
-        [[f.severity, f.rule_id, f.subject, f.evidence, f.fix] for f in findings],
+        ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"],
+        [[f.severity, f.rule_id, f.subject, f.evidence, BY_ID[f.rule_id].rationale, f.fix, f.prove or "",
+          BY_ID[f.rule_id].source] for f in findings],
         title=f"{len(findings)} findings{version}",
-        notes=[f"prove {f.rule_id} ({f.subject}): {f.prove}" for f in findings if f.prove]
-        + ["Explain a rule: stackbench audit --explain RULE-ID"],
+        notes=["Explain a rule: stackbench audit --explain RULE-ID"],
         styles={i: {"crit": "bold red", "err": "red", "warn": "yellow"}.get(f.severity, "") for i, f in enumerate(findings)},
     )
     if fmt == "table" and findings:
