@@ -415,8 +415,6 @@ def test_guest_lvm_needs_a_vm() -> None:
     assert "stackbench compare guest-lvm guest-plain" in finding.prove
 
 
-@pytest.mark.xfail(strict=True, reason="bug in Facts.is_vm (facts.py, the lead's): systemd-detect-virt prints container "
-                   "types too (lxc, docker, podman, systemd-nspawn), and a container is not a VM")
 def test_a_container_is_not_a_vm() -> None:
     facts = changed(lambda f: [_lvm(f), f.cpu_flags.discard("hypervisor"), setattr(f, "virt", "lxc")])
     assert not facts.is_vm
@@ -474,9 +472,6 @@ def test_arc_small_says_when_ram_does_not_allow_raising_it() -> None:
     assert "RAM allows it" in roomy.evidence
 
 
-@pytest.mark.xfail(strict=True, reason="bug in vm.locate_volume (the lead's): a Proxmox linked clone's volume "
-                   "`base-100-disk-0/vm-101-disk-0` is the zvol POOL/vm-101-disk-0 (ZFSPoolPlugin parse_volname), "
-                   "and a dir storage's `100/base-100-disk-0.qcow2/101/vm-101-disk-0.qcow2` is images/101/vm-101-disk-0.qcow2")
 def test_linked_clones_live_where_proxmox_puts_them() -> None:
     storages = parse_storage_cfg(STORAGE_CFG.read_text())
     zvol = locate_volume("local-zfs:base-100-disk-0/vm-101-disk-0", storages)
@@ -486,8 +481,6 @@ def test_linked_clones_live_where_proxmox_puts_them() -> None:
 
 
 
-@pytest.mark.xfail(strict=True, reason="bug in vm._libvirt_cpu (the lead's): <feature policy='disable' name='aes'/> "
-                   "hides AES-NI under host-passthrough, host-model and custom models alike, but the VM is read as aes_visible")
 @pytest.mark.parametrize("mode", ["host-passthrough", "host-model", "custom"])
 def test_a_libvirt_cpu_that_disables_aes_hides_it(mode: str) -> None:
     model = "<model>Skylake-Client</model>" if mode == "custom" else ""

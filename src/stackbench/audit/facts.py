@@ -24,6 +24,8 @@ from stackbench.audit.zfs_outputs import Vdev
 
 __all__ = ["Facts", "Vdev", "load_facts"]
 T = TypeVar("T")
+# systemd-detect-virt's container names (its --container list); everything else it prints is a VM.
+CONTAINERS = ("openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt", "wsl", "proot", "pouch")
 
 
 @dataclass
@@ -135,7 +137,8 @@ class Facts:
 
     @property
     def is_vm(self) -> bool:
-        return "hypervisor" in self.cpu_flags or (self.virt not in (None, "none"))
+        """A virtual machine (not a container: systemd-detect-virt also names lxc, docker, podman, ...)."""
+        return "hypervisor" in self.cpu_flags or (self.virt is not None and self.virt not in ("none", *CONTAINERS))
 
     # --- VMs -------------------------------------------------------------------------------------------
     def vm_disks(self) -> Iterator[tuple[Vm, VmDisk, DiskLocation | None]]:

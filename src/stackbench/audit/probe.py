@@ -132,8 +132,10 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
     }
     captures: dict[str, object] = {}
     for capture in CAPTURES:
+        began = time.monotonic()
         stdout, code, error, argv = _run(capture)
-        entry = {"command": list(argv), "exit": code, "why": capture.why}
+        entry = {"command": list(argv), "exit": code, "seconds": round(time.monotonic() - began, 2),
+                 "why": capture.why}
         if code == 0:  # an empty output is a fact too (no image files, no swap)
             (directory / capture.file).write_text(stdout)
             status[capture.file] = "saved" if stdout.strip() else "saved (empty)"

@@ -57,7 +57,7 @@ class Vm:
         return proxmox.replace("VMID", self.vmid) if self.kind == "proxmox" else libvirt.replace("NAME", self.vmid)
 
 
-def _image_format(volume: str) -> str | None:
+def image_format(volume: str) -> str | None:
     lower = volume.lower()
     for suffix in IMAGE_SUFFIXES:
         if lower.endswith(suffix):
@@ -107,7 +107,8 @@ def parse_qm_conf(text: str, name: str) -> Vm:
             raise FactsFormatError(name, number, f"expected `key: value`, got {line[:60]!r}")
         config[key.strip()] = value.strip()
     model, aes = _pve_cpu(config.get("cpu"))
-    vmid = re.sub(r"\.conf$", "", name.rsplit("/", 1)[-1])
+    stem = re.sub(r"\.conf$", "", name.rsplit("/", 1)[-1])
+    vmid = re.match(r"\d*", stem)[0] or stem  # Proxmox names the file VMID.conf
     vm = Vm(name=name, kind="proxmox", vmid=vmid, memory_bytes=_pve_memory(config.get("memory")),
             cpu=config.get("cpu"), cpu_model=model, aes_visible=aes,
             numa=config["numa"] == "1" if "numa" in config else None)
@@ -126,7 +127,7 @@ def parse_qm_conf(text: str, name: str) -> Vm:
             key=key, bus=match[1], volume=volume, controller=scsihw if match[1] == "scsi" else None,
             cache=options.get("cache", "none"), cache_set="cache" in options, aio=options.get("aio"),
             iothread=options.get("iothread") in ("1", "on", "yes"), discard=options.get("discard") == "on",
-            image_format=_image_format(volume) or ("raw" if ":" in volume and "/" not in volume else None),
+            image_format=image_format(volume) or ("raw" if ":" in volume and "/" not in volume else None),
             options=options,
         ))
     return vm
@@ -144,11 +145,13 @@ def _libvirt_cpu(domain: ET.Element) -> tuple[str | None, str, bool]:
     if cpu is None:
         return None, "qemu64", False  # QEMU's default CPU model on x86
     mode = cpu.get("mode", "custom")
+    policies = {f.get("name"): f.get("policy", "require") for f in cpu.findall("feature")}
+    if policies.get("aes") in ("disable", "forbid"):
+        return f"{mode} -aes", mode, False
     if mode in ("host-passthrough", "host-model", "maximum"):
         return mode, mode, True
     model = (cpu.findtext("model") or "qemu64").strip()
-    required = {f.get("name") for f in cpu.findall("feature") if f.get("policy", "require") in ("require", "force")}
-    return f"{mode} {model}", model, model.lower() not in CPU_MODELS_WITHOUT_AES or "aes" in required
+    return f"{mode} {model}", model, model.lower() not in CPU_MODELS_WITHOUT_AES or policies.get("aes") in ("require", "force")
 
 
 def parse_libvirt_xml(text: str, name: str) -> Vm:
@@ -190,7 +193,7 @@ def parse_libvirt_xml(text: str, name: str) -> Vm:
             key=target.get("dev", "?") if target is not None else "?", bus=bus, volume=volume, controller=controller,
             cache=driver.get("cache", "writeback"), cache_set="cache" in driver.attrib, aio=driver.get("io"),
             iothread=iothread, discard=driver.get("discard") == "unmap",
-            image_format=driver.get("type") or _image_format(volume), options=dict(driver.attrib),
+            image_format=driver.get("type") or image_format(volume), options=dict(driver.attrib),
         ))
     return vm
 
@@ -253,8 +256,11 @@ def locate_volume(volume: str, storages: dict[str, Storage] | None) -> DiskLocat
     if storage is None:
         return None
     if storage.type == "zfspool" and "pool" in storage.options:
-        return DiskLocation(f"{storage.options['pool']}/{match[2]}", None, True,
+        # A linked clone is written `base-100-disk-0/vm-101-disk-0`: the zvol is the last part (ZFSPoolPlugin).
+        return DiskLocation(f"{storage.options['pool']}/{match[2].rsplit('/', 1)[-1]}", None, True,
                             sparse_storage=storage.options.get("sparse", "0") in ("1", "yes", "on"), assumed=assumed)
     if storage.type in ("dir", "nfs", "cifs", "glusterfs", "cephfs", "btrfs") and "path" in storage.options:
-        return DiskLocation(None, f"{storage.options['path'].rstrip('/')}/images/{match[2]}", False, assumed=assumed)
+        # `100/base-100-disk-0.qcow2/101/vm-101-disk-0.qcow2` is a linked clone: the file is the last VMID/NAME.
+        volume = "/".join(match[2].split("/")[-2:])
+        return DiskLocation(None, f"{storage.options['path'].rstrip('/')}/images/{volume}", False, assumed=assumed)
     return None

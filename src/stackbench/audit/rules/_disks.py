@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from stackbench.audit.facts import Facts
 from stackbench.audit.vm import Vm, VmDisk
-from stackbench.audit.vm import _image_format as file_format  # the same suffix mapping VM configs are read with
+from stackbench.audit.vm import image_format as file_format  # the same suffix mapping VM configs are read with
 
 
 @dataclass(frozen=True)

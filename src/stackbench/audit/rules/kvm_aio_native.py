@@ -2,6 +2,7 @@
 2.6 and later refuse to start the VM, because native AIO needs O_DIRECT."""
 
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._disks import disk_fix
 
 
 def check(facts):
@@ -10,8 +11,7 @@ def check(facts):
             if disk.aio == "native" and disk.cache not in ("none", "directsync"):
                 yield Finding(
                     "KVM-AIO-NATIVE", "err", f"{vm.name} {disk.key}", f"{disk.key}: aio=native with cache={disk.cache}",
-                    vm.fix(f"qm set VMID --{disk.key} {disk.volume},cache=none (or aio=io_uring)",
-                           f"virsh edit NAME: cache='none' or io='threads' on {disk.key}"),
+                    disk_fix(vm, disk, f"virsh edit NAME: cache='none' or io='threads' on {disk.key}", cache="none"),
                 )
 
 

@@ -6,6 +6,7 @@ changed too)."""
 
 from stackbench.audit.prove import BLOG_QD4, in_guest
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._disks import disk_fix
 
 
 def check(facts):
@@ -14,8 +15,7 @@ def check(facts):
             if disk.cache not in ("writeback", "writethrough", "unsafe"):
                 continue
             written = f"cache={disk.cache}" if disk.cache_set else f"no cache= (QEMU's default: {disk.cache})"
-            fix = vm.fix(f"qm set VMID --{disk.key} {disk.volume},cache=none (or drop cache=)",
-                         f"virsh edit NAME: <driver ... cache='none'/> on {disk.key}")
+            fix = disk_fix(vm, disk, f"virsh edit NAME: <driver ... cache='none'/> on {disk.key}", cache="none")
             yield Finding(
                 "KVM-CACHE", "crit" if disk.cache == "unsafe" else "warn", f"{vm.name} {disk.key}",
                 f"{disk.key}: {disk.volume}, {written}", fix,

@@ -4,6 +4,7 @@ METHOD.md measured +23 % 4K IOPS with an iothread (3256 to 4011)."""
 
 from stackbench.audit.prove import RAND_4K_WRITE, in_guest
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._disks import disk_fix
 
 
 def check(facts):
@@ -12,8 +13,8 @@ def check(facts):
             eligible = disk.bus == "virtio" or (
                 disk.bus == "scsi" and disk.controller in ("virtio-scsi-single", "virtio-scsi" if vm.kind == "libvirt" else ""))
             if eligible and not disk.iothread:
-                fix = vm.fix(f"qm set VMID --{disk.key} {disk.volume},iothread=1",
-                             f"virsh edit NAME: <iothreads>1</iothreads> and <driver ... iothread='1'/> on {disk.key}")
+                fix = disk_fix(vm, disk, f"virsh edit NAME: <iothreads>1</iothreads> and <driver ... iothread='1'/> "
+                                         f"on {disk.key}", iothread="1")
                 yield Finding("KVM-IOTHREAD-MISSING", "info", f"{vm.name} {disk.key}",
                               f"{disk.key}: {disk.volume} without iothread", fix,
                               prove=in_guest("KVM-IOTHREAD-MISSING", RAND_4K_WRITE, fix))
