@@ -172,7 +172,7 @@ def _vm_disk_option(key: str, option: str | None, drop: str | None = None) -> Ca
     """Edit the first VM's config text (a user-authored file) and parse it again."""
     def edit(facts: Facts) -> None:
         vm = facts.vms[0]
-        path = BAD_VM if vm.vmid == BAD_VM.stem else GOOD_VM
+        path = DATA / vm.name  # e.g. pve/100-bad.conf
         lines = []
         for line in path.read_text().splitlines():
             if line.startswith(f"{key}:"):
@@ -329,7 +329,7 @@ def test_kvm_discard_trusts_the_live_refreservation_over_storage_cfg() -> None:
     sparse = {f.subject: f for f in BY_ID["KVM-DISCARD"].check(sparse_zvol)}
     scsi0 = sparse["pve/100-bad.conf scsi0"]
     assert "zvol tank/vm-100-disk-0 refreservation=0" in scsi0.evidence
-    assert "qm set 100-bad --scsi0 local-zfs:vm-100-disk-0,cache=writeback,size=32G,discard=on" in scsi0.fix  # keeps options
+    assert "qm set 100 --scsi0 local-zfs:vm-100-disk-0,cache=writeback,size=32G,discard=on" in scsi0.fix  # keeps options
     assumed = list(BY_ID["KVM-DISCARD"].check(real(BAD_VM)))  # no storage.cfg: the install default is assumed, and said
     assert assumed and all("assumed" in f.evidence for f in assumed)
 
