@@ -33,7 +33,10 @@ mkdir -p /dev/pts /run /tmp; mount -t devpts devpts /dev/pts; mount -t tmpfs tmp
 mount -o remount,rw / 2>/dev/null
 echo "GUEST-INIT-START uptime=$(cut -d' ' -f1 /proc/uptime)"
 R=/results
-rm -rf $R; mkdir -p $R/raw
+# sbcapture=quick (run-guest.sh CAPTURE=quick, used by the tests) leaves out the ~55 s cryptsetup benchmark
+CAPTURE=full
+for a in $(cat /proc/cmdline); do case "$a" in sbcapture=*) CAPTURE=${a#sbcapture=} ;; esac; done
+rm -rf $R; mkdir -p $R/raw $R/lab
 
 step() { echo "== $* (uptime $(cut -d' ' -f1 /proc/uptime))"; }
 # run CMD...: show it, run it, report a failure (setup goes on: a partial capture still tells something)
@@ -71,7 +74,7 @@ main() {
   # layout.txt: role<TAB>kernel device<TAB>the name the pool was given (tests read it for the leaf names)
   printf 'data\t%s\t%s\ndata\t%s\t%s\nspecial\t%s\t%s\nlog\t%s\t%s\ncache\t%s\t%s\nlvm\t%s\t%s\n' \
     "${D1#/dev/}" "$D1" "${D2#/dev/}" "$D2" "${SPECIAL#/dev/}" "$SPECIAL" "${NVME#/dev/}" "$NVME" \
-    "$(basename "$(readlink -f "$CACHE")")" "$CACHE" "${LVMDISK#/dev/}" "$LVMDISK" > $R/layout.txt
+    "$(basename "$(readlink -f "$CACHE")")" "$CACHE" "${LVMDISK#/dev/}" "$LVMDISK" > $R/lab/layout.txt
   mkdir -p /opt/stackbench && run tar -xf "$SRC" -C /opt/stackbench
 
   step "modprobe zfs"
@@ -108,16 +111,16 @@ main() {
   mkdir -p /mnt/lvdata && run mkfs.ext4 -q /dev/guestvg/data && run mount /dev/guestvg/data /mnt/lvdata
 
   step "fio 5 s on the zvol"
-  run fio --name=zvol-randrw --filename=/dev/zvol/tank/vm-100-disk-0 --rw=randrw --bs=4k --iodepth=4 \
-      --ioengine=libaio --direct=1 --size=256M --runtime=5 --time_based --output-format=json \
-      --output=$R/raw/fio-zvol.json
-  printf 'fio-zvol.json\tfio --name=zvol-randrw --filename=/dev/zvol/tank/vm-100-disk-0 --rw=randrw --bs=4k --iodepth=4 --ioengine=libaio --direct=1 --size=256M --runtime=5 --time_based --output-format=json\t0\n' >> $R/raw/commands.txt
+  set -- --name=zvol-randrw --filename=/dev/zvol/tank/vm-100-disk-0 --rw=randrw --bs=4k --iodepth=4 \
+      --ioengine=libaio --direct=1 --size=256M --runtime=5 --time_based --output-format=json
+  run fio "$@" --output=$R/raw/fio-zvol.json
+  printf '%s\t%s\t%s\n' fio-zvol.json "fio $*" $? >> $R/raw/commands.txt
   cat /tank/images/* > /dev/null; cat /tank/images/* > /dev/null
   run zpool sync tank
 
   step "probe"
-  PYTHONPATH=/opt/stackbench python3 -m stackbench.audit.probe $R/facts > $R/probe-stdout.txt 2>&1
-  echo "probe exit $?"; cat $R/probe-stdout.txt
+  PYTHONPATH=/opt/stackbench python3 -m stackbench.audit.probe $R > $R/lab/probe-stdout.txt 2>&1
+  echo "probe exit $?"; cat $R/lab/probe-stdout.txt
 
   step "raw captures"
   cap zfs-version.txt zfs version
@@ -149,17 +152,22 @@ main() {
   cap qemu-img-info.json qemu-img info --output=json /tank/images/vm-102-disk-0.qcow2
   cap arc_summary.txt arc_summary
   cap cpu-flags.txt grep -m1 ^flags /proc/cpuinfo
-  step "cryptsetup benchmark (full default list)"
-  cap cryptsetup-benchmark.txt timeout 300 cryptsetup benchmark
+  if [ "$CAPTURE" = full ]; then
+    step "cryptsetup benchmark (full default list)"
+    cap cryptsetup-benchmark.txt timeout 300 cryptsetup benchmark
+  fi
   cap dmesg.txt dmesg
   step "capture done"
 }
 
-main 2>&1 | tee $R/guest-log.txt
+main 2>&1 | tee $R/lab/guest-log.txt
 swapoff -a 2>/dev/null
 RES=$(readlink -f /dev/disk/by-id/virtio-sbresults)
 tar -C $R -cf "$RES" . && sync && echo "results tar written to $RES"
+mkfifo /run/hold
 echo "GUEST-DONE uptime=$(cut -d' ' -f1 /proc/uptime)"
 echo o > /proc/sysrq-trigger
-# if the sysrq power-off does not happen, PID 1 exits -> panic -> panic=1 reboots -> qemu -no-reboot exits
-sleep 30
+# Wait for the power-off without touching the root disk (an external `sleep` would be read from vda while the
+# power-off tears it down): opening a FIFO nobody writes blocks. If power-off never came, PID 1 would exit ->
+# panic -> panic=1 reboots -> qemu -no-reboot exits.
+read -r hold < /run/hold

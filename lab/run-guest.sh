@@ -7,8 +7,11 @@
 #
 # SRC_TAR: a tar holding stackbench/ (the package directory); without it this script tars the checkout's
 # src/stackbench. It reaches the guest as a read-only raw disk, the results come back the same way.
-# OUT_DIR receives facts/ (the project's probe), raw/ (extra captures, raw/commands.txt), guest-log.txt,
-# console.log and run.txt (timings). Scratch disk images live in $LAB/run.XXXXXX and are always removed.
+# OUT_DIR receives the probe's files at its top (probe.json and the raw outputs it names, so
+# `stackbench audit --from OUT_DIR` reads it), raw/ (extra captures for parser tests, listed with exit
+# statuses in raw/commands.txt) and lab/ (guest-log.txt, layout.txt: role and device of each disk,
+# probe-stdout.txt, console.log, run.txt: timings and the qemu command). An existing OUT_DIR must be empty.
+# Scratch disk images live in $LAB/run.XXXXXX and are always removed.
 #
 # Disks (serial -> role; guest-init.sh finds them by serial):
 #   virtio-blk zdata1, zdata2  1 GiB, 4096 physical / 512 logical (512e): the ashift=9 mirror
@@ -18,7 +21,8 @@
 #   virtio-blk zlvm            256 MiB: an LVM volume group in the guest
 #   virtio-blk sbsrc, sbresults: stackbench source in, results tar out
 # CPU: -cpu max for 2.1; qemu64 for 2.3, a model without aes (the guest sees `hypervisor` and no `aes`).
-# Env: LAB (/var/tmp/stackbench-lab), CPU, MEM (3072 MiB), SMP (2), TIMEOUT (900 s), QUIET=1 (no progress).
+# Env: LAB (/var/tmp/stackbench-lab), CPU, MEM (3072 MiB), SMP (2), TIMEOUT (900 s), QUIET=1 (no progress),
+#      CAPTURE=full|quick (full; quick leaves out the ~55 s `cryptsetup benchmark`, which no test reads).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 die() { echo "Error: $*" >&2; exit 1; }
@@ -33,7 +37,8 @@ case "$SERIES" in
   2.3) CPU=${CPU:-qemu64} ;;
   *) die "unknown OpenZFS series '$SERIES': use 2.1 or 2.3" ;;
 esac
-MEM=${MEM:-3072}; SMP=${SMP:-2}; TIMEOUT=${TIMEOUT:-900}
+MEM=${MEM:-3072}; SMP=${SMP:-2}; TIMEOUT=${TIMEOUT:-900}; CAPTURE=${CAPTURE:-full}
+case "$CAPTURE" in full|quick) ;; *) die "CAPTURE must be full or quick, not '$CAPTURE'" ;; esac
 [ -e "$VDIR/root.img" ] || die "$VDIR/root.img missing: build the guest first with lab/build-guest.sh $SERIES"
 if ! command -v qemu-system-x86_64 >/dev/null; then
   [ "$(id -u)" -eq 0 ] || die "qemu-system-x86_64 missing: install it (apt-get install qemu-system-x86) or run as root"
@@ -41,6 +46,7 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
     || die "could not install qemu-system-x86: apt-get install qemu-system-x86 and rerun"
 fi
 [ -z "$SRC_TAR" ] || [ -f "$SRC_TAR" ] || die "source tar $SRC_TAR not found: give a tar of src/stackbench or none"
+[ ! -e "$OUT" ] || [ -z "$(ls -A "$OUT")" ] || die "$OUT is not empty: give a new or empty output directory"
 
 # A rebuild of this series must not swap root.img under a guest; a shared lock lets runs go together.
 exec 9>"$LAB/openzfs-$SERIES.lock"
@@ -77,7 +83,7 @@ A=(qemu-system-x86_64 -machine q35,accel=tcg -cpu "$CPU" -smp "$SMP" -m "$MEM" -
    -drive file="$WORK/special.img",$RAW,id=sp -device scsi-hd,bus=scsi0.0,drive=sp,serial=zspecial,rotation_rate=1
    -drive file="$WORK/cache.img",$RAW,id=ca -device scsi-hd,bus=scsi0.0,drive=ca,serial=zcache,rotation_rate=1
    -drive file="$WORK/nvme.img",$RAW,id=nv -device nvme,drive=nv,serial=znvme,logical_block_size=512
-   -append "root=/dev/vda rw console=ttyS0 panic=1 quiet loglevel=4 init=/usr/local/sbin/guest-init zfs_series=$SERIES")
+   -append "root=/dev/vda rw console=ttyS0 panic=1 quiet loglevel=4 init=/usr/local/sbin/guest-init zfs_series=$SERIES sbcapture=$CAPTURE")
 printf '%q ' "${A[@]}" > "$WORK/qemu-cmd.txt"
 
 T0=$(date +%s.%N)
@@ -91,17 +97,17 @@ fi
 wait $QPID; RC=$?; QPID=
 set -e
 T1=$(date +%s.%N)
-mkdir -p "$OUT"
-cp "$WORK/console.log" "$OUT/console.log"
+mkdir -p "$OUT/lab"
+cp "$WORK/console.log" "$OUT/lab/console.log"
 if ! grep -q GUEST-DONE "$WORK/console.log"; then
   why="exited with status $RC"; [ $RC -eq 124 ] && why="was killed after ${TIMEOUT}s"
-  die "the openzfs-$SERIES guest never printed GUEST-DONE (qemu $why); read $OUT/console.log (raise TIMEOUT if it was only slow)"
+  die "the openzfs-$SERIES guest never printed GUEST-DONE (qemu $why); read $OUT/lab/console.log (raise TIMEOUT if it was only slow)"
 fi
-tar -xf "$WORK/results.img" -C "$OUT" || die "no results tar on the guest's results disk: read $OUT/console.log"
+tar -xf "$WORK/results.img" -C "$OUT" || die "no results tar on the guest's results disk: read $OUT/lab/console.log"
 {
-  echo "series openzfs-$SERIES cpu $CPU mem ${MEM}M smp $SMP qemu-rc $RC"
+  echo "series openzfs-$SERIES cpu $CPU mem ${MEM}M smp $SMP capture $CAPTURE qemu-rc $RC"
   echo "wall seconds $(awk "BEGIN{printf \"%.1f\", $T1 - $T0}")"
   grep -E 'GUEST-(INIT-START|DONE)' "$WORK/console.log" | tr -d '\r'
   echo "qemu: $(cat "$WORK/qemu-cmd.txt")"
-} > "$OUT/run.txt"
-echo "openzfs-$SERIES captured into $OUT ($(sed -n 's/^wall seconds //p' "$OUT/run.txt") s)"
+} > "$OUT/lab/run.txt"
+echo "openzfs-$SERIES captured into $OUT ($(sed -n 's/^wall seconds //p' "$OUT/lab/run.txt") s)"

@@ -50,13 +50,13 @@ def mirror_reachable(url: str) -> bool:
 @dataclass(frozen=True)
 class GuestRun:
     series: str
-    out: Path  # everything the guest returned
+    out: Path  # everything the guest returned: the probe's files at the top, raw/, lab/
     build_s: float  # seconds spent in build-guest.sh this session (a cached guest: seconds)
     run_s: float  # seconds of boot + pool + capture
 
     @property
     def facts(self) -> Path:
-        return self.out / "facts"
+        return self.out
 
     @property
     def raw(self) -> Path:
@@ -66,7 +66,7 @@ class GuestRun:
         """role (data, special, log, cache, lvm) -> names of its disks: the kernel name (vdd, sda, nvme0n1) and,
         where the pool was given another, that name too (the cache's scsi-0QEMU_QEMU_HARDDISK_zcache)."""
         roles: dict[str, list[str]] = {}
-        for line in (self.out / "layout.txt").read_text().splitlines():
+        for line in (self.out / "lab" / "layout.txt").read_text().splitlines():
             role, device, given = line.split("\t")
             names = roles.setdefault(role, [])
             names += [device] if given.rsplit("/", 1)[-1] == device else [device, given.rsplit("/", 1)[-1]]
@@ -91,7 +91,7 @@ def boot_guest(series: str, work: Path) -> GuestRun:
     """Build the guest if needed, boot it once, return the capture. Skips or fails as the module says."""
     if os.geteuid() != 0:
         pytest.skip("the OpenZFS guest needs root (debootstrap, chroot, qemu disk images)")
-    env = {**os.environ, "LAB": str(lab_dir()), "QUIET": "1"}
+    env = {**os.environ, "LAB": str(lab_dir()), "QUIET": "1", "CAPTURE": "quick"}
     built = (lab_dir() / f"openzfs-{series}" / "root.img").exists()
     if not built and not mirror_reachable(mirror()):
         pytest.skip(f"OpenZFS {series} guest not built in {lab_dir()} and the Debian mirror {mirror()} is unreachable")
@@ -108,7 +108,7 @@ def boot_guest(series: str, work: Path) -> GuestRun:
                          capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
     run_s = time.monotonic() - start
     if run.returncode != 0:
-        console = out / "console.log"
+        console = out / "lab" / "console.log"
         tail = _tail(console.read_text(errors="replace")) if console.exists() else ""
         pytest.fail(f"lab/run-guest.sh {series} failed (exit {run.returncode}): {_tail(run.stderr, 5)}\n"
                     f"console tail:\n{tail}", pytrace=False)
