@@ -65,9 +65,11 @@ CAPTURES: tuple[Capture, ...] = (
                 'do printf "%s/queue/%s\\t%s\\n" "$d" "$f" "$(cat "$d/queue/$f" 2>/dev/null)"; done; done'),
             "sh", "sector sizes and rotational flag per disk"),
     Capture("lsblk.json", ("lsblk", "-J", "-b", "-O"), "lsblk", "block devices, partitions, LVM, parents"),
-    Capture("dev-disk-links.txt", _sh("find /dev/disk -type l -exec sh -c 'printf \"%s\\t%s\\n\" \"$1\" "
-                                      "\"$(readlink -f \"$1\")\"' _ {} \\;"),
-            "find", "by-id/by-path names in zpool status resolved to kernel devices"),
+    # /dev/zvol/POOL/NAME links too: they tie a zd device (in /proc/swaps, a VM disk) to its zvol
+    Capture("dev-disk-links.txt",
+            _sh("for d in /dev/disk /dev/zvol; do [ -d \"$d\" ] || continue; find \"$d\" -type l -exec sh -c "
+                "'for l; do printf \"%s\\t%s\\n\" \"$l\" \"$(readlink -f \"$l\")\"; done' _ {} + || exit; done"),
+            "find", "by-id/by-path names in zpool status and /dev/zvol names resolved to kernel devices"),
     Capture("nvme-id-ns.txt",
             _sh('for n in /dev/nvme*n*; do case "$n" in *p*) continue;; esac; [ -b "$n" ] || continue; '
                 'echo "## $n"; nvme id-ns -H "$n" || exit $?; done'),
