@@ -47,7 +47,8 @@ def crypto_command(
 
         stackbench crypto --cipher aes-xts-plain64 --key-size 512 --json
 
-        ssh guest 'LC_ALL=C cryptsetup benchmark 2>&1; cat /proc/cpuinfo > /tmp/cpuinfo' > bench.txt
+        ssh guest 'LC_ALL=C cryptsetup benchmark 2>&1' > bench.txt; ssh guest cat /proc/cpuinfo > cpuinfo.txt
+
         stackbench crypto --from bench.txt --cpuinfo cpuinfo.txt
     """
     from stackbench.crypto import (
