@@ -2,6 +2,7 @@
 
 Inputs are real outputs only (tests/data/cryptsetup/README.md says where and how each was captured):
 - tests/data/zfs/openzfs-2.1.11-debian12/: the teammates' OpenZFS guest (cryptsetup 2.6.1, one cipher);
+- tests/data/zfs/openzfs-*-probe/: their probe guests (full benchmark; cpuinfo with and without aes);
 - tests/data/cryptsetup/host-*/: this CI machine, whose kernel has no AF_ALG (capture-host.sh);
 - tests/data/cryptsetup/guest-*/: QEMU guests with CPU models kvm64, kvm64,+aes, max, and max with the serpent and
   twofish modules blacklisted (capture-guest.sh): full tables, single ciphers, N/A rows, cpuinfo of each model.
@@ -38,7 +39,8 @@ ZFS_GUEST = DATA / "zfs" / "openzfs-2.1.11-debian12"
 HOSTS = sorted(CS.glob("host-*"))
 GUESTS = sorted(p for p in CS.glob("guest-*") if p.is_dir())
 HOST = HOSTS[0]
-PROBE = DATA / "zfs" / "openzfs-2.3.9-probe"  # a teammate's capture of a guest without aes, when it lands
+# the teammates' OpenZFS probe guests (QEMU TCG): 2.1.11 with -cpu max, 2.3.2 with -cpu qemu64 (no aes)
+PROBES = sorted((DATA / "zfs").glob("openzfs-*-probe"))
 
 # cryptsetup 2.6.1's default list (src/cryptsetup.c, bciphers[]), in the order it prints it
 DEFAULT_TABLE = [
@@ -423,16 +425,48 @@ def test_aes_ni_no_hypervisor_flag_no_aes() -> None:
     assert aes.summary.startswith("this CPU has no AES-NI")
 
 
-def test_aes_ni_probe_guest_without_aes() -> None:
-    """A teammate's OpenZFS 2.3.9 probe guest, when it is captured."""
-    path = PROBE / "cpuinfo.txt"
-    if not path.exists():
-        pytest.skip(f"{path} not captured yet")
-    text = path.read_text()
-    aes = aes_ni_status(text)
+def test_the_probe_captures_are_there() -> None:
+    assert {p.name for p in PROBES} >= {"openzfs-2.1.11-probe", "openzfs-2.3.2-probe"}
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
+def test_probe_guest_full_benchmark(probe: Path) -> None:
+    """The probe guests' `cryptsetup benchmark` (raw/commands.txt: exit 0): the whole default list, nothing N/A."""
+    assert "cryptsetup-benchmark.txt\ttimeout 300 cryptsetup benchmark\t0" in (probe / "raw" / "commands.txt").read_text()
+    text = (probe / "raw" / "cryptsetup-benchmark.txt").read_text()
+    bench = parse_benchmark(text, source=probe.name)
+    assert [(c.cipher, c.key_bits) for c in bench.ciphers] == DEFAULT_TABLE
+    assert [(c.cipher, c.key_bits, c.encryption_mib_s, c.decryption_mib_s) for c in bench.ciphers] == rows_by_hand(text)
+    assert all(c.available for c in bench.ciphers) and all(p.available for p in bench.pbkdfs)
+    assert [p.name for p in bench.pbkdfs] == DEFAULT_KDFS
+
+
+def test_aes_ni_probe_guests() -> None:
+    """2.1.11's -cpu max sees aes; 2.3.2's -cpu qemu64 ("QEMU Virtual CPU version 2.5+") hides it."""
+    present = aes_ni_status((DATA / "zfs" / "openzfs-2.1.11-probe" / "cpuinfo.txt").read_text())
+    assert (present.state, present.virtual, present.flagged) == ("present", True, False)
+    hidden = aes_ni_status((DATA / "zfs" / "openzfs-2.3.2-probe" / "cpuinfo.txt").read_text())
+    assert (hidden.state, hidden.virtual, hidden.cpu_model, hidden.flagged) == (
+        "hidden", True, "QEMU Virtual CPU version 2.5+", True)
+    assert "x86-64-v2-AES" in hidden.fix and hidden.why == METHOD_WHY
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
+def test_aes_ni_agrees_with_the_flags_of_every_probe(probe: Path) -> None:
+    text = (probe / "cpuinfo.txt").read_text()
     flags = set(next(line for line in text.splitlines() if line.startswith("flags")).split(":", 1)[1].split())
     want = "present" if "aes" in flags else ("hidden" if "hypervisor" in flags else "absent")
-    assert aes.state == want
+    assert aes_ni_status(text).state == want
+
+
+def test_cli_probe_guest_without_aes() -> None:
+    """The qemu64 probe guest's saved benchmark and cpuinfo: printed, flagged, exit 2."""
+    probe = DATA / "zfs" / "openzfs-2.3.2-probe"
+    result = run_cli("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
+                     str(probe / "cpuinfo.txt"), "--json")
+    assert result.returncode == 2, result.stderr
+    data = json.loads(result.stdout)
+    assert data["aes_ni"]["state"] == "hidden" and len(data["ciphers"]) == 12
 
 
 def test_aes_ni_unknown_on_text_without_flags() -> None:
