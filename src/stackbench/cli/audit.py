@@ -70,7 +70,7 @@ def render_findings(findings, title: str):  # noqa: ANN001, ANN201 - Finding lis
         head.append(f"  {finding.subject}")
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=15, justify="right", style="dim")
-        grid.add_column(ratio=1)
+        grid.add_column(ratio=1, overflow="fold")
         grid.add_row("evidence:", finding.evidence)
         grid.add_row("why:", rule.rationale)
         grid.add_row("fix:", finding.fix)

@@ -13,8 +13,8 @@ def check(facts):
             yield Finding(
                 "DS-SYNC-DISABLED", "crit", name, f"sync=disabled ({facts.dataset_source(name, 'sync')}), {what}",
                 f"zfs set sync=standard {name}",
-                prove="if sync latency was the reason: stackbench slog CANDIDATE_DIR... "
-                      f"--pool-dataset /{name.split('/')[0]}/slogtest ranks log devices that make sync=standard fast",
+                prove=f"if sync latency was the reason, rank log devices first: stackbench slog /mnt/candidate1 "
+                      f"/mnt/candidate2 --pool-dataset /{name.split('/')[0]}/slogtest",
             )
 
 
