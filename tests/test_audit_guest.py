@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -134,7 +135,7 @@ def test_log_single(guest: GuestRun, audit: dict) -> None:
     assert len(findings) == 1 and about(findings[0], *guest.layout()["log"]), show(findings)
 
 
-# Further deliberate problems, for rules the registry may not have yet: each must fire once it exists.
+# Further deliberate problems: each rule must find its problem in the real pool.
 MORE = {
     "ZP-ASHIFT-FLASH512": lambda f, lay: about(f, *lay["special"]),
     "L2ARC-WRITE-MAX": lambda f, lay: about(f, *lay["cache"]) or "l2arc_write_max" in f["evidence"],
@@ -149,15 +150,26 @@ MORE = {
 
 @pytest.mark.parametrize("rule", sorted(MORE))
 def test_more_deliberate_problems(rule: str, guest: GuestRun, audit: dict, registry: set[str]) -> None:
-    if rule not in registry:
-        pytest.skip(f"{rule} is not in the rule registry yet (the pool has the problem)")
+    assert rule in registry
     findings = found(audit, rule)
     assert any(MORE[rule](f, guest.layout()) for f in findings), show(findings)
 
 
 def test_guest_cpu_without_aes_only_on_2_3(guest: GuestRun, audit: dict, registry: set[str]) -> None:
     """2.3 boots with -cpu qemu64 (no aes), 2.1 with -cpu max (aes): the guest's own view of a KVM-CPU-NOAES VM."""
-    if "GUEST-CPU-NOAES" not in registry:
-        pytest.skip("GUEST-CPU-NOAES is not in the rule registry yet")
+    assert "GUEST-CPU-NOAES" in registry
     findings = found(audit, "GUEST-CPU-NOAES")
     assert bool(findings) == (guest.series == "2.3"), show(findings)
+
+
+def test_vm_configs_are_tied_to_the_real_zvol(guest: GuestRun) -> None:
+    """A Proxmox VM whose scsi0 is local-zfs:vm-100-disk-0, with storage.cfg mapping local-zfs onto the guest's
+    pool: the VM-disk rules must read the real zvol's properties (sparse: refreservation 0; sync=disabled)."""
+    data = Path(__file__).parent / "data" / "pve"
+    done = run_cli("audit", "--from", str(guest.facts), "--vm-config", str(data / "100-bad.conf"),
+                   "--storage-cfg", str(data / "storage.cfg"), "--json")
+    assert done.returncode == 2, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    discard = [f for f in found(report, "KVM-DISCARD") if f["subject"].endswith("scsi0")]
+    assert discard and f"{ZVOL} refreservation=0" in discard[0]["evidence"], show(found(report, "KVM-DISCARD"))
+    assert [f for f in found(report, "KVM-CACHE") if f["subject"].endswith("scsi0")]
