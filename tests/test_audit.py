@@ -6,13 +6,11 @@ not show a problem, the failing set is the capture with one property changed, an
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from conftest import run_cli
 from stackbench.audit.facts import Facts, Vdev, load_facts
 from stackbench.audit.host_outputs import BlockDevice, parse_nvme_id_ns
 from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg

@@ -15,7 +15,7 @@ def check(facts):
         if size and size.isdigit() and not 8192 <= int(size) <= 65536:
             default = default_volblocksize(facts.version)
             note = f"; the default of {label(facts.version)} is {default // 1024}K" if default else ""
-            fix = f"create a test zvol with -o volblocksize=16K, copy the disk, compare, then switch"
+            fix = "create a test zvol with -o volblocksize=16K, copy the disk, compare, then switch"
             yield Finding(
                 "DS-VBS-GUEST", "info", name, f"volblocksize={size}{note}", fix,
                 prove=in_guest("DS-VBS-GUEST", "--bs 4k,64k --qd 4 --rw randwrite,randread", "move the disk to the new zvol"),
