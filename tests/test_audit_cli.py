@@ -58,3 +58,48 @@ def test_audit_of_this_machine_without_from_runs_the_probe_in_a_temporary_direct
     result = run_cli("audit", "--json")
     assert result.returncode in (0, 2), result.stderr
     assert json.loads(result.stdout)["problems"] == []
+
+
+def test_facts_save_on_a_full_disk_fails_in_one_line_and_keeps_nothing(tmpfs_mount) -> None:
+    """A real 16 KiB tmpfs fills up mid-capture (cpuinfo alone is larger): no half capture may be left behind."""
+    full = tmpfs_mount("16k")
+    result = run_cli("facts", "save", str(full / "facts"))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"Error: no space left to save the facts in {full / 'facts'}; nothing was kept. Free some space there or "
+        "give a directory on another file system."]
+    assert list(full.iterdir()) == []
+
+
+def test_facts_save_refuses_to_mix_two_captures(tmp_path: Path) -> None:
+    first = run_cli("facts", "save", str(tmp_path / "f"))
+    assert first.returncode == 0, first.stderr
+    before = sorted(p.name for p in (tmp_path / "f").iterdir())
+    again = run_cli("facts", "save", str(tmp_path / "f"))
+    assert again.returncode == 1 and "already holds saved facts" in again.stderr and "audit --from" in again.stderr
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == before
+
+
+def test_ctrl_c_during_facts_save_leaves_a_whole_capture_or_nothing(tmp_path: Path) -> None:
+    """SIGINT at a spread of moments: every outcome is either a complete capture (exit 0, probe.json present)
+    or nothing at all (exit 130, no directory), never a directory of some files without its manifest."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    interrupted = 0
+    for attempt in range(12):
+        target = tmp_path / f"f{attempt}"
+        process = subprocess.Popen([sys.executable, "-m", "stackbench", "facts", "save", str(target)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.2 + attempt * 0.05)  # start-up with the CLI's imports and the probe each take a few 0.1 s
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode in (0, 130, -signal.SIGINT), stderr  # -SIGINT: before or after stackbench's handler
+        if target.exists():  # whole: the manifest is moved in last, after every capture
+            assert (target / "probe.json").is_file(), sorted(p.name for p in target.rglob("*"))
+        else:
+            assert process.returncode != 0
+        interrupted += process.returncode == 130 and not target.exists()
+    assert interrupted, "no attempt was interrupted inside stackbench: the timing above no longer fits this machine"

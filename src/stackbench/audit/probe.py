@@ -12,10 +12,12 @@ small shell loop that puts a `## <name>` line before each one (the only text the
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,10 +125,44 @@ def _run(capture: Capture) -> tuple[str, int | None, str, tuple[str, ...]]:
 def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str, str]:
     """Run every capture and copy the config files; returns file -> status ("saved" or why not).
 
+    All or nothing: outputs go to a staging directory and appear only when every capture is done (a new
+    `directory` by one rename; into an existing one, file by file with the manifest last). A full disk,
+    Ctrl-C or any error removes what this call wrote, so no half-written capture is left to be audited.
     `roots` maps a config glob's directory to another place (tests point /etc/pve at a fixture tree).
     Nothing is written outside `directory`.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    if (directory / MANIFEST).exists():
+        raise FileExistsError(f"{directory} already holds a capture ({MANIFEST})")
+    if not directory.exists():  # a new directory appears whole, by one rename
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.partial-", dir=directory.parent))
+        try:
+            status = _capture_into(staging, roots)
+            os.rename(staging, directory)
+            return status
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=directory))
+    moved: list[Path] = []
+    try:
+        status = _capture_into(staging, roots)
+        for path in sorted(staging.iterdir(), key=lambda p: p.name == MANIFEST):  # the manifest last
+            target = directory / path.name
+            if target.is_dir() and path.is_dir():
+                shutil.rmtree(target)
+            os.replace(path, target)
+            moved.append(target)
+        staging.rmdir()
+        return status
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for target in moved:
+            shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
+        raise
+
+
+def _capture_into(directory: Path, roots: dict[str, str] | None) -> dict[str, str]:
     status: dict[str, str] = {}
     manifest: dict[str, object] = {
         "probe": "stackbench.audit.probe", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -60,7 +60,12 @@ def run_app(argv: list[str] | None = None) -> None:
     from stackbench.errors import StackbenchError
 
     try:
-        app(args=argv, prog_name="stackbench", standalone_mode=False)
+        # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C into Exit(130).
+        code = app(args=argv, prog_name="stackbench", standalone_mode=False)
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int) and not isinstance(code, bool) and code:
+            sys.exit(code)
     except StackbenchError as error:
         err.print(f"[bold red]Error:[/] {error.one_line()}", highlight=False, soft_wrap=True)
         sys.exit(error.exit_code)

@@ -18,6 +18,26 @@ facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outp
 app.add_typer(facts_app, name="facts")
 
 
+def save_into(directory: Path) -> dict[str, str]:
+    """The probe, with its failures turned into one-line errors that name the fix."""
+    import errno
+
+    from stackbench.audit.probe import save_facts
+    from stackbench.errors import StackbenchError
+
+    try:
+        return save_facts(directory)
+    except FileExistsError:
+        raise StackbenchError(f"{directory} already holds saved facts (probe.json)",
+                              "Give a new directory, or audit these with `stackbench audit --from DIR`") from None
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StackbenchError(f"no space left to save the facts in {directory}; nothing was kept",
+                                  "Free some space there or give a directory on another file system") from None
+        raise StackbenchError(f"cannot save the facts in {directory}: {error.strerror or error}",
+                              "Give a directory you can write to") from None
+
+
 @facts_app.command("save")
 def facts_save(
     directory: Path = typer.Argument(..., help="Directory to write the raw outputs to (created if missing).",
@@ -33,12 +53,11 @@ def facts_save(
 
         stackbench facts save /tmp/host-facts && stackbench audit --from /tmp/host-facts
     """
-    from stackbench.audit.probe import save_facts
     from stackbench.errors import StackbenchError
 
     if directory.exists() and not directory.is_dir():
         raise StackbenchError(f"{directory} exists and is not a directory", "Give a new or existing directory")
-    status = save_facts(directory)
+    status = save_into(directory)
     if json_output:
         print_json(status)
         return
@@ -110,7 +129,6 @@ def audit_command(
         stackbench audit --explain ZP-ASHIFT-LOW
     """
     from stackbench.audit.facts import load_facts
-    from stackbench.audit.probe import save_facts
     from stackbench.audit.report import run_rules
     from stackbench.audit.rule import SEVERITIES
     from stackbench.audit.rules import BY_ID, REGISTRY
@@ -146,7 +164,7 @@ def audit_command(
         facts = load_facts(from_dir, vm_config, storage_cfg)
     else:
         with tempfile.TemporaryDirectory(prefix="stackbench-facts-") as tmp:
-            save_facts(Path(tmp))
+            save_into(Path(tmp))
             facts = load_facts(Path(tmp), vm_config, storage_cfg)
     report = run_rules(facts, REGISTRY, min_severity)
     findings = report.findings
