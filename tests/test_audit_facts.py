@@ -269,3 +269,49 @@ def test_any_file_content_leaves_the_audit_running_and_every_rule_sound(tmp_path
     facts = load_facts(facts_dir, [DATA / "pve" / "100-bad.conf"])
     report = run_rules(facts, REGISTRY)
     assert not [p for p in report.problems if p.startswith("rule ")], report.problems
+
+
+# --- the probe's own captures of real pools (lab/ guests) -------------------------------------------------
+
+PROBE_21 = DATA / "zfs" / "openzfs-2.1.11-probe"
+PROBE_23 = DATA / "zfs" / "openzfs-2.3.2-probe"
+
+
+def _tree(vdevs) -> list[tuple[str, str, list[str]]]:
+    return [(v.vdev_class, v.type, v.leaves) for v in vdevs]
+
+
+@pytest.mark.parametrize("capture", [PROBE_21, PROBE_23], ids=["2.1.11", "2.3.2"])
+def test_probe_captures_read_without_problems(capture: Path) -> None:
+    facts = load_facts(capture)
+    assert facts.problems == []
+    classes = [v.vdev_class for v in facts.vdevs["tank"]]
+    assert classes == ["normal", "special", "logs", "cache"]
+    mirror = facts.vdevs["tank"][0]
+    assert (mirror.type, mirror.ashift, mirror.ashift_source) == ("mirror", 9, "zdb -C")
+    assert [facts.physical_sector(leaf) for leaf in mirror.leaves] == [4096, 4096]
+
+
+def test_zpool_status_json_in_every_spelling_gives_the_text_tree() -> None:
+    """2.3.2's `zpool status -j` nested, with --json-int, with -p, and --json-flat-vdevs: one tree, as the text says
+    (single-disk vdevs are named by path under -P, by disk otherwise; the leaves are the same)."""
+    text = _tree(zfs_outputs.parse_zpool_status((PROBE_23 / "zpool-status.txt").read_text())["tank"])
+    for name in ("zpool-status-j.txt", "raw/zpool-status-j.txt", "raw/zpool-status-jp.txt",
+                 "raw/zpool-status-j-flat-int.txt"):
+        assert _tree(zfs_outputs.parse_zpool_status_json((PROBE_23 / name).read_text())["tank"]) == text, name
+
+
+def test_without_zdb_the_ashift_comes_from_vdev_properties(tmp_path: Path) -> None:
+    """2.2+ `zpool get all-vdevs` names rows mirror-0 and sda where status -P says /dev/sda1."""
+    facts_dir = copy_capture(tmp_path, PROBE_23)
+    (facts_dir / "zdb-C.txt").unlink()
+    facts = load_facts(facts_dir)
+    ashifts = [(v.vdev_class, v.ashift, v.ashift_source) for v in facts.vdevs["tank"] if v.vdev_class != "cache"]
+    assert ashifts == [("normal", 9, "zpool get ashift all-vdevs"), ("special", 9, "zpool get ashift all-vdevs"),
+                       ("logs", 9, "zpool get ashift all-vdevs")]
+
+
+def test_the_2_1_text_status_and_zdb_agree_with_the_2_3_json_on_the_same_layout() -> None:
+    old, new = load_facts(PROBE_21), load_facts(PROBE_23)
+    assert [(v.vdev_class, v.type, v.ashift) for v in old.vdevs["tank"]] == \
+        [(v.vdev_class, v.type, v.ashift) for v in new.vdevs["tank"]]

@@ -200,8 +200,9 @@ def _assign_ashift(facts: Facts, zdb: dict[str, list[zfs.ZdbTopVdev]]) -> None:
         for vdev in facts.vdevs.get(pool, []):
             if vdev.ashift is not None:
                 continue
-            for name in (vdev.name, vdev.name.rsplit("/", 1)[-1]):
-                value = props.get(name, {}).get("ashift", "")
+            # rows are named mirror-0, or by the leaf's disk (sda) where zpool status -P says /dev/sda1
+            for name in (vdev.name, vdev.name.rsplit("/", 1)[-1], facts.disk_of(vdev.name)):
+                value = props.get(name or "", {}).get("ashift", "")
                 if value.isdigit() and int(value) > 0:
                     vdev.ashift, vdev.ashift_source = int(value), "zpool get ashift all-vdevs"
                     break

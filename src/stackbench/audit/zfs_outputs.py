@@ -144,6 +144,32 @@ def _json_leaves(vdev: dict[str, Any]) -> list[str]:
 
 
 _JSON_CLASSES = {"special": "special", "dedup": "dedup", "logs": "logs", "l2cache": "cache", "spares": "spares"}
+_FLAT_CLASSES = {"special": "special", "dedup": "dedup", "log": "logs", "l2cache": "cache", "spare": "spares"}
+
+
+def _flat_vdevs(entries: list[dict[str, Any]]) -> list[Vdev]:
+    """`--json-flat-vdevs`: every vdev at one level with a `parent`; top-level vdevs hang off the root, and
+    class vdevs (special, log, l2cache) have no parent at all."""
+    root = next((e.get("name") for e in entries if e.get("vdev_type") == "root"), None)
+    children: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        children.setdefault(entry.get("parent"), []).append(entry)
+
+    def leaves(entry: dict[str, Any]) -> list[str]:
+        below = children.get(entry.get("name"), [])
+        if not below:
+            return [entry.get("path") or entry.get("name", "?")]
+        return [leaf for child in below for leaf in leaves(child)]
+
+    tops = [e for e in entries if e.get("vdev_type") != "root" and (e.get("parent") in (root, None))
+            and (e.get("parent") == root or e.get("class", "normal") != "normal")]
+    return [Vdev(e.get("name", "?"), _vdev_type(e.get("name", "")), _json_class(e), leaves(e)) for e in tops]
+
+
+def _json_class(vdev: dict[str, Any]) -> str:
+    """A vdev's `class` (normal, special, dedup, log, l2cache, spare) as this module names classes."""
+    value = vdev.get("class", "normal")
+    return _JSON_CLASSES.get(value) or _FLAT_CLASSES.get(value, "normal")
 
 
 def parse_zpool_status_json(text: str, file: str = "zpool-status-j.txt") -> dict[str, list[Vdev]]:
@@ -159,12 +185,15 @@ def parse_zpool_status_json(text: str, file: str = "zpool-status-j.txt") -> dict
     try:
         for key, pool in pools.items():
             name = pool.get("name", key)
+            flat = list((pool.get("vdevs") or {}).values())
+            if any("parent" in v for v in flat):
+                result[name] = _flat_vdevs(flat)
+                continue
             vdevs: list[Vdev] = []
             roots = (pool.get("vdevs") or {}).values()
             for root in roots:
                 for child in (root.get("vdevs") or {}).values():
-                    vclass = _JSON_CLASSES.get(child.get("class", "normal"), "normal")
-                    vdevs.append(Vdev(child.get("name", "?"), _vdev_type(child.get("name", "")), vclass,
+                    vdevs.append(Vdev(child.get("name", "?"), _vdev_type(child.get("name", "")), _json_class(child),
                                       _json_leaves(child)))
             for section, vclass in _JSON_CLASSES.items():
                 for child in (pool.get(section) or {}).values():
