@@ -181,14 +181,16 @@ def _assign_ashift(facts: Facts, zdb: dict[str, list[zfs.ZdbTopVdev]]) -> None:
     """Match zdb's top-level vdevs (vdev id order) to zpool status vdevs by their leaves' devices."""
     for pool, vdevs in facts.vdevs.items():
         tops = [t for t in zdb.get(pool, []) if t.type != "hole"]
+        top_keys = [{_leaf_keys(facts, path) for path in top.paths} for top in tops]
+        top_names = [{name for name, _ in keys} for keys in top_keys]
+        top_disks = [{disk for _, disk in keys} for keys in top_keys]
         candidates = [v for v in vdevs if v.vdev_class not in ("cache", "spares")]
         for vdev in candidates:
             keys = [_leaf_keys(facts, leaf) for leaf in vdev.leaves]
             best, best_score = None, 0
-            for top in tops:
-                top_keys = [_leaf_keys(facts, path) for path in top.paths]
-                exact = sum(1 for k in keys if k[0] in {t[0] for t in top_keys})
-                disks = sum(1 for k in keys if k[1] and k[1] in {t[1] for t in top_keys})
+            for top, names, disks_of_top in zip(tops, top_names, top_disks):
+                exact = sum(1 for name, _ in keys if name in names)
+                disks = sum(1 for _, disk in keys if disk and disk in disks_of_top)
                 score = exact * 10 + disks
                 if score > best_score:
                     best, best_score = top, score

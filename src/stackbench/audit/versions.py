@@ -81,16 +81,6 @@ def describe_arc_default(version: Version | None) -> str:
     return f"the {label(version)} default cap, 1/2 RAM"
 
 
-def has_vdev_properties(version: Version | None) -> bool:
-    """`zpool get ... all-vdevs` (the real per-vdev ashift without zdb) exists from 2.2.0."""
-    return version is not None and version >= (2, 2, 0)
-
-
-def has_json_output(version: Version | None) -> bool:
-    """`zpool status -j`, `zpool list -j`, `zfs get -j` exist from 2.3.0."""
-    return version is not None and version >= (2, 3, 0)
-
-
 def special_small_blocks_covers_zvols(version: Version | None) -> bool:
     """From 2.4, special_small_blocks applies to zvols too and is compared with the compressed size."""
     return version is not None and version >= (2, 4, 0)

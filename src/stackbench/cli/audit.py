@@ -9,7 +9,9 @@ from typing import Optional
 
 import typer
 
-from stackbench.cli.app import app, err, out
+from rich.markup import escape
+
+from stackbench.cli.app import app, fail, out, warn
 from stackbench.cli.common import emit, print_json
 from stackbench.report.export import Tabular
 
@@ -169,27 +171,25 @@ def audit_command(
     report = run_rules(facts, REGISTRY, min_severity)
     findings = report.findings
     version = f" on {facts.zfs_version}" if facts.zfs_version else ""
-    tabular = Tabular(
-        ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"],
-        [[f.severity, f.rule_id, f.subject, f.evidence, BY_ID[f.rule_id].rationale, f.fix, f.prove or "",
-          BY_ID[f.rule_id].source] for f in findings],
-        title=f"{len(findings)} findings{version}",
-        notes=["Explain a rule: stackbench audit --explain RULE-ID"],
-        styles={i: {"crit": "bold red", "err": "red", "warn": "yellow"}.get(f.severity, "") for i, f in enumerate(findings)},
-    )
+    title = f"{len(findings)} findings{version}"
     if fmt == "table" and findings:
-        out.print(render_findings(findings, tabular.title or ""))
+        out.print(render_findings(findings, title))
     elif fmt == "json" or findings:
+        tabular = Tabular(
+            ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"],
+            [[f.severity, f.rule_id, f.subject, f.evidence, BY_ID[f.rule_id].rationale, f.fix, f.prove or "",
+              BY_ID[f.rule_id].source] for f in findings],
+            title=title, notes=["Explain a rule: stackbench audit --explain RULE-ID"],
+        )
         emit(fmt, tabular, report.to_json(facts))
     for problem in report.problems:
-        err.print(f"Warning: {problem}; the facts it holds were not used", highlight=False, soft_wrap=True, markup=False)
+        warn(escape(f"{problem}; the facts it holds were not used"))
     if findings:
         sys.exit(2)
     if report.problems:
-        if fmt != "json":
-            err.print(f"Error: no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is "
-                      "incomplete. Re-capture them with `stackbench facts save DIR`, or report the format.",
-                      highlight=False, soft_wrap=True, markup=False)
-        sys.exit(1)
+        if fmt == "json":
+            sys.exit(1)
+        fail(f"no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is incomplete. "
+             "Re-capture them with `stackbench facts save DIR`, or report the format.")
     if fmt != "json":
         out.print(f"OK! No findings from {len(REGISTRY)} rules{version}.", highlight=False)

@@ -17,10 +17,6 @@ def failures_tolerated(vdev: Vdev) -> int:
     return 0
 
 
-def rotational(facts: Facts, leaf: str) -> bool | None:
-    return facts.rotational(leaf)
-
-
 def data_vdevs(facts: Facts, pool: str) -> list[Vdev]:
     return [v for v in facts.vdevs.get(pool, []) if v.vdev_class == "normal"]
 

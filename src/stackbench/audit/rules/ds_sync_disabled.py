@@ -6,10 +6,11 @@ from stackbench.audit.rule import Finding, Rule
 
 
 def check(facts):
+    zvols = set(facts.zvols())
     holders = {loc.dataset for _, _, loc in facts.vm_disks() if loc and loc.dataset}
-    for name in sorted(set(facts.zvols()) | holders):
+    for name in sorted(zvols | holders):
         if facts.dataset_prop(name, "sync") == "disabled":
-            what = "zvol" if name in facts.zvols() else "holds VM disks"
+            what = "zvol" if name in zvols else "holds VM disks"
             yield Finding(
                 "DS-SYNC-DISABLED", "crit", name, f"sync=disabled ({facts.dataset_source(name, 'sync')}), {what}",
                 f"zfs set sync=standard {name}",

@@ -7,11 +7,15 @@ from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import disk_fix
 
 
+# SCSI controllers whose disks can have their own I/O thread: Proxmox only with one controller per disk
+# (virtio-scsi-single); libvirt gives the virtio-scsi controller itself an iothread.
+THREADED_SCSI = {"proxmox": ("virtio-scsi-single",), "libvirt": ("virtio-scsi-single", "virtio-scsi")}
+
+
 def check(facts):
     for vm in facts.vms:
         for disk in vm.disks:
-            eligible = disk.bus == "virtio" or (
-                disk.bus == "scsi" and disk.controller in ("virtio-scsi-single", "virtio-scsi" if vm.kind == "libvirt" else ""))
+            eligible = disk.bus == "virtio" or (disk.bus == "scsi" and disk.controller in THREADED_SCSI[vm.kind])
             if eligible and not disk.iothread:
                 fix = disk_fix(vm, disk, f"virsh edit NAME: <iothreads>1</iothreads> and <driver ... iothread='1'/> "
                                          f"on {disk.key}", iothread="1")

@@ -2,13 +2,13 @@
 (8-15 ms per sync write, METHOD.md) is slower than most pools' own ZIL."""
 
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._pool import class_vdevs, rotational, vdev_subject
+from stackbench.audit.rules._pool import class_vdevs, vdev_subject
 
 
 def check(facts):
     for pool in facts.vdevs:
         for vdev in class_vdevs(facts, pool, "logs"):
-            slow = [leaf for leaf in vdev.leaves if rotational(facts, leaf)]
+            slow = [leaf for leaf in vdev.leaves if facts.rotational(leaf)]
             if slow:
                 yield Finding(
                     "ZP-LOG-SLOW", "warn", vdev_subject(pool, vdev), f"rotational=1 on {', '.join(slow)}",
