@@ -1,0 +1,178 @@
+"""Statistics whose unit of replication is a separate fio run.
+
+Why this module exists: the seconds inside one fio run are not independent replicates of a configuration.
+They are correlated (~0.3 lag-1 here), and separate runs of the same cell differed by 14-40 % in their
+medians on this project's CI machine, 1.1-8x more than the seconds imply. Treating seconds as replicates
+called 68 % of A/A rows significant. benchstat (`-count` separate runs) and pyperf (separate worker
+processes) replicate whole runs; so does this module.
+
+Each run is summarised by one number (its post-ramp IOPS, as fio reports it). Throughput is a positive,
+multiplicative quantity, so everything happens on log values: the cell estimate is the geometric mean with
+a Student-t interval on the logs (n-1 degrees of freedom), and a change is a ratio whose interval is the
+exponential of an interval on the difference of log means. A ratio interval can therefore never reach
+-100 %, which the old median-shift interval could (-101 % was seen).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A cell's value across its runs: geometric mean and its interval (None below two runs)."""
+
+    n: int
+    centre: float
+    low: float | None
+    high: float | None
+    confidence: float
+    log_sd: float | None  # between-run standard deviation of ln(value); ~ the relative run-to-run spread
+
+    @property
+    def half_width_rel(self) -> float:
+        """The larger distance from the centre to an interval end, relative to the centre (inf if unknown)."""
+        if self.low is None or self.high is None or self.centre <= 0:
+            return math.inf
+        return max(self.centre - self.low, self.high - self.centre) / self.centre
+
+    @property
+    def spread_rel(self) -> float | None:
+        """Run-to-run variation as a relative figure (exp(sd of logs) - 1), for messages."""
+        return None if self.log_sd is None else math.expm1(self.log_sd)
+
+
+def _logs(values: Sequence[float], what: str = "values") -> np.ndarray:
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise ValueError(f"no {what}")
+    if not np.all(np.isfinite(data)) or np.any(data <= 0):
+        raise ValueError(f"{what} must be finite and positive")
+    return np.log(data)
+
+
+def estimate(values: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """Geometric mean of per-run values with a t-interval on their logs."""
+    logs = _logs(values, "per-run values")
+    n = int(logs.size)
+    mean = float(logs.mean())
+    if n < 2:
+        return Estimate(n, math.exp(mean), None, None, confidence, None)
+    sd = float(logs.std(ddof=1))
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return Estimate(n, math.exp(mean), math.exp(mean - half), math.exp(mean + half), confidence, sd)
+
+
+@dataclass(frozen=True)
+class RatioTest:
+    """other / base across runs: the ratio of geometric means, its interval, and a two-sided p-value."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    p_value: float
+    n_base: int
+    n_other: int
+    method: str  # "welch-log" or "paired-log"
+    confidence: float
+
+    @property
+    def testable(self) -> bool:
+        return self.low is not None and self.high is not None
+
+
+def welch_ratio(base: Sequence[float], other: Sequence[float], confidence: float = 0.95) -> RatioTest:
+    """Welch's t-test on log values of independent runs; the interval is on the ratio of geometric means.
+
+    Welch rather than Student: a change often changes the spread too (a cache makes runs steadier).
+    Below two runs per side there is no between-run variance, so no test: p = 1 and no interval.
+    """
+    a, b = _logs(base, "base runs"), _logs(other, "other runs")
+    diff = float(b.mean() - a.mean())
+    ratio = math.exp(diff)
+    if a.size < 2 or b.size < 2:
+        return RatioTest(ratio, None, None, 1.0, int(a.size), int(b.size), "welch-log", confidence)
+    va, vb = float(a.var(ddof=1)) / a.size, float(b.var(ddof=1)) / b.size
+    se2 = va + vb
+    if se2 == 0:
+        # Identical runs on both sides: a difference of exactly zero is no evidence; any other is exact.
+        p = 1.0 if diff == 0 else 0.0
+        return RatioTest(ratio, ratio, ratio, p, int(a.size), int(b.size), "welch-log", confidence)
+    df = se2**2 / ((va**2 / (a.size - 1)) + (vb**2 / (b.size - 1)))
+    se = math.sqrt(se2)
+    t = diff / se
+    p = float(2 * sps.t.sf(abs(t), df))
+    half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+    return RatioTest(ratio, math.exp(diff - half), math.exp(diff + half), p, int(a.size), int(b.size), "welch-log",
+                     confidence)
+
+
+def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95) -> RatioTest:
+    """A paired t-test on per-round log ratios (ABAB rounds of `stackbench ab`).
+
+    Pairing by round removes drift that hits A and B of one round alike (a pool filling, a neighbour VM),
+    which the independent test would count as noise.
+    """
+    if not pairs:
+        raise ValueError("no pairs")
+    a = _logs([p[0] for p in pairs], "base runs")
+    b = _logs([p[1] for p in pairs], "other runs")
+    d = b - a
+    n = int(d.size)
+    mean = float(d.mean())
+    ratio = math.exp(mean)
+    if n < 2:
+        return RatioTest(ratio, None, None, 1.0, n, n, "paired-log", confidence)
+    sd = float(d.std(ddof=1))
+    if sd == 0:
+        p = 1.0 if mean == 0 else 0.0
+        return RatioTest(ratio, ratio, ratio, p, n, n, "paired-log", confidence)
+    se = sd / math.sqrt(n)
+    p = float(2 * sps.t.sf(abs(mean / se), n - 1))
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * se
+    return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (same order as given): family-wise error <= alpha over all rows.
+
+    Holm rather than Bonferroni: uniformly more powerful, and valid under any dependence between rows
+    (rows of one run share the machine, so they are not independent).
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def runs_needed(log_sd: float, target_half_width: float, confidence: float = 0.95, cap: int = 1000) -> int:
+    """Runs per cell for the geometric mean's interval to reach +-target, given the between-run log-sd seen."""
+    if log_sd <= 0:
+        return 2
+    goal = math.log1p(target_half_width)
+    for n in range(2, cap + 1):
+        if sps.t.ppf(0.5 + confidence / 2, n - 1) * log_sd / math.sqrt(n) <= goal:
+            return n
+    return cap
+
+
+def batch_means(values: Sequence[float], batches: int = 5) -> list[float]:
+    """Means of consecutive blocks of a per-second series: the weak stand-in for runs of a legacy cell.
+
+    Only for runs stored before replicates existed. Blocks of one run still share its state (file layout,
+    cache contents), so they understate the run-to-run variation; verdicts built on them carry a warning.
+    """
+    data = [float(v) for v in values if v > 0 and math.isfinite(v)]
+    if len(data) < batches * 2:
+        return []
+    size = len(data) // batches
+    return [sum(data[i * size:(i + 1) * size]) / size for i in range(batches)]
