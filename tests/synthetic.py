@@ -12,9 +12,16 @@ from stackbench.results import Cell, Run
 
 
 def cell(rw: str = "randwrite", bs: int = 4096, qd: int = 4, samples: list[float] | None = None,
-         iops: float | None = None, p99_ns: float = 1e6, sync: bool = False) -> Cell:
+         iops: float | None = None, p99_ns: float = 1e6, sync: bool = False,
+         runs: list[float] | None = None, rounds: list[int] | None = None) -> Cell:
+    """A cell with per-second `samples` (the legacy shape) and/or per-run IOPS `runs` (replicates)."""
     values = samples or []
-    mean = iops if iops is not None else (sum(values) / len(values) if values else 1000.0)
+    mean = iops if iops is not None else (
+        sum(runs) / len(runs) if runs else (sum(values) / len(values) if values else 1000.0))
+    measurement = None
+    if runs:
+        measurement = {"mode": "fixed", "replicates": [
+            {"index": i, "round": (rounds[i] if rounds else i), "iops": v} for i, v in enumerate(runs)]}
     workload = Workload(rw=rw, bs=bs, iodepth=qd, size=1024**3, runtime=10, sync=sync)
     result = DirectionResult(
         job_name="j", direction="read" if "read" in rw else "write", rw=rw, bs=bs, iodepth=qd, numjobs=1,
@@ -22,7 +29,7 @@ def cell(rw: str = "randwrite", bs: int = 4096, qd: int = 4, samples: list[float
         usr_cpu=1.0, sys_cpu=2.0, clat=Latency(mean_ns=p99_ns / 2, p50_ns=p99_ns / 2, p99_ns=p99_ns, p999_ns=p99_ns * 2),
     )
     return Cell(id=f"c{rw}{bs}{qd}", seq=0, workload=workload, result=result,
-                samples=tuple(Sample(t_s=i + 1.0, iops=v) for i, v in enumerate(values)))
+                samples=tuple(Sample(t_s=i + 1.0, iops=v) for i, v in enumerate(values)), measurement=measurement)
 
 
 def run(cells: list[Cell], label: str = "r", facts: dict | None = None, run_id: str = "0" * 32) -> Run:

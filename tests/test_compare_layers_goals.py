@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from stackbench.analysis.compare import KEEP, NO_EVIDENCE, REVERT, compare_runs, parse_weights
+from stackbench.analysis.between_runs import welch_ratio
+
+from stackbench.analysis.compare import KEEP, NO_EVIDENCE, REVERT, SAME, compare_runs, parse_weights
 from stackbench.analysis.goals import evaluate, parse_goal
 from stackbench.analysis.layers import layer_gaps
 from stackbench.errors import StackbenchError
@@ -17,32 +21,86 @@ def _scaled(factor: float) -> list[float]:
     return [v * factor for v in STEADY]
 
 
-def test_a_run_compared_with_itself_is_no_evidence() -> None:
-    a = run([cell(samples=STEADY), cell(rw="randread", samples=_scaled(2))])
+RUNS = [1000.0, 1040.0, 970.0, 1010.0, 985.0]  # five separate fio runs, ~3 % apart
+
+
+def _runs(factor: float) -> list[float]:
+    return [v * factor for v in RUNS]
+
+
+def test_a_run_compared_with_itself_is_the_same_and_never_significant() -> None:
+    a = run([cell(runs=RUNS), cell(rw="randread", runs=_runs(2))])
     result = compare_runs(a, a)
-    assert [r.verdict for r in result.rows] == [NO_EVIDENCE, NO_EVIDENCE]
-    assert result.verdict == NO_EVIDENCE
+    assert [r.verdict for r in result.rows] == [SAME, SAME]
+    assert result.verdict == SAME
     assert all(not row.to_json()["significant"] for row in result.rows)
 
 
 def test_clear_improvement_is_keep_and_clear_loss_is_revert() -> None:
-    a = run([cell(samples=STEADY)])
-    assert compare_runs(a, run([cell(samples=_scaled(1.5))])).verdict == KEEP
-    assert compare_runs(a, run([cell(samples=_scaled(0.5))])).verdict == REVERT
+    a = run([cell(runs=RUNS)])
+    assert compare_runs(a, run([cell(runs=_runs(1.5))])).verdict == KEEP
+    assert compare_runs(a, run([cell(runs=_runs(0.5))])).verdict == REVERT
 
 
-def test_significant_but_below_the_minimum_effect_is_no_evidence() -> None:
-    a = run([cell(samples=STEADY)])
-    b = run([cell(samples=_scaled(1.02))])
+def test_significant_but_below_the_minimum_effect_is_not_keep() -> None:
+    tight = [1000.0, 1001.0, 999.0, 1000.5, 999.5]
+    a = run([cell(runs=tight)])
+    b = run([cell(runs=[v * 1.02 for v in tight])])
     result = compare_runs(a, b)
-    assert result.rows[0].comparison.significant
-    assert result.rows[0].verdict == NO_EVIDENCE
+    assert result.rows[0].significant
+    assert result.rows[0].verdict == SAME  # +2 % with a tight interval: inside +-5 %
     assert compare_runs(a, b, min_effect=0.01).verdict == KEEP
 
 
+def test_a_wide_interval_is_no_evidence_not_same() -> None:
+    noisy = [1000.0, 1400.0, 700.0, 1200.0, 800.0]
+    result = compare_runs(run([cell(runs=noisy)]), run([cell(runs=[v * 1.03 for v in noisy[::-1]])]))
+    assert result.rows[0].verdict == NO_EVIDENCE and result.verdict == NO_EVIDENCE
+
+
+def test_one_run_per_side_gives_no_verdict_and_says_why() -> None:
+    result = compare_runs(run([cell(runs=[1000.0])]), run([cell(runs=[3000.0])]))
+    assert result.verdict == NO_EVIDENCE
+    assert "at least 2 separate runs" in result.rows[0].warnings[0]
+
+
+def test_rows_are_holm_adjusted() -> None:
+    """Eight rows, one with p just under 0.05 alone: after Holm it is not significant."""
+    base = [1000.0, 1030.0, 970.0, 1010.0, 990.0]
+    shifted = [v * 1.07 for v in [1000.0, 1030.0, 970.0, 1010.0, 990.0][::-1]]
+    cells_a = [cell(runs=base)] + [cell(qd=q, runs=base) for q in (1, 2, 8, 16, 32, 64, 128)]
+    cells_b = [cell(runs=shifted)] + [cell(qd=q, runs=base[::-1]) for q in (1, 2, 8, 16, 32, 64, 128)]
+    result = compare_runs(run(cells_a), run(cells_b))
+    row = result.rows[0]
+    assert row.test.p_value < 0.05 and row.p_holm >= row.test.p_value
+    assert row.p_holm == pytest.approx(min(1.0, 8 * row.test.p_value))
+
+
+def test_ab_runs_are_paired_by_round() -> None:
+    """Drift over the rounds hides a 10 % gain from the independent test; pairing by round finds it."""
+    drift = [0.7, 0.85, 1.0, 1.15, 1.3]
+    a_runs = [1000 * d for d in drift]
+    b_runs = [1100 * d * (1 + e) for d, e in zip(drift, [0.01, -0.01, 0.005, 0.0, -0.005])]
+    facts = {"fio_version": "fio-3.33", "ab": {"session": "s1"}}
+    a = run([cell(runs=a_runs, rounds=[0, 1, 2, 3, 4])], facts=facts)
+    b = run([cell(runs=b_runs, rounds=[0, 1, 2, 3, 4])], facts=facts, run_id="1" * 32)
+    paired = compare_runs(a, b)
+    assert paired.paired and paired.verdict == KEEP and paired.rows[0].test.method == "paired-log"
+    unpaired = compare_runs(a, run([cell(runs=b_runs)], run_id="2" * 32))
+    assert not unpaired.paired and unpaired.verdict == NO_EVIDENCE
+
+
+def test_legacy_runs_with_seconds_only_are_compared_with_a_weak_warning() -> None:
+    a = run([cell(samples=STEADY)])
+    result = compare_runs(a, run([cell(samples=_scaled(1.5))]))
+    assert result.verdict == KEEP and result.weak and "WEAK" in result.reason
+    assert "before stackbench counted separate runs" in result.rows[0].warnings[0]
+    assert result.to_json()["rows"][0]["replicates"] == ["batches", "batches"]
+
+
 def test_weights_decide_the_overall_verdict() -> None:
-    a = run([cell(samples=STEADY), cell(bs=1024**2, rw="write", samples=STEADY)])
-    b = run([cell(samples=_scaled(1.5)), cell(bs=1024**2, rw="write", samples=_scaled(0.8))])
+    a = run([cell(runs=RUNS), cell(bs=1024**2, rw="write", runs=RUNS)])
+    b = run([cell(runs=_runs(1.5)), cell(bs=1024**2, rw="write", runs=_runs(0.8))])
     assert compare_runs(a, b).verdict == NO_EVIDENCE  # one keep, one revert, equal weight
     assert compare_runs(a, b, weights=parse_weights(["4K QD4 rnd write=3"])).verdict == KEEP
     assert compare_runs(a, b, weights=parse_weights(["1M QD4 seq write=1"])).verdict == REVERT
@@ -131,11 +189,14 @@ def test_goal_pass_fail_and_margin() -> None:
 
 
 def test_geomean_ratio_interval_brackets_the_ratio() -> None:
-    a = run([cell(samples=STEADY), cell(rw="randread", samples=STEADY)])
-    b = run([cell(samples=_scaled(1.5)), cell(rw="randread", samples=_scaled(1.5))])
+    a = run([cell(runs=RUNS), cell(rw="randread", runs=RUNS)])
+    b = run([cell(runs=_runs(1.5)), cell(rw="randread", runs=_runs(1.5))])
     result = compare_runs(a, b)
     low, high = result.geomean_ratio_ci()
     assert low <= result.geomean_ratio <= high
     assert result.geomean_ratio == pytest.approx(1.5, rel=0.01)
-    assert high - low < 0.05
+    # both rows have the same log-ratio interval, so the combined half-width is sqrt(2) * h / 2
+    row = welch_ratio(RUNS, _runs(1.5))
+    h = (math.log(row.high) - math.log(row.low)) / 2
+    assert (low, high) == pytest.approx((1.5 * math.exp(-h / math.sqrt(2)), 1.5 * math.exp(h / math.sqrt(2))))
     assert result.to_json()["geomean_ratio_ci"] == [low, high]

@@ -42,6 +42,7 @@ class Workload:
     ramp_time: float = 0.0
     ioengine: str = "libaio"
     dsync: bool = False  # O_DSYNC (fio sync=dsync) instead of O_SYNC: what diskinfo -wS style tests need
+    rate_iops: int | None = None  # fio rate_iops cap: a known, real effect for power checks (bench/ab_truth.py)
 
     def __post_init__(self) -> None:
         if self.rw not in RW_MODES:
@@ -51,6 +52,8 @@ class Workload:
         for name in ("bs", "iodepth", "numjobs", "size"):
             if int(getattr(self, name)) < 1:
                 raise StackbenchError(f"{name} must be at least 1, got {getattr(self, name)}", "Fix the value")
+        if self.rate_iops is not None and self.rate_iops < 1:
+            raise StackbenchError(f"--rate-iops must be at least 1, got {self.rate_iops}", "Use e.g. --rate-iops 1000")
         if self.runtime <= 0:
             raise StackbenchError(f"runtime must be positive, got {self.runtime}", "Use e.g. --runtime 30")
         if self.bs > self.size:
@@ -95,41 +98,63 @@ class Workload:
 
 @dataclass(frozen=True)
 class Plan:
-    """An ordered list of workloads run one after another against one scratch file.
+    """An ordered list of workloads, each measured in several separate fio runs against one scratch file.
 
-    Each cell is measured either `repeat` times for its runtime (fixed), or, with a `stopping` rule, in
-    chunks until its IOPS estimate is stable or the rule's time cap is reached (adaptive).
+    The unit of replication is a separate fio run (analysis/between_runs.py says why). Runs are interleaved
+    round-robin across cells (cell 1 run 1, cell 2 run 1, ..., cell 1 run 2) so that drift in the
+    machine's load hits every cell alike. Fixed mode: `runs` runs per cell. Adaptive mode (`stopping`):
+    at least `stopping.min_runs`, then more rounds for the cells whose between-run interval is still wider
+    than the target, up to `stopping.max_runs`.
     """
 
     name: str
     workloads: tuple[Workload, ...]
-    repeat: int = 1
+    runs: int = 1
     stopping: StoppingRule | None = None
+    direct_auto: bool = False  # O_DIRECT where the target honours it, buffered with a warning where not
 
     def __post_init__(self) -> None:
         if not self.workloads:
             raise StackbenchError("the plan has no cells", "Give at least one --bs, --qd and --rw value")
-        if self.repeat < 1:
-            raise StackbenchError(f"--repeat must be at least 1, got {self.repeat}", "Use e.g. --repeat 5")
+        if not 1 <= self.runs <= MAX_RUNS:
+            raise StackbenchError(f"--runs must be between 1 and {MAX_RUNS}, got {self.runs}", "Use e.g. --runs 5")
 
     @property
     def size(self) -> int:
         return max(w.size for w in self.workloads)
 
+    @property
+    def most_runs(self) -> int:
+        """The most runs any cell can get: the fixed count, or the adaptive rule's cap."""
+        return self.stopping.max_runs if self.stopping else self.runs
+
+    @property
+    def least_runs(self) -> int:
+        return self.stopping.min_runs if self.stopping else self.runs
+
+    def run_seconds(self, workload: Workload) -> float:
+        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up."""
+        return workload.runtime + workload.ramp_time + RUN_OVERHEAD_S
+
     def cell_budget(self, workload: Workload) -> float:
-        """The most wall time one cell can take (adaptive: its cap); the ETA counts down from these."""
-        if self.stopping is not None:
-            return self.stopping.max_seconds + CELL_OVERHEAD_S * 3
-        return self.repeat * (workload.runtime + workload.ramp_time + CELL_OVERHEAD_S)
+        """The most wall time one cell can take (all its runs); the ETA counts down from these."""
+        most = self.most_runs * self.run_seconds(workload)
+        if self.stopping and self.stopping.max_seconds is not None:
+            most = min(most, self.stopping.max_seconds + self.run_seconds(workload))
+        return most
 
     def estimated_seconds(self) -> float:
         """Wall time fio will need at most, without layout; used for the ETA and the plan summary."""
         return sum(self.cell_budget(w) for w in self.workloads)
 
+    def expected_seconds(self) -> float:
+        """Wall time when every cell stops at its minimum number of runs (the common case)."""
+        return sum(self.least_runs * self.run_seconds(w) for w in self.workloads)
 
-# fio start-up, file open and JSON writing per fio run; bench/overhead_bench.py measured 0.65 s of wall
-# time per stackbench cell beyond fio's runtime on the CI machine, of which fio itself takes about 0.4 s.
-CELL_OVERHEAD_S = 0.4
+
+# fio start-up, file open and JSON writing per fio run, beyond its runtime (bench/overhead_bench.py).
+RUN_OVERHEAD_S = 0.4
+MAX_RUNS = 100
 
 
 @dataclass(frozen=True)
@@ -138,10 +163,14 @@ class Preset:
     description: str
     cells: tuple[tuple[str, str, int], ...]  # (rw, bs, iodepth)
     size: str
-    runtime: float
+    runtime: float  # measured seconds of one fio run, after the ramp
+    ramp: float  # seconds fio runs before it measures (fio ramp_time)
+    runs: int  # separate fio runs per cell (fixed), or the minimum (adaptive)
+    max_runs: int | None = None  # adaptive when set: add runs until the interval is tight, up to this
     sync: bool = False
-    direct: bool = False
+    direct: bool | None = False  # None: O_DIRECT where the file system honours it
     runtimes: tuple[float, ...] | None = None  # per-cell runtime where it must differ (slog)
+    ioengine: str | None = None
 
 
 def _product(bss: Iterable[str], qds: Iterable[int], rws: Iterable[str]) -> tuple[tuple[str, str, int], ...]:
@@ -153,14 +182,18 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(
             "blog",
-            "4K/64K/1M x QD1/4/8/16 x random/sequential read/write: the 48-cell matrix of METHOD.md section 2",
+            "4K/64K/1M x QD1/4/8/16 x random/sequential read/write (METHOD.md section 2): 5-10 runs of 2+8 s per cell",
             _product(("4k", "64k", "1m"), (1, 4, 8, 16), ("randread", "randwrite", "read", "write")),
             size="10G",
-            runtime=60,
+            runtime=8,
+            ramp=2,
+            runs=5,
+            max_runs=10,
+            direct=None,
         ),
         Preset(
             "quick",
-            "five cells of 3 s each on a 256 MiB file: a first look in well under a minute",
+            "five cells, 3 separate runs of 0.5+2 s each on a 256 MiB file, O_DIRECT where honoured: under a minute",
             (
                 ("randread", "4k", 1),
                 ("randwrite", "4k", 1),
@@ -169,11 +202,14 @@ PRESETS: dict[str, Preset] = {
                 ("write", "1m", 4),
             ),
             size="256M",
-            runtime=3,
+            runtime=2,
+            ramp=0.5,
+            runs=3,
+            direct=None,
         ),
         Preset(
             "crystal",
-            "CrystalDiskMark's default profile: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
+            "CrystalDiskMark's default profile (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1): 5-10 runs of 1+5 s",
             (
                 ("read", "1m", 8),
                 ("write", "1m", 8),
@@ -186,16 +222,24 @@ PRESETS: dict[str, Preset] = {
             ),
             size="1G",
             runtime=5,
+            ramp=1,
+            runs=5,
+            max_runs=10,
             direct=True,
         ),
         Preset(
             "slog",
-            "4K random sync writes at QD1 (5 s) and QD16 (10 s): short enough to see a log device, not the txg flush",
+            "4K random sync writes at QD1 (5 s) and QD16 (10 s), 5-10 runs: short enough to see a log device, not "
+            "the txg flush",
             (("randwrite", "4k", 1), ("randwrite", "4k", 16)),
             size="1G",
             runtime=10,
+            ramp=1,
+            runs=5,
+            max_runs=10,
             sync=True,
             runtimes=(5, 10),
+            ioengine="posixaio",
         ),
     )
 }
@@ -213,12 +257,15 @@ def build_plan(
     direct: bool | None = None,
     size: str | None = None,
     runtime: float | None = None,
+    ramp: float | None = None,
     numjobs: int = 1,
-    ioengine: str = "libaio",
-    repeat: int | None = None,
+    ioengine: str | None = None,
+    runs: int | None = None,
     until_stable: bool | None = None,
     ci_target: float = 0.05,
+    max_runs: int | None = None,
     max_time: float | None = None,
+    rate_iops: int | None = None,
 ) -> Plan:
     """Turn a preset plus command-line overrides into a plan.
 
@@ -226,9 +273,9 @@ def build_plan(
     dimension not given takes the preset's distinct values, so `--preset blog --qd 4` is the blog matrix at
     QD4 only (the practitioners' reduction after finding that queue depth hardly mattered).
 
-    Measurement: `--repeat N` runs each cell N times for its runtime. Otherwise presets other than `quick`
-    measure adaptively (`until_stable`): chunks until the IOPS median's CI is within `ci_target`, capped at
-    `max_time` (default: the preset's runtime, at least 15 s).
+    Measurement: `--runs N` measures each cell in N separate fio runs (fixed). Presets with a run cap
+    (blog, crystal, slog) are adaptive unless --runs is given: at least their run count, then more runs
+    for cells whose interval is wider than `ci_target`, up to `max_runs` (or `max_time` of fio per cell).
     """
     name = preset or DEFAULT_PRESET
     if name not in PRESETS:
@@ -248,6 +295,7 @@ def build_plan(
         if mode not in RW_MODES:
             raise StackbenchError(f"unknown --rw value {mode!r}", f"Use one of {', '.join(RW_MODES)}")
     size_bytes = parse_size(size or base.size, option="size")
+    chosen_direct = base.direct if direct is None else direct
     workloads = []
     for index, (mode, block, depth) in enumerate(cells):
         cell_runtime = runtime if runtime is not None else (runtimes[index] if runtimes else base.runtime)
@@ -258,29 +306,38 @@ def build_plan(
                 iodepth=int(depth),
                 numjobs=numjobs,
                 sync=base.sync if sync is None else sync,
-                direct=base.direct if direct is None else direct,
+                direct=bool(chosen_direct),
                 size=size_bytes,
                 runtime=float(cell_runtime),
-                ioengine=ioengine,
+                ramp_time=float(base.ramp if ramp is None else ramp),
+                ioengine=ioengine or base.ioengine or "libaio",
+                rate_iops=rate_iops,
             )
         )
-    if repeat is not None and until_stable:
-        raise StackbenchError("--repeat and --until-stable exclude each other", "Choose one of them")
-    if until_stable is None:
-        until_stable = repeat is None and name.split("+")[0] != "quick" and runtime is None
+    if runs is not None and until_stable:
+        if max_runs is None or max_runs < runs:
+            max_runs = max(runs, max_runs or 2 * runs)
+    adaptive = until_stable if until_stable is not None else (runs is None and base.max_runs is not None)
     stopping = None
-    if until_stable:
-        cap = max_time if max_time is not None else max(15.0, runtime if runtime is not None else base.runtime)
+    if adaptive:
+        least = runs if runs is not None else base.runs
+        most = max_runs if max_runs is not None else (base.max_runs or 2 * least)
         if not 0 < ci_target < 1:
             raise StackbenchError(f"--ci-target must be between 0 and 100 %, got {ci_target:.0%}", "Use e.g. --ci-target 5")
-        stopping = StoppingRule(ci_target=ci_target, max_seconds=cap)
-        if cap < stopping.first_chunk():
+        if least < 2:
+            raise StackbenchError("adaptive mode needs at least 2 runs per cell", "Use --runs 2 or more with --until-stable")
+        if most < least:
             raise StackbenchError(
-                f"--max-time {cap:g} s is too short to collect {stopping.min_samples} samples after a "
-                f"{stopping.ramp_seconds:g} s ramp",
-                f"Use --max-time {stopping.first_chunk():g} or more",
+                f"--max-runs {most} is below the {least} runs every cell gets", f"Use --max-runs {least} or more"
             )
-    return Plan(name=name, workloads=tuple(workloads), repeat=repeat or 1, stopping=stopping)
+        stopping = StoppingRule(ci_target=ci_target, min_runs=least, max_runs=most, max_seconds=max_time)
+        fixed_runs = least
+    else:
+        fixed_runs = runs if runs is not None else base.runs
+    return Plan(
+        name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
+        direct_auto=direct is None and base.direct is None,
+    )
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:

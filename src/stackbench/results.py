@@ -92,6 +92,7 @@ class Cell:
             "usr_cpu_pct": r.usr_cpu,
             "sys_cpu_pct": r.sys_cpu,
             **_stats_json(self.iops_summary()),
+            "runs": _runs_json(self),
             "measurement": self.measurement,
         }
 
@@ -140,6 +141,23 @@ def _stats_json(summary: Summary | None) -> dict[str, Any]:
         "iops_ci_low": summary.ci_low if finite else None,
         "iops_ci_high": summary.ci_high if finite else None,
         "iops_cv": summary.cv,
+    }
+
+
+def _runs_json(cell: Cell) -> dict[str, Any]:
+    """The cell across its separate fio runs: the numbers verdicts use (docs/json.md, docs/statistics.md)."""
+    from stackbench.analysis.cells import cell_estimate, replicates_of
+
+    replicates = replicates_of(cell)
+    found = cell_estimate(cell)
+    return {
+        "n": len(replicates.values) if replicates.kind == "runs" else 1,
+        "kind": replicates.kind,
+        "iops": found.centre if found else None,
+        "iops_ci_low": found.low if found else None,
+        "iops_ci_high": found.high if found else None,
+        "spread_pct": found.spread_rel * 100 if found and found.spread_rel is not None else None,
+        "iops_per_run": list(replicates.values) if replicates.kind == "runs" else None,
     }
 
 

@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
@@ -23,7 +23,6 @@ from stackbench import __version__
 from stackbench.analysis.stability import run_warnings
 from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.fio_logs import Sample
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError
@@ -61,6 +60,7 @@ class RunRequest:
     label: str | None = None
     destroy_data: bool = False
     fio: str | None = None
+    ab: dict[str, Any] | None = None  # the `stackbench ab` session, arm and commands (stored in the facts)
 
 
 class Terminated(KeyboardInterrupt):
@@ -87,8 +87,46 @@ def _sigterm_as_interrupt() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+@dataclass
+class _CellState:
+    """One cell while it is being measured: its separate fio runs so far and whether it needs more."""
+
+    index: int
+    workload: Workload
+    group_id: str
+    results: list[FioResult] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)  # round, order, seconds, started_at per run
+    seconds: float = 0.0
+    done: bool = False
+    stop_reason: str = ""
+
+    @property
+    def directions(self) -> list[str]:
+        return [d.direction for d in self.results[0].directions] if self.results else []
+
+    def replicates(self, direction: str) -> list[dict[str, Any]]:
+        """One entry per fio run: its own post-ramp IOPS, bandwidth and latency percentiles."""
+        entries = []
+        for meta, result in zip(self.runs, self.results):
+            d = next((x for x in result.directions if x.direction == direction), None)
+            entries.append({
+                **meta,
+                "iops": d.iops if d else 0.0,
+                "bw_bytes": d.bw_bytes if d else 0.0,
+                "clat_p50_ns": d.clat.p50_ns if d and d.clat else None,
+                "clat_p99_ns": d.clat.p99_ns if d and d.clat else None,
+            })
+        return entries
+
+    def primary_iops(self) -> list[float]:
+        return [r["iops"] for r in self.replicates(self.directions[0]) if r["iops"] > 0] if self.results else []
+
+
 def execute_run(store: Store, request: RunRequest, observer: RunObserver | None = None) -> Run:
-    """Run every cell of the plan and return the stored run. Raises StackbenchError subclasses."""
+    """Measure every cell of the plan in interleaved rounds of separate fio runs; return the stored run.
+
+    Raises StackbenchError subclasses.
+    """
     observer = observer or SilentObserver()
     plan = request.plan
     fio_path = find_fio(request.fio)
@@ -99,6 +137,8 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     )
     system = collect_system_facts()
     target_facts = collect_target_facts(Path(target.fio_filename).parent if target.kind != "device" else request.target)
+    warnings: list[str] = []
+    plan = _settle_direct(plan, target, warnings, observer)
     facts: dict[str, Any] = {
         "fio_version": version,
         "fio_path": fio_path,
@@ -108,14 +148,17 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         "plan": {
             "name": plan.name,
             "workloads": [w.to_dict() for w in plan.workloads],
-            "repeat": plan.repeat,
+            "runs": plan.runs,
             "stopping": plan.stopping.to_dict() if plan.stopping else None,
+            "interleaved": True,
         },
         "command": sys.argv,
+        **({"ab": request.ab} if request.ab else {}),
     }
-    warnings: list[str] = []
     if target.kind != "device":
-        text = cache_warning(system, plan.size, any(w.reads for w in plan.workloads), target_facts.get("fs_type"))
+        direct = all(w.direct for w in plan.workloads)
+        text = cache_warning(system, plan.size, any(w.reads for w in plan.workloads), target_facts.get("fs_type"),
+                             direct=direct)
         if text:
             warnings.append(text)
             observer.warning(text)
@@ -131,31 +174,42 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         warnings=warnings,
     )
     observer.run_started(run_id, plan, target)
-    finished = 0
+    cells = [_CellState(i, w, new_id()) for i, w in enumerate(plan.workloads)]
+    order = 0
     status = "failed"
     try:
         with _sigterm_as_interrupt():
-            for index, workload in enumerate(plan.workloads):
-                observer.cell_started(index, workload)
-                results = _run_cell(store, run_id, fio_path, version, workload, target, index, observer, plan)
-                finished += 1
-                observer.cell_finished(index, workload, results)
+            round_index = 0
+            while not all(c.done for c in cells):
+                for state in cells:
+                    if state.done:
+                        continue
+                    observer.cell_started(state.index, state.workload)
+                    results = _measure_once(
+                        store, run_id, fio_path, version, state, target, plan, round_index, order, observer
+                    )
+                    order += 1
+                    observer.cell_finished(state.index, state.workload, results)
+                round_index += 1
         status = "complete"
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
         why = (interrupt.args[0] if interrupt.args else "SIGTERM") if isinstance(interrupt, Terminated) else "Ctrl-C"
+        measured = sum(1 for c in cells if c.runs)
         raise Interrupted(
-            f"{why} stopped the run after {finished} of {len(plan.workloads)} cells; "
-            f"the finished cells are stored as run {run_id} (marked incomplete) and the scratch file was removed",
+            f"{why} stopped the run after {order} fio runs ({measured} of {len(cells)} cells measured at least "
+            f"once); every finished fio run is stored as run {run_id} (marked incomplete) and the scratch file "
+            "was removed",
             f"See them with `stackbench show {run_id[:12]}`, or run again",
         ) from None
     except StackbenchError:
-        status = "incomplete" if finished else "failed"
+        status = "incomplete" if order else "failed"
         raise
     finally:
         _remove_scratch(target)
         try:
-            warnings.extend(run_warnings(list(store.get_run(run_id).cells)))
+            stored = list(store.get_run(run_id).cells)
+            warnings.extend(run_warnings(stored))
             store.finish_run(run_id, status, warnings)
         except Exception:  # the store failing must not hide the original error
             if status == "complete":
@@ -163,79 +217,98 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     return store.get_run(run_id)
 
 
-def _run_cell(
+def _settle_direct(plan: Plan, target: Target, warnings: list[str], observer: RunObserver) -> Plan:
+    """With `direct_auto`, use O_DIRECT where the target honours it; say so where it does not."""
+    if not plan.direct_auto:
+        return plan
+    from stackbench.probe.direct_io import honours_o_direct
+
+    if target.kind == "device":
+        ok, why = True, ""
+    else:
+        ok, why = honours_o_direct(target.space_dir)
+    if ok:
+        return replace(plan, workloads=tuple(replace(w, direct=True) for w in plan.workloads))
+    text = (
+        f"O_DIRECT is not available on this target ({why}): measuring buffered I/O, so results include the "
+        "page cache; use a target on a file system that honours O_DIRECT for device numbers"
+    )
+    warnings.append(text)
+    observer.warning(text)
+    return replace(plan, workloads=tuple(replace(w, direct=False) for w in plan.workloads))
+
+
+def _measure_once(
     store: Store,
     run_id: str,
     fio_path: str,
     version: str,
-    workload: Workload,
+    state: _CellState,
     target: Target,
-    index: int,
-    observer: RunObserver,
     plan: Plan,
+    round_index: int,
+    order: int,
+    observer: RunObserver,
 ) -> list[DirectionResult]:
-    """Measure one cell in one or more fio runs (segments) and store it with its samples."""
-    what = f"cell {index + 1} ({workload.name})"
-    rule = plan.stopping
-    segments: list[tuple[FioInvocation, FioResult]] = []
-    samples: dict[str, list[Sample]] = {}
-    elapsed = 0.0
-    stop_reason = f"{plan.repeat} fixed run(s) of {workload.runtime:g} s"
-    while True:
-        segment = len(segments)
-        if rule is None:
-            if segment == plan.repeat:
-                break
-            seconds = workload.runtime
-        else:
-            seconds = rule.first_chunk() if segment == 0 else rule.next_chunk(elapsed)
-        text = job_file(workload, target.fio_filename, runtime=seconds)
-        offset = elapsed
-        invocation = run_fio(
-            fio_path, text, on_tick=lambda t, base=offset: observer.cell_progress(index, base + t)
+    """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
+    workload = state.workload
+    what = f"cell {state.index + 1} ({workload.name}), run {len(state.runs) + 1}"
+    text = job_file(workload, target.fio_filename)
+    invocation = run_fio(fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t))
+    parsed = _check(invocation, what)
+    number = len(state.runs)
+    state.results.append(parsed)
+    state.runs.append({
+        "index": number,
+        "round": round_index,
+        "order": order,
+        "seconds": round(invocation.seconds, 3),
+        "started_at": invocation.started_at.isoformat(),
+    })
+    state.seconds += invocation.seconds
+    _decide(state, plan)
+    merged = [merge_segments(state.results, direction) for direction in state.directions]
+    records = [
+        CellRecord(
+            workload,
+            result,
+            tuple(replace(v, segment=number) for v in invocation.samples.get(result.direction, ())),
+            {
+                "mode": "adaptive" if plan.stopping else "fixed",
+                "unit": "separate fio runs",
+                "runs": len(state.runs),
+                "seconds": round(state.seconds, 3),
+                "stop_reason": state.stop_reason if state.done else "measuring",
+                **({"rule": plan.stopping.to_dict()} if plan.stopping else {}),
+                "replicates": state.replicates(result.direction),
+            },
         )
-        parsed = _check(invocation, what)
-        segments.append((invocation, parsed))
-        elapsed += invocation.seconds
-        for direction, values in invocation.samples.items():
-            samples.setdefault(direction, []).extend(
-                replace(v, segment=segment, ramp=rule is not None and segment == 0 and v.t_s <= rule.ramp_seconds)
-                for v in values
-            )
-        if rule is not None:
-            primary = parsed.directions[0].direction
-            measured = [v.iops for v in samples.get(primary, []) if not v.ramp]
-            stop, stop_reason = rule.decide(measured, elapsed)
-            if stop:
-                break
-    measurement = {
-        "mode": "adaptive" if rule else "fixed",
-        "segments": len(segments),
-        "seconds": round(elapsed, 3),
-        "stop_reason": stop_reason,
-        **({"rule": rule.to_dict()} if rule else {"repeat": plan.repeat}),
-    }
-    directions = [d.direction for d in segments[0][1].directions]
-    results = [merge_segments([p for _, p in segments], direction) for direction in directions]
-    store.add_measurement(
-        run_id,
-        [
-            OutputRecord(
-                raw_text=inv.stdout,
-                fio_version=parsed.fio_version or version,
-                command=inv.command,
-                job_file=inv.job_file,
-                exit_code=inv.exit_code,
-                started_at=inv.started_at,
-            )
-            for inv, parsed in segments
-        ],
-        [
-            CellRecord(workload, result, tuple(samples.get(result.direction, ())), measurement)
-            for result in results
-        ],
+        for result in merged
+    ]
+    output = OutputRecord(
+        raw_text=invocation.stdout,
+        fio_version=parsed.fio_version or version,
+        command=invocation.command,
+        job_file=invocation.job_file,
+        exit_code=invocation.exit_code,
+        started_at=invocation.started_at,
     )
-    return results
+    store.add_replicate(run_id, state.group_id, output, records)
+    return merged
+
+
+def _decide(state: _CellState, plan: Plan) -> None:
+    """Mark the cell done when it has its runs (fixed) or its interval is tight or capped (adaptive)."""
+    n = len(state.runs)
+    rule = plan.stopping
+    if rule is None:
+        if n >= plan.runs:
+            state.done, state.stop_reason = True, f"{n} separate fio run(s), as planned"
+        return
+    values = state.primary_iops()
+    stop, why = rule.decide(values, state.seconds, plan.run_seconds(state.workload))
+    if stop:
+        state.done, state.stop_reason = True, why
 
 
 def _check(invocation: FioInvocation, what: str) -> FioResult:

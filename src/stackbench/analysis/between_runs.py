@@ -80,6 +80,18 @@ class RatioTest:
     n_other: int
     method: str  # "welch-log" or "paired-log"
     confidence: float
+    df: float = 0.0  # degrees of freedom of the t distribution behind p and the interval
+
+    def interval_at(self, confidence: float) -> tuple[float, float] | None:
+        """The ratio interval at another confidence level (e.g. 90 % for the two one-sided tests of `same`)."""
+        if self.low is None or self.high is None:
+            return None
+        half = (math.log(self.high) - math.log(self.low)) / 2
+        if half == 0 or self.df <= 0:
+            return self.low, self.high
+        scale = sps.t.ppf(0.5 + confidence / 2, self.df) / sps.t.ppf(0.5 + self.confidence / 2, self.df)
+        centre = math.log(self.ratio)
+        return math.exp(centre - half * scale), math.exp(centre + half * scale)
 
     @property
     def testable(self) -> bool:
@@ -109,7 +121,7 @@ def welch_ratio(base: Sequence[float], other: Sequence[float], confidence: float
     p = float(2 * sps.t.sf(abs(t), df))
     half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
     return RatioTest(ratio, math.exp(diff - half), math.exp(diff + half), p, int(a.size), int(b.size), "welch-log",
-                     confidence)
+                     confidence, df)
 
 
 def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95) -> RatioTest:
@@ -135,7 +147,7 @@ def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95)
     se = sd / math.sqrt(n)
     p = float(2 * sps.t.sf(abs(mean / se), n - 1))
     half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * se
-    return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence)
+    return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence, n - 1)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -1,10 +1,14 @@
-"""A/B comparison of two runs: per matching cell, is B better, worse, or not distinguishable from A?
+"""A/B comparison of two runs: per matching cell, is B better, worse, the same, or not distinguishable?
 
-The verdict follows METHOD.md's rule "change one thing, keep it only if it helps": a row says `keep` only
-when the difference is statistically significant (Mann-Whitney U on the per-second samples, p < alpha)
-AND at least the minimum effect (default 5 %), `revert` when it is significantly worse by at least that
-much, `no evidence` otherwise (benchstat prints `~` for not significant). Significant is not the same as
-large, hence both conditions. The overall verdict weighs the rows the user marks as important.
+The verdict follows METHOD.md's rule "change one thing, keep it only if it helps". The unit of replication
+is a separate fio run (analysis/between_runs.py says why): each row compares the per-run IOPS of A and B
+with Welch's t-test on log values (paired by round when both runs come from one `stackbench ab` session).
+A row says `keep` only when the Holm-adjusted p-value is below alpha AND B is better by at least
+--min-effect, `revert` when significantly worse by at least that much, `same` when the whole (1 - 2 alpha)
+interval of the ratio lies within +-min-effect (two one-sided tests: "this tuning changed nothing" is a
+result), and `no evidence` otherwise (benchstat prints `~`). Holm over the rows keeps the chance of any
+false keep/revert among them at alpha, which is what makes the overall verdict trustworthy. The overall
+verdict weighs the rows the user marks as important.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackbench.analysis.stats import Comparison, compare_samples
+from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, paired_ratio, welch_ratio
+from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of
 from stackbench.errors import StackbenchError
 from stackbench.results import Cell, Run
 
-KEEP, REVERT, NO_EVIDENCE = "keep", "revert", "no evidence"
+KEEP, REVERT, SAME, NO_EVIDENCE = "keep", "revert", "same", "no evidence"
 
 
 def match_key(cell: Cell) -> str:
@@ -37,32 +42,55 @@ class RowComparison:
     base: Cell
     other: Cell
     weight: float
-    comparison: Comparison | None
+    base_estimate: Estimate | None
+    other_estimate: Estimate | None
+    test: RatioTest | None
+    p_holm: float
     verdict: str
+    replicate_kinds: tuple[str, str] = ("runs", "runs")
     warnings: tuple[str, ...] = ()
 
     @property
     def ratio(self) -> float:
-        if self.comparison is not None:
-            return self.comparison.ratio
+        if self.test is not None:
+            return self.test.ratio
         return self.other.result.iops / self.base.result.iops if self.base.result.iops else math.inf
 
+    @property
+    def significant(self) -> bool:
+        return self.test is not None and self.test.testable and self.p_holm < self._alpha
+
+    _alpha: float = 0.05
+
+    @property
+    def weak(self) -> bool:
+        return any(kind in WEAK_KINDS for kind in self.replicate_kinds)
+
     def to_json(self) -> dict[str, Any]:
-        c = self.comparison
+        t, eb, eo = self.test, self.base_estimate, self.other_estimate
+        delta_ci = [_pct(t.low), _pct(t.high)] if t is not None and t.testable else None
         return {
             "pattern": self.pattern,
             "key": self.key,
             "weight": self.weight,
             "metric": "iops",
-            "base_median": c.base.median if c else self.base.result.iops,
-            "other_median": c.other.median if c else self.other.result.iops,
-            "base_ci": [_finite(c.base.ci_low), _finite(c.base.ci_high)] if c else None,
-            "other_ci": [_finite(c.other.ci_low), _finite(c.other.ci_high)] if c else None,
-            "delta_pct": c.delta_pct if c else (self.ratio - 1) * 100,
-            "delta_ci_pct": [_finite(c.delta_ci_low_pct), _finite(c.delta_ci_high_pct)] if c else None,
-            "p_value": c.p_value if c else None,
-            "n": [c.base.n, c.other.n] if c else [0, 0],
-            "significant": bool(c and c.significant),
+            "base_iops": eb.centre if eb else self.base.result.iops,
+            "other_iops": eo.centre if eo else self.other.result.iops,
+            # kept for scripts written against format 1: the same numbers as base_iops/other_iops
+            "base_median": eb.centre if eb else self.base.result.iops,
+            "other_median": eo.centre if eo else self.other.result.iops,
+            "base_ci": [eb.low, eb.high] if eb and eb.low is not None else None,
+            "other_ci": [eo.low, eo.high] if eo and eo.low is not None else None,
+            "ratio": self.ratio if math.isfinite(self.ratio) else None,
+            "delta_pct": (self.ratio - 1) * 100 if math.isfinite(self.ratio) else None,
+            "delta_ci_pct": delta_ci,
+            "p_value": t.p_value if t else None,
+            "p_holm": self.p_holm if t else None,
+            "test": t.method if t else None,
+            "n": [t.n_base, t.n_other] if t else [0, 0],
+            "replicates": list(self.replicate_kinds),
+            "weak": self.weak,
+            "significant": self.significant,
             "verdict": self.verdict,
             "warnings": list(self.warnings),
         }
@@ -80,6 +108,7 @@ class RunComparison:
     only_in_base: tuple[str, ...] = ()
     only_in_other: tuple[str, ...] = ()
     fact_differences: tuple[str, ...] = field(default=())
+    paired: bool = False
 
     @property
     def geomean_ratio(self) -> float | None:
@@ -89,23 +118,24 @@ class RunComparison:
         return math.exp(sum(math.log(x) for x in ratios) / len(ratios))
 
     def geomean_ratio_ci(self) -> tuple[float, float] | None:
-        """95 % interval of the geometric-mean ratio, propagating each row's shift interval on a log scale
-        (rows treated as independent). None when a row has no finite interval."""
+        """95 % interval of the geometric-mean ratio, combining each row's log-ratio interval (rows treated
+        as independent). None when a row has no interval."""
         halves, logs = [], []
         for row in self.rows:
-            c = row.comparison
-            if c is None or not (math.isfinite(c.delta_ci_low_pct) and math.isfinite(c.delta_ci_high_pct)):
+            t = row.test
+            if t is None or not t.testable:
                 return None
-            low, high = 1 + c.delta_ci_low_pct / 100, 1 + c.delta_ci_high_pct / 100
-            if low <= 0 or row.ratio <= 0:
-                return None
-            halves.append((math.log(high) - math.log(low)) / 2)
-            logs.append(math.log(row.ratio))
+            halves.append((math.log(t.high) - math.log(t.low)) / 2)
+            logs.append(math.log(t.ratio))
         if not logs:
             return None
         centre = sum(logs) / len(logs)
         half = math.sqrt(sum(h * h for h in halves)) / len(logs)
         return math.exp(centre - half), math.exp(centre + half)
+
+    @property
+    def weak(self) -> bool:
+        return any(row.weak for row in self.rows)
 
     def to_json(self) -> dict[str, Any]:
         interval = self.geomean_ratio_ci()
@@ -116,6 +146,9 @@ class RunComparison:
             "min_effect_pct": self.min_effect * 100,
             "verdict": self.verdict,
             "reason": self.reason,
+            "weak": self.weak,
+            "paired": self.paired,
+            "multiple_comparisons": "holm",
             "geomean_ratio": self.geomean_ratio,
             "geomean_ratio_ci": list(interval) if interval else None,
             "fact_differences": list(self.fact_differences),
@@ -200,12 +233,25 @@ def compare_runs(
             f"--weight names rows that are not in both runs: {', '.join(sorted(unknown))}",
             "Use the row names as printed, e.g. \"4K QD4 rnd write\"",
         )
+    paired = ab_session(base) is not None and ab_session(base) == ab_session(other)
+    tested = [_test(a[key], b[key], paired) for key in common]
+    testable = [i for i, (test, _, _) in enumerate(tested) if test is not None and test.testable]
+    adjusted = dict(zip(testable, holm([tested[i][0].p_value for i in testable])))  # type: ignore[union-attr]
     rows = []
-    for key in common:
+    for index, key in enumerate(common):
         base_cell, other_cell = a[key], b[key]
+        test, kinds, notes = tested[index]
         weight = weights.get(base_cell.pattern.lower(), 0.0 if weights else 1.0)
-        rows.append(_row(key, base_cell, other_cell, weight, alpha, min_effect))
+        p_holm = adjusted.get(index, 1.0)
+        verdict = _verdict(test, p_holm, alpha, min_effect)
+        row = RowComparison(
+            key, base_cell.pattern, base_cell, other_cell, weight,
+            _estimate(base_cell), _estimate(other_cell), test, p_holm, verdict, kinds, notes, alpha,
+        )
+        rows.append(row)
     verdict, reason = _overall(rows, min_effect)
+    if verdict in (KEEP, REVERT, SAME) and any(r.weak for r in rows if r.weight > 0):
+        reason += "; WEAK: some rows were measured before stackbench counted separate runs (see warnings)"
     return RunComparison(
         base=base,
         other=other,
@@ -217,35 +263,81 @@ def compare_runs(
         only_in_base=tuple(a[k].pattern for k in a if k not in b),
         only_in_other=tuple(b[k].pattern for k in b if k not in a),
         fact_differences=tuple(differences),
+        paired=paired,
     )
 
 
-def _row(key: str, base: Cell, other: Cell, weight: float, alpha: float, min_effect: float) -> RowComparison:
-    xs = [s.iops for s in base.measured_samples]
-    ys = [s.iops for s in other.measured_samples]
-    if not xs or not ys:
-        return RowComparison(
-            key, base.pattern, base, other, weight, None, NO_EVIDENCE,
-            ("no per-second samples on one side (an imported run?): cannot test significance",),
+def ab_session(run: Run) -> str | None:
+    """The `stackbench ab` session a run belongs to, if any: its runs are paired by round."""
+    ab = (run.facts or {}).get("ab")
+    return ab.get("session") if isinstance(ab, dict) else None
+
+
+def _estimate(cell: Cell) -> Estimate | None:
+    replicates = replicates_of(cell)
+    if not replicates.values:
+        return None
+    return estimate(replicates.values[:1] if replicates.kind == NONE else replicates.values)
+
+
+def _test(base: Cell, other: Cell, paired: bool) -> tuple[RatioTest | None, tuple[str, str], tuple[str, ...]]:
+    """The ratio test of one row, the kinds of replicates on each side, and the warnings it earns."""
+    ra, rb = replicates_of(base), replicates_of(other)
+    kinds = (ra.kind, rb.kind)
+    notes: list[str] = []
+    if NONE in kinds or not ra.values or not rb.values:
+        notes.append("one side has a single summary and no runs or samples (an import?): nothing to test")
+        return None, kinds, tuple(notes)
+    for kind in dict.fromkeys(k for k in kinds if k in WEAK_KINDS):
+        notes.append(WEAK_KINDS[kind])
+    if paired and ra.kind == rb.kind == "runs":
+        pairs = _pairs(ra, rb)
+        if len(pairs) >= 2:
+            return paired_ratio(pairs), kinds, tuple(notes)
+    if len(ra.values) < 2 or len(rb.values) < 2:
+        notes.append(
+            f"{min(len(ra.values), len(rb.values))} run on one side: a verdict needs at least 2 separate runs "
+            "per side (5 recommended); measure with --runs 5"
         )
-    comparison = compare_samples(xs, ys, alpha=alpha)
-    delta = comparison.delta_pct / 100
-    if comparison.significant and delta >= min_effect:
-        verdict = KEEP
-    elif comparison.significant and delta <= -min_effect:
-        verdict = REVERT
-    else:
-        verdict = NO_EVIDENCE
-    return RowComparison(key, base.pattern, base, other, weight, comparison, verdict, comparison.warnings)
+    elif min(len(ra.values), len(rb.values)) < 3:
+        notes.append("fewer than 3 runs on one side: only large changes can be found; measure with --runs 5")
+    return welch_ratio(ra.values, rb.values), kinds, tuple(notes)
+
+
+def _pairs(a: Replicates, b: Replicates) -> list[tuple[float, float]]:
+    by_round = dict(zip(a.rounds, a.values))
+    return [(by_round[r], v) for r, v in zip(b.rounds, b.values) if r in by_round]
+
+
+def _verdict(test: RatioTest | None, p_holm: float, alpha: float, min_effect: float) -> str:
+    if test is None or not test.testable:
+        return NO_EVIDENCE
+    if _equivalent(test, alpha, min_effect):
+        return SAME
+    if p_holm < alpha and test.ratio >= 1 + min_effect:
+        return KEEP
+    if p_holm < alpha and test.ratio <= 1 - min_effect:
+        return REVERT
+    return NO_EVIDENCE
+
+
+def _equivalent(test: RatioTest, alpha: float, min_effect: float) -> bool:
+    """Two one-sided tests: the (1 - 2 alpha) interval of the ratio lies inside [1 - m, 1 + m]."""
+    if min_effect <= 0:
+        return False
+    interval = test.interval_at(1 - 2 * alpha)
+    return interval is not None and interval[0] >= 1 - min_effect and interval[1] <= 1 + min_effect
 
 
 def _overall(rows: list[RowComparison], min_effect: float) -> tuple[str, str]:
     important = [r for r in rows if r.weight > 0]
+    if not important:
+        return NO_EVIDENCE, "no row has a weight above 0"
     total = sum(r.weight for r in important)
     keep = sum(r.weight for r in important if r.verdict == KEEP)
     revert = sum(r.weight for r in important if r.verdict == REVERT)
-    if not important:
-        return NO_EVIDENCE, "no row has a weight above 0"
+    if all(r.verdict == SAME for r in important):
+        return SAME, f"every row changed by less than {min_effect:.0%} (the whole interval is inside ±{min_effect:.0%})"
     if revert > keep:
         worse = ", ".join(r.pattern for r in important if r.verdict == REVERT)
         return REVERT, f"significantly worse by at least {min_effect:.0%} on {worse} ({revert / total:.0%} of the weight)"
@@ -258,5 +350,5 @@ def _overall(rows: list[RowComparison], min_effect: float) -> tuple[str, str]:
     )
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _pct(ratio: float | None) -> float | None:
+    return None if ratio is None else (ratio - 1) * 100

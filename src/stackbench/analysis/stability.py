@@ -1,27 +1,29 @@
 """Warnings about cells whose numbers should not be trusted yet, each naming what to do about it.
 
-Modelled on pyperf's stability check: a warning says what was seen and ends with the option that fixes it,
-tailored to how the cell was measured.
+Modelled on pyperf's stability check: a warning says what was seen and ends with the option that fixes it.
+The unit is a separate fio run: too few runs for an interval, an adaptive cell that missed its target, and
+runs that differ a lot from each other are what make a number untrustworthy. Second-to-second variation
+inside one run is reported only as a diagnostic (a cache filling, ZFS txg flushes), never as the error bar.
 """
 
 from __future__ import annotations
 
-from stackbench.analysis.stats import min_samples_for_ci
+from stackbench.analysis.cells import RUNS, cell_estimate, replicates_of
 from stackbench.results import Cell
 
-CV_LIMIT = 0.10
+SPREAD_LIMIT = 0.10  # run-to-run variation (sd of log IOPS) above which a warning says so
+CV_LIMIT = 0.25  # second-to-second variation inside runs worth a diagnostic
 
 
 def run_warnings(cells: list[Cell]) -> list[str]:
-    """The warnings of all cells; cells with too few samples for an interval share one warning."""
-    short = [c for c in cells if (s := c.iops_summary()) is not None and s.n < min_samples_for_ci(s.confidence)]
+    """The warnings of all cells; cells measured in a single run share one warning."""
+    single = [c for c in cells if replicates_of(c).kind == RUNS and len(replicates_of(c).values) < 2]
     warnings = []
-    if short:
-        names = ", ".join(c.pattern for c in short) if len(short) <= 3 else f"{len(short)} cells"
-        fewest = min(c.iops_summary().n for c in short)  # type: ignore[union-attr]
+    if single:
+        names = ", ".join(c.pattern for c in single) if len(single) <= 3 else f"{len(single)} cells"
         warnings.append(
-            f"{names}: {fewest} or fewer per-second samples, too few for a confidence interval; "
-            "use --until-stable, a longer --runtime or --repeat 3 before comparing runs"
+            f"{names}: measured in one fio run, so there is no interval and no verdict can use it; "
+            "use --runs 3 or more (5 before comparing runs)"
         )
     for cell in cells:
         warnings.extend(cell_warnings(cell))
@@ -29,26 +31,29 @@ def run_warnings(cells: list[Cell]) -> list[str]:
 
 
 def cell_warnings(cell: Cell) -> list[str]:
-    """Warnings about one cell other than too few samples (see `run_warnings`)."""
-    summary = cell.iops_summary()
-    if summary is None or summary.n < min_samples_for_ci(summary.confidence):
+    """Warnings about one cell other than too few runs (see `run_warnings`)."""
+    replicates = replicates_of(cell)
+    if replicates.kind != RUNS or len(replicates.values) < 2:
+        return []
+    found = cell_estimate(cell)
+    if found is None:
         return []
     name = cell.pattern
     measurement = cell.measurement or {}
     warnings = []
-    if measurement.get("mode") == "adaptive":
-        rule = measurement.get("rule") or {}
-        target = rule.get("ci_target", 0.05)
-        if summary.ci_half_width_rel > target:
-            cap = rule.get("max_seconds", 60)
-            warnings.append(
-                f"{name}: CI ±{summary.ci_half_width_rel:.1%} after {measurement.get('seconds', 0):.0f} s, above the "
-                f"±{target:.0%} target; rerun with --max-time {2 * cap:g}"
-            )
-    if summary.cv >= CV_LIMIT:
+    reason = str(measurement.get("stop_reason") or "")
+    if measurement.get("mode") == "adaptive" and "out of reach" in reason:
+        warnings.append(f"{name}: {reason}; keep the machine quiet, or accept the wider interval")
+    elif (found.spread_rel or 0) >= SPREAD_LIMIT:
         warnings.append(
-            f"{name}: IOPS vary a lot second to second (CV {summary.cv:.0%}, min {summary.minimum:,.0f}, "
-            f"max {summary.maximum:,.0f}): a cache filling, ZFS txg flushes or other load; measure longer "
-            "(--max-time) and keep the machine quiet"
+            f"{name}: separate runs differ a lot (sd {found.spread_rel:.0%} between runs, "
+            f"{min(replicates.values):,.0f} to {max(replicates.values):,.0f} IOPS): other load, a cache filling "
+            "or a file system still laying out the file; keep the machine quiet and use more --runs"
+        )
+    summary = cell.iops_summary()
+    if summary is not None and summary.n >= 4 and summary.cv >= CV_LIMIT:
+        warnings.append(
+            f"{name}: IOPS vary a lot second to second inside runs (CV {summary.cv:.0%}): a cache filling or "
+            "ZFS txg flushes; longer runs (--runtime) show whether it settles"
         )
     return warnings

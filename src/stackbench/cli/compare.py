@@ -25,17 +25,20 @@ def compare_command(
         "count 0 towards the overall verdict.",
     ),
     min_effect: float = typer.Option(5.0, "--min-effect", help="Smallest change, in %, that can earn keep/revert."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the Mann-Whitney U test."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level (family-wise over the rows, Holm)."),
     force: bool = typer.Option(False, "--force", help="Compare even when key facts (fio version, size, device) differ."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
 ) -> None:
-    """Compare run B against run A cell by cell, with significance, and say keep, revert or no evidence.
+    """Compare run B against run A cell by cell and say keep, revert, same or no evidence.
 
-    Each matching cell's per-second IOPS samples are compared with the Mann-Whitney U test. A row says
-    `keep` only when B is significantly better by at least --min-effect, `revert` when significantly worse
-    by at least that much, `~` (no evidence) otherwise. The overall verdict weighs the rows (--weight).
+    The unit is a separate fio run: each matching cell's per-run IOPS are compared with Welch's t-test on
+    log values (paired by round for runs of one `stackbench ab`), p-values Holm-adjusted over the rows. A
+    row says `keep` only when B is significantly better by at least --min-effect, `revert` when
+    significantly worse by at least that much, `same` when the whole interval lies within ±--min-effect,
+    `~` (no evidence) otherwise. The overall verdict weighs the rows (--weight). Runs measured with
+    --runs 5 or more per cell give useful verdicts (docs/statistics.md).
 
     Example:
 
@@ -72,18 +75,20 @@ def comparison_table(result) -> Tabular:  # noqa: ANN001 - RunComparison, import
     rows = []
     styles = {}
     for index, row in enumerate(result.rows):
-        c = row.comparison
-        if c is None:
-            vs = f"{(row.ratio - 1) * 100:+.1f}% (no samples)"
-            base_text, other_text = format_iops(row.base.result.iops), format_iops(row.other.result.iops)
+        t = row.test
+        base_text = _estimate(row.base_estimate, row.base.result.iops)
+        other_text = _estimate(row.other_estimate, row.other.result.iops)
+        if t is None or not t.testable:
+            vs = f"{(row.ratio - 1) * 100:+.1f}% (untested)" if math.isfinite(row.ratio) else "? (untested)"
+        elif row.significant or row.verdict == "same":
+            vs = (
+                f"{(t.ratio - 1) * 100:+.1f}% [{(t.low - 1) * 100:+.1f}%, {(t.high - 1) * 100:+.1f}%] "
+                f"(p={row.p_holm:.3f} n={t.n_base}+{t.n_other})"
+            )
         else:
-            base_text = _estimate(c.base)
-            other_text = _estimate(c.other)
-            if c.significant:
-                vs = f"{c.delta_pct:+.1f}% [{_pct(c.delta_ci_low_pct)}, {_pct(c.delta_ci_high_pct)}] (p={c.p_value:.3f} n={c.base.n}+{c.other.n})"
-            else:
-                vs = f"~ (p={c.p_value:.3f} n={c.base.n}+{c.other.n})"
-        rows.append([row.pattern, base_text, other_text, vs, f"{row.weight:g}", row.verdict])
+            vs = f"~ (p={row.p_holm:.3f} n={t.n_base}+{t.n_other})"
+        verdict = row.verdict + (" (weak)" if row.weak and row.verdict != "no evidence" else "")
+        rows.append([row.pattern, base_text, other_text, vs, f"{row.weight:g}", verdict])
         styles[index] = {"keep": "green", "revert": "red"}.get(row.verdict, "")
     geomean = result.geomean_ratio
     notes = []
@@ -103,9 +108,11 @@ def comparison_table(result) -> Tabular:  # noqa: ANN001 - RunComparison, import
         notes.append(
             "Not compared (in one run only): " + ", ".join([*result.only_in_base, *result.only_in_other])
         )
+    test = "paired t-test on log IOPS by ab round" if result.paired else "Welch t-test on log IOPS of separate runs"
     notes.append(
-        f"IOPS = median of per-second samples ± 95% CI; vs A = change of the median [95% CI of the shift], "
-        f"Mann-Whitney U; ~ = not significant at alpha {result.alpha:g}; keep/revert need ≥ {result.min_effect:.0%}"
+        f"IOPS = geometric mean of separate fio runs ± 95% CI; vs A = change [95% CI], {test}, p Holm-adjusted "
+        f"over {len(result.rows)} rows; ~ = not significant at alpha {result.alpha:g}; keep/revert need "
+        f">= {result.min_effect:.0%}; same = whole {1 - 2 * result.alpha:.0%} interval within ±{result.min_effect:.0%}"
     )
     return Tabular(
         headers=["Pattern", f"A: {a} IOPS", f"B: {b} IOPS", "vs A", "weight", "verdict"],
@@ -117,13 +124,11 @@ def comparison_table(result) -> Tabular:  # noqa: ANN001 - RunComparison, import
     )
 
 
-def _estimate(summary) -> str:  # noqa: ANN001
-    width = summary.ci_half_width_rel
-    return f"{format_iops(summary.median)} ± {width:.1%}" if math.isfinite(width) else f"{format_iops(summary.median)} ± ?"
-
-
-def _pct(value: float) -> str:
-    return f"{value:+.1f}%" if math.isfinite(value) else "?"
+def _estimate(estimate, fallback: float) -> str:  # noqa: ANN001 - Estimate | None
+    if estimate is None:
+        return format_iops(fallback)
+    width = estimate.half_width_rel
+    return f"{format_iops(estimate.centre)} ± {width:.1%}" if math.isfinite(width) else f"{format_iops(estimate.centre)} ± ?"
 
 
 __all__ = ["compare_command", "comparison_table"]

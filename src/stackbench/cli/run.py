@@ -9,12 +9,30 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from stackbench.cli.app import app, err, out, warn
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_run, split_list
-from stackbench.errors import StackbenchError
-from stackbench.plan import PRESETS, Plan, Workload, build_plan
-from stackbench.units import format_duration, format_iops, format_latency_ns, format_mb_per_s, parse_duration
-
-_PRESET_HELP = "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values())
+from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_run
+from stackbench.cli.plan_options import (
+    BsOption,
+    CiTargetOption,
+    DirectOption,
+    IoengineOption,
+    JobsOption,
+    MaxRunsOption,
+    MaxTimeOption,
+    PresetOption,
+    QdOption,
+    RampOption,
+    RateIopsOption,
+    RepeatOption,
+    RunsOption,
+    RuntimeOption,
+    RwOption,
+    SizeOption,
+    SyncOption,
+    UntilStableOption,
+    plan_from_options,
+)
+from stackbench.plan import Plan, Workload
+from stackbench.units import format_duration, format_iops, format_latency_ns, format_mb_per_s
 
 
 @app.command("run")
@@ -27,36 +45,24 @@ def run_command(
         "existing file or a blank block device.",
         show_default=False,
     ),
-    preset: Optional[str] = typer.Option(None, "--preset", "-p", help=f"Named plan (default quick). {_PRESET_HELP}."),
-    bs: Optional[list[str]] = typer.Option(None, "--bs", help="Block sizes, comma-separated: 4k,64k,1m."),
-    qd: Optional[list[str]] = typer.Option(None, "--qd", help="Queue depths (fio iodepth): 1,4,8,16."),
-    rw: Optional[list[str]] = typer.Option(
-        None, "--rw", help="Patterns: randread,randwrite,read,write (also randrw, rw)."
-    ),
-    sync: Optional[bool] = typer.Option(
-        None, "--sync/--no-sync", help="O_SYNC writes (fio sync=1), as the SLOG and VM tests need.", show_default=False
-    ),
-    direct: Optional[bool] = typer.Option(
-        None, "--direct/--buffered", help="O_DIRECT (fio direct=1). Refused by tmpfs before Linux 6.6; ZFS < 2.3 still caches in ARC.", show_default=False
-    ),
-    size: Optional[str] = typer.Option(None, "--size", help="Test file size, e.g. 1G (default from the preset)."),
-    runtime: Optional[str] = typer.Option(None, "--runtime", help="Seconds per cell, e.g. 30 or 2m."),
-    jobs: int = typer.Option(1, "--jobs", min=1, help="fio numjobs per cell."),
-    repeat: Optional[int] = typer.Option(
-        None, "--repeat", min=1, help="Run each cell N times for --runtime (fixed mode); samples are pooled."
-    ),
-    until_stable: Optional[bool] = typer.Option(
-        None,
-        "--until-stable/--fixed",
-        help="Adaptive: sample each cell until its IOPS median's 95 % CI is within --ci-target, or --max-time. "
-        "Default for presets other than quick when neither --repeat nor --runtime is given.",
-        show_default=False,
-    ),
-    ci_target: float = typer.Option(5.0, "--ci-target", help="Adaptive mode: CI half-width to reach, in % of the median."),
-    max_time: Optional[str] = typer.Option(
-        None, "--max-time", help="Adaptive mode: cap per cell (default: the preset's runtime, at least 15 s)."
-    ),
-    ioengine: str = typer.Option("libaio", "--ioengine", help="fio ioengine: libaio, io_uring, psync, posixaio."),
+    preset: Optional[str] = PresetOption,
+    bs: Optional[list[str]] = BsOption,
+    qd: Optional[list[str]] = QdOption,
+    rw: Optional[list[str]] = RwOption,
+    sync: Optional[bool] = SyncOption,
+    direct: Optional[bool] = DirectOption,
+    size: Optional[str] = SizeOption,
+    runtime: Optional[str] = RuntimeOption,
+    ramp: Optional[str] = RampOption,
+    jobs: int = JobsOption,
+    runs: Optional[int] = RunsOption,
+    repeat: Optional[int] = RepeatOption,
+    until_stable: Optional[bool] = UntilStableOption,
+    ci_target: float = CiTargetOption,
+    max_runs: Optional[int] = MaxRunsOption,
+    max_time: Optional[str] = MaxTimeOption,
+    ioengine: Optional[str] = IoengineOption,
+    rate_iops: Optional[int] = RateIopsOption,
     destroy_data: bool = typer.Option(
         False, "--destroy-data", help="Allow writing to an existing file or a blank, unmounted block device."
     ),
@@ -67,32 +73,22 @@ def run_command(
 ) -> None:
     """Run a workload matrix with fio against TARGET and store every cell.
 
-    Each cell is one fio job (output json+, kept verbatim). Cells are stored as they finish, so Ctrl-C keeps
-    the finished ones (the run is marked incomplete) and the scratch file is always removed.
+    Each cell is measured in several separate fio runs (--runs), interleaved round-robin across cells so
+    that drift in the machine's load hits every cell alike; a cell's value is the geometric mean of its
+    runs with a 95 % interval. Every fio run is stored the moment it finishes (output json+, verbatim), so
+    Ctrl-C keeps them (the run is marked incomplete) and the scratch file is always removed.
 
     Examples:
 
         stackbench run --target /tmp/scratch --preset quick
 
-        stackbench run -t /tank/bench --preset blog --qd 4 --runtime 30 --label baseline
+        stackbench run -t /tank/bench --preset blog --qd 4 --label baseline
 
-        stackbench run -t /tank/vm --bs 4k --qd 4 --rw randwrite --sync --json
+        stackbench run -t /tank/vm --bs 4k --qd 4 --rw randwrite --sync --runs 5 --json
     """
-    plan = build_plan(
-        preset,
-        bs=split_list(bs),
-        qd=_depths(split_list(qd)),
-        rw=split_list(rw),
-        sync=sync,
-        direct=direct,
-        size=size,
-        runtime=parse_duration(runtime) if runtime else None,
-        numjobs=jobs,
-        ioengine=ioengine,
-        repeat=repeat,
-        until_stable=until_stable,
-        ci_target=ci_target / 100,
-        max_time=parse_duration(max_time, option="max-time") if max_time else None,
+    plan = plan_from_options(
+        preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, runs, repeat, until_stable, ci_target,
+        max_runs, max_time, ioengine, rate_iops,
     )
     if dry_run:
         _print_plan(plan, target)
@@ -111,33 +107,37 @@ def run_command(
             warn(text)
 
 
-def _depths(values: list[str] | None) -> list[int] | None:
-    if values is None:
-        return None
-    depths = []
-    for value in values:
-        if not value.isdigit() or int(value) < 1:
-            raise StackbenchError(f"--qd needs whole numbers of at least 1, got {value!r}", "Use e.g. --qd 1,4,16")
-        depths.append(int(value))
-    return depths
-
-
 def _print_plan(plan: Plan, target: Path) -> None:
     from stackbench.engine.fio import job_file
     from stackbench.units import format_bytes
 
     out.print(
-        f"Plan [bold]{plan.name}[/]: {len(plan.workloads)} cells, file {format_bytes(plan.size)}, "
-        f"about {format_duration(plan.estimated_seconds())} of fio time, target {target}"
+        f"Plan {plan.name}: {len(plan.workloads)} cells x {_runs_text(plan)}, file {format_bytes(plan.size)}, "
+        f"about {format_duration(plan.expected_seconds())} of fio time (at most "
+        f"{format_duration(plan.estimated_seconds())}), target {target}",
+        markup=False, highlight=False,
     )
     for index, workload in enumerate(plan.workloads, 1):
-        out.print(f"  {index:>3}. {workload.name:<24} {workload.runtime:g} s  ({workload.key})", highlight=False)
+        out.print(
+            f"  {index:>3}. {workload.name:<24} {workload.ramp_time:g}+{workload.runtime:g} s  ({workload.key})",
+            highlight=False, markup=False,
+        )
     out.print("\nFirst job file:\n")
     out.print(job_file(plan.workloads[0], str(target / "stackbench-<run id>.scratch")), highlight=False, markup=False)
 
 
+def _runs_text(plan: Plan) -> str:
+    if plan.stopping:
+        return f"{plan.stopping.min_runs}-{plan.stopping.max_runs} runs (until ±{plan.stopping.ci_target:.0%})"
+    return f"{plan.runs} run{'s' if plan.runs != 1 else ''}"
+
+
 class ProgressObserver:
-    """A progress bar over the whole plan's estimated time (ETA) and a line per finished cell."""
+    """A progress bar over the plan's expected fio time (ETA) and a line per finished fio run.
+
+    The total is the time when every cell stops at its minimum number of runs; an adaptive cell that needs
+    more runs adds them to the total as they are scheduled, so the ETA never pretends to the worst case.
+    """
 
     def __init__(self, plan: Plan, *, enabled: bool, quiet: bool) -> None:
         self.plan = plan
@@ -154,8 +154,10 @@ class ProgressObserver:
             disable=not enabled,
             transient=True,
         )
-        self.task = self.progress.add_task("starting", total=plan.estimated_seconds())
+        self.total = plan.expected_seconds()
+        self.task = self.progress.add_task("starting", total=self.total)
         self._done_seconds = 0.0
+        self._runs = [0] * len(plan.workloads)
         self.shown: set[str] = set()
 
     def __enter__(self) -> "ProgressObserver":
@@ -165,39 +167,43 @@ class ProgressObserver:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def _budget(self, workload: Workload) -> float:
-        return self.plan.cell_budget(workload)
-
     def run_started(self, run_id: str, plan: Plan, target: object) -> None:
         if not self.quiet:
             err.print(
-                f"Run {run_id[:12]}: {len(plan.workloads)} cells, about "
-                f"{format_duration(plan.estimated_seconds())}, file {getattr(target, 'fio_filename', target)}",
+                f"Run {run_id[:12]}: {len(plan.workloads)} cells x {_runs_text(plan)}, about "
+                f"{format_duration(plan.expected_seconds())}, file {getattr(target, 'fio_filename', target)}",
                 highlight=False,
+                markup=False,
                 soft_wrap=True,
             )
 
     def cell_started(self, index: int, workload: Workload) -> None:
+        number = self._runs[index] + 1
+        if number > self.plan.least_runs:  # an adaptive extra run: it was not in the total
+            self.total += self.plan.run_seconds(workload)
+            self.progress.update(self.task, total=self.total)
         self.progress.update(
-            self.task, description=f"cell {index + 1}/{len(self.plan.workloads)} {workload.name}"
+            self.task,
+            description=f"cell {index + 1}/{len(self.plan.workloads)} run {number} {workload.name}",
         )
 
     def cell_progress(self, index: int, elapsed: float) -> None:
-        budget = self._budget(self.plan.workloads[index])
+        budget = self.plan.run_seconds(self.plan.workloads[index])
         self.progress.update(self.task, completed=self._done_seconds + min(elapsed, budget))
 
     def cell_finished(self, index: int, workload: Workload, results: list) -> None:
-        # An adaptive cell that stopped early takes its unused budget off the total, so the ETA shrinks.
-        self._done_seconds += self._budget(workload)
+        self._runs[index] += 1
+        self._done_seconds += self.plan.run_seconds(workload)
         self.progress.update(self.task, completed=self._done_seconds)
         if self.quiet:
             return
         for result in results:
             clat = result.clat
             err.print(
-                f"  [green]✓[/] {workload.name:<22} {format_iops(result.iops):>10} IOPS "
+                f"  done {workload.name:<22} {self._runs[index]:>2} run(s) {format_iops(result.iops):>10} IOPS "
                 f"{format_mb_per_s(result.bw_bytes):>8} MB/s  p99 {format_latency_ns(clat.p99_ns if clat else None)}",
                 highlight=False,
+                markup=False,
             )
 
     def warning(self, text: str) -> None:

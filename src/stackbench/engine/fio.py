@@ -91,6 +91,8 @@ def job_file(
         f"sync={'dsync' if workload.dsync else int(workload.sync)}",
         "group_reporting=1",
     ]
+    if workload.rate_iops:
+        lines.append(f"rate_iops={int(workload.rate_iops)}")
     if sample_logs:
         lines += log_options(SAMPLE_LOG_PREFIX)
     lines += [

@@ -13,37 +13,37 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from stackbench.analysis.stats import Summary
+from stackbench.analysis.between_runs import Estimate
+from stackbench.analysis.cells import cell_estimate, run_count
 from stackbench.report.export import Tabular
 from stackbench.results import Cell, Run
 from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
 
 def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str | None = None) -> Table:
-    """One row per cell. With per-second samples, IOPS is their median ± the CI half-width (hyperfine's
-    `value ± error`), followed by the coefficient of variation and the sample count."""
+    """One row per cell. IOPS is the geometric mean of the cell's separate fio runs ± the 95 % interval
+    (hyperfine's `value ± error`), followed by the number of runs and their spread."""
     cells = list(cells)
     show_sync = any(c.result.sync_lat is not None for c in cells)
-    # Statistics columns only when some cell has enough samples for an interval (quick's 3 s cells do not).
-    summaries = {c.id: c.iops_summary() for c in cells}
-    show_stats = any(s is not None and s.ci_half_width_rel != float("inf") for s in summaries.values())
+    estimates = {c.id: cell_estimate(c) for c in cells}
+    show_stats = any(e is not None and e.n >= 2 for e in estimates.values())
     table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     table.add_column("Pattern", no_wrap=True)
-    table.add_column("IOPS (median ± 95% CI)" if show_stats else "IOPS", justify="right", no_wrap=True)
-    table.add_column("MB/s", justify="right")
-    table.add_column("p50 clat", justify="right")
-    table.add_column("p99 clat", justify="right")
+    table.add_column("IOPS (± 95% CI of runs)" if show_stats else "IOPS", justify="right", no_wrap=True)
+    table.add_column("MB/s", justify="right", no_wrap=True)
+    table.add_column("p50 clat", justify="right", no_wrap=True)
+    table.add_column("p99 clat", justify="right", no_wrap=True)
     if show_sync:
-        table.add_column("p99 sync", justify="right")
+        table.add_column("p99 sync", justify="right", no_wrap=True)
     if show_stats:
-        table.add_column("CV", justify="right")
-        table.add_column("n", justify="right")
+        table.add_column("runs", justify="right", no_wrap=True)
+        table.add_column("spread", justify="right", no_wrap=True)
     for cell in cells:
         clat = cell.result.clat
-        summary = summaries[cell.id] if show_stats else None
+        found = estimates[cell.id] if show_stats else None
         row = [
-            cell.pattern,
-            format_estimate(summary) if summary else format_iops(cell.result.iops),
+            Text(cell.pattern),
+            format_estimate(found) if found else format_iops(cell.result.iops),
             format_mb_per_s(cell.result.bw_bytes),
             format_latency_ns(clat.p50_ns if clat else None),
             format_latency_ns(clat.p99_ns if clat else None),
@@ -52,19 +52,19 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
             sync = cell.result.sync_lat
             row.append(format_latency_ns(sync.p99_ns if sync else None))
         if show_stats:
-            row += [f"{summary.cv:.1%}" if summary else "-", str(summary.n) if summary else "-"]
+            spread = found.spread_rel if found else None
+            row += [str(run_count(cell)), f"{spread:.1%}" if spread is not None else "-"]
         table.add_row(*row)
     return table
 
 
 def run_tabular(run: Run) -> Tabular:
     """The run's cells for Markdown/CSV export: plain numbers with units in the headers."""
-    headers = ["Pattern", "IOPS", "IOPS median", "IOPS CI low", "IOPS CI high", "CV %", "n", "MB/s",
+    headers = ["Pattern", "IOPS", "IOPS CI low", "IOPS CI high", "runs", "spread %", "MB/s",
                "p50 clat us", "p99 clat us", "p99.9 clat us", "p99 sync us"]
     rows = []
     for cell in run.cells:
-        summary = cell.iops_summary()
-        finite = summary is not None and summary.ci_half_width_rel != float("inf")
+        found = cell_estimate(cell)
         clat, sync = cell.result.clat, cell.result.sync_lat
 
         def us(ns: float | None) -> str:
@@ -72,12 +72,11 @@ def run_tabular(run: Run) -> Tabular:
 
         rows.append([
             cell.pattern,
-            f"{cell.result.iops:.1f}",
-            f"{summary.median:.1f}" if summary else "",
-            f"{summary.ci_low:.1f}" if finite else "",
-            f"{summary.ci_high:.1f}" if finite else "",
-            f"{summary.cv * 100:.2f}" if summary else "",
-            str(summary.n) if summary else "0",
+            f"{found.centre if found else cell.result.iops:.1f}",
+            f"{found.low:.1f}" if found and found.low is not None else "",
+            f"{found.high:.1f}" if found and found.high is not None else "",
+            str(run_count(cell)),
+            f"{found.spread_rel * 100:.2f}" if found and found.spread_rel is not None else "",
             f"{cell.result.bw_bytes / 1e6:.3f}",
             us(clat.p50_ns if clat else None),
             us(clat.p99_ns if clat else None),
@@ -88,17 +87,18 @@ def run_tabular(run: Run) -> Tabular:
         headers=headers,
         rows=rows,
         title=f"run {run.id[:12]}" + (f" '{run.label}'" if run.label else ""),
-        notes=["MB/s = 10^6 bytes/s; IOPS median and CI from per-second samples (95 %)"],
+        notes=["MB/s = 10^6 bytes/s; IOPS = geometric mean of separate fio runs with its 95 % interval; "
+               "spread = run-to-run standard deviation"],
         right_aligned=frozenset(range(1, len(headers))),
     )
 
 
-def format_estimate(summary: Summary) -> str:
-    """`152,456 ± 5.6 %`, or the bare median when the sample is too small for an interval."""
-    width = summary.ci_half_width_rel
+def format_estimate(found: Estimate) -> str:
+    """`152,456 ± 5.6%`, or `± ?` when one run gives no interval."""
+    width = found.half_width_rel
     if width == float("inf"):
-        return f"{format_iops(summary.median)} ± ?"
-    return f"{format_iops(summary.median)} ± {width:.1%}"
+        return f"{format_iops(found.centre)} ± ?"
+    return f"{format_iops(found.centre)} ± {width:.1%}"
 
 
 def run_table(run: Run) -> RenderableType:

@@ -216,6 +216,81 @@ class Store:
                 ids.append(cell.id)
         return ids
 
+    def add_replicate(
+        self, run_id: str, group_id: str, output: "OutputRecord", cells: Sequence["CellRecord"]
+    ) -> list[str]:
+        """Store one more fio run of a cell the moment it finishes, in one transaction.
+
+        `group_id` names the cell across its runs (rounds are interleaved, so a cell's runs arrive between
+        other cells' runs). The first run creates the cell rows; later runs add their output and samples
+        and replace the cells' merged result and `measurement` (which lists every run). An interruption
+        therefore keeps every finished run, and a cell is never half-updated.
+        """
+        fo, cl = schema.fio_outputs, schema.cells
+        output_id = new_id()
+        ids: list[str] = []
+        with self.engine.begin() as connection:
+            seq_out = connection.execute(
+                select(func.count()).select_from(fo).where(fo.c.run_id == run_id)
+            ).scalar_one()
+            segment = connection.execute(
+                select(func.count()).select_from(fo).where(fo.c.group_id == group_id)
+            ).scalar_one()
+            connection.execute(
+                insert(fo).values(
+                    id=output_id, run_id=run_id, seq=seq_out, fio_version=output.fio_version,
+                    command=output.command, job_file=output.job_file, raw_text=output.raw_text,
+                    exit_code=output.exit_code, source_name=output.source_name, started_at=output.started_at,
+                    finished_at=_now(), segment=segment, group_id=group_id,
+                )
+            )
+            existing = {
+                row.direction: (row.id, row.seq)
+                for row in connection.execute(
+                    select(cl.c.id, cl.c.seq, cl.c.direction)
+                    .join(fo, fo.c.id == cl.c.fio_output_id)
+                    .where(fo.c.group_id == group_id)
+                )
+            }
+            seq_cell = connection.execute(
+                select(func.count()).select_from(cl).where(cl.c.run_id == run_id)
+            ).scalar_one()
+            for record in cells:
+                direction = record.result.direction
+                if direction in existing:
+                    cell_id, seq = existing[direction]
+                    first_output = connection.execute(
+                        select(cl.c.fio_output_id).where(cl.c.id == cell_id)
+                    ).scalar_one()
+                else:
+                    cell_id, seq, first_output = new_id(), seq_cell, output_id
+                    seq_cell += 1
+                cell = Cell(id=cell_id, seq=seq, workload=record.workload, result=record.result,
+                            measurement=record.measurement)
+                row = _cell_row(run_id, first_output, cell)
+                if direction in existing:
+                    del row["id"]
+                    connection.execute(update(cl).where(cl.c.id == cell_id).values(**row))
+                else:
+                    connection.execute(insert(cl).values(**row))
+                start = connection.execute(
+                    select(func.count()).select_from(schema.samples).where(schema.samples.c.cell_id == cell_id)
+                ).scalar_one()
+                if record.samples:
+                    connection.execute(
+                        insert(schema.samples),
+                        [
+                            {
+                                "cell_id": cell_id, "idx": start + index, "segment": sample.segment,
+                                "t_s": sample.t_s, "iops": sample.iops, "bw_bytes": sample.bw_bytes,
+                                "clat_mean_ns": sample.clat_mean_ns, "ramp": sample.ramp,
+                            }
+                            for index, sample in enumerate(record.samples)
+                        ],
+                    )
+                ids.append(cell_id)
+        return ids
+
     def add_cells(
         self,
         run_id: str,
