@@ -146,17 +146,27 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, scratch_dir:
     assert not (tmp_path / "results.db").exists()
 
 
-def test_cache_warning_is_printed_and_stored_for_small_read_tests(tmp_path: Path, scratch_dir: Path) -> None:
+def test_cache_warning_is_printed_and_stored_for_small_buffered_read_tests(tmp_path: Path, scratch_dir: Path) -> None:
     db = _db(tmp_path)
     made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
-                   "--db", db, "--json")
+                   "--buffered", "--db", db, "--json")
     assert made.returncode == 0, made.stderr
     data = json.loads(made.stdout)
     assert any("cache" in w.lower() for w in data["warnings"])
     assert "Warning:" in made.stderr
     write_only = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randwrite", *FAST,
-                         "--db", db, "--json")
+                         "--buffered", "--db", db, "--json")
     assert not any("cache" in w.lower() for w in json.loads(write_only.stdout)["warnings"])
+
+
+def test_quick_reads_use_o_direct_where_the_file_system_honours_it(tmp_path: Path, scratch_dir: Path) -> None:
+    """scratch_dir is on a disk-backed file system that honours O_DIRECT: device numbers, no cache warning."""
+    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+                   "--db", _db(tmp_path), "--json")
+    assert made.returncode == 0, made.stderr
+    data = json.loads(made.stdout)
+    assert data["cells"][0]["direct"] is True and data["facts"]["plan"]["direct_auto"] is True
+    assert not any("cache" in w.lower() for w in data["warnings"])
 
 
 def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
@@ -193,7 +203,7 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, stderr
-    assert f"Error: {word} stopped the run after 1 of 5 cells" in stderr
+    assert f"Error: {word} stopped the run after 1 fio run(s) (1 of 5 cells measured at least once)" in stderr
     assert "Traceback" not in stderr
     assert list(scratch_dir.iterdir()) == []
     connection = sqlite3.connect(db_file)

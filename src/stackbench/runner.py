@@ -60,7 +60,6 @@ class RunRequest:
     label: str | None = None
     destroy_data: bool = False
     fio: str | None = None
-    ab: dict[str, Any] | None = None  # the `stackbench ab` session, arm and commands (stored in the facts)
 
 
 class Terminated(KeyboardInterrupt):
@@ -68,7 +67,7 @@ class Terminated(KeyboardInterrupt):
 
 
 @contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def signals_as_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP (terminal closed, tmux/ssh session killed) clean up exactly like Ctrl-C."""
     def handler(signum: int, _frame: Any) -> None:
         raise Terminated(signal.Signals(signum).name)
@@ -122,19 +121,24 @@ class _CellState:
         return [r["iops"] for r in self.replicates(self.directions[0]) if r["iops"] > 0] if self.results else []
 
 
-def execute_run(store: Store, request: RunRequest, observer: RunObserver | None = None) -> Run:
-    """Measure every cell of the plan in interleaved rounds of separate fio runs; return the stored run.
+@dataclass(frozen=True)
+class Prepared:
+    """What every measurement of one target shares: fio, the approved target, the facts, the plan as run."""
 
-    Raises StackbenchError subclasses.
-    """
-    observer = observer or SilentObserver()
+    fio_path: str
+    version: str
+    target: Target
+    plan: Plan
+    facts: dict[str, Any]
+    warnings: tuple[str, ...]
+
+
+def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prepared:
+    """Everything that can refuse, before a byte is written: fio, the target, free space, O_DIRECT."""
     plan = request.plan
     fio_path = find_fio(request.fio)
     version = fio_version(fio_path)
-    run_id = new_id()
-    target = resolve_target(
-        request.target, size=plan.size, destroy_data=request.destroy_data, run_id=run_id
-    )
+    target = resolve_target(request.target, size=plan.size, destroy_data=request.destroy_data, run_id=scratch_id)
     system = collect_system_facts()
     target_facts = collect_target_facts(Path(target.fio_filename).parent if target.kind != "device" else request.target)
     warnings: list[str] = []
@@ -151,9 +155,9 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
             "runs": plan.runs,
             "stopping": plan.stopping.to_dict() if plan.stopping else None,
             "interleaved": True,
+            "direct_auto": plan.direct_auto,
         },
         "command": sys.argv,
-        **({"ab": request.ab} if request.ab else {}),
     }
     if target.kind != "device":
         direct = all(w.direct for w in plan.workloads)
@@ -162,59 +166,110 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         if text:
             warnings.append(text)
             observer.warning(text)
+    return Prepared(fio_path, version, target, plan, facts, tuple(warnings))
 
-    store.create_run(
-        run_id=run_id,
-        source="measured",
-        label=request.label,
-        target=str(request.target),
-        plan_name=plan.name,
-        planned_cells=len(plan.workloads),
-        facts=facts,
-        warnings=warnings,
-    )
-    observer.run_started(run_id, plan, target)
-    cells = [_CellState(i, w, new_id()) for i, w in enumerate(plan.workloads)]
-    order = 0
+
+class Measurement:
+    """One stored run being measured, a round at a time: the cells' runs so far and the run's order.
+
+    `execute_run` drives it until every cell is done; `stackbench ab` drives two of them in alternation,
+    one round each, with a configuration command between them.
+    """
+
+    def __init__(
+        self, store: Store, prepared: Prepared, observer: RunObserver, *, label: str | None,
+        target_text: str, extra_facts: dict[str, Any] | None = None,
+    ) -> None:
+        self.store = store
+        self.prepared = prepared
+        self.observer = observer
+        self.run_id = new_id()
+        self.cells = [_CellState(i, w, new_id()) for i, w in enumerate(prepared.plan.workloads)]
+        self.order = 0
+        store.create_run(
+            run_id=self.run_id,
+            source="measured",
+            label=label,
+            target=target_text,
+            plan_name=prepared.plan.name,
+            planned_cells=len(prepared.plan.workloads),
+            facts={**prepared.facts, **(extra_facts or {})},
+            warnings=list(prepared.warnings),
+        )
+
+    @property
+    def done(self) -> bool:
+        return all(c.done for c in self.cells)
+
+    def measured_cells(self) -> int:
+        return sum(1 for c in self.cells if c.runs)
+
+    def round(self, round_index: int, *, every_cell: bool = False) -> None:
+        """One fio run of each cell that still needs one (of every cell with `every_cell`)."""
+        p = self.prepared
+        for state in self.cells:
+            if state.done and not every_cell:
+                continue
+            self.observer.cell_started(state.index, state.workload)
+            results = _measure_once(
+                self.store, self.run_id, p.fio_path, p.version, state, p.target, p.plan, round_index, self.order,
+                self.observer,
+            )
+            self.order += 1
+            self.observer.cell_finished(state.index, state.workload, results)
+
+    def finish(self, status: str) -> Run:
+        """Store the final status and the run's warnings; never hides an error already on its way."""
+        try:
+            stored = list(self.store.get_run(self.run_id).cells)
+            self.store.finish_run(self.run_id, status, [*self.prepared.warnings, *run_warnings(stored)])
+        except Exception:
+            if status == "complete":
+                raise
+        return self.store.get_run(self.run_id) if status == "complete" else None  # type: ignore[return-value]
+
+
+def execute_run(store: Store, request: RunRequest, observer: RunObserver | None = None) -> Run:
+    """Measure every cell of the plan in interleaved rounds of separate fio runs; return the stored run.
+
+    Raises StackbenchError subclasses.
+    """
+    observer = observer or SilentObserver()
+    scratch_id = new_id()
+    prepared = prepare(request, scratch_id, observer)
+    measurement = Measurement(store, prepared, observer, label=request.label, target_text=str(request.target))
+    run_id = measurement.run_id
+    observer.run_started(run_id, prepared.plan, prepared.target)
     status = "failed"
     try:
-        with _sigterm_as_interrupt():
+        with signals_as_interrupt():
             round_index = 0
-            while not all(c.done for c in cells):
-                for state in cells:
-                    if state.done:
-                        continue
-                    observer.cell_started(state.index, state.workload)
-                    results = _measure_once(
-                        store, run_id, fio_path, version, state, target, plan, round_index, order, observer
-                    )
-                    order += 1
-                    observer.cell_finished(state.index, state.workload, results)
+            while not measurement.done:
+                measurement.round(round_index)
                 round_index += 1
         status = "complete"
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
-        why = (interrupt.args[0] if interrupt.args else "SIGTERM") if isinstance(interrupt, Terminated) else "Ctrl-C"
-        measured = sum(1 for c in cells if c.runs)
         raise Interrupted(
-            f"{why} stopped the run after {order} fio runs ({measured} of {len(cells)} cells measured at least "
-            f"once); every finished fio run is stored as run {run_id} (marked incomplete) and the scratch file "
-            "was removed",
+            f"{interrupt_cause(interrupt)} stopped the run after {measurement.order} fio run(s) "
+            f"({measurement.measured_cells()} of {len(measurement.cells)} cells measured at least once); every "
+            f"finished fio run is stored as run {run_id} (marked incomplete) and the scratch file was removed",
             f"See them with `stackbench show {run_id[:12]}`, or run again",
         ) from None
     except StackbenchError:
-        status = "incomplete" if order else "failed"
+        status = "incomplete" if measurement.order else "failed"
         raise
     finally:
-        _remove_scratch(target)
-        try:
-            stored = list(store.get_run(run_id).cells)
-            warnings.extend(run_warnings(stored))
-            store.finish_run(run_id, status, warnings)
-        except Exception:  # the store failing must not hide the original error
-            if status == "complete":
-                raise
+        remove_scratch(prepared.target)
+        measurement.finish(status)
     return store.get_run(run_id)
+
+
+def interrupt_cause(interrupt: KeyboardInterrupt) -> str:
+    """`Ctrl-C`, or the signal's name when SIGTERM/SIGHUP arrived."""
+    if isinstance(interrupt, Terminated):
+        return interrupt.args[0] if interrupt.args else "SIGTERM"
+    return "Ctrl-C"
 
 
 def _settle_direct(plan: Plan, target: Target, warnings: list[str], observer: RunObserver) -> Plan:
@@ -332,7 +387,7 @@ def _check(invocation: FioInvocation, what: str) -> FioResult:
     return parsed
 
 
-def _remove_scratch(target: Target) -> None:
+def remove_scratch(target: Target) -> None:
     if not target.remove_after:
         return
     try:

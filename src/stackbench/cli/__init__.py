@@ -8,6 +8,7 @@ from stackbench.cli.app import app, run_app
 from stackbench.cli import run as _run  # noqa: F401,E402
 from stackbench.cli import results as _results  # noqa: F401,E402
 from stackbench.cli import compare as _compare  # noqa: F401,E402
+from stackbench.cli import ab as _ab  # noqa: F401,E402
 from stackbench.cli import layers as _layers  # noqa: F401,E402
 from stackbench.cli import goals as _goals  # noqa: F401,E402
 from stackbench.cli import synclat as _synclat  # noqa: F401,E402

@@ -24,9 +24,20 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
+def _width(stream: object) -> int | None:
+    """Terminal width on a terminal; otherwise $COLUMNS or 160, so a table piped to a file or read by a
+    script keeps its rows on one line instead of Rich's 80-column default squeezing the pattern names."""
+    if getattr(stream, "isatty", lambda: False)():
+        return None
+    try:
+        return int(os.environ.get("COLUMNS", "")) or 160
+    except ValueError:
+        return 160
+
+
 # Tables and results go to stdout; progress, warnings and errors to stderr, so `--json` stays clean.
-out = Console()
-err = Console(stderr=True)
+out = Console(width=_width(sys.stdout))
+err = Console(stderr=True, width=_width(sys.stderr))
 
 
 def fail(message: str, exit_code: int = 1) -> None:

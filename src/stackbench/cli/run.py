@@ -139,9 +139,10 @@ class ProgressObserver:
     more runs adds them to the total as they are scheduled, so the ETA never pretends to the worst case.
     """
 
-    def __init__(self, plan: Plan, *, enabled: bool, quiet: bool) -> None:
+    def __init__(self, plan: Plan, *, enabled: bool, quiet: bool, arms: int = 1, rounds: int | None = None) -> None:
         self.plan = plan
         self.quiet = quiet
+        self.fixed_rounds = rounds  # `ab`: every cell runs `rounds` times per arm, no adaptive extras
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -154,7 +155,10 @@ class ProgressObserver:
             disable=not enabled,
             transient=True,
         )
-        self.total = plan.expected_seconds()
+        self.total = (
+            plan.expected_seconds() if rounds is None
+            else arms * rounds * sum(plan.run_seconds(w) for w in plan.workloads)
+        )
         self.task = self.progress.add_task("starting", total=self.total)
         self._done_seconds = 0.0
         self._runs = [0] * len(plan.workloads)
@@ -179,7 +183,7 @@ class ProgressObserver:
 
     def cell_started(self, index: int, workload: Workload) -> None:
         number = self._runs[index] + 1
-        if number > self.plan.least_runs:  # an adaptive extra run: it was not in the total
+        if self.fixed_rounds is None and number > self.plan.least_runs:  # an adaptive extra run: not in the total
             self.total += self.plan.run_seconds(workload)
             self.progress.update(self.task, total=self.total)
         self.progress.update(

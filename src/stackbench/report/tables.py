@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stackbench.analysis.between_runs import Estimate
-from stackbench.analysis.cells import cell_estimate, run_count
+from stackbench.analysis.cells import RUNS, SEGMENTS, cell_estimate, replicates_of, run_count
 from stackbench.report.export import Tabular
 from stackbench.results import Cell, Run
 from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
@@ -25,7 +25,9 @@ def cell_table(cells: Iterable[Cell], *, title: str | None = None, caption: str 
     (hyperfine's `value ± error`), followed by the number of runs and their spread."""
     cells = list(cells)
     show_sync = any(c.result.sync_lat is not None for c in cells)
-    estimates = {c.id: cell_estimate(c) for c in cells}
+    # Only real separate runs (or an old --repeat's fio runs) earn an interval in a table; the batch means
+    # a legacy single run is cut into for `compare` are not shown as if they were runs.
+    estimates = {c.id: cell_estimate(c) if replicates_of(c).kind in (RUNS, SEGMENTS) else None for c in cells}
     show_stats = any(e is not None and e.n >= 2 for e in estimates.values())
     table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     table.add_column("Pattern", no_wrap=True)
