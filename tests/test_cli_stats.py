@@ -140,7 +140,9 @@ def test_ab_stops_at_a_failing_command_and_names_it(tmp_path: Path, scratch_dir:
                    "--bs", "4k", "--qd", "1", "--rw", "randwrite", "--size", "16M", "--runtime", "1", "--ramp", "0",
                    "--db", db)
     assert made.returncode == 1
-    (line,) = made.stderr.strip().splitlines()
+    errors = [line for line in made.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and made.stderr.strip().splitlines()[-1] == errors[0]
+    (line,) = errors
     assert "the --b command exited with 3: no such pool" in line and "last command applied was --a (true)" in line
     assert list(scratch_dir.iterdir()) == []
 
