@@ -23,6 +23,12 @@ class StackbenchError(Exception):
         return " ".join(line.split())
 
 
+class UsageError(StackbenchError):
+    """A value on the command line that cannot be used (out of range, unsafe characters, unknown name)."""
+
+    exit_code = 2
+
+
 class FioNotFound(StackbenchError):
     """fio is missing or cannot be executed."""
 

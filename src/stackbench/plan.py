@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from stackbench.analysis.stopping import StoppingRule
 from stackbench.errors import StackbenchError
+from stackbench.engine.jobtext import check_ioengine
 from stackbench.units import format_size, parse_size
 
 RW_MODES = ("randread", "randwrite", "read", "write", "randrw", "rw")
@@ -294,6 +295,7 @@ def build_plan(
     for mode in rw or ():
         if mode not in RW_MODES:
             raise StackbenchError(f"unknown --rw value {mode!r}", f"Use one of {', '.join(RW_MODES)}")
+    engine = check_ioengine(ioengine or base.ioengine or "libaio")
     size_bytes = parse_size(size or base.size, option="size")
     chosen_direct = base.direct if direct is None else direct
     workloads = []
@@ -310,7 +312,7 @@ def build_plan(
                 size=size_bytes,
                 runtime=float(cell_runtime),
                 ramp_time=float(base.ramp if ramp is None else ramp),
-                ioengine=ioengine or base.ioengine or "libaio",
+                ioengine=engine,
                 rate_iops=rate_iops,
             )
         )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from stackbench.engine.jobtext import check_value
 from stackbench.errors import UnsafeTarget
 from stackbench.probe.block import SYS_BLOCK, device_name_of
 from stackbench.units import format_bytes
@@ -35,9 +36,16 @@ class Target:
     capacity_bytes: int | None = None
 
 
+def check_target_text(path: Path) -> Path:
+    """Refuse, before anything is created, a target path that a fio job file cannot carry literally."""
+    path = Path(path).expanduser()
+    check_value("filename", str(path), what="--target path")
+    return path
+
+
 def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) -> Target:
     """Check `path` and return what fio should write to; raise `UnsafeTarget` with the fix otherwise."""
-    path = Path(path).expanduser()
+    path = check_target_text(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:

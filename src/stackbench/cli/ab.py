@@ -9,6 +9,7 @@ import typer
 
 from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.safety import check_target_text
 from stackbench.cli.plan_options import (
     BsOption,
     DirectOption,
@@ -85,6 +86,7 @@ def ab_command(
         preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None, None, ioengine,
         rate_iops,
     )
+    check_target_text(target)
     store = open_store_from(db)
     fmt = "json" if json_output else output_format
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)

@@ -9,8 +9,13 @@ from __future__ import annotations
 import os
 import sys
 
+try:  # Typer 0.29 vendors click; earlier releases use the click package
+    from typer._click import exceptions as click
+except ImportError:  # pragma: no cover - depends on the installed Typer
+    import click  # type: ignore[no-redef]
 import typer
 from rich.console import Console
+from rich.text import Text
 
 app = typer.Typer(
     name="stackbench",
@@ -36,18 +41,30 @@ def _width(stream: object) -> int | None:
 
 
 # Tables and results go to stdout; progress, warnings and errors to stderr, so `--json` stays clean.
-out = Console(width=_width(sys.stdout))
-err = Console(stderr=True, width=_width(sys.stderr))
+# Markup is off on both: labels, paths, facts and fio's messages are user data and are printed as they
+# are (a label `[/x]` is text, not a closing tag); our own styling goes through `Text` and `style=`.
+out = Console(width=_width(sys.stdout), markup=False, highlight=False)
+err = Console(stderr=True, width=_width(sys.stderr), markup=False, highlight=False)
+
+
+def error_line(message: str) -> None:
+    """`Error: message` as one line on stderr; the message is printed as text, whatever it contains."""
+    err.print(Text.assemble(("Error:", "bold red"), " ", one_line(message)), soft_wrap=True)
+
+
+def one_line(message: str) -> str:
+    """Collapse line breaks (a path or an fio message may hold some) so an error stays one line."""
+    return " ".join(str(message).split())
 
 
 def fail(message: str, exit_code: int = 1) -> None:
     """Print `Error: ...` on one line to stderr and exit."""
-    err.print(f"[bold red]Error:[/] {message}", highlight=False, soft_wrap=True)
+    error_line(message)
     raise typer.Exit(exit_code)
 
 
 def warn(message: str) -> None:
-    err.print(f"[yellow]Warning:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(Text.assemble(("Warning:", "yellow"), " ", one_line(message)), soft_wrap=True)
 
 
 def version_callback(value: bool) -> None:
@@ -78,28 +95,29 @@ def run_app(argv: list[str] | None = None) -> None:
         if isinstance(code, int) and not isinstance(code, bool) and code:
             sys.exit(code)
     except StackbenchError as error:
-        err.print(f"[bold red]Error:[/] {error.one_line()}", highlight=False, soft_wrap=True)
+        error_line(error.one_line())
         sys.exit(error.exit_code)
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except KeyboardInterrupt:
-        err.print("[bold red]Error:[/] interrupted. Nothing half-written was kept.", highlight=False)
+        error_line("interrupted. Nothing half-written was kept.")
         sys.exit(130)
+    except click.UsageError as error:
+        # Bad usage is one line too (click prints three), and always exit 2.
+        command = error.ctx.command_path if error.ctx is not None else "stackbench"
+        error_line(f"{error.format_message().rstrip('.')}. See '{command} --help'")
+        sys.exit(2)
+    except click.ClickException as error:
+        error_line(error.format_message())
+        sys.exit(error.exit_code)
     except Exception as error:
-        # Typer's (vendored click) usage errors know how to show themselves.
-        show = getattr(error, "show", None)
-        if callable(show) and isinstance(getattr(error, "exit_code", None), int):
-            show()
-            sys.exit(error.exit_code)
         if type(error).__name__ == "Abort":
-            err.print("[bold red]Error:[/] aborted.", highlight=False)
+            error_line("aborted.")
             sys.exit(130)
         if os.environ.get("STACKBENCH_DEBUG"):
             raise
-        err.print(
-            f"[bold red]Error:[/] internal error {type(error).__name__}: {error}. This is a bug in stackbench: "
-            "please report it with the output of the same command run with STACKBENCH_DEBUG=1.",
-            highlight=False,
-            soft_wrap=True,
+        error_line(
+            f"internal error {type(error).__name__}: {error}. This is a bug in stackbench: "
+            "please report it with the output of the same command run with STACKBENCH_DEBUG=1."
         )
         sys.exit(70)

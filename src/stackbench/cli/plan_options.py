@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.common import split_list
+from stackbench.engine.jobtext import IOENGINES
 from stackbench.errors import StackbenchError
 from stackbench.plan import PRESETS, Plan, build_plan
 from stackbench.units import parse_duration
@@ -54,7 +55,7 @@ CiTargetOption = typer.Option(
 MaxRunsOption = typer.Option(None, "--max-runs", min=2, max=100, help="Adaptive mode: most runs per cell (default 10).")
 MaxTimeOption = typer.Option(None, "--max-time", help="Adaptive mode: cap on one cell's fio time, e.g. 2m.")
 IoengineOption = typer.Option(
-    None, "--ioengine", help="fio ioengine: libaio (default), io_uring, psync, posixaio (slog's default)."
+    None, "--ioengine", help=f"fio ioengine, one of: {', '.join(IOENGINES)}. Default libaio (slog: posixaio)."
 )
 RateIopsOption = typer.Option(
     None, "--rate-iops", min=1, help="Cap each cell at this many IOPS (fio rate_iops): a known effect for checks."

@@ -1,13 +1,14 @@
-"""`stackbench runs`, `show` and `import`: reading the store and adding fio outputs made elsewhere."""
+"""`stackbench runs`, `show`, `rm` and `import`: reading the store and adding fio outputs made elsewhere."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from stackbench.cli.app import app, out, warn
+from stackbench.cli.app import app, fail, out, warn
 from stackbench.cli.common import DbOption, FormatOption, JsonOption, emit, open_store_from, print_json, print_run
 
 
@@ -70,6 +71,55 @@ def runs_command(
         out.print("No runs stored yet. Start with: stackbench run --target DIR --preset quick")
         return
     out.print(runs_table(rows))
+
+
+@app.command("rm")
+def rm_command(
+    refs: list[str] = typer.Argument(..., help="Runs to delete: ids, unique id prefixes or labels.", show_default=False),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
+    force: bool = typer.Option(False, "--force", help="Also delete runs still marked running."),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """Delete stored runs with their cells, per-second samples and fio outputs.
+
+    Lists what will go and asks first; without a terminal to ask on, --yes is required. All named runs
+    are deleted in one transaction, or none (an unknown name deletes nothing).
+
+    Example:
+
+        stackbench rm 3f2a9c old-server --yes
+    """
+    from stackbench.errors import UsageError
+
+    store = open_store_from(db)
+    runs = {}
+    for ref in refs:
+        stored = store.get_run(ref)
+        runs[stored.id] = stored
+    running = [run for run in runs.values() if run.status == "running"]
+    if running and not force:
+        raise UsageError(
+            f"run {running[0].id[:12]} is still marked running (another stackbench may be measuring it)",
+            "Wait for it to finish, or pass --force if its process is gone",
+        )
+    for run in runs.values():
+        out.print(
+            f"  {run.id[:12]}  {run.created_at:%Y-%m-%d %H:%M}  {run.status:<10} {len(run.cells):>3} cells  "
+            f"{run.label or ''}",
+        )
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"not deleting {len(runs)} run(s) without confirmation (no terminal to ask on)", "Pass --yes"
+            )
+        if not typer.confirm(f"Delete these {len(runs)} run(s)?", default=False):
+            fail("nothing deleted", exit_code=1)
+    deleted = store.delete_runs(list(runs))
+    if json_output:
+        print_json({"deleted": list(runs)})
+    else:
+        out.print(f"Deleted {deleted} run(s).")
 
 
 @app.command("show")

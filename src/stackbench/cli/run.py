@@ -33,6 +33,7 @@ from stackbench.cli.plan_options import (
 )
 from stackbench.plan import Plan, Workload
 from stackbench.units import format_duration, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.safety import check_target_text
 
 
 @app.command("run")
@@ -96,6 +97,7 @@ def run_command(
 
     from stackbench.runner import RunRequest, execute_run
 
+    check_target_text(target)
     store = open_store_from(db)
     show_progress = err.is_terminal and not json_output
     observer = ProgressObserver(plan, enabled=show_progress, quiet=json_output)

@@ -11,6 +11,7 @@ from stackbench.cli.app import app, err
 from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
 from stackbench.report.export import Tabular
 from stackbench.units import format_iops, format_latency_ns
+from stackbench.safety import check_target_text
 
 
 @app.command("slog")
@@ -54,6 +55,8 @@ def slog_command(
         targets.append((f"pool dataset {pool_dataset}", pool_dataset))
     if not targets and not run_refs:
         raise StackbenchError("no SLOG candidates given", "Name directories or devices, or stored runs with --run")
+    for _, path in targets:
+        check_target_text(path)
     store = open_store_from(db)
     fmt = "json" if json_output else output_format
     results = []

@@ -10,7 +10,7 @@ import typer
 from rich.console import Group
 from rich.text import Text
 
-from stackbench.cli.app import app, err, out, warn
+from stackbench.cli.app import app, err, error_line, out, warn
 from stackbench.cli.common import FormatOption, emit
 from stackbench.report.export import Tabular
 from stackbench.units import format_bytes, format_size, parse_size
@@ -84,7 +84,7 @@ def smallblocks_command(
             "their files are not counted. Run as a user that can read them (root) for a complete histogram"
         )
     if result.partial:
-        err.print("[bold red]Error:[/] interrupted: the histogram above is PARTIAL.", highlight=False)
+        error_line("interrupted: the histogram above is PARTIAL.")
         sys.exit(130)
 
 

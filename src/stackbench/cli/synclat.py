@@ -11,6 +11,7 @@ from stackbench.cli.app import app, warn
 from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
 from stackbench.report.export import Tabular
 from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
+from stackbench.safety import check_target_text
 
 
 @app.command("synclat")
@@ -54,6 +55,7 @@ def synclat_command(
         min_time=parse_duration(min_time, option="min-time"),
         file_size=parse_size(size),
     )
+    check_target_text(target)
     store = open_store_from(db)
     fmt = "json" if json_output else output_format
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt != "table")

@@ -21,6 +21,7 @@ from typing import Callable
 
 from stackbench import __version__
 from stackbench.engine.fio_logs import Sample, log_options, read_samples
+from stackbench.engine.jobtext import check_ioengine, render
 from stackbench.errors import FioJobError, FioNotFound, FioOutputError
 from stackbench.plan import Workload
 from stackbench.units import format_size
@@ -53,11 +54,6 @@ def fio_version(fio_path: str) -> str:
     return version
 
 
-def escape_filename(name: str) -> str:
-    """fio splits `filename=` on ':'; escape it so paths with colons name one file."""
-    return name.replace("\\", "\\\\").replace(":", "\\:")
-
-
 SAMPLE_LOG_PREFIX = "cell"
 
 
@@ -75,36 +71,32 @@ def job_file(
     (relative names, so the stored job file works wherever it is replayed).
     """
     runtime_ms = int(round((runtime if runtime is not None else workload.runtime) * 1000))
-    lines = [
-        f"; stackbench {__version__}: {title or workload.name}",
-        "[global]",
-        f"ioengine={workload.ioengine}",
-        f"filename={escape_filename(filename)}",
-        f"size={workload.size}",
-        "time_based=1",
-        f"runtime={runtime_ms}ms",
+    options: list[tuple[str, object]] = [
+        ("ioengine", check_ioengine(workload.ioengine)),
+        ("filename", filename),
+        ("size", workload.size),
+        ("time_based", 1),
+        ("runtime", f"{runtime_ms}ms"),
     ]
     if workload.ramp_time:
-        lines.append(f"ramp_time={int(round(workload.ramp_time * 1000))}ms")
-    lines += [
-        f"direct={int(workload.direct)}",
-        f"sync={'dsync' if workload.dsync else int(workload.sync)}",
-        "group_reporting=1",
+        options.append(("ramp_time", f"{int(round(workload.ramp_time * 1000))}ms"))
+    options += [
+        ("direct", int(workload.direct)),
+        ("sync", "dsync" if workload.dsync else int(workload.sync)),
+        ("group_reporting", 1),
     ]
     if workload.rate_iops:
-        lines.append(f"rate_iops={int(workload.rate_iops)}")
+        options.append(("rate_iops", int(workload.rate_iops)))
     if sample_logs:
-        lines += log_options(SAMPLE_LOG_PREFIX)
-    lines += [
-        "",
-        f"[{workload.rw}-{format_size(workload.bs).lower()}-qd{workload.iodepth}]",
-        f"rw={workload.rw}",
-        f"bs={workload.bs}",
-        f"iodepth={workload.iodepth}",
-        f"numjobs={workload.numjobs}",
-        "",
+        options += log_options(SAMPLE_LOG_PREFIX)
+    cell = [
+        ("rw", workload.rw),
+        ("bs", workload.bs),
+        ("iodepth", workload.iodepth),
+        ("numjobs", workload.numjobs),
     ]
-    return "\n".join(lines)
+    section = f"{workload.rw}-{format_size(workload.bs).lower()}-qd{workload.iodepth}"
+    return render(f"stackbench {__version__}: {title or workload.name}", [("global", options), (section, cell)])
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,13 @@ class Sample:
     ramp: bool = False  # inside the discarded ramp: stored, never used in statistics
 
 
-def log_options(prefix: str) -> list[str]:
-    """Job-file lines that make fio write the per-second logs next to the job file."""
+def log_options(prefix: str) -> list[tuple[str, str]]:
+    """Job-file options that make fio write the per-second logs next to the job file."""
     return [
-        f"write_iops_log={prefix}",
-        f"write_bw_log={prefix}",
-        f"write_lat_log={prefix}",
-        f"log_avg_msec={LOG_AVG_MSEC}",
+        ("write_iops_log", prefix),
+        ("write_bw_log", prefix),
+        ("write_lat_log", prefix),
+        ("log_avg_msec", str(LOG_AVG_MSEC)),
     ]
 
 

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from stackbench import __version__
@@ -314,6 +314,23 @@ class Store:
             values["warnings"] = list(warnings)
         with self.engine.begin() as connection:
             connection.execute(update(schema.runs).where(schema.runs.c.id == run_id).values(**values))
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """Delete whole runs (samples, cells, fio outputs, the run) in one transaction: all or none.
+
+        Rows are deleted child first rather than through ON DELETE CASCADE, so a PostgreSQL or SQLite
+        store that was created without enforced foreign keys is cleaned up just the same.
+        """
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return 0
+        cells, samples = schema.cells, schema.samples
+        with self.engine.begin() as connection:
+            cell_ids = select(cells.c.id).where(cells.c.run_id.in_(ids)).scalar_subquery()
+            connection.execute(delete(samples).where(samples.c.cell_id.in_(cell_ids)))
+            connection.execute(delete(cells).where(cells.c.run_id.in_(ids)))
+            connection.execute(delete(schema.fio_outputs).where(schema.fio_outputs.c.run_id.in_(ids)))
+            return connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(ids))).rowcount
 
     # -- reading ---------------------------------------------------------------------------------
 
