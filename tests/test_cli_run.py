@@ -99,14 +99,20 @@ def test_missing_fio_is_one_line_error_and_stores_nothing(tmp_path: Path, scratc
     assert "Traceback" not in result.stderr
 
 
-def test_fio_failure_marks_the_run_failed_and_removes_the_scratch_file(tmp_path: Path, scratch_dir: Path) -> None:
+def test_fio_failure_marks_the_run_failed_and_names_fios_complaint(tmp_path: Path, tmpfs_mount) -> None:
+    """A real fio failure: ENOSPC. The target is an existing sparse 1 GiB file on a 40 MiB tmpfs, handed
+    over with --destroy-data; the free-space check counts the file's size as reusable, fio runs out of space."""
     db = _db(tmp_path)
-    result = run_cli("run", "-t", str(scratch_dir), *FAST, "--ioengine", "nosuchengine", "--db", db)
-    assert result.returncode == 1
+    mount = tmpfs_mount("40M")
+    target = mount / "given.img"
+    with open(target, "wb") as handle:
+        handle.truncate(1024**3)
+    result = run_cli("run", "-t", str(target), "--destroy-data", "--bs", "1m", "--rw", "write", "--qd", "1",
+                     "--size", "100M", "--runtime", "2", "--runs", "1", "--buffered", "--db", db)
+    assert result.returncode == 1, result.stderr
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("Error: fio failed on cell 1") and "nosuchengine" in last and "--ioengine" in last
+    assert last.startswith("Error: fio failed on cell 1") and "No space left on device" in last, last
     assert "Traceback" not in result.stderr
-    assert list(scratch_dir.iterdir()) == []
     runs = json.loads(run_cli("runs", "--db", db, "--json").stdout)["runs"]
     assert runs[0]["status"] == "failed" and runs[0]["cells"] == 0
 

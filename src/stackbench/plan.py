@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
 from stackbench.analysis.stopping import StoppingRule
-from stackbench.errors import StackbenchError
+from stackbench.errors import UsageError
 from stackbench.engine.jobtext import check_ioengine
 from stackbench.units import format_size, parse_size
 
@@ -26,6 +26,20 @@ _RW_WORDS = {
     "rw": "seq rw",
 }
 READ_MODES = frozenset({"randread", "read", "randrw", "rw"})
+
+
+# The accepted range of every number that reaches a job file: (field, option, lowest, highest, example).
+# The highs are far above any useful benchmark and keep fio from being asked for nonsense (a 100000-deep
+# queue, a week-long cell); bs is at least a sector.
+LIMITS: tuple[tuple[str, str, float, float, str], ...] = (
+    ("bs", "--bs", 512, 256 * 1024**2, "4k"),
+    ("iodepth", "--qd", 1, 4096, "16"),
+    ("numjobs", "--jobs", 1, 256, "4"),
+    ("size", "--size", 4096, 1024**5, "1G"),
+    ("runtime", "--runtime", 0.1, 86400, "30"),
+    ("ramp_time", "--ramp", 0, 3600, "2"),
+    ("rate_iops", "--rate-iops", 1, 10**8, "1000"),
+)
 
 
 @dataclass(frozen=True)
@@ -47,18 +61,19 @@ class Workload:
 
     def __post_init__(self) -> None:
         if self.rw not in RW_MODES:
-            raise StackbenchError(
+            raise UsageError(
                 f"unknown I/O pattern {self.rw!r}", f"Use one of {', '.join(RW_MODES)}"
             )
-        for name in ("bs", "iodepth", "numjobs", "size"):
-            if int(getattr(self, name)) < 1:
-                raise StackbenchError(f"{name} must be at least 1, got {getattr(self, name)}", "Fix the value")
-        if self.rate_iops is not None and self.rate_iops < 1:
-            raise StackbenchError(f"--rate-iops must be at least 1, got {self.rate_iops}", "Use e.g. --rate-iops 1000")
-        if self.runtime <= 0:
-            raise StackbenchError(f"runtime must be positive, got {self.runtime}", "Use e.g. --runtime 30")
+        for name, option, low, high, example in LIMITS:
+            value = getattr(self, name)
+            if value is not None and not low <= value <= high:
+                shown = format_size(int(value)) if name in ("bs", "size") else f"{value:g}"
+                bounds = (
+                    f"{format_size(low)} and {format_size(high)}" if name in ("bs", "size") else f"{low:g} and {high:g}"
+                )
+                raise UsageError(f"{option} must be between {bounds}, got {shown}", f"Use e.g. {option} {example}")
         if self.bs > self.size:
-            raise StackbenchError(
+            raise UsageError(
                 f"block size {format_size(self.bs)} is larger than the test size {format_size(self.size)}",
                 "Raise --size or lower --bs",
             )
@@ -116,9 +131,9 @@ class Plan:
 
     def __post_init__(self) -> None:
         if not self.workloads:
-            raise StackbenchError("the plan has no cells", "Give at least one --bs, --qd and --rw value")
+            raise UsageError("the plan has no cells", "Give at least one --bs, --qd and --rw value")
         if not 1 <= self.runs <= MAX_RUNS:
-            raise StackbenchError(f"--runs must be between 1 and {MAX_RUNS}, got {self.runs}", "Use e.g. --runs 5")
+            raise UsageError(f"--runs must be between 1 and {MAX_RUNS}, got {self.runs}", "Use e.g. --runs 5")
 
     @property
     def size(self) -> int:
@@ -280,7 +295,7 @@ def build_plan(
     """
     name = preset or DEFAULT_PRESET
     if name not in PRESETS:
-        raise StackbenchError(f"unknown preset {name!r}", f"Use one of: {', '.join(PRESETS)}")
+        raise UsageError(f"unknown preset {name!r}", f"Use one of: {', '.join(PRESETS)}")
     base = PRESETS[name]
     cells = base.cells
     runtimes: tuple[float, ...] | None = base.runtimes
@@ -294,7 +309,7 @@ def build_plan(
         name = f"{name}+custom"
     for mode in rw or ():
         if mode not in RW_MODES:
-            raise StackbenchError(f"unknown --rw value {mode!r}", f"Use one of {', '.join(RW_MODES)}")
+            raise UsageError(f"unknown --rw value {mode!r}", f"Use one of {', '.join(RW_MODES)}")
     engine = check_ioengine(ioengine or base.ioengine or "libaio")
     size_bytes = parse_size(size or base.size, option="size")
     chosen_direct = base.direct if direct is None else direct
@@ -325,11 +340,11 @@ def build_plan(
         least = runs if runs is not None else base.runs
         most = max_runs if max_runs is not None else (base.max_runs or 2 * least)
         if not 0 < ci_target < 1:
-            raise StackbenchError(f"--ci-target must be between 0 and 100 %, got {ci_target:.0%}", "Use e.g. --ci-target 5")
+            raise UsageError(f"--ci-target must be between 0 and 100 %, got {ci_target:.0%}", "Use e.g. --ci-target 5")
         if least < 2:
-            raise StackbenchError("adaptive mode needs at least 2 runs per cell", "Use --runs 2 or more with --until-stable")
+            raise UsageError("adaptive mode needs at least 2 runs per cell", "Use --runs 2 or more with --until-stable")
         if most < least:
-            raise StackbenchError(
+            raise UsageError(
                 f"--max-runs {most} is below the {least} runs every cell gets", f"Use --max-runs {least} or more"
             )
         stopping = StoppingRule(ci_target=ci_target, min_runs=least, max_runs=most, max_seconds=max_time)

@@ -25,7 +25,7 @@ from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, 
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError
+from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, UsageError
 from stackbench.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.system import collect_system_facts
@@ -33,6 +33,7 @@ from stackbench.results import Run, new_id
 from stackbench.safety import Target, cache_warning, resolve_target
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
+from stackbench.units import format_size
 
 
 class RunObserver(Protocol):
@@ -143,6 +144,7 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
     target_facts = collect_target_facts(Path(target.fio_filename).parent if target.kind != "device" else request.target)
     warnings: list[str] = []
     plan = _settle_direct(plan, target, warnings, observer)
+    _check_direct_alignment(plan, target)
     facts: dict[str, Any] = {
         "fio_version": version,
         "fio_path": fio_path,
@@ -270,6 +272,30 @@ def interrupt_cause(interrupt: KeyboardInterrupt) -> str:
     if isinstance(interrupt, Terminated):
         return interrupt.args[0] if interrupt.args else "SIGTERM"
     return "Ctrl-C"
+
+
+def _check_direct_alignment(plan: Plan, target: Target) -> None:
+    """Refuse O_DIRECT block sizes the target cannot take, before any cell runs."""
+    direct = [w for w in plan.workloads if w.direct]
+    if not direct:
+        return
+    if target.kind == "device":
+        from stackbench.probe.block import logical_block_size
+
+        alignment = logical_block_size(Path(target.fio_filename))
+    else:
+        from stackbench.probe.direct_io import direct_io_alignment
+
+        alignment = direct_io_alignment(target.space_dir)
+    if not alignment:
+        return
+    for workload in direct:
+        if workload.bs % alignment:
+            raise UsageError(
+                f"--bs {format_size(workload.bs)} is not a multiple of {alignment} bytes, the smallest O_DIRECT "
+                f"write this target accepts",
+                f"Use block sizes that are multiples of {format_size(alignment)}, or --buffered",
+            )
 
 
 def _settle_direct(plan: Plan, target: Target, warnings: list[str], observer: RunObserver) -> Plan:

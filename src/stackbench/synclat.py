@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stackbench.errors import StackbenchError
+from stackbench.errors import UsageError
 from stackbench.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
 from stackbench.units import format_size, parse_size
@@ -26,7 +26,7 @@ def parse_sizes(spec: str) -> list[int]:
             low_text, _, high_text = part.partition("..")
             low, high = parse_size(low_text, option="sizes"), parse_size(high_text, option="sizes")
             if low > high:
-                raise StackbenchError(f"the range {part!r} runs backwards", "Write the small size first: 4k..8m")
+                raise UsageError(f"the range {part!r} runs backwards", "Write the small size first: 4k..8m")
             size = low
             while size <= high:
                 sizes.append(size)
@@ -34,7 +34,7 @@ def parse_sizes(spec: str) -> list[int]:
         else:
             sizes.append(parse_size(part, option="sizes"))
     if not sizes:
-        raise StackbenchError(f"--sizes {spec!r} names no size", "Use e.g. --sizes 4k..8m or --sizes 512,4k,64k")
+        raise UsageError(f"--sizes {spec!r} names no size", "Use e.g. --sizes 4k..8m or --sizes 512,4k,64k")
     return sorted(set(sizes))
 
 
@@ -50,13 +50,13 @@ def synclat_plan(target: Path, *, sizes: list[int] | None, min_time: float, file
     chosen = sizes or parse_sizes(f"{start}..{MAX_SIZE}")
     misaligned = [s for s in chosen if s % start]
     if misaligned:
-        raise StackbenchError(
+        raise UsageError(
             f"O_DIRECT writes must be multiples of the {start}-byte logical sector size; "
             f"{', '.join(format_size(s) for s in misaligned)} is not",
             f"Start --sizes at {start} or a multiple of it",
         )
     if max(chosen) > file_size:
-        raise StackbenchError(
+        raise UsageError(
             f"the largest write ({format_size(max(chosen))}) exceeds --size {format_size(file_size)}",
             "Raise --size or lower --sizes",
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from stackbench.errors import StackbenchError
+from stackbench.errors import UsageError
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_FACTORS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
@@ -20,14 +20,14 @@ def parse_size(text: str, *, option: str = "size") -> int:
     """`4k` -> 4096, `1G` -> 1073741824, `512` -> 512 (fio's binary k/m/g)."""
     match = _SIZE_RE.match(str(text))
     if not match:
-        raise StackbenchError(
+        raise UsageError(
             f"cannot read {text!r} as a size for --{option}",
             "Write a number with an optional k, m, g or t suffix, e.g. 4k, 64k, 1m, 1G",
         )
     number, suffix, _ = match.groups()
     value = float(number) * _SIZE_FACTORS[suffix.lower()]
     if value < 1 or value != int(value):
-        raise StackbenchError(
+        raise UsageError(
             f"{text!r} is not a whole number of bytes for --{option}",
             "Use a positive size such as 4k or 1G",
         )
@@ -100,7 +100,7 @@ def parse_duration(text: str, *, option: str = "runtime") -> float:
     """`30`, `30s`, `2m`, `1h`, `500ms` -> seconds."""
     match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$", str(text), re.IGNORECASE)
     if not match:
-        raise StackbenchError(
+        raise UsageError(
             f"cannot read {text!r} as a duration for --{option}",
             "Write seconds, optionally with a unit: 30, 30s, 2m, 500ms",
         )
@@ -108,5 +108,5 @@ def parse_duration(text: str, *, option: str = "runtime") -> float:
     factor = {None: 1, "ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600}[unit.lower() if unit else None]
     value = float(number) * factor
     if value <= 0:
-        raise StackbenchError(f"--{option} must be positive, got {text!r}", "Use e.g. --runtime 30")
+        raise UsageError(f"--{option} must be positive, got {text!r}", "Use e.g. --runtime 30")
     return value

@@ -19,18 +19,27 @@ DbOption = typer.Option(
     show_default=False,
 )
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of tables.")
+def _known_format(value: str) -> str:
+    from stackbench.report.export import FORMATS
+
+    if value not in FORMATS:
+        raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
+    return value
+
+
 FormatOption = typer.Option(
-    "table", "--format", "-f", help="Output format: table, markdown, csv or json.", show_default=True
+    "table", "--format", "-f", help="Output format: table, markdown, csv or json.", show_default=True,
+    callback=_known_format,
 )
 
 
 def emit(fmt: str, tabular: Any, data: Any) -> None:
     """Print a result in the chosen format; the table formats come from one `Tabular`."""
-    from stackbench.errors import StackbenchError
+    from stackbench.errors import UsageError
     from stackbench.report.export import FORMATS, to_csv, to_markdown, to_rich
 
     if fmt not in FORMATS:
-        raise StackbenchError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
+        raise UsageError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
     if fmt == "json":
         print_json(data)
     elif fmt == "markdown":

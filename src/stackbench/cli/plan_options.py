@@ -8,7 +8,7 @@ import typer
 
 from stackbench.cli.common import split_list
 from stackbench.engine.jobtext import IOENGINES
-from stackbench.errors import StackbenchError
+from stackbench.errors import UsageError
 from stackbench.plan import PRESETS, Plan, build_plan
 from stackbench.units import parse_duration
 
@@ -83,7 +83,7 @@ def plan_from_options(
     rate_iops: Optional[int],
 ) -> Plan:
     if runs is not None and repeat is not None and runs != repeat:
-        raise StackbenchError("--repeat is the old name of --runs; give one of them", "Use --runs N")
+        raise UsageError("--repeat is the old name of --runs; give one of them", "Use --runs N")
     return build_plan(
         preset,
         bs=split_list(bs),
@@ -119,6 +119,8 @@ def _depths(values: list[str] | None) -> list[int] | None:
     depths = []
     for value in values:
         if not value.isdigit() or int(value) < 1:
-            raise StackbenchError(f"--qd needs whole numbers of at least 1, got {value!r}", "Use e.g. --qd 1,4,16")
+            raise UsageError(f"--qd needs whole numbers of at least 1, got {value!r}", "Use e.g. --qd 1,4,16")
+        if int(value) > 4096:
+            raise UsageError(f"--qd must be between 1 and 4096, got {value}", "Use e.g. --qd 1,4,16")
         depths.append(int(value))
     return depths

@@ -50,13 +50,19 @@ def smallblocks_command(
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from stackbench.errors import StackbenchError
+    from stackbench.errors import UsageError
     from stackbench.scan.special_vdev import estimates, recommend
     from stackbench.scan.walker import walk_histogram
 
     if not 0 <= metadata_share < 100:
-        raise StackbenchError(f"--metadata-share must be a percentage, got {metadata_share}", "Use e.g. 0.3")
+        raise UsageError(f"--metadata-share must be a percentage, got {metadata_share}", "Use e.g. 0.3")
     size = parse_size(special_size, option="special-size") if special_size else None
+    record = parse_size(recordsize, option="recordsize")
+    if record & (record - 1) or not 512 <= record <= 16 * 1024**2:
+        raise UsageError(
+            f"--recordsize {recordsize} is not a ZFS recordsize (a power of two from 512 to 16M)",
+            "Use the dataset's value from `zfs get recordsize`, e.g. 128K",
+        )
     fmt = "json" if json_output else output_format
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True,
@@ -71,7 +77,6 @@ def smallblocks_command(
     with progress:
         result = walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
     histogram = result.histogram
-    record = parse_size(recordsize, option="recordsize")
     rec = recommend(histogram, size, metadata_share / 100, record)
     table = estimates(histogram, metadata_share / 100, record)
     data = smallblocks_json(result, rec, table)
@@ -132,8 +137,11 @@ def recommendation_text(result: Any, rec: Any, table: list) -> Group:
             f"{result.files_per_second:,.0f} files/s with {result.workers} readers",
         ),
         Text("Estimated special vdev usage (small files below the value + metadata "
-             f"{format_bytes(table[0].metadata_bytes)}):", style="bold"),
+             f"{format_bytes(rec.metadata_bytes)}):", style="bold"),
     ]
+    if not table:
+        lines.append(Text("  no special_small_blocks value is below the recordsize: only metadata can go to the "
+                          "special vdev (special_small_blocks=0)"))
     for e in table:
         lines.append(Text(f"  special_small_blocks={format_size(e.special_small_blocks)}: {format_bytes(e.total)}"))
     if rec.special_size is not None:

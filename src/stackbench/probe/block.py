@@ -86,6 +86,22 @@ def device_name_of(dev: int) -> str | None:
         return None
 
 
+def logical_block_size(device: Path) -> int | None:
+    """The device's logical block size: the unit of O_DIRECT I/O on it."""
+    try:
+        name = device_name_of(os.stat(device).st_rdev)
+    except OSError:
+        return None
+    if name is None:
+        return None
+    # A partition has no queue/ of its own; its disk's is one level up.
+    for base in (SYS_BLOCK / name / "queue", (SYS_BLOCK / name).resolve().parent / "queue"):
+        size = _int(base / "logical_block_size")
+        if size:
+            return size
+    return None
+
+
 def _disk_facts(name: str) -> dict[str, Any]:
     base = SYS_BLOCK / name
     queue = base / "queue"

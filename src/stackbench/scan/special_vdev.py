@@ -71,12 +71,18 @@ def recommend(
             "give --special-size to get a special_small_blocks recommendation; the table shows the usage per value",
         )
     usable = int(special_size * (1 - RESERVE_FRACTION))
-    fitting = [e for e in estimates(histogram, metadata_share, recordsize) if e.total <= usable]
+    candidates = estimates(histogram, metadata_share, recordsize)
+    fitting = [e for e in candidates if e.total <= usable]
     if fitting:
         best = fitting[-1]
         return Recommendation(
             best.special_small_blocks, special_size, usable, best.total, metadata, metadata_share, True,
             "the largest value below the recordsize whose small files plus metadata fit in 75 % of the special vdev",
+        )
+    if metadata <= usable and not candidates:
+        return Recommendation(
+            0, special_size, usable, metadata, metadata, metadata_share, True,
+            "no special_small_blocks value is below the recordsize, so only metadata can go to the special vdev",
         )
     if metadata <= usable:
         return Recommendation(

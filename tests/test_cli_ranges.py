@@ -1,0 +1,79 @@
+"""Every numeric option is range-checked at the CLI: one line, exit 2, nothing created."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import MiB, _need_root, run_cli
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["compare", "a", "b", "--min-effect", "-5"], "--min-effect"),
+        (["compare", "a", "b", "--min-effect", "0"], "--min-effect"),
+        (["compare", "a", "b", "--alpha", "0"], "--alpha"),
+        (["compare", "a", "b", "--alpha", "1.5"], "--alpha"),
+        (["run", "-t", "{scratch}", "--ci-target", "0"], "--ci-target"),
+        (["run", "-t", "{scratch}", "--ci-target", "150"], "--ci-target"),
+        (["run", "-t", "{scratch}", "--jobs", "0"], "--jobs"),
+        (["run", "-t", "{scratch}", "--jobs", "100000"], "--jobs"),
+        (["run", "-t", "{scratch}", "--qd", "0"], "--qd"),
+        (["run", "-t", "{scratch}", "--qd", "100000"], "--qd"),
+        (["run", "-t", "{scratch}", "--runtime", "-3"], "--runtime"),
+        (["run", "-t", "{scratch}", "--runtime", "30d"], "--runtime"),
+        (["run", "-t", "{scratch}", "--runtime", "100000"], "--runtime"),
+        (["run", "-t", "{scratch}", "--size", "0"], "--size"),
+        (["run", "-t", "{scratch}", "--size", "1k"], "--size"),
+        (["run", "-t", "{scratch}", "--bs", "100"], "--bs"),
+        (["run", "-t", "{scratch}", "--bs", "1g", "--size", "2g"], "--bs"),
+        (["run", "-t", "{scratch}", "--runs", "0"], "--runs"),
+        (["run", "-t", "{scratch}", "--rate-iops", "0"], "--rate-iops"),
+        (["run", "-t", "{scratch}", "--ramp", "2h"], "--ramp"),
+        (["smallblocks", "{scratch}", "--recordsize", "3k"], "--recordsize"),
+        (["smallblocks", "{scratch}", "--recordsize", "32M"], "--recordsize"),
+        (["smallblocks", "{scratch}", "--metadata-share", "-1"], "--metadata-share"),
+        (["runs", "--format", "xml"], "--format"),
+    ],
+)
+def test_out_of_range_values_are_one_line_usage_errors(tmp_path: Path, scratch_dir: Path, args: list[str], named: str) -> None:
+    db = tmp_path / "r.db"
+    store = [] if args[0] == "smallblocks" else ["--db", str(db)]
+    done = run_cli(*[a.replace("{scratch}", str(scratch_dir)) for a in args], *store)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], lines
+    assert list(scratch_dir.iterdir()) == []
+    assert not db.exists()
+
+
+def test_smallblocks_with_a_4k_recordsize_recommends_metadata_only(tmp_path: Path) -> None:
+    """Was an IndexError: no special_small_blocks value lies below a 4K recordsize."""
+    (tmp_path / "f").write_bytes(b"x" * 3000)
+    done = run_cli("smallblocks", str(tmp_path), "--recordsize", "4k", "--special-size", "1G")
+    assert done.returncode == 0, done.stderr
+    assert "no special_small_blocks value is below the recordsize" in done.stdout
+    assert "special_small_blocks=0" in done.stdout
+
+
+def test_o_direct_block_size_below_the_device_sector_is_refused_before_any_cell(tmp_path: Path) -> None:
+    """A blank loop device with 4096-byte logical sectors: --bs 2k with O_DIRECT is refused up front."""
+    _need_root()
+    backing = tmp_path / "4k.img"
+    with open(backing, "wb") as handle:
+        handle.truncate(64 * MiB)
+    device = subprocess.run(["losetup", "-f", "--show", "-b", "4096", str(backing)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    try:
+        db = tmp_path / "r.db"
+        done = run_cli("run", "-t", device, "--destroy-data", "--direct", "--bs", "4k,2k", "--rw", "randwrite",
+                       "--qd", "1", "--size", "16M", "--runtime", "1", "--runs", "1", "--db", str(db))
+        assert done.returncode == 2, done.stderr
+        assert "--bs 2K is not a multiple of 4096 bytes" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert backing.read_bytes() == b"\0" * (64 * MiB)  # not one cell ran
+    finally:
+        subprocess.run(["losetup", "-d", device], capture_output=True)
