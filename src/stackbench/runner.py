@@ -25,7 +25,8 @@ from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, 
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, UsageError
+from stackbench import recovery
+from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
 from stackbench.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.system import collect_system_facts
@@ -374,7 +375,18 @@ def _measure_once(
         exit_code=invocation.exit_code,
         started_at=invocation.started_at,
     )
-    store.add_replicate(run_id, state.group_id, output, records)
+    try:
+        store.add_replicate(run_id, state.group_id, output, records)
+    except StoreError as error:
+        kept = recovery.keep(invocation.stdout, f"stackbench-{run_id[:12]}-cell{state.index + 1}-run{number + 1}.json")
+        if kept is None:
+            raise StoreError(
+                f"{error.what}; the fio output of {what} could not be stored or kept anywhere", error.fix
+            ) from None
+        raise StoreError(
+            f"{error.what}; the finished fio run of {what} could not be stored, so its fio output is kept in {kept}",
+            f"{error.fix}, then store it with `stackbench import {kept}`",
+        ) from None
     return merged
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err, warn
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from, target_path
 from stackbench.safety import check_target_text
 from stackbench.cli.plan_options import (
     BsOption,
@@ -31,7 +31,7 @@ from stackbench.cli.plan_options import (
 def ab_command(
     target: Path = typer.Option(
         ..., "--target", "-t", help="Directory on the storage under test (a scratch file is created and removed).",
-        show_default=False,
+        show_default=False, parser=target_path,
     ),
     command_a: str = typer.Option(
         ..., "--a", help='Shell command that applies configuration A, e.g. "zfs set compression=off tank/vm".',

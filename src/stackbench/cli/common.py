@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
@@ -19,6 +20,13 @@ DbOption = typer.Option(
     show_default=False,
 )
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of tables.")
+def target_path(text: str) -> Path:
+    """A target as typed: an empty one is an error (Path("") would silently mean the current directory)."""
+    if not text.strip():
+        raise typer.BadParameter("the target path is empty: name a directory, e.g. -t /tank/bench")
+    return Path(text)
+
+
 def _known_format(value: str) -> str:
     from stackbench.report.export import FORMATS
 

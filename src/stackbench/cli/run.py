@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from stackbench.cli.app import app, err, out, warn
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_run
+from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_run, target_path
 from stackbench.cli.plan_options import (
     BsOption,
     CiTargetOption,
@@ -45,6 +45,7 @@ def run_command(
         help="Directory (a scratch file is created and removed), a new file path, or with --destroy-data an "
         "existing file or a blank block device.",
         show_default=False,
+        parser=target_path,
     ),
     preset: Optional[str] = PresetOption,
     bs: Optional[list[str]] = BsOption,

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 
 from stackbench.cli.app import app, warn
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from, target_path
 from stackbench.report.export import Tabular
 from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
 from stackbench.safety import check_target_text
@@ -18,7 +18,7 @@ from stackbench.safety import check_target_text
 def synclat_command(
     target: Path = typer.Argument(
         ..., help="Directory (scratch file created and removed), new file, or with --destroy-data a blank device.",
-        show_default=False,
+        show_default=False, parser=target_path,
     ),
     sizes: Optional[str] = typer.Option(
         None, "--sizes", help="Write sizes: comma list and doubling ranges, e.g. 512,4k..8m. "

@@ -7,22 +7,24 @@ finished cell and never a cell without its raw output.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
-from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from stackbench import __version__
 from stackbench.engine.fio_logs import Sample
 from stackbench.engine.result import DirectionResult, Latency
-from stackbench.errors import StoreError
+from stackbench.errors import StoreError, UsageError
 from stackbench.plan import Workload
 from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
+from stackbench.store.failures import describe
 
 if TYPE_CHECKING:
     from stackbench.analysis.goals import Goal
@@ -72,6 +74,10 @@ def normalise_url(url: str) -> str:
 
 
 def open_store(url: str | None = None) -> "Store":
+    if url is not None and not url.strip():
+        raise UsageError(
+            "--db (or STACKBENCH_DB) is empty", "Pass a file path or URL, or leave it out for the default store"
+        )
     return Store(url or default_db_url())
 
 
@@ -99,7 +105,20 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._migrate()
 
+    @property
+    def where(self) -> str:
+        """The store as a user names it: the SQLite file's path, or the URL without its password."""
+        if self.url.startswith("sqlite:///"):
+            return self.url.removeprefix("sqlite:///") or ":memory:"
+        return _redact(self.url)
+
     def _migrate(self) -> None:
+        """Bring the schema to this release's head; refuse stores we must not or cannot change.
+
+        Refused: a newer schema (its revision is not in our scripts: an older stackbench would corrupt
+        it), and a database that holds tables of its own and none of ours (stackbench never mixes its
+        tables into someone else's database).
+        """
         from alembic import command
         from alembic.config import Config
         from alembic.runtime.migration import MigrationContext
@@ -107,19 +126,32 @@ class Store:
 
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
-        head = ScriptDirectory.from_config(config).get_current_head()
+        scripts = ScriptDirectory.from_config(config)
+        head = scripts.get_current_head()
         try:
             with self.engine.begin() as connection:
                 current = MigrationContext.configure(connection).get_current_revision()
                 if current == head:
                     return
+                if current is not None and current not in {r.revision for r in scripts.walk_revisions()}:
+                    raise StoreError(
+                        f"the results database {self.where} was written by a newer stackbench (schema "
+                        f"revision {current})",
+                        "Upgrade stackbench (pip install -U stackbench), or pass another --db",
+                    )
+                if current is None:
+                    foreign = sorted(set(inspect(connection).get_table_names()) - set(schema.metadata.tables))
+                    if foreign:
+                        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+                        raise StoreError(
+                            f"{self.where} is a database with other tables ({shown}) and no stackbench schema; "
+                            "stackbench never adds its tables to a database that holds someone else's",
+                            "Pass a new file or an empty database with --db",
+                        )
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
-        except OperationalError as error:
-            raise StoreError(
-                f"cannot open the results database {_redact(self.url)}: {error.orig}",
-                "Check the path or server and its permissions, or pass another --db",
-            ) from None
+        except SQLAlchemyError as error:
+            raise describe(error, self.where) from None
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -443,6 +475,23 @@ class Store:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def guarded(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except SQLAlchemyError as error:
+            raise describe(error, self.where) from None
+
+    return guarded
+
+
+# Every public method reports a database failure as one line (full disk, lock, read-only, garbage file).
+for _name, _method in list(vars(Store).items()):
+    if not _name.startswith("_") and callable(_method):
+        setattr(Store, _name, _guarded(_method))
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
