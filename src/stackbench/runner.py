@@ -12,8 +12,10 @@ The order of things is the safety story:
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,7 +27,7 @@ from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, 
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench import recovery
+from stackbench import abandoned, recovery
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
 from stackbench.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
@@ -189,6 +191,12 @@ class Measurement:
         self.run_id = new_id()
         self.cells = [_CellState(i, w, new_id()) for i, w in enumerate(prepared.plan.workloads)]
         self.order = 0
+        # Recorded before fio starts, so the next command can clean up after a SIGKILL or power cut.
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{self.run_id[:12]}-"))
+        process = abandoned.process_record(
+            workdir=self.workdir,
+            scratch=prepared.target.fio_filename if prepared.target.remove_after else None,
+        )
         store.create_run(
             run_id=self.run_id,
             source="measured",
@@ -196,7 +204,7 @@ class Measurement:
             target=target_text,
             plan_name=prepared.plan.name,
             planned_cells=len(prepared.plan.workloads),
-            facts={**prepared.facts, **(extra_facts or {})},
+            facts={**prepared.facts, **(extra_facts or {}), "process": process},
             warnings=list(prepared.warnings),
         )
 
@@ -216,13 +224,14 @@ class Measurement:
             self.observer.cell_started(state.index, state.workload)
             results = _measure_once(
                 self.store, self.run_id, p.fio_path, p.version, state, p.target, p.plan, round_index, self.order,
-                self.observer,
+                self.observer, self.workdir,
             )
             self.order += 1
             self.observer.cell_finished(state.index, state.workload, results)
 
     def finish(self, status: str) -> Run:
         """Store the final status and the run's warnings; never hides an error already on its way."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
         try:
             stored = list(self.store.get_run(self.run_id).cells)
             self.store.finish_run(self.run_id, status, [*self.prepared.warnings, *run_warnings(stored)])
@@ -331,12 +340,15 @@ def _measure_once(
     round_index: int,
     order: int,
     observer: RunObserver,
+    workdir: Path | None = None,
 ) -> list[DirectionResult]:
     """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
     workload = state.workload
     what = f"cell {state.index + 1} ({workload.name}), run {len(state.runs) + 1}"
     text = job_file(workload, target.fio_filename)
-    invocation = run_fio(fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t))
+    invocation = run_fio(
+        fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t), workdir_parent=workdir
+    )
     parsed = _check(invocation, what)
     number = len(state.runs)
     state.results.append(parsed)

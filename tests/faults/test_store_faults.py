@@ -13,8 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from conftest import DATA, run_cli
 
 CAPTURE = DATA / "fio" / "randread-psync.json"

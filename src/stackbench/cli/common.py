@@ -72,9 +72,15 @@ def print_json(data: Any) -> None:
 
 
 def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported lazily for fast --help
+    """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py."""
+    from stackbench.abandoned import reap
+    from stackbench.cli.app import warn
     from stackbench.store import open_store
 
-    return open_store(db)
+    store = open_store(db)
+    for note in reap(store):
+        warn(note)
+    return store
 
 
 __all__ = ["DbOption", "JsonOption", "split_list", "print_json", "open_store_from", "out"]

@@ -120,14 +120,16 @@ def run_fio(
     on_tick: Callable[[float], None] | None = None,
     tick_seconds: float = 0.2,
     extra_args: tuple[str, ...] = (),
+    workdir_parent: Path | None = None,
 ) -> FioInvocation:
     """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
 
     KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the runner) stops fio — SIGINT first so it can
     finish writing, then SIGKILL — and is re-raised once fio is gone, so the caller's cleanup never races
-    a still-writing fio.
+    a still-writing fio. fio also dies with us (Linux parent-death signal), so a SIGKILLed stackbench does
+    not leave fio writing; the job directory lives in `workdir_parent`, which the run records beforehand.
     """
-    with tempfile.TemporaryDirectory(prefix="stackbench-job-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="stackbench-job-", dir=workdir_parent) as workdir:
         job_path = Path(workdir) / "cell.fio"
         job_path.write_text(job_text)
         out_path = Path(workdir) / "stdout"
@@ -138,7 +140,8 @@ def run_fio(
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 process = subprocess.Popen(
-                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir
+                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir,
+                    preexec_fn=_die_with_parent,
                 )
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
@@ -172,6 +175,16 @@ def run_fio(
         seconds=time.monotonic() - clock,
         samples=samples,
     )
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGKILL fio when stackbench dies (PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the run's cleanup still stops fio on every other exit
+        pass
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

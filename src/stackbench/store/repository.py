@@ -364,6 +364,29 @@ class Store:
             connection.execute(delete(schema.fio_outputs).where(schema.fio_outputs.c.run_id.in_(ids)))
             return connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(ids))).rowcount
 
+    def running_runs(self) -> list[tuple[str, dict[str, Any]]]:
+        """`(id, facts)` of every run still marked running: for finding the abandoned ones."""
+        runs = schema.runs
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(runs.c.id, runs.c.facts).where(runs.c.status == "running")).all()
+        return [(row[0], row[1] or {}) for row in rows]
+
+    def mark_abandoned(self, run_id: str, note: str) -> bool:
+        """Mark a running run abandoned with `note` among its warnings; False if another process was first."""
+        runs = schema.runs
+        with self.engine.begin() as connection:
+            row = connection.execute(
+                select(runs.c.warnings).where(runs.c.id == run_id, runs.c.status == "running")
+            ).first()
+            if row is None:
+                return False
+            done = connection.execute(
+                update(runs)
+                .where(runs.c.id == run_id, runs.c.status == "running")
+                .values(status="abandoned", finished_at=_now(), warnings=[*(row[0] or []), note])
+            )
+            return bool(done.rowcount)
+
     # -- reading ---------------------------------------------------------------------------------
 
     def resolve(self, ref: str) -> str:
