@@ -13,9 +13,9 @@ CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
 BAD_VM, GOOD_VM = DATA / "pve" / "100-bad.conf", DATA / "pve" / "101-good.conf"
 
 
-def test_audit_cli_reports_findings_with_exit_2_and_json(tmp_path: Path) -> None:
+def test_audit_cli_reports_findings_with_exit_3_and_json(tmp_path: Path) -> None:
     result = run_cli("audit", "--from", str(CAPTURE), "--vm-config", str(BAD_VM), "--json")
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 3, result.stderr
     data = json.loads(result.stdout)
     rules = {f["rule"] for f in data["findings"]}
     assert {"ZP-SPECIAL-SINGLE", "DS-SYNC-DISABLED", "KVM-CACHE", "KVM-CPU-NOAES", "KVM-BUS"} <= rules

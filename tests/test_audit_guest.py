@@ -39,7 +39,7 @@ def guest(request, tmp_path_factory) -> GuestRun:
 @pytest.fixture(scope="session")
 def audit(guest: GuestRun) -> dict:
     done = run_cli("audit", "--from", str(guest.facts), "--json")
-    assert done.returncode == 2, f"audit should exit 2 (findings): exit {done.returncode}\n{done.stderr[-2000:]}"
+    assert done.returncode == 3, f"audit should exit 3 (findings): exit {done.returncode}\n{done.stderr[-2000:]}"
     return json.loads(done.stdout)
 
 
@@ -168,7 +168,7 @@ def test_vm_configs_are_tied_to_the_real_zvol(guest: GuestRun) -> None:
     data = Path(__file__).parent / "data" / "pve"
     done = run_cli("audit", "--from", str(guest.facts), "--vm-config", str(data / "100-bad.conf"),
                    "--storage-cfg", str(data / "storage.cfg"), "--json")
-    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.returncode == 3, done.stderr[-2000:]
     report = json.loads(done.stdout)
     discard = [f for f in found(report, "KVM-DISCARD") if f["subject"].endswith("scsi0")]
     assert discard and f"{ZVOL} refreservation=0" in discard[0]["evidence"], show(found(report, "KVM-DISCARD"))

@@ -27,7 +27,7 @@ from conftest import MiB, _need_root, run_cli
         (["run", "-t", "{scratch}", "--runtime", "30d"], "--runtime"),
         (["run", "-t", "{scratch}", "--runtime", "100000"], "--runtime"),
         (["run", "-t", "{scratch}", "--size", "0"], "--size"),
-        (["run", "-t", "{scratch}", "--size", "1k"], "--size"),
+        (["run", "-t", "{scratch}", "--size", "256"], "--size"),
         (["run", "-t", "{scratch}", "--bs", "100"], "--bs"),
         (["run", "-t", "{scratch}", "--bs", "1g", "--size", "2g"], "--bs"),
         (["run", "-t", "{scratch}", "--runs", "0"], "--runs"),

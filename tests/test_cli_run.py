@@ -133,7 +133,7 @@ def test_an_existing_file_is_refused_without_destroy_data(tmp_path: Path) -> Non
     (["--rw", "sideways"], "unknown --rw value"),
     (["--preset", "nope"], "unknown preset"),
     (["--runtime", "-3"], "runtime"),
-    (["--size", "1k", "--bs", "64k"], "larger than the test size"),
+    (["--size", "32k", "--bs", "64k"], "larger than the test size"),
 ])
 def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args: list[str], message: str) -> None:
     result = run_cli("run", "-t", str(scratch_dir), *args, "--db", _db(tmp_path))

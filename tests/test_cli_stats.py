@@ -156,7 +156,7 @@ def test_compare_exports_markdown_and_csv(adaptive_run) -> None:
     csv_out = run_cli("compare", "base", "base", "--db", db, "--format", "csv")
     assert csv_out.stdout.splitlines()[0].startswith("Pattern,")
     bad = run_cli("compare", "base", "base", "--db", db, "--format", "pdf")
-    assert bad.returncode == 1 and "unknown --format" in bad.stderr
+    assert bad.returncode == 2 and "unknown format" in bad.stderr
 
 
 def test_compare_unknown_run_is_one_line_error(adaptive_run) -> None:

@@ -34,14 +34,14 @@ def test_synclat_sweeps_sizes_and_stores_a_run(tmp_path: Path, scratch_dir: Path
 def test_synclat_default_sizes_start_at_the_logical_sector_size(tmp_path: Path, scratch_dir: Path) -> None:
     result = run_cli("synclat", str(scratch_dir), "--min-time", "1", "--size", "1M",
                      "--db", f"sqlite:///{tmp_path / 'r.db'}")
-    assert result.returncode == 1  # 8 MiB writes do not fit a 1 MiB file: refused before writing
+    assert result.returncode == 2  # 8 MiB writes do not fit a 1 MiB file: refused before writing
     assert "exceeds --size" in result.stderr
 
 
 @pytest.mark.parametrize("sizes, message", [("8m..4k", "runs backwards"), ("4q", "cannot read"), ("1000", "multiples of the")])
 def test_synclat_bad_sizes_are_one_line_errors(tmp_path: Path, scratch_dir: Path, sizes: str, message: str) -> None:
     result = run_cli("synclat", str(scratch_dir), "--sizes", sizes, "--db", f"sqlite:///{tmp_path / 'r.db'}")
-    assert result.returncode == 1 and message in result.stderr
+    assert result.returncode == 2 and message in result.stderr
     assert list(scratch_dir.iterdir()) == []
 
 

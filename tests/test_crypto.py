@@ -460,11 +460,11 @@ def test_aes_ni_agrees_with_the_flags_of_every_probe(probe: Path) -> None:
 
 
 def test_cli_probe_guest_without_aes() -> None:
-    """The qemu64 probe guest's saved benchmark and cpuinfo: printed, flagged, exit 2."""
+    """The qemu64 probe guest's saved benchmark and cpuinfo: printed, flagged, exit 3."""
     probe = DATA / "zfs" / "openzfs-2.3.2-probe"
     result = run_cli("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
                      str(probe / "cpuinfo.txt"), "--json")
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 3, result.stderr
     data = json.loads(result.stdout)
     assert data["aes_ni"]["state"] == "hidden" and len(data["ciphers"]) == 12
 
@@ -537,11 +537,11 @@ def test_cli_missing_cryptsetup(tmp_path: Path) -> None:
 
 
 def test_cli_from_guest_with_its_cpuinfo_flags_hidden_aes() -> None:
-    """The kvm64 guest's saved output and cpuinfo: the table, the verdict, exit 2."""
+    """The kvm64 guest's saved output and cpuinfo: the table, the verdict, exit 3."""
     directory = guest("kvm64")
     result = run_cli("crypto", "--from", str(directory / "benchmark.stdout"), "--cpuinfo",
                      str(directory / "cpuinfo.stdout"))
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 3, result.stderr
     text = " ".join(result.stdout.split())
     assert "encryption (MiB/s)" in text and "decryption (MiB/s)" in text and "key (bits)" in text
     assert "this guest's CPU hides AES-NI" in text and "cpu: host" in text and "266 MiB/s" in text

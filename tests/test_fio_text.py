@@ -201,3 +201,23 @@ def test_cut_and_mutated_real_output_gives_a_result_or_a_clear_error(data) -> No
         assert isinstance(parse_fio_text(text[:position] + noise + text[position:cut]), FioResult)
     except FioOutputError as error:
         assert " line " in error.one_line()
+
+
+PAIRS_OK = [name for name in PAIRS if "error" not in name and "trim" not in name]  # trim is not stored
+
+
+@pytest.mark.parametrize("name", PAIRS_OK)
+def test_the_importer_reads_normal_output_like_the_json_of_the_same_run(name: str) -> None:
+    """The production import path (format detection, then the one text parser) against fio's own JSON."""
+    from stackbench.importer import parse_any, workload_of
+
+    document, normal = split(name)
+    from_text, _ = parse_any(normal.encode(), name)
+    from_json, _ = parse_any(document.encode(), name)
+    assert len(from_text.directions) == len(from_json.directions)
+    for text_dir, json_dir in zip(from_text.directions, from_json.directions):
+        a, b = workload_of(text_dir), workload_of(json_dir)
+        assert (a.rw, a.iodepth, a.numjobs) == (b.rw, b.iodepth, b.numjobs), name
+        assert a.bs == pytest.approx(b.bs, abs=1 if "bsrange" in name else 0), name  # bsrange: mean I/O size
+        assert text_dir.direction == json_dir.direction
+        assert text_dir.iops == pytest.approx(json_dir.iops, rel=0.01, abs=0.5), name

@@ -53,3 +53,7 @@ class Interrupted(StackbenchError):
     """The user (Ctrl-C) or the system (SIGTERM) stopped a run."""
 
     exit_code = 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is, so the same cleanup as Ctrl-C happens."""

@@ -9,59 +9,84 @@ that did not say it, is recorded as what the output implies.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
+from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
 from stackbench.engine.fio_json import parse_fio_json
+from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
+from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import StackbenchError
+from stackbench.errors import Interrupted, StackbenchError, UsageError
+from stackbench.store.repository import OutputRecord
 from stackbench.plan import RW_MODES, Workload
 from stackbench.results import Run
 from stackbench.store import Store
 from stackbench.units import parse_size
 
 
-FORMATS = ("auto", "json", "normal", "terse", "diskinfo")
+@dataclass(frozen=True)
+class InputFormat:
+    """One output format `import` reads: a new format is one parser module and one line in FORMATS."""
+
+    name: str
+    looks_like: Callable[[str], bool]
+    parse: Callable[[str, str], tuple[FioResult, dict[str, Any]]]  # (text, source) -> result, extra facts
+
+
+def _json(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    return parse_fio_json(text, source=source), {}
+
+
+def _looks_like_json(text: str) -> bool:
+    return '"jobs"' in text or '"client_stats"' in text or not text.strip()
+
+
+def _terse(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    return parse_fio_terse(text, source=source), {}
+
+
+def _normal(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    return parse_fio_text(text, source=source), {}
+
+
+def _diskinfo(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    info = parse_diskinfo(text, source=source)
+    return diskinfo_to_fio_result(info, text), {"diskinfo": {"device": info.device, **info.facts}}
+
+
+# Detection order matters: each `looks_like` tests what only its format has (a JSON document with jobs,
+# diskinfo's table title, terse's `3;fio-` lines, the normal output's `name: (groupid=N, jobs=N): err=`).
+FORMATS: tuple[InputFormat, ...] = (
+    InputFormat("json", _looks_like_json, _json),
+    InputFormat("diskinfo", looks_like_diskinfo, _diskinfo),
+    InputFormat("terse", looks_like_fio_terse, _terse),
+    InputFormat("normal", looks_like_fio_text, _normal),
+)
+FORMAT_NAMES = ("auto", *(f.name for f in FORMATS))
 
 
 def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
     """Parse fio JSON/json+, fio normal or terse output, or FreeBSD `diskinfo -wS` output.
 
-    Returns the result and extra facts to store (the diskinfo device facts). Auto-detection looks for what
-    only each format has: a JSON document with jobs, diskinfo's table title, terse's `3;fio-` lines, or the
-    normal output's `name: (groupid=N, jobs=N): err=` result lines.
+    Returns the result and extra facts to store (the diskinfo device facts).
     """
-    from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
-    from stackbench.engine.fio_normal import looks_like_fio_normal, parse_fio_normal
-    from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
-
     text = data.decode("utf-8", errors="replace")
     if fmt == "auto":
-        if '"jobs"' in text or '"client_stats"' in text or not text.strip():
-            fmt = "json"
-        elif looks_like_diskinfo(text):
-            fmt = "diskinfo"
-        elif looks_like_fio_terse(text):
-            fmt = "terse"
-        elif looks_like_fio_normal(text):
-            fmt = "normal"
-        else:
+        chosen = next((f for f in FORMATS if f.looks_like(text)), None)
+        if chosen is None:
             first = next((line.strip() for line in text.splitlines() if line.strip()), "")
             raise StackbenchError(
                 f"{source}: unknown format (first line {first[:60]!r}); not fio JSON, normal or terse output, "
                 "nor diskinfo -wS",
                 "Pass fio's output (any of --output-format=json, json+, normal, terse) or diskinfo -wS output",
             )
-    if fmt == "json":
-        return parse_fio_json(text, source=source), {}
-    if fmt == "normal":
-        return parse_fio_normal(text, source=source), {}
-    if fmt == "terse":
-        return parse_fio_terse(text, source=source), {}
-    if fmt == "diskinfo":
-        info = parse_diskinfo(text, source=source)
-        return diskinfo_to_fio_result(info, text), {"diskinfo": {"device": info.device, **info.facts}}
-    raise StackbenchError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
+    else:
+        chosen = next((f for f in FORMATS if f.name == fmt), None)
+        if chosen is None:
+            raise UsageError(f"unknown --input-format {fmt!r}", f"Use one of: {', '.join(FORMAT_NAMES)}")
+    return chosen.parse(text, source)
 
 
 def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, bytes, dict]:
@@ -113,33 +138,26 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
             )
         cells = [(workload_of(d), d) for d in result.directions]
         parsed.append((path, result, data, cells, extra))
-    runs = []
-    for path, result, data, cells, extra in parsed:
-        facts = {
-            "fio_version": result.fio_version,
-            "imported_from": str(path.resolve()),
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "fio_timestamp": result.timestamp,
-            **extra,
-        }
-        run_id = store.create_run(
-            source="imported",
-            label=label,
-            target=None,
-            plan_name="import",
-            planned_cells=len(cells),
-            facts=facts,
-        )
-        store.add_cells(
-            run_id,
-            raw_text=result.raw_text,
-            fio_version=result.fio_version,
-            cells=cells,
-            source_name=str(path),
-        )
-        store.finish_run(run_id, "complete")
-        runs.append(store.get_run(run_id))
-    return runs
+    stored: list[str] = []
+    try:
+        for path, result, data, cells, extra in parsed:
+            facts = {
+                "fio_version": result.fio_version,
+                "imported_from": str(path.resolve()),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "fio_timestamp": result.timestamp,
+                **extra,
+            }
+            output = OutputRecord(raw_text=result.raw_text, fio_version=result.fio_version, source_name=str(path))
+            stored.append(store.import_run(label=label, facts=facts, output=output, cells=cells))
+    except KeyboardInterrupt:
+        kept = ", ".join(f"{paths[i]} as {run_id[:12]}" for i, run_id in enumerate(stored)) or "none"
+        raise Interrupted(
+            f"Ctrl-C stopped the import: {len(stored)} of {len(parsed)} files were stored, each whole ({kept}); "
+            "nothing of the other files was stored",
+            "Import the remaining files again",
+        ) from None
+    return [store.get_run(run_id) for run_id in stored]
 
 
 def _truthy(value: str | None) -> bool:

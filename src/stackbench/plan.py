@@ -35,7 +35,7 @@ LIMITS: tuple[tuple[str, str, float, float, str], ...] = (
     ("bs", "--bs", 512, 256 * 1024**2, "4k"),
     ("iodepth", "--qd", 1, 4096, "16"),
     ("numjobs", "--jobs", 1, 256, "4"),
-    ("size", "--size", 4096, 1024**5, "1G"),
+    ("size", "--size", 512, 1024**5, "1G"),
     ("runtime", "--runtime", 0.1, 86400, "30"),
     ("ramp_time", "--ramp", 0, 3600, "2"),
     ("rate_iops", "--rate-iops", 1, 10**8, "1000"),

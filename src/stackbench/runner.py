@@ -28,7 +28,9 @@ from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench import abandoned, recovery
-from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
+from stackbench.errors import (
+    FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, Terminated, UsageError,
+)
 from stackbench.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.system import collect_system_facts
@@ -64,10 +66,6 @@ class RunRequest:
     label: str | None = None
     destroy_data: bool = False
     fio: str | None = None
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where the run is, so the same cleanup as Ctrl-C happens."""
 
 
 @contextmanager

@@ -7,6 +7,7 @@ Command modules only parse options, call into the library and print; domain erro
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 try:  # Typer 0.29 vendors click; earlier releases use the click package
@@ -28,6 +29,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+# Exit status, the same for every command (README, "Exit status"): 0 done; 1 an error or refusal; 2 bad
+# usage; 3 done, and the audit found problems or the guest hides AES-NI; 70 a bug; 130 interrupted.
+EXIT_FINDINGS = 3
+
 
 def _width(stream: object) -> int | None:
     """Terminal width on a terminal; otherwise $COLUMNS or 160, so a table piped to a file or read by a
@@ -84,36 +90,60 @@ def _root(
     """Benchmark and tune a storage stack layer by layer."""
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    from stackbench.errors import Terminated
+
+    raise Terminated(signal.Signals(signum).name)
+
+
+def _exit(code: int) -> None:
+    """Exit with `code`. After an interrupt, leave with os._exit once the output is flushed: CPython
+    otherwise re-kills itself with SIGINT at shutdown when a KeyboardInterrupt passed through C code on its
+    way here, and the shell sees "killed by signal" instead of the documented 130."""
+    if code == 130:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
+    sys.exit(code)
+
+
 def run_app(argv: list[str] | None = None) -> None:
     from stackbench.errors import StackbenchError
 
+    # SIGTERM and SIGHUP (a closed terminal, a killed tmux or ssh session) clean up exactly like Ctrl-C,
+    # in every command, not only while fio runs.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     try:
         # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C into Exit(130).
         code = app(args=argv, prog_name="stackbench", standalone_mode=False)
         if code == 130:
             raise KeyboardInterrupt
         if isinstance(code, int) and not isinstance(code, bool) and code:
-            sys.exit(code)
+            _exit(code)
     except StackbenchError as error:
         error_line(error.one_line())
-        sys.exit(error.exit_code)
+        _exit(error.exit_code)
     except typer.Exit as done:
-        sys.exit(done.exit_code)
+        _exit(done.exit_code)
     except KeyboardInterrupt:
         error_line("interrupted. Nothing half-written was kept.")
-        sys.exit(130)
+        _exit(130)
     except click.UsageError as error:
         # Bad usage is one line too (click prints three), and always exit 2.
         command = error.ctx.command_path if error.ctx is not None else "stackbench"
         error_line(f"{error.format_message().rstrip('.')}. See '{command} --help'")
-        sys.exit(2)
+        _exit(2)
     except click.ClickException as error:
         error_line(error.format_message())
-        sys.exit(error.exit_code)
+        _exit(error.exit_code)
     except Exception as error:
         if type(error).__name__ == "Abort":
             error_line("aborted.")
-            sys.exit(130)
+            _exit(130)
         if os.environ.get("STACKBENCH_DEBUG"):
             raise
         error_line(

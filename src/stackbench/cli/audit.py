@@ -9,9 +9,8 @@ from typing import Optional
 
 import typer
 
-from rich.markup import escape
 
-from stackbench.cli.app import app, fail, out, warn
+from stackbench.cli.app import EXIT_FINDINGS, app, fail, out, warn
 from stackbench.cli.common import emit, print_json
 from stackbench.report.export import Tabular
 
@@ -120,7 +119,7 @@ def audit_command(
     """Check ZFS pools, datasets, KVM/Proxmox and libvirt VM configs and the guest against the knowledge
     base of tuning and safety rules. Every finding has the evidence (the exact property and value), the fix,
     and where the rule makes a performance claim the stackbench commands that would prove it on this
-    machine. Exit status: 0 no findings, 2 findings, 1 error or unreadable facts.
+    machine. Exit status: 0 no findings, 3 findings, 1 error or unreadable facts, 2 bad usage.
 
     Examples:
 
@@ -183,9 +182,9 @@ def audit_command(
         )
         emit(fmt, tabular, report.to_json(facts))
     for problem in report.problems:
-        warn(escape(f"{problem}; the facts it holds were not used"))
+        warn(f"{problem}; the facts it holds were not used")
     if findings:
-        sys.exit(2)
+        sys.exit(EXIT_FINDINGS)
     if report.problems:
         if fmt == "json":
             sys.exit(1)

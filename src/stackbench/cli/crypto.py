@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from stackbench.cli.app import app, err, out
+from stackbench.cli.app import EXIT_FINDINGS, app, err, out
 from stackbench.cli.common import print_json
 from stackbench.report.export import Tabular, to_rich
 
@@ -39,7 +39,7 @@ def crypto_command(
     AES-NI, and LUKS in it runs at a fraction of the host's speed (METHOD.md: aes-xts 266 MiB/s in a kvm64 guest
     against 3152 MiB/s on the host). With --from and no --cpuinfo the AES-NI check is skipped: this machine's
     CPU is not the one that ran the benchmark. Exit 0: done; 1: error (no cryptsetup, the kernel lacks AF_ALG,
-    unreadable output); 2: the guest's CPU hides AES-NI (results are still printed).
+    unreadable output); 2: bad usage; 3: the guest's CPU hides AES-NI (results are still printed).
 
     Examples:
 
@@ -99,7 +99,7 @@ def crypto_command(
         _print_tables(bench)
         _print_verdict(aes, aes_source)
     if aes is not None and aes.flagged:
-        sys.exit(2)
+        sys.exit(EXIT_FINDINGS)
 
 
 def _read(path: Path, what: str) -> str:

@@ -169,84 +169,32 @@ class Store:
     ) -> str:
         run_id = run_id or new_id()
         with self.engine.begin() as connection:
-            connection.execute(
-                insert(schema.runs).values(
-                    id=run_id,
-                    label=label,
-                    status="running",
-                    source=source,
-                    created_at=_now(),
-                    target=target,
-                    plan_name=plan_name,
-                    planned_cells=planned_cells,
-                    facts=facts,
-                    warnings=list(warnings),
-                    stackbench_version=__version__,
-                )
-            )
+            _insert_run(connection, run_id, source=source, label=label, target=target, plan_name=plan_name,
+                        planned_cells=planned_cells, facts=facts, warnings=warnings, status="running")
+        return run_id
+
+    def import_run(
+        self,
+        *,
+        label: str | None,
+        facts: dict[str, Any],
+        output: "OutputRecord",
+        cells: Sequence[tuple[Workload, DirectionResult]],
+    ) -> str:
+        """Store an imported fio output as one complete run in one transaction: all of it or nothing."""
+        run_id = new_id()
+        with self.engine.begin() as connection:
+            _insert_run(connection, run_id, source="imported", label=label, target=None, plan_name="import",
+                        planned_cells=len(cells), facts=facts, warnings=(), status="complete")
+            _insert_measurement(connection, run_id, [output], [CellRecord(w, r) for w, r in cells])
         return run_id
 
     def add_measurement(
         self, run_id: str, outputs: Sequence["OutputRecord"], cells: Sequence["CellRecord"]
     ) -> list[str]:
         """Store the fio outputs of one measured cell (one per segment) and its cells in one transaction."""
-        group_id = new_id()
-        output_ids = [new_id() for _ in outputs]
-        ids: list[str] = []
         with self.engine.begin() as connection:
-            seq_out = connection.execute(
-                select(func.count()).select_from(schema.fio_outputs).where(schema.fio_outputs.c.run_id == run_id)
-            ).scalar_one()
-            seq_cell = connection.execute(
-                select(func.count()).select_from(schema.cells).where(schema.cells.c.run_id == run_id)
-            ).scalar_one()
-            for segment, (output_id, output) in enumerate(zip(output_ids, outputs)):
-                connection.execute(
-                    insert(schema.fio_outputs).values(
-                        id=output_id,
-                        run_id=run_id,
-                        seq=seq_out + segment,
-                        fio_version=output.fio_version,
-                        command=output.command,
-                        job_file=output.job_file,
-                        raw_text=output.raw_text,
-                        exit_code=output.exit_code,
-                        source_name=output.source_name,
-                        started_at=output.started_at,
-                        finished_at=_now(),
-                        segment=segment,
-                        group_id=group_id,
-                    )
-                )
-            for offset, record in enumerate(cells):
-                cell = Cell(
-                    id=new_id(),
-                    seq=seq_cell + offset,
-                    workload=record.workload,
-                    result=record.result,
-                    samples=tuple(record.samples),
-                    measurement=record.measurement,
-                )
-                connection.execute(insert(schema.cells).values(**_cell_row(run_id, output_ids[0], cell)))
-                if cell.samples:
-                    connection.execute(
-                        insert(schema.samples),
-                        [
-                            {
-                                "cell_id": cell.id,
-                                "idx": index,
-                                "segment": sample.segment,
-                                "t_s": sample.t_s,
-                                "iops": sample.iops,
-                                "bw_bytes": sample.bw_bytes,
-                                "clat_mean_ns": sample.clat_mean_ns,
-                                "ramp": sample.ramp,
-                            }
-                            for index, sample in enumerate(cell.samples)
-                        ],
-                    )
-                ids.append(cell.id)
-        return ids
+            return _insert_measurement(connection, run_id, outputs, cells)
 
     def add_replicate(
         self, run_id: str, group_id: str, output: "OutputRecord", cells: Sequence["CellRecord"]
@@ -522,6 +470,81 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
+
+
+def _insert_run(connection: Any, run_id: str, *, status: str, warnings: Sequence[str], **values: Any) -> None:
+    connection.execute(
+        insert(schema.runs).values(
+            id=run_id,
+            status=status,
+            created_at=_now(),
+            finished_at=_now() if status != "running" else None,
+            warnings=list(warnings),
+            stackbench_version=__version__,
+            **values,
+        )
+    )
+
+
+def _insert_measurement(
+    connection: Any, run_id: str, outputs: Sequence["OutputRecord"], cells: Sequence["CellRecord"]
+) -> list[str]:
+    group_id = new_id()
+    output_ids = [new_id() for _ in outputs]
+    ids: list[str] = []
+    seq_out = connection.execute(
+        select(func.count()).select_from(schema.fio_outputs).where(schema.fio_outputs.c.run_id == run_id)
+    ).scalar_one()
+    seq_cell = connection.execute(
+        select(func.count()).select_from(schema.cells).where(schema.cells.c.run_id == run_id)
+    ).scalar_one()
+    for segment, (output_id, output) in enumerate(zip(output_ids, outputs)):
+        connection.execute(
+            insert(schema.fio_outputs).values(
+                id=output_id,
+                run_id=run_id,
+                seq=seq_out + segment,
+                fio_version=output.fio_version,
+                command=output.command,
+                job_file=output.job_file,
+                raw_text=output.raw_text,
+                exit_code=output.exit_code,
+                source_name=output.source_name,
+                started_at=output.started_at,
+                finished_at=_now(),
+                segment=segment,
+                group_id=group_id,
+            )
+        )
+    for offset, record in enumerate(cells):
+        cell = Cell(
+            id=new_id(),
+            seq=seq_cell + offset,
+            workload=record.workload,
+            result=record.result,
+            samples=tuple(record.samples),
+            measurement=record.measurement,
+        )
+        connection.execute(insert(schema.cells).values(**_cell_row(run_id, output_ids[0], cell)))
+        if cell.samples:
+            connection.execute(
+                insert(schema.samples),
+                [
+                    {
+                        "cell_id": cell.id,
+                        "idx": index,
+                        "segment": sample.segment,
+                        "t_s": sample.t_s,
+                        "iops": sample.iops,
+                        "bw_bytes": sample.bw_bytes,
+                        "clat_mean_ns": sample.clat_mean_ns,
+                        "ramp": sample.ramp,
+                    }
+                    for index, sample in enumerate(cell.samples)
+                ],
+            )
+        ids.append(cell.id)
+    return ids
 
 
 def _now() -> datetime:
