@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from conftest import run_cli
@@ -103,3 +104,25 @@ def test_ctrl_c_during_facts_save_leaves_a_whole_capture_or_nothing(tmp_path: Pa
             assert process.returncode != 0
         interrupted += process.returncode == 130 and not target.exists()
     assert interrupted, "no attempt was interrupted inside stackbench: the timing above no longer fits this machine"
+
+
+def test_audit_from_an_empty_or_unrelated_directory_is_an_error_not_a_clean_bill(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    unrelated = tmp_path / "unrelated"
+    unrelated.mkdir()
+    (unrelated / "holiday.jpg").write_bytes(os.urandom(4096))
+    for directory in (empty, unrelated):
+        done = run_cli("audit", "--from", str(directory))
+        assert done.returncode == 1, done.stdout
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "holds no saved facts" in lines[0] and "facts save" in lines[0]
+        assert "OK" not in done.stdout
+
+
+def test_a_partial_capture_says_what_was_not_checked(tmp_path: Path) -> None:
+    (tmp_path / "meminfo.txt").write_text((DATA / "zfs" / "openzfs-2.3.2-probe" / "meminfo.txt").read_text())
+    done = run_cli("audit", "--from", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "Not checked, for lack of facts: ZFS pools (no zpool output)" in done.stdout
+    assert "VM disks (no VM configs)" in done.stdout

@@ -162,6 +162,7 @@ def audit_command(
         if not from_dir.is_dir():
             raise StackbenchError(f"{from_dir} is not a directory of saved facts",
                                   "Create one with `stackbench facts save DIR`")
+        _require_saved_facts(from_dir, bool(vm_config))
         facts = load_facts(from_dir, vm_config, storage_cfg)
     else:
         with tempfile.TemporaryDirectory(prefix="stackbench-facts-") as tmp:
@@ -191,4 +192,34 @@ def audit_command(
         fail(f"no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is incomplete. "
              "Re-capture them with `stackbench facts save DIR`, or report the format.")
     if fmt != "json":
-        out.print(f"OK! No findings from {len(REGISTRY)} rules{version}.", highlight=False)
+        missing = unchecked_areas(facts)
+        out.print(f"OK! No findings from {len(REGISTRY)} rules{version}.")
+        if missing:
+            out.print(f"Not checked, for lack of facts: {'; '.join(missing)}.")
+
+
+def _require_saved_facts(directory: Path, have_vm_configs: bool) -> None:
+    """Refuse a directory that holds none of the files `facts save` writes: no data is not a clean bill."""
+    from stackbench.audit.probe import CAPTURES
+    from stackbench.errors import StackbenchError
+
+    known = {c.file for c in CAPTURES} | {"probe.json", "meminfo.txt", "cpuinfo.txt", "lsblk.json"}
+    if have_vm_configs or any((directory / name).is_file() for name in known):
+        return
+    raise StackbenchError(
+        f"{directory} holds no saved facts (none of the files `stackbench facts save` writes, such as "
+        "probe.json, zpool-status.txt or meminfo.txt), so there is nothing to audit",
+        "Save them with `stackbench facts save DIR` on the machine, then `stackbench audit --from DIR`",
+    )
+
+
+def unchecked_areas(facts: object) -> list[str]:
+    """The parts of the knowledge base that had no facts to look at, said next to an "OK"."""
+    areas = [
+        ("ZFS pools (no zpool output)", getattr(facts, "pools", None)),
+        ("datasets (no zfs get output)", getattr(facts, "datasets", None)),
+        ("ARC (no arcstats)", getattr(facts, "arcstats", None)),
+        ("host memory and kernel (no meminfo)", getattr(facts, "meminfo", None)),
+        ("VM disks (no VM configs)", getattr(facts, "vms", None)),
+    ]
+    return [name for name, value in areas if not value]
