@@ -126,3 +126,17 @@ def test_a_partial_capture_says_what_was_not_checked(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Not checked, for lack of facts: ZFS pools (no zpool output)" in done.stdout
     assert "VM disks (no VM configs)" in done.stdout
+
+
+def test_a_scsi_disk_on_virtio_scsi_pci_gets_single_controller_and_iothread_advice(tmp_path: Path) -> None:
+    """virtio-scsi-pci (Proxmox's default before 7.3) shares one controller: no disk can have an I/O thread."""
+    config = tmp_path / "103.conf"
+    config.write_text(GOOD_VM.read_text().replace("scsihw: virtio-scsi-single", "scsihw: virtio-scsi-pci")
+                      .replace(",iothread=1", ""))
+    done = run_cli("audit", "--from", str(CAPTURE), "--vm-config", str(config), "--json")
+    findings = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "KVM-IOTHREAD-MISSING"]
+    assert len(findings) == 1, done.stdout
+    assert "virtio-scsi-pci" in findings[0]["evidence"]
+    assert findings[0]["fix"].startswith("qm set 103 --scsihw virtio-scsi-single; qm set 103 --scsi0 ")
+    assert "iothread=1" in findings[0]["fix"]
+    assert not [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "KVM-IOTHREAD-IGNORED"]

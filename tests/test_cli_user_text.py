@@ -92,3 +92,24 @@ def test_rm_with_one_unknown_name_deletes_none(tmp_path: Path) -> None:
     done = run_cli("rm", run_id, "no-such-run", "--db", db, "--yes")
     assert done.returncode == 1 and "no-such-run" in done.stderr
     assert run_cli("show", run_id, "--db", db).returncode == 0
+
+
+@pytest.mark.parametrize("label, why", [
+    ("beef", "looks like a run id prefix"),
+    ("20241", "looks like a run id prefix"),
+    ("a\nb", "control characters"),
+    (" padded", "leading or trailing blanks"),
+    ("x" * 201, "at most 200 characters"),
+])
+def test_labels_that_could_be_shadowed_or_break_a_line_are_refused(tmp_path: Path, label: str, why: str) -> None:
+    done = run_cli("import", str(CAPTURE), "--label", label, "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and why in lines[0]
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_the_postgres_install_hint_keeps_its_brackets(tmp_path: Path) -> None:
+    done = run_cli("runs", "--db", "nosuchdialect://user@host/db")
+    assert done.returncode == 1
+    assert "pip install 'stackbench[postgres]'" in done.stderr

@@ -181,3 +181,19 @@ def test_ctrl_c_prints_the_partial_histogram(tmp_path: Path) -> None:
     assert "PARTIAL" in stdout and "histogram above is PARTIAL" in stderr
     counted = int(stdout.split("File sizes: ")[1].split(" files")[0].replace(",", ""))
     assert 0 < counted < 150_000
+
+
+def test_a_symlink_to_a_directory_named_on_the_command_line_is_followed_but_not_links_inside(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a").write_bytes(b"x" * 5000)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "big").write_bytes(b"x" * 70000)
+    (real / "inner-link").symlink_to(outside)  # met during the walk: not followed
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    done = run_cli("smallblocks", str(link), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["files"] == 1 and data["bytes"] == 5000

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err, warn
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from, target_path
+from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
 from stackbench.safety import check_target_text
 from stackbench.cli.plan_options import (
     BsOption,
@@ -59,7 +59,7 @@ def ab_command(
     rate_iops: Optional[int] = RateIopsOption,
     min_effect: float = typer.Option(5.0, "--min-effect", min=0.0, max=99.0, help="Smallest change, in %, that can earn keep/revert."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0001, max=0.5, help="Significance level (family-wise over rows, Holm)."),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="Session name; the runs are stored as NAME-a and NAME-b."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="Session name; the runs are stored as NAME-a and NAME-b.", callback=check_label),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = typer.Option(False, "--json", help="Same as --format json."),

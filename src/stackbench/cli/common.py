@@ -27,6 +27,24 @@ def target_path(text: str) -> Path:
     return Path(text)
 
 
+def check_label(value: Optional[str]) -> Optional[str]:
+    """A run label must name one run unambiguously and print on one line (docs/run.md, "Naming runs")."""
+    if value is None:
+        return None
+    if not value.strip() or value != value.strip():
+        raise typer.BadParameter("a label must be non-empty text without leading or trailing blanks")
+    if len(value) > 200:
+        raise typer.BadParameter(f"a label has at most 200 characters, this one {len(value)}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise typer.BadParameter("a label cannot contain control characters such as newlines or tabs")
+    if len(value) >= 4 and all(c in "0123456789abcdefABCDEF" for c in value):
+        raise typer.BadParameter(
+            f"{value!r} looks like a run id prefix, which is looked up before labels; add a letter beyond f, "
+            "e.g. 'run-" + value + "'"
+        )
+    return value
+
+
 def _known_format(value: str) -> str:
     from stackbench.report.export import FORMATS
 

@@ -9,7 +9,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, fail, out, warn
-from stackbench.cli.common import DbOption, FormatOption, JsonOption, emit, open_store_from, print_json, print_run
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, check_label, emit, open_store_from, print_json, print_run,
+)
 
 
 @app.command("runs")
@@ -157,7 +159,7 @@ def import_command(
     files: list[Path] = typer.Argument(
         ..., help="fio output files (json, json+, normal or terse) or FreeBSD diskinfo -wS output.", show_default=False
     ),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="Label for the imported run(s)."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="Label for the imported run(s).", callback=check_label),
     input_format: str = typer.Option(
         "auto", "--input-format", help="auto (detect), json, normal, terse or diskinfo."
     ),

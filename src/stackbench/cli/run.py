@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from stackbench.cli.app import app, err, out, warn
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_run, target_path
+from stackbench.cli.common import DbOption, JsonOption, check_label, open_store_from, print_run, target_path
 from stackbench.cli.plan_options import (
     BsOption,
     CiTargetOption,
@@ -68,7 +68,7 @@ def run_command(
     destroy_data: bool = typer.Option(
         False, "--destroy-data", help="Allow writing to an existing file or a blank, unmounted block device."
     ),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for this run, usable wherever a run id is."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for this run, usable wherever a run id is.", callback=check_label),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the first job file; run nothing."),
     db: Optional[str] = DbOption,
     json_output: bool = JsonOption,

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 
 from stackbench.cli.app import app, warn
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from, target_path
+from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
 from stackbench.report.export import Tabular
 from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
 from stackbench.safety import check_target_text
@@ -27,7 +27,7 @@ def synclat_command(
     min_time: str = typer.Option("1s", "--min-time", help="Time per size (fio runtime)."),
     size: str = typer.Option("256M", "--size", help="Scratch file size; writes land at random offsets in it."),
     destroy_data: bool = typer.Option(False, "--destroy-data", help="Allow a blank block device (same guard as run)."),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for the stored run."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for the stored run.", callback=check_label),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = typer.Option(False, "--json", help="Same as --format json."),

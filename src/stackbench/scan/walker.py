@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import stat
 import queue
 import signal
 import time
@@ -140,15 +141,16 @@ def walk_histogram(
     parent = _Walker(one_file_system, counter)
     units: deque[tuple[str, int]] = deque()
     for path in paths:
+        # A symlink named on the command line is followed, as `find -H` does; links met inside are not.
         try:
-            st = os.lstat(path)
+            st = os.stat(path)
         except FileNotFoundError:
-            raise StackbenchError(f"{path} does not exist", "Check the path") from None
+            raise StackbenchError(f"{path} does not exist (or is a broken symlink)", "Check the path") from None
         except OSError as error:
             raise StackbenchError(f"cannot read {path}: {error.strerror}", "Check the path and permissions") from None
-        if os.path.isdir(path) and not os.path.islink(path):
-            units.append((str(path), st.st_dev))
-        elif os.path.isfile(path) and not os.path.islink(path):
+        if stat.S_ISDIR(st.st_mode):
+            units.append((os.path.realpath(path), st.st_dev))
+        elif stat.S_ISREG(st.st_mode):
             parent.histogram.add(st.st_size)
         else:
             raise StackbenchError(f"{path} is neither a directory nor a regular file", "Pass directories to scan")
