@@ -22,7 +22,7 @@ def mountpoint(facts: Facts, dataset: str) -> str:
 def ab(rule_id: str, target: str, workload: str, change: str, where: str = "") -> str:
     """`run before; change; run after; compare` with labels named after the rule."""
     label = rule_id.lower()
-    run = f"stackbench run -t {target} {workload} --repeat 3"
+    run = f"stackbench run -t {target} {workload} --runs 5"
     prefix = f"{where}: " if where else ""
     return (f"{prefix}{run} --label {label}-before; {change}; {run} --label {label}-after; "
             f"stackbench compare {label}-before {label}-after")

@@ -96,10 +96,15 @@ def run_tabular(run: Run) -> Tabular:
 
 
 def format_estimate(found: Estimate) -> str:
-    """`152,456 ± 5.6%`, or `± ?` when one run gives no interval."""
+    """`152,456 ± 5.6%`; a wide interval, which is lopsided on the log scale it is computed on, as
+    `12,216 -48%/+93%` (never a "± 146 %" that would reach below zero); `± ?` when one run gives none."""
     width = found.half_width_rel
-    if width == float("inf"):
+    if width == float("inf") or found.low is None or found.high is None:
         return f"{format_iops(found.centre)} ± ?"
+    down = (found.centre - found.low) / found.centre
+    up = (found.high - found.centre) / found.centre
+    if up > 1.1 * down and up >= 0.1:
+        return f"{format_iops(found.centre)} -{down:.0%}/+{up:.0%}"
     return f"{format_iops(found.centre)} ± {width:.1%}"
 
 

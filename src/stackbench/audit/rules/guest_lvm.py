@@ -27,7 +27,7 @@ def check(facts):
         return
     listed = ", ".join(f"{d.name}" + (f" on {d.parent}" if d.parent else "") +
                        (f" ({', '.join(d.mountpoints)})" if d.mountpoints else "") for d in volumes)
-    run = "stackbench run -t {target} --preset blog --qd 4 --runtime 30 --repeat 3 --label {label}"
+    run = "stackbench run -t {target} --preset blog --qd 4 --runtime 30 --runs 5 --label {label}"
     yield Finding(
         "GUEST-LVM", "info", "guest LVM",
         f"TYPE lvm in lsblk: {listed}; the facts come from a VM ({_why_vm(facts)})",
