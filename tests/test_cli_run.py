@@ -172,7 +172,8 @@ def test_quick_reads_use_o_direct_where_the_file_system_honours_it(tmp_path: Pat
     assert made.returncode == 0, made.stderr
     data = json.loads(made.stdout)
     assert data["cells"][0]["direct"] is True and data["facts"]["plan"]["direct_auto"] is True
-    assert not any("cache" in w.lower() for w in data["warnings"])
+    # No page-cache warning (a stability warning may mention "a cache filling" on a busy machine).
+    assert not any("cache-dominated" in w or "page cache" in w for w in data["warnings"]), data["warnings"]
 
 
 def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
