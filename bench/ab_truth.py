@@ -1,0 +1,109 @@
+"""Are `compare` verdicts true? An A/A study (no effect: no verdict) and a power study (a known effect: found).
+
+A/A: the same plan is run PAIRS+1 times as separate `stackbench run`s, and each run is compared with the
+next (`stackbench compare --json`). Every keep or revert is a false positive; the target is at most 5 % of
+rows (alpha 0.05, Holm over the rows of a compare) and of overall verdicts.
+
+Power: a real effect of known size is made with fio's rate_iops: A capped at half the typical IOPS, B at
+90 % (then 80 %) of A's cap. `compare A B` must say revert. Capping both arms keeps the effect exact
+whatever the device does from run to run.
+
+Uses only the installed `stackbench` (the same CLI users run) and Python; prints what it measured and a
+summary to paste into bench/RESULTS.md.
+
+    python bench/ab_truth.py --target /dev/shm --pairs 20
+    python bench/ab_truth.py --target /var/tmp --pairs 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+AA_PLAN = ["--bs", "4k", "--rw", "randwrite,randread", "--qd", "1"]
+POWER_PLAN = ["--bs", "4k", "--rw", "randwrite", "--qd", "1"]
+
+
+def stackbench(*args: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "stackbench", *args, "--json"], capture_output=True, text=True)
+    if done.returncode not in (0,):
+        raise SystemExit(f"stackbench {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    return json.loads(done.stdout)
+
+
+def measure(target: str, db: str, label: str, runs: int, runtime: str, ramp: str, plan: list[str]) -> dict:
+    return stackbench("run", "-t", target, *plan, "--runs", str(runs), "--fixed", "--runtime", runtime, "--ramp", ramp,
+                      "--label", label, "--db", db)
+
+
+def verdicts(db: str, a: str, b: str) -> tuple[list[str], str]:
+    data = stackbench("compare", a, b, "--db", db)
+    return [row["verdict"] for row in data["rows"]], data["verdict"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", required=True, help="directory for the scratch file (RAM- or disk-backed)")
+    parser.add_argument("--pairs", type=int, default=20, help="A/A compares (runs = pairs + 1)")
+    parser.add_argument("--power-pairs", type=int, default=5, help="compares per known effect")
+    parser.add_argument("--runs", type=int, default=5, help="fio runs per cell in each stackbench run")
+    parser.add_argument("--runtime", default="1", help="measured seconds per fio run")
+    parser.add_argument("--ramp", default="0.5", help="ramp seconds per fio run")
+    options = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="ab-truth-"))
+    db = str(workdir / "truth.db")
+    started = time.monotonic()
+    print(f"# {' '.join(sys.argv)}  (fio runs per cell {options.runs}, {options.ramp}+{options.runtime} s each)")
+
+    labels, medians = [], []
+    for index in range(options.pairs + 1):
+        label = f"aa-{index}"
+        run = measure(options.target, db, label, options.runs, options.runtime, options.ramp, AA_PLAN)
+        labels.append(label)
+        medians.append({c["pattern"]: c["runs"]["iops"] for c in run["cells"]})
+        print(f"A/A run {index:>2}: " + ", ".join(f"{p} {v:,.0f}" for p, v in medians[-1].items()), flush=True)
+    rows_flagged = rows_total = overall_flagged = 0
+    for a, b in zip(labels, labels[1:]):
+        row_verdicts, overall = verdicts(db, a, b)
+        flagged = [v for v in row_verdicts if v in ("keep", "revert")]
+        rows_flagged += len(flagged)
+        rows_total += len(row_verdicts)
+        overall_flagged += overall in ("keep", "revert")
+        print(f"compare {a} {b}: rows {row_verdicts} overall {overall}", flush=True)
+
+    write_cell = next(p for p in medians[0] if "write" in p)
+    typical = statistics.median(m[write_cell] for m in medians)
+    cap_a = max(1, int(typical * 0.5))
+    power = {}
+    for fraction in (0.9, 0.8):
+        found = 0
+        for index in range(options.power_pairs):
+            a, b = f"cap-{fraction}-{index}-a", f"cap-{fraction}-{index}-b"
+            measure(options.target, db, a, options.runs, options.runtime, options.ramp,
+                    [*POWER_PLAN, "--rate-iops", str(cap_a)])
+            measure(options.target, db, b, options.runs, options.runtime, options.ramp,
+                    [*POWER_PLAN, "--rate-iops", str(int(cap_a * fraction))])
+            row_verdicts, overall = verdicts(db, a, b)
+            found += overall == "revert"
+            print(f"power {fraction:.0%}: compare {a} {b}: rows {row_verdicts} overall {overall}", flush=True)
+        power[fraction] = found
+
+    minutes = (time.monotonic() - started) / 60
+    print()
+    print(f"target {options.target}: {options.pairs} A/A compares of {rows_total // options.pairs} rows each")
+    print(f"  rows with keep/revert (false positives): {rows_flagged} of {rows_total} "
+          f"({rows_flagged / rows_total:.1%}); overall keep/revert: {overall_flagged} of {options.pairs} "
+          f"({overall_flagged / options.pairs:.1%})")
+    for fraction, found in power.items():
+        print(f"  power, B capped at {fraction:.0%} of A ({cap_a:,} IOPS): revert in {found} of {options.power_pairs}")
+    print(f"  wall time {minutes:.1f} min; store {db}")
+
+
+if __name__ == "__main__":
+    main()
