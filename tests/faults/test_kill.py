@@ -28,13 +28,17 @@ def _fio_processes_in(directory: str) -> list[str]:
     return found
 
 
-def test_sigkill_mid_run_then_the_next_command_marks_it_abandoned_and_cleans_up(tmp_path: Path, scratch_dir: Path) -> None:
-    db = tmp_path / "r.db"
-    process = subprocess.Popen(
+def _start_run(scratch_dir: Path, db: Path, runs: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--bs", "4k", "--rw", "randwrite",
-         "--qd", "1", "--runs", "5", "--runtime", "2", "--ramp", "0", "--size", "16M", "--db", str(db)],
+         "--qd", "1", "--runs", str(runs), "--runtime", "2", "--ramp", "0", "--size", "16M", "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+
+
+def test_sigkill_mid_run_then_the_next_command_marks_it_abandoned_and_cleans_up(tmp_path: Path, scratch_dir: Path) -> None:
+    db = tmp_path / "r.db"
+    process = _start_run(scratch_dir, db, 5)
     assert process.stderr.readline().startswith("Run ")
     assert "done" in process.stderr.readline()  # one fio run stored; the second is under way
     time.sleep(0.5)
@@ -61,11 +65,7 @@ def test_sigkill_mid_run_then_the_next_command_marks_it_abandoned_and_cleans_up(
 
 def test_a_running_run_of_a_live_process_is_left_alone(tmp_path: Path, scratch_dir: Path) -> None:
     db = tmp_path / "r.db"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--bs", "4k", "--rw", "randwrite",
-         "--qd", "1", "--runs", "2", "--runtime", "2", "--ramp", "0", "--size", "16M", "--db", str(db)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    process = _start_run(scratch_dir, db, 2)
     assert process.stderr.readline().startswith("Run ")
     listed = run_cli("runs", "--db", str(db), "--json")
     assert json.loads(listed.stdout)["runs"][0]["status"] == "running"
