@@ -23,6 +23,7 @@ def _db(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'results.db'}"
 
 
+@pytest.mark.slow
 def test_quick_run_stores_cells_prints_json_and_removes_the_scratch_file(tmp_path: Path, scratch_dir: Path) -> None:
     result = run_cli("run", "--target", str(scratch_dir), "--preset", "quick", *FAST, "--db", _db(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
@@ -152,6 +153,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, scratch_dir:
     assert not (tmp_path / "results.db").exists()
 
 
+@pytest.mark.slow
 def test_cache_warning_is_printed_and_stored_for_small_buffered_read_tests(tmp_path: Path, scratch_dir: Path) -> None:
     db = _db(tmp_path)
     made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,

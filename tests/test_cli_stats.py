@@ -35,6 +35,7 @@ def adaptive_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict, P
     return db, made, scratch
 
 
+@pytest.mark.slow
 def test_adaptive_cells_add_runs_and_say_why_they_stopped(adaptive_run) -> None:
     _, data, _ = adaptive_run
     (cell,) = data["cells"]
@@ -51,6 +52,7 @@ def test_adaptive_cells_add_runs_and_say_why_they_stopped(adaptive_run) -> None:
     assert runs["iops_ci_low"] <= runs["iops"] <= runs["iops_ci_high"]
 
 
+@pytest.mark.slow
 def test_fixed_runs_are_separate_fio_runs_interleaved_across_cells(tmp_path: Path, scratch_dir: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     args = ["run", "-t", str(scratch_dir), "--bs", "4k,64k", "--qd", "1", "--rw", "randwrite", "--size", "32M",
@@ -85,6 +87,7 @@ def test_a_real_run_compared_with_itself_is_never_significant(adaptive_run) -> N
     assert comparison["rows"][0]["p_value"] == 1.0 and comparison["rows"][0]["delta_pct"] == 0
 
 
+@pytest.mark.slow
 def test_real_aa_separate_runs_of_one_plan_give_no_keep_or_revert(tmp_path: Path, scratch_dir: Path) -> None:
     """The real A/A check in the suite: the same plan run twice as separate runs must not earn a verdict.
 
@@ -102,6 +105,7 @@ def test_real_aa_separate_runs_of_one_plan_give_no_keep_or_revert(tmp_path: Path
     assert not any(row["verdict"] in ("keep", "revert") for row in comparison["rows"])
 
 
+@pytest.mark.slow
 def test_a_real_known_effect_is_found(tmp_path: Path, scratch_dir: Path) -> None:
     """The power check: a fio rate_iops cap at half the measured rate is a real, known effect."""
     db = f"sqlite:///{tmp_path / 'r.db'}"
@@ -114,6 +118,7 @@ def test_a_real_known_effect_is_found(tmp_path: Path, scratch_dir: Path) -> None
     assert comparison["rows"][0]["delta_ci_pct"][1] < 0
 
 
+@pytest.mark.slow
 def test_ab_alternates_a_and_b_and_compares_paired_by_round(tmp_path: Path, scratch_dir: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     log = tmp_path / "applied.log"
@@ -182,6 +187,7 @@ def ext4_loop(tmp_path: Path, blank_loop: Path) -> Iterator[Path]:
 
 
 
+@pytest.mark.slow
 def test_sync_writes_on_a_loop_ext4_against_tmpfs_are_significant_and_revert(
     tmp_path: Path, tmpfs_mount, ext4_loop: Path
 ) -> None:
@@ -202,6 +208,7 @@ def test_sync_writes_on_a_loop_ext4_against_tmpfs_are_significant_and_revert(
     assert "The biggest gap opens between ram and ext4+sync" in layers.stdout
 
 
+@pytest.mark.slow
 def test_goals_are_checked_by_show_and_run(adaptive_run) -> None:
     db, data, scratch = adaptive_run
     added = run_cli("goal", "add", "4K rnd write >= 1 IOPS", "--db", db)

@@ -13,6 +13,7 @@ DATA = Path(__file__).parent / "data"
 MiB = 1024**2
 
 
+@pytest.mark.slow
 def test_synclat_sweeps_sizes_and_stores_a_run(tmp_path: Path, scratch_dir: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     result = run_cli("synclat", str(scratch_dir), "--sizes", "4k..16k", "--min-time", "1", "--size", "32M",
@@ -57,6 +58,7 @@ def test_synclat_on_a_blank_device_needs_destroy_data(tmp_path: Path, blank_loop
     assert len(json.loads(made.stdout)["synclat"]) == 2
 
 
+@pytest.mark.slow
 def test_slog_ranks_candidates_and_includes_imported_runs(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     imported = run_cli("import", str(DATA / "diskinfo" / "hdd-512-start.txt"), "--label", "hdd", "--db", db)

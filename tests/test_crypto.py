@@ -496,6 +496,7 @@ def cryptsetup_installed() -> None:
         pytest.fail("cryptsetup is not installed: run scripts/test, which installs it (apt-get install cryptsetup-bin)")
 
 
+@pytest.mark.slow
 def test_cli_here(cryptsetup_installed: None) -> None:
     """Really run `stackbench crypto` here. On this CI machine the kernel has no AF_ALG: one line, exit 1."""
     result = run_cli("crypto", timeout=600)

@@ -58,6 +58,7 @@ def test_ctrl_c_during_a_many_file_import_says_exactly_what_was_stored(tmp_path:
         assert run["run_id"][:12] in lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.3, 1.5, 3.2])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_at_several_points_of_a_run_keeps_finished_runs_and_removes_the_scratch_file(

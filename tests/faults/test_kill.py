@@ -11,6 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 
 
@@ -36,6 +38,7 @@ def _start_run(scratch_dir: Path, db: Path, runs: int) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_the_next_command_marks_it_abandoned_and_cleans_up(tmp_path: Path, scratch_dir: Path) -> None:
     db = tmp_path / "r.db"
     process = _start_run(scratch_dir, db, 5)
@@ -63,6 +66,7 @@ def test_sigkill_mid_run_then_the_next_command_marks_it_abandoned_and_cleans_up(
     assert "abandoned" in again.stdout and "left running" not in again.stderr  # reported once
 
 
+@pytest.mark.slow
 def test_a_running_run_of_a_live_process_is_left_alone(tmp_path: Path, scratch_dir: Path) -> None:
     db = tmp_path / "r.db"
     process = _start_run(scratch_dir, db, 2)

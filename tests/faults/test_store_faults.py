@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import DATA, run_cli
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
@@ -93,6 +95,7 @@ def test_a_read_only_store_still_reads_and_refuses_writes_in_one_line(tmp_path: 
     assert "is read-only" in _one_error_line(done.stderr)
 
 
+@pytest.mark.slow
 def test_a_write_lock_held_by_another_process_is_one_line_after_waiting(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     assert run_cli("runs", "--db", str(db)).returncode == 0  # creates the schema

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as sps
+
+
+def _scipy_stats():  # noqa: ANN202 - scipy.stats takes 0.7 s to import: only when a statistic is computed
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
         return (-math.inf, math.inf)
     best = 1
     for j in range(1, n // 2 + 1):
-        coverage = sps.binom.cdf(n - j, n, 0.5) - sps.binom.cdf(j - 1, n, 0.5)
+        coverage = _scipy_stats().binom.cdf(n - j, n, 0.5) - _scipy_stats().binom.cdf(j - 1, n, 0.5)
         if coverage >= confidence:
             best = j
         else:
@@ -145,7 +150,7 @@ def compare_samples(
         if np.all(a == a[0]) and np.all(b == a[0]):
             p_value = 1.0  # identical constants: no evidence of any difference
         else:
-            p_value = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+            p_value = float(_scipy_stats().mannwhitneyu(a, b, alternative="two-sided").pvalue)
         if not math.isfinite(p_value):
             raise ValueError("non-finite p-value")
     except ValueError as error:
@@ -169,7 +174,7 @@ def _shift_ci(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, f
     """Hodges-Lehmann interval for the shift b - a from the order statistics of all pairwise differences."""
     n, m = a.size, b.size
     differences = np.sort(np.subtract.outer(b, a).ravel())
-    z = sps.norm.ppf(0.5 + confidence / 2)
+    z = _scipy_stats().norm.ppf(0.5 + confidence / 2)
     k = int(math.floor(n * m / 2 - z * math.sqrt(n * m * (n + m + 1) / 12)))
     if k < 0:
         return (-math.inf, math.inf)
