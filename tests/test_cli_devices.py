@@ -21,6 +21,7 @@ MiB = 1024**2
 
 
 
+@pytest.mark.slow
 def test_blank_device_runs_only_with_destroy_data_and_records_the_device(tmp_path: Path, blank_loop: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     args = ["run", "-t", str(blank_loop), "--bs", "4k", "--qd", "1", "--rw", "randwrite", "--runtime", "1",

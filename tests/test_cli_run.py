@@ -46,6 +46,7 @@ def test_quick_run_stores_cells_prints_json_and_removes_the_scratch_file(tmp_pat
     assert list(scratch_dir.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_table_output_names_rows_like_the_practitioners(tmp_path: Path, scratch_dir: Path) -> None:
     result = run_cli(
         "run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "4", "--rw", "randwrite", *FAST,
@@ -57,6 +58,7 @@ def test_table_output_names_rows_like_the_practitioners(tmp_path: Path, scratch_
     assert re.search(r"\d+(\.\d+)? (µs|ms|ns)", result.stdout)
 
 
+@pytest.mark.slow
 def test_runs_and_show_read_back_what_run_stored(tmp_path: Path, scratch_dir: Path) -> None:
     db = _db(tmp_path)
     made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
@@ -74,6 +76,7 @@ def test_runs_and_show_read_back_what_run_stored(tmp_path: Path, scratch_dir: Pa
     assert run["run_id"][:12] in table.stdout and "again" in table.stdout
 
 
+@pytest.mark.slow
 def test_database_comes_from_the_environment_variable(tmp_path: Path, scratch_dir: Path) -> None:
     db_file = tmp_path / "env.db"
     made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
@@ -82,6 +85,7 @@ def test_database_comes_from_the_environment_variable(tmp_path: Path, scratch_di
     assert sqlite3.connect(db_file).execute("select count(*) from cells").fetchone()[0] == 1
 
 
+@pytest.mark.slow
 def test_default_database_lives_under_the_xdg_data_dir(tmp_path: Path, scratch_dir: Path) -> None:
     env = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "STACKBENCH_DB": ""}
     made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST, env=env)
@@ -192,7 +196,11 @@ def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
     raise AssertionError(f"no {count} cells stored within {timeout} s")
 
 
-@pytest.mark.parametrize("sig, word", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM"), (signal.SIGHUP, "SIGHUP")])
+@pytest.mark.parametrize("sig, word", [
+    (signal.SIGINT, "Ctrl-C"),
+    pytest.param(signal.SIGTERM, "SIGTERM", marks=pytest.mark.slow),
+    pytest.param(signal.SIGHUP, "SIGHUP", marks=pytest.mark.slow),
+])
 def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch(
     tmp_path: Path, scratch_dir: Path, sig: int, word: str
 ) -> None:

@@ -48,6 +48,7 @@ def test_synclat_bad_sizes_are_one_line_errors(tmp_path: Path, scratch_dir: Path
 
 
 
+@pytest.mark.slow
 def test_synclat_on_a_blank_device_needs_destroy_data(tmp_path: Path, blank_loop: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     args = ["synclat", str(blank_loop), "--sizes", "4k,8k", "--min-time", "1", "--size", "16M", "--db", db, "--json"]
