@@ -200,3 +200,12 @@ def test_geomean_ratio_interval_brackets_the_ratio() -> None:
     h = (math.log(row.high) - math.log(row.low)) / 2
     assert (low, high) == pytest.approx((1.5 * math.exp(-h / math.sqrt(2)), 1.5 * math.exp(h / math.sqrt(2))))
     assert result.to_json()["geomean_ratio_ci"] == [low, high]
+
+
+def test_layer_values_are_the_geometric_mean_of_separate_runs_not_of_seconds() -> None:
+    """A layer's value is what compare uses: the runs' geometric mean; per-second samples do not count."""
+    lower = run([cell(runs=[1000.0, 4000.0], samples=[9999.0] * 10)], label="host")
+    upper = run([cell(runs=[100.0, 400.0])], label="vm")
+    (row,) = layer_gaps([lower, upper]).rows
+    assert row.values == (pytest.approx(2000.0), pytest.approx(200.0))
+    assert row.factors[0] == pytest.approx(10.0)

@@ -18,20 +18,15 @@ METRICS = {"iops": "IOPS", "bw": "MB/s"}
 
 
 def cell_value(cell: Cell, metric: str) -> float:
-    """The median of the per-second samples when there are samples, else fio's overall number."""
-    samples = cell.measured_samples
-    if metric == "iops":
-        if samples:
-            return _median([s.iops for s in samples])
-        return cell.result.iops
-    bws = [s.bw_bytes for s in samples if s.bw_bytes is not None]
-    return (_median(bws) if bws else cell.result.bw_bytes) / 1e6
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    """The geometric mean over the cell's separate fio runs (the unit of replication, as in `compare`);
+    fio's overall number for cells without per-run results (imports, cells stored before runs existed)."""
+    key = "iops" if metric == "iops" else "bw_bytes"
+    per_run = [r[key] for r in (cell.measurement or {}).get("replicates") or () if r.get(key)]
+    if per_run:
+        value = math.exp(sum(math.log(v) for v in per_run) / len(per_run))
+    else:
+        value = cell.result.iops if metric == "iops" else cell.result.bw_bytes
+    return value if metric == "iops" else value / 1e6
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def layers_table(gaps) -> Tabular:  # noqa: ANN001 - LayerGaps
     return Tabular(
         headers=headers,
         rows=rows,
-        title=f"layers ({unit}, median of per-second samples where available)",
+        title=f"layers ({unit}, geometric mean of separate fio runs where available)",
         notes=notes,
         right_aligned=frozenset(range(1, len(headers))),
     )
