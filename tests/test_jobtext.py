@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from conftest import run_cli
 from stackbench.engine.fio import job_file
-from stackbench.engine.jobtext import IOENGINES, check_value, opened_files, read_back, render
+from stackbench.engine.jobtext import check_value, opened_files, read_back, render
 from stackbench.errors import UsageError
-from stackbench.plan import build_plan
+from stackbench.plan import IOENGINES, build_plan
 
 HOSTILE = st.text(
     alphabet=st.one_of(

@@ -16,7 +16,7 @@ from stackbench.analysis.stats import (
     min_samples_to_detect,
     summarize,
 )
-from stackbench.analysis.stopping import StoppingRule
+from stackbench.analysis.stopping import StoppingRule, decide
 
 
 def test_median_ci_uses_the_binomial_order_statistics() -> None:
@@ -101,14 +101,14 @@ def test_a_sample_compared_with_itself_is_never_significant(values: list[float])
 def test_stopping_rule_counts_runs_and_says_when_the_target_is_out_of_reach() -> None:
     rule = StoppingRule(ci_target=0.05, min_runs=5, max_runs=10, max_seconds=None)
     steady = [1000.0, 1010.0, 995.0, 1005.0, 1002.0]
-    assert rule.decide(steady[:4], 10, 2) == (False, "")  # below the minimum runs
-    stop, why = rule.decide(steady, 10, 2)
+    assert decide(rule, steady[:4], 10, 2) == (False, "")  # below the minimum runs
+    stop, why = decide(rule, steady, 10, 2)
     assert stop and why.startswith("stable: ±") and "after 5 runs" in why
     noisy = [1000.0, 1500.0, 800.0, 1300.0, 900.0]
-    assert rule.decide(noisy, 10, 2) == (False, "")
-    stop, why = rule.decide(noisy * 2, 20, 2)
+    assert decide(rule, noisy, 10, 2) == (False, "")
+    stop, why = decide(rule, noisy * 2, 20, 2)
     assert stop and "out of reach on this machine: 10 runs reached" in why and "would need about" in why
     capped = StoppingRule(ci_target=0.05, min_runs=5, max_runs=10, max_seconds=12)
-    stop, why = capped.decide(noisy, 10.5, 2)
+    stop, why = decide(capped, noisy, 10.5, 2)
     assert stop and "time cap 12 s" in why
-    assert capped.decide(noisy[:2], 11, 2) == (True, "time cap 12 s reached after 2 run(s), fewer than 5")
+    assert decide(capped, noisy[:2], 11, 2) == (True, "time cap 12 s reached after 2 run(s), fewer than 5")

@@ -11,9 +11,7 @@ import itertools
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from stackbench.analysis.stopping import StoppingRule
 from stackbench.errors import UsageError
-from stackbench.engine.jobtext import check_ioengine
 from stackbench.units import format_size, parse_size
 
 RW_MODES = ("randread", "randwrite", "read", "write", "randrw", "rw")
@@ -26,6 +24,33 @@ _RW_WORDS = {
     "rw": "seq rw",
 }
 READ_MODES = frozenset({"randread", "read", "randrw", "rw"})
+
+
+# Engines stackbench's numbers are meaningful for: each does real I/O on the target file. Engines that do
+# none (null), run commands (exec, external) or talk to the network are not offered.
+IOENGINES: tuple[str, ...] = (
+    "libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "vsync", "posixaio", "mmap",
+)
+
+
+def check_ioengine(engine: str) -> str:
+    if engine not in IOENGINES:
+        raise UsageError(f"unknown or unsupported --ioengine {engine!r}", f"Use one of: {', '.join(IOENGINES)}")
+    return engine
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """When a cell has enough separate fio runs (analysis/stopping.py applies it)."""
+
+    ci_target: float = 0.05  # relative half-width of the geometric mean's interval across runs
+    confidence: float = 0.95
+    min_runs: int = 5
+    max_runs: int = 10
+    max_seconds: float | None = None  # cap on one cell's fio time (all its runs), None: runs cap only
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 # The accepted range of every number that reaches a job file: (field, option, lowest, highest, example).

@@ -23,6 +23,7 @@ from typing import Any, Iterator, Protocol
 
 from stackbench import __version__
 from stackbench.analysis.stability import run_warnings
+from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import merge_segments
@@ -409,7 +410,7 @@ def _decide(state: _CellState, plan: Plan) -> None:
             state.done, state.stop_reason = True, f"{n} separate fio run(s), as planned"
         return
     values = state.primary_iops()
-    stop, why = rule.decide(values, state.seconds, plan.run_seconds(state.workload))
+    stop, why = decide(rule, values, state.seconds, plan.run_seconds(state.workload))
     if stop:
         state.done, state.stop_reason = True, why
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import operator
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from stackbench.errors import StackbenchError
+from stackbench.goal import Goal
 from stackbench.results import Cell, Run
 from stackbench.units import format_size, parse_size
 
@@ -28,50 +29,6 @@ _UNITS = {
 _STATS = {"p50": "p50", "median": "p50", "p99": "p99", "p99.9": "p999", "p999": "p999", "mean": "mean", "avg": "mean"}
 _GOAL_RE = re.compile(r"^(?P<left>.*?)\s*(?P<op>>=|<=|>|<)\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>\S+)\s*$")
 _FIX = 'Write e.g. "seq write 1M >= 117 MB/s", "4K QD4 rnd write >= 3000 IOPS" or "p99 <= 1 ms"'
-
-
-@dataclass(frozen=True)
-class Goal:
-    text: str
-    metric: str  # iops | bw (bytes/s) | lat (ns)
-    statistic: str | None  # for latency: p50 | p99 | p999 | mean
-    op: str
-    threshold: float  # in the metric's base unit (IOPS, bytes/s, ns)
-    rw: tuple[str, ...] = ()
-    bs: int | None = None
-    iodepth: int | None = None
-    numjobs: int | None = None
-    sync: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["rw"] = list(self.rw)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Goal":
-        return cls(**{**data, "rw": tuple(data.get("rw") or ())})
-
-    def matches(self, cell: Cell) -> bool:
-        w = cell.workload
-        return (
-            (not self.rw or w.rw in self.rw)
-            and (self.bs is None or w.bs == self.bs)
-            and (self.iodepth is None or w.iodepth == self.iodepth)
-            and (self.numjobs is None or w.numjobs == self.numjobs)
-            and (self.sync is None or w.sync == self.sync)
-        )
-
-    def value(self, cell: Cell) -> float | None:
-        r = cell.result
-        if self.metric == "iops":
-            return r.iops
-        if self.metric == "bw":
-            return r.bw_bytes
-        lat = r.sync_lat if (self.sync and r.sync_lat) else r.clat
-        if lat is None:
-            return None
-        return {"p50": lat.p50_ns, "p99": lat.p99_ns, "p999": lat.p999_ns, "mean": lat.mean_ns}[self.statistic or "mean"]
 
 
 def parse_goal(text: str) -> Goal:

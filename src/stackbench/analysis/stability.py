@@ -9,6 +9,7 @@ inside one run is reported only as a diagnostic (a cache filling, ZFS txg flushe
 from __future__ import annotations
 
 from stackbench.analysis.cells import RUNS, cell_estimate, replicates_of
+from stackbench.analysis.stats import sample_summary
 from stackbench.results import Cell
 
 SPREAD_LIMIT = 0.10  # run-to-run variation (sd of log IOPS) above which a warning says so
@@ -50,7 +51,7 @@ def cell_warnings(cell: Cell) -> list[str]:
             f"{min(replicates.values):,.0f} to {max(replicates.values):,.0f} IOPS): other load, a cache filling "
             "or a file system still laying out the file; keep the machine quiet and use more --runs"
         )
-    summary = cell.iops_summary()
+    summary = sample_summary(cell)
     if summary is not None and summary.n >= 4 and summary.cv >= CV_LIMIT:
         warnings.append(
             f"{name}: IOPS vary a lot second to second inside runs (CV {summary.cv:.0%}): a cache filling or "

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from stackbench.results import Cell
 
 
 def _scipy_stats():  # noqa: ANN202 - scipy.stats takes 0.7 s to import: only when a statistic is computed
@@ -179,3 +182,9 @@ def _shift_ci(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, f
     if k < 0:
         return (-math.inf, math.inf)
     return float(differences[k]), float(differences[n * m - 1 - k])
+
+
+def sample_summary(cell: "Cell", confidence: float = 0.95) -> Summary | None:
+    """Within-run diagnostics: the statistics of a cell's per-second IOPS after the ramp (None without samples)."""
+    values = [s.iops for s in cell.measured_samples]
+    return summarize(values, confidence) if values else None

@@ -10,43 +10,35 @@ saying plainly when the target is out of reach with the run-to-run variation it 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Sequence
+
+from stackbench.plan import StoppingRule
+
+__all__ = ["StoppingRule", "decide"]
 
 
-@dataclass(frozen=True)
-class StoppingRule:
-    ci_target: float = 0.05  # relative half-width of the geometric mean's interval across runs
-    confidence: float = 0.95
-    min_runs: int = 5
-    max_runs: int = 10
-    max_seconds: float | None = None  # cap on one cell's fio time (all its runs), None: runs cap only
+def decide(rule: StoppingRule, values: Sequence[float], seconds: float, next_run_seconds: float) -> tuple[bool, str]:
+    """(stop?, why) for a cell with these per-run IOPS after `seconds` of fio time."""
+    from stackbench.analysis.between_runs import estimate, runs_needed  # SciPy: imported only when measuring
 
-    def decide(self, values: Sequence[float], seconds: float, next_run_seconds: float) -> tuple[bool, str]:
-        """(stop?, why) for a cell with these per-run IOPS after `seconds` of fio time."""
-        from stackbench.analysis.between_runs import estimate, runs_needed  # SciPy: imported only when measuring
-
-        n = len(values)
-        if n < self.min_runs:
-            if self.max_seconds is not None and seconds + next_run_seconds > self.max_seconds:
-                return True, f"time cap {self.max_seconds:g} s reached after {n} run(s), fewer than {self.min_runs}"
-            return False, ""
-        found = estimate(values, self.confidence)
-        width = found.half_width_rel
-        if width <= self.ci_target:
-            return True, f"stable: ±{width:.1%} after {n} runs"
-        capped = n >= self.max_runs or (
-            self.max_seconds is not None and seconds + next_run_seconds > self.max_seconds
-        )
-        if not capped:
-            return False, ""
-        limit = f"{self.max_runs} runs" if n >= self.max_runs else f"time cap {self.max_seconds:g} s"
-        spread = found.spread_rel or 0.0
-        needed = runs_needed(found.log_sd or 0.0, self.ci_target, self.confidence)
-        return True, (
-            f"target ±{self.ci_target:.0%} out of reach on this machine: {limit} reached with ±{width:.1%}; "
-            f"runs differed by {spread:.0%} (sd), which would need about {needed} runs"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    n = len(values)
+    if n < rule.min_runs:
+        if rule.max_seconds is not None and seconds + next_run_seconds > rule.max_seconds:
+            return True, f"time cap {rule.max_seconds:g} s reached after {n} run(s), fewer than {rule.min_runs}"
+        return False, ""
+    found = estimate(values, rule.confidence)
+    width = found.half_width_rel
+    if width <= rule.ci_target:
+        return True, f"stable: ±{width:.1%} after {n} runs"
+    capped = n >= rule.max_runs or (
+        rule.max_seconds is not None and seconds + next_run_seconds > rule.max_seconds
+    )
+    if not capped:
+        return False, ""
+    limit = f"{rule.max_runs} runs" if n >= rule.max_runs else f"time cap {rule.max_seconds:g} s"
+    spread = found.spread_rel or 0.0
+    needed = runs_needed(found.log_sd or 0.0, rule.ci_target, rule.confidence)
+    return True, (
+        f"target ±{rule.ci_target:.0%} out of reach on this machine: {limit} reached with ±{width:.1%}; "
+        f"runs differed by {spread:.0%} (sd), which would need about {needed} runs"
+    )

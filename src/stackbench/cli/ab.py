@@ -79,7 +79,7 @@ def ab_command(
     from stackbench.ab_session import AbRequest, execute_ab
     from stackbench.analysis.compare import compare_runs
     from stackbench.cli.compare import comparison_table
-    from stackbench.cli.run import ProgressObserver
+    from stackbench.cli.progress import ProgressObserver
     from stackbench.runner import RunRequest
 
     plan = plan_from_options(

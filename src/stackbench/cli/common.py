@@ -107,9 +107,10 @@ __all__ = ["DbOption", "JsonOption", "split_list", "print_json", "open_store_fro
 def run_with_goals(store: Any, run: Any) -> tuple[dict[str, Any], list[Any]]:
     """The run's JSON with a `goals` list, and the goal results for the table (empty without goals)."""
     from stackbench.analysis.goals import evaluate
+    from stackbench.report.run_json import run_json
 
     results = evaluate([goal for _, goal in store.list_goals()], run)
-    data = run.to_json()
+    data = run_json(run)
     data["goals"] = [r.to_json() for r in results]
     return data, results
 

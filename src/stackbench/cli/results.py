@@ -180,11 +180,12 @@ def import_command(
         stackbench import optane-diskinfo.txt --label optane
     """
     from stackbench.importer import import_files
+    from stackbench.report.run_json import run_json
     from stackbench.report.tables import run_table
 
     runs = import_files(open_store_from(db), files, label=label, fmt=input_format)
     if json_output:
-        print_json({"runs": [r.to_json() for r in runs]})
+        print_json({"runs": [run_json(r) for r in runs]})
         return
     for stored in runs:
         out.print(run_table(stored))

@@ -45,7 +45,7 @@ def slog_command(
         stackbench slog --run optane-diskinfo --run old-ssd
     """
     from stackbench.analysis.slog import PLP_NOTE, candidate_from_run, rank
-    from stackbench.cli.run import ProgressObserver
+    from stackbench.cli.progress import ProgressObserver
     from stackbench.errors import StackbenchError
     from stackbench.plan import build_plan
     from stackbench.runner import RunRequest, execute_run

@@ -44,9 +44,10 @@ def synclat_command(
 
         stackbench synclat /dev/nvme1n1 --destroy-data --sizes 4k..1m --min-time 5s
     """
-    from stackbench.cli.run import ProgressObserver
+    from stackbench.cli.progress import ProgressObserver
     from stackbench.cli.app import err
     from stackbench.runner import RunRequest, execute_run
+    from stackbench.report.run_json import run_json
     from stackbench.synclat import parse_sizes, synclat_plan
 
     plan = synclat_plan(
@@ -62,7 +63,7 @@ def synclat_command(
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
     rows = synclat_rows(run)
-    data = run.to_json()
+    data = run_json(run)
     data["synclat"] = rows
     emit(fmt, synclat_table(run.id, rows), data)
     for text in run.warnings:

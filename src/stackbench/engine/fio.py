@@ -21,9 +21,9 @@ from typing import Callable
 
 from stackbench import __version__
 from stackbench.engine.fio_logs import Sample, log_options, read_samples
-from stackbench.engine.jobtext import check_ioengine, render
+from stackbench.engine.jobtext import render
 from stackbench.errors import FioJobError, FioNotFound, FioOutputError
-from stackbench.plan import Workload
+from stackbench.plan import Workload, check_ioengine
 from stackbench.units import format_size
 
 _INSTALL_FIX = "Install fio (Debian/Ubuntu: apt-get install fio) or point STACKBENCH_FIO at the fio binary"

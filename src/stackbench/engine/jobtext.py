@@ -23,12 +23,6 @@ from collections.abc import Sequence
 
 from stackbench.errors import UsageError
 
-# Engines stackbench's numbers are meaningful for: each does real I/O on the target file. Engines that
-# do none (null), run commands (exec, external) or talk to the network are not offered.
-IOENGINES: tuple[str, ...] = (
-    "libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "vsync", "posixaio", "mmap",
-)
-
 _COMMENT = (";", "#")
 _FORBIDDEN = {";": "a semicolon", "#": "a hash sign", "$": "a dollar sign"}
 
@@ -71,15 +65,6 @@ def check_value(option: str, value: str, *, what: str | None = None) -> str:
             "Rename it, or point a symlink without such characters at it and pass that",
         )
     return value
-
-
-def check_ioengine(engine: str) -> str:
-    if engine not in IOENGINES:
-        raise UsageError(
-            f"unknown or unsupported --ioengine {engine!r}",
-            f"Use one of: {', '.join(IOENGINES)}",
-        )
-    return engine
 
 
 def render(comment: str, sections: Sequence[tuple[str, Sequence[tuple[str, object]]]]) -> str:

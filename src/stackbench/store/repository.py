@@ -27,7 +27,7 @@ from stackbench.store import schema
 from stackbench.store.failures import describe
 
 if TYPE_CHECKING:
-    from stackbench.analysis.goals import Goal
+    from stackbench.goal import Goal
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -427,7 +427,7 @@ class Store:
         return goal_id
 
     def list_goals(self) -> list[tuple[str, "Goal"]]:
-        from stackbench.analysis.goals import Goal
+        from stackbench.goal import Goal
 
         with self.engine.connect() as connection:
             rows = connection.execute(select(schema.goals).order_by(schema.goals.c.created_at)).mappings().all()

@@ -1,0 +1,53 @@
+"""A goal as stored: a success criterion (`seq write 1M >= 117 MB/s`) parsed into a selector, a metric and
+a threshold. Data the store persists; parsing and checking live in analysis/goals.py."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from stackbench.results import Cell
+
+
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    metric: str  # iops | bw (bytes/s) | lat (ns)
+    statistic: str | None  # for latency: p50 | p99 | p999 | mean
+    op: str
+    threshold: float  # in the metric's base unit (IOPS, bytes/s, ns)
+    rw: tuple[str, ...] = ()
+    bs: int | None = None
+    iodepth: int | None = None
+    numjobs: int | None = None
+    sync: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["rw"] = list(self.rw)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Goal":
+        return cls(**{**data, "rw": tuple(data.get("rw") or ())})
+
+    def matches(self, cell: Cell) -> bool:
+        w = cell.workload
+        return (
+            (not self.rw or w.rw in self.rw)
+            and (self.bs is None or w.bs == self.bs)
+            and (self.iodepth is None or w.iodepth == self.iodepth)
+            and (self.numjobs is None or w.numjobs == self.numjobs)
+            and (self.sync is None or w.sync == self.sync)
+        )
+
+    def value(self, cell: Cell) -> float | None:
+        r = cell.result
+        if self.metric == "iops":
+            return r.iops
+        if self.metric == "bw":
+            return r.bw_bytes
+        lat = r.sync_lat if (self.sync and r.sync_lat) else r.clat
+        if lat is None:
+            return None
+        return {"p50": lat.p50_ns, "p99": lat.p99_ns, "p999": lat.p999_ns, "mean": lat.mean_ns}[self.statistic or "mean"]
