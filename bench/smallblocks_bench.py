@@ -5,7 +5,7 @@ Generates a tree of --files files (default 1,000,000; sizes spread over 0 B to 1
 empty) in 1,000-file directories, then times, warm (metadata cached) and cold (page cache dropped before
 each command; needs root), each of:
 - stackbench smallblocks DIR --json (whole command, Python start-up included)
-- find . -type f -print0 | xargs -0 ls -l | awk '...' | sort -n (METHOD.md section 5)
+- find . -type f -print0 | xargs -0 ls -l | awk '...' | sort -n (docs/method.md section 5)
 - du -s --apparent-size DIR
 and prints files/s and the ratios. It also checks that stackbench's bins equal the pipeline's.
 

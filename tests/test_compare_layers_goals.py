@@ -131,7 +131,7 @@ def test_runs_without_common_cells_are_refused() -> None:
 
 
 def test_layers_reproduce_the_method_example() -> None:
-    """METHOD.md section 3: 10644 IOPS on the host, 124 in the VM (85x), 3256 with virtio-blk cache=none."""
+    """docs/method.md section 3: 10644 IOPS on the host, 124 in the VM (85x), 3256 with virtio-blk cache=none."""
     host = run([cell(iops=10644)], label="host")
     vm = run([cell(iops=124)], label="vm")
     fixed = run([cell(iops=3256)], label="virtio-blk")

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 METHOD_WHY = (
-    "METHOD.md section 3: `cryptsetup benchmark` aes-xts 256-bit ran at 266 MiB/s in a Proxmox guest with CPU "
+    "docs/method.md section 3: `cryptsetup benchmark` aes-xts 256-bit ran at 266 MiB/s in a Proxmox guest with CPU "
     "type kvm64 against 3152 MiB/s on its host (12x); with CPU type host the guest's LUKS volume went from "
     "3637 to 6308 IOPS at 4K random write and from 96 to 229 MB/s at 1M sequential write"
 )

@@ -1,7 +1,7 @@
 """Workloads (one fio cell each), plans (ordered lists of them) and the named presets.
 
 A `Workload` is everything fio needs to reproduce one cell except the file name; it is stored with every
-result so any number can be re-run. Presets encode the matrices practitioners actually use (METHOD.md
+result so any number can be re-run. Presets encode the matrices practitioners actually use (docs/method.md
 section 2, CrystalDiskMark's default profile, the SLOG test of section 4).
 """
 
@@ -223,7 +223,7 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(
             "blog",
-            "4K/64K/1M x QD1/4/8/16 x random/sequential read/write (METHOD.md section 2): 5-10 runs of 2+8 s per cell",
+            "4K/64K/1M x QD1/4/8/16 x random/sequential read/write (docs/method.md section 2): 5-10 runs of 2+8 s per cell",
             _product(("4k", "64k", "1m"), (1, 4, 8, 16), ("randread", "randwrite", "read", "write")),
             size="10G",
             runtime=8,

@@ -1,4 +1,4 @@
-"""The synchronous-write latency sweep: Linux's missing `diskinfo -wS` (METHOD.md section 4).
+"""The synchronous-write latency sweep: Linux's missing `diskinfo -wS` (docs/method.md section 4).
 
 For each write size, doubling from the device's logical sector size (O_DIRECT needs that alignment; 512 B
 when nothing tells us) to 8 MiB, fio issues random O_DIRECT + O_DSYNC writes at queue depth 1 for at least

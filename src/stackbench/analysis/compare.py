@@ -1,6 +1,6 @@
 """A/B comparison of two runs: per matching cell, is B better, worse, the same, or not distinguishable?
 
-The verdict follows METHOD.md's rule "change one thing, keep it only if it helps". The unit of replication
+The verdict follows docs/method.md's rule "change one thing, keep it only if it helps". The unit of replication
 is a separate fio run (analysis/between_runs.py says why): each row compares the per-run IOPS of A and B
 with Welch's t-test on log values (paired by round when both runs come from one `stackbench ab` session).
 A row says `keep` only when the Holm-adjusted p-value is below alpha AND B is better by at least

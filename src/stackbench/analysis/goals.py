@@ -1,6 +1,6 @@
 """Success criteria written the way practitioners state them, checked against runs.
 
-METHOD.md section 1 starts from one: "saturate a 1 Gbit/s link with a 10 GB copy inside the VM" is
+docs/method.md section 1 starts from one: "saturate a 1 Gbit/s link with a 10 GB copy inside the VM" is
 `seq write 1M >= 117 MB/s`. A goal is an optional cell selector (pattern words, block size, QD), an optional
 statistic, a comparison and a number with its unit; the unit decides the metric:
 

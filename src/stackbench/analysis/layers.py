@@ -1,6 +1,6 @@
 """Layer gaps: the same cells measured at each layer of a stack, and the factor lost between neighbours.
 
-METHOD.md section 3 is the worked example: 10644 IOPS of 4K random writes on ZFS on the host against 124
+docs/method.md section 3 is the worked example: 10644 IOPS of 4K random writes on ZFS on the host against 124
 inside the VM is an 85x gap, and it told the practitioner which layer to work on first.
 """
 

@@ -1,4 +1,4 @@
-"""Ranking SLOG candidates (METHOD.md section 4).
+"""Ranking SLOG candidates (docs/method.md section 4).
 
 A ZFS log device only serves synchronous writes, so what matters is the latency of a 4 KiB sync write at
 queue depth 1 and how it holds up at QD16, measured in short runs: ZFS flushes a transaction group every

@@ -1,6 +1,6 @@
 """The measurement that would prove a finding's performance claim on the user's own machine.
 
-METHOD.md: change one thing, measure before and after with the same workload, keep the change only if it
+docs/method.md: change one thing, measure before and after with the same workload, keep the change only if it
 helps. So a finding with a performance claim carries the exact A/B commands: a labelled run, the fix, the
 same run again, and `stackbench compare`. Targets are scratch files in a directory (never a device with
 data); for a zvol the run belongs inside the guest that uses it.

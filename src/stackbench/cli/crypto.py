@@ -1,4 +1,4 @@
-"""`stackbench crypto`: cipher throughput from `cryptsetup benchmark` and the AES-NI check (METHOD.md section 3)."""
+"""`stackbench crypto`: cipher throughput from `cryptsetup benchmark` and the AES-NI check (docs/method.md section 3)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def crypto_command(
     Runs `cryptsetup benchmark` (10-20 s; in memory, no disk I/O), or reads a saved output with --from, and
     prints encryption and decryption speed per cipher and key size in MiB/s, plus the PBKDF rows. It then reads
     /proc/cpuinfo (or --cpuinfo FILE): a guest (hypervisor flag) without the aes flag has a CPU type that hides
-    AES-NI, and LUKS in it runs at a fraction of the host's speed (METHOD.md: aes-xts 266 MiB/s in a kvm64 guest
+    AES-NI, and LUKS in it runs at a fraction of the host's speed (docs/method.md: aes-xts 266 MiB/s in a kvm64 guest
     against 3152 MiB/s on the host). With --from and no --cpuinfo the AES-NI check is skipped: this machine's
     CPU is not the one that ran the benchmark. Exit 0: done; 1: error (no cryptsetup, the kernel lacks AF_ALG,
     unreadable output); 2: bad usage; 3: the guest's CPU hides AES-NI (results are still printed).

@@ -1,4 +1,4 @@
-"""`stackbench smallblocks PATH...`: file-size histogram and special vdev sizing (METHOD.md section 5)."""
+"""`stackbench smallblocks PATH...`: file-size histogram and special vdev sizing (docs/method.md section 5)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Parse FreeBSD `diskinfo -wS DEVICE` output: device facts and the synchronous-write latency table.
 
-`diskinfo -wS` is the measurement FreeBSD users quote when choosing a ZFS log device (docs/METHOD.md
+`diskinfo -wS` is the measurement FreeBSD users quote when choosing a ZFS log device (docs/method.md
 section 4); importing it puts those numbers beside Linux `synclat` runs. What diskinfo.c prints, and so what
 this parser expects (FreeBSD usr.sbin/diskinfo/diskinfo.c; -S implies -v):
 

@@ -1,1 +1,1 @@
-"""File-size histograms for sizing a ZFS special vdev (METHOD.md section 5)."""
+"""File-size histograms for sizing a ZFS special vdev (docs/method.md section 5)."""

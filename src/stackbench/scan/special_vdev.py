@@ -9,7 +9,7 @@ The special vdev also holds all metadata. Two facts bound the choice:
 - a value at or above the dataset's recordsize sends every block of the dataset to the special vdev, so
   only values below the recordsize are candidates;
 - metadata is commonly estimated at about 0.3 % of the pool's data (a rule of thumb from practitioners'
-  `zdb -Lbbb` measurements; METHOD.md's 3.74 TB pool used 11.9 GB of its special vdev with 16K small blocks,
+  `zdb -Lbbb` measurements; docs/method.md's 3.74 TB pool used 11.9 GB of its special vdev with 16K small blocks,
   0.32 %). It is an estimate: `--metadata-share` overrides it.
 """
 

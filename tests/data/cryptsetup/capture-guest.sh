@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Capture real `cryptsetup benchmark` outputs and /proc/cpuinfo inside small QEMU guests with different CPU
-# models (the guest side of METHOD.md section 3: LUKS in a guest with CPU type kvm64 versus one that sees AES).
+# models (the guest side of docs/method.md section 3: LUKS in a guest with CPU type kvm64 versus one that sees AES).
 #   tests/data/cryptsetup/capture-guest.sh [SCENARIO...]   (default: all; root; needs qemu-system-x86,
 #       busybox-static, kmod, cpio, cryptsetup-bin; downloads Debian 12's linux-image-amd64 .deb)
 # The guests run under TCG (software emulation): nested KVM on the CI machine hangs at kernel entry. So the

@@ -1,5 +1,5 @@
 """ARC-OVERCOMMIT: the ARC's cap (arcstats c_max) plus the memory of every VM plus a 2 GiB host reserve
-exceeds MemTotal: ARC and VMs compete for RAM (METHOD.md capped the ARC at 12 of 32 GiB). With
+exceeds MemTotal: ARC and VMs compete for RAM (docs/method.md capped the ARC at 12 of 32 GiB). With
 zfs_arc_max=0 the cap is the release default: 1/2 RAM before OpenZFS 2.3, max(RAM - 1 GiB, 5/8 RAM) from
 2.3.0; new Proxmox VE 8.1+ installs set 10 % of RAM (at most 16 GiB)."""
 

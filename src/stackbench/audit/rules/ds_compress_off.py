@@ -1,5 +1,5 @@
 """DS-COMPRESS-OFF: compression=off on VM storage (zvols, and file systems below the pool's root). LZ4
-is cheap and usually a net win (about 10 % in METHOD.md); `on` (= lz4) is the default since OpenZFS
+is cheap and usually a net win (about 10 % in docs/method.md); `on` (= lz4) is the default since OpenZFS
 2.2.0, `off` before, so on 2.1 an untouched pool has this finding. New writes only."""
 
 from stackbench.audit.prove import BLOG_QD4, ab, in_guest, mountpoint

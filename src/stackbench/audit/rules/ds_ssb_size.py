@@ -5,7 +5,7 @@ File systems are compared with their recordsize. From OpenZFS 2.4 special_small_
 zvols, which are compared with their volblocksize; before 2.4 zvols ignore it, so they are not checked
 (`versions.special_small_blocks_covers_zvols`). 2.4 also compares a block's *compressed* size with the
 threshold, so even a value below the block size can pull most compressible data onto the special vdev:
-the evidence says so on 2.4+. Size it from the file sizes (METHOD.md section 5, `stackbench smallblocks`).
+the evidence says so on 2.4+. Size it from the file sizes (docs/method.md section 5, `stackbench smallblocks`).
 """
 
 from stackbench.audit.rule import Finding, Rule

@@ -1,5 +1,5 @@
 """DS-SYNC-ALWAYS-HDD: sync=always on a pool of rotational disks without a log vdev: every write waits for
-the disks' cache flush, a "large performance penalty" (about 20 % on writes in METHOD.md section 3)."""
+the disks' cache flush, a "large performance penalty" (about 20 % on writes in docs/method.md section 3)."""
 
 from stackbench.audit.prove import RAND_4K_WRITE, ab, in_guest, mountpoint
 from stackbench.audit.rule import Finding, Rule

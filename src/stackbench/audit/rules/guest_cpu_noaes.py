@@ -1,7 +1,7 @@
 """GUEST-CPU-NOAES: the facts come from a VM (cpu flag `hypervisor`) whose CPU does not show `aes`.
 
 The guest then has no AES-NI, so disk encryption (LUKS) and TLS in the guest fall back to software AES:
-METHOD.md measured 266 MiB/s with cryptsetup in a kvm64 guest against 3152 MiB/s on the host. This is
+docs/method.md measured 266 MiB/s with cryptsetup in a kvm64 guest against 3152 MiB/s on the host. This is
 KVM-CPU-NOAES seen from inside the guest, useful when the VM config is not at hand. The fix is on the host:
 a CPU type that passes AES-NI through. If the host CPU itself has no AES-NI, no CPU type helps. The
 `hypervisor` flag exists on x86 only; other architectures are not checked.

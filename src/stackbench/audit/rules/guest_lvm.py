@@ -1,13 +1,13 @@
 """GUEST-LVM (weak): the facts come from a VM whose block devices include LVM logical volumes (lsblk TYPE
 `lvm`).
 
-METHOD.md gained 5 % IOPS and 38 % MB/s after removing LVM in the guest, but it switched ext4 to ext3 in
+docs/method.md gained 5 % IOPS and 38 % MB/s after removing LVM in the guest, but it switched ext4 to ext3 in
 the same step, and no primary source says LVM costs that much (knowledge base, section 3). So this is only
 a prompt to measure the guest's own stack before changing it: a file system on the LV against one on a
 plain partition of the same virtual disk.
 
 Whether the facts come from a VM is `Facts.is_vm` (cpu flag `hypervisor`, or systemd-detect-virt).
-Source: METHOD.md section 3 only, which is not public; the rule's URL documents the fact it reads (lsblk's
+Source: docs/method.md section 3 only, which is not public; the rule's URL documents the fact it reads (lsblk's
 TYPE column), not a performance claim.
 """
 
@@ -31,7 +31,7 @@ def check(facts):
     yield Finding(
         "GUEST-LVM", "info", "guest LVM",
         f"TYPE lvm in lsblk: {listed}; the facts come from a VM ({_why_vm(facts)})",
-        "measure before changing anything: LVM's cost in a guest has no primary source and METHOD.md's "
+        "measure before changing anything: LVM's cost in a guest has no primary source and docs/method.md's "
         "gain was confounded with an ext4 to ext3 switch",
         prove="inside the VM: " + run.format(target="<directory on the LV>", label="guest-lvm") + "; "
               + run.format(target="<directory on a plain partition of the same disk>", label="guest-plain")
@@ -41,7 +41,7 @@ def check(facts):
 
 RULE = Rule(
     "GUEST-LVM", "LVM in the guest (measure before changing)", "info",
-    "METHOD.md saw a gain without LVM, confounded with a file system change; no primary source.",
+    "docs/method.md saw a gain without LVM, confounded with a file system change; no primary source.",
     "Measure a file system on the LV against one on a plain partition before changing",
     "https://man7.org/linux/man-pages/man8/lsblk.8.html",
     check, doc=__doc__,

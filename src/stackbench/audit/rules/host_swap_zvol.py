@@ -3,7 +3,7 @@ stacked on one, such as dm-crypt on a zvol).
 
 Swapping happens when memory is short, and writing to a zvol needs memory (ZFS allocates while it
 writes), so swap on a zvol can deadlock under memory pressure (openzfs#7734); Proxmox says swap on a zvol
-"may generate some troubles". METHOD.md put its VMs' swap on a separate sync=always zvol pool, which is a
+"may generate some troubles". docs/method.md put its VMs' swap on a separate sync=always zvol pool, which is a
 different thing (the guests' swap inside their disks). Info, per the knowledge base (section 3): it works
 until it does not. The zvol's dataset is named when the facts' device links include /dev/zvol/.
 """

@@ -1,6 +1,6 @@
 """KVM-CACHE: a VM disk with cache=writeback/writethrough (the host page cache on top of the ARC: double
 caching) or unsafe (the guest's flushes are ignored: crit). Proxmox's default when `cache` is absent is
-none; QEMU's own default, which libvirt uses when `<driver cache>` is absent, is writeback. METHOD.md: the
+none; QEMU's own default, which libvirt uses when `<driver cache>` is absent, is writeback. docs/method.md: the
 VM on virtio-scsi with cache=writeback did 124 4K IOPS where virtio-blk with cache=none did 3256 (the bus
 changed too)."""
 

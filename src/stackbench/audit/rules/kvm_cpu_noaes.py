@@ -1,6 +1,6 @@
 """KVM-CPU-NOAES: the VM's CPU model hides AES-NI: Proxmox without `cpu` (kvm64) or kvm64/qemu64/
 x86-64-v2 without +aes; libvirt without <cpu> (QEMU's qemu64) or a custom model lacking aes. LUKS in the
-guest then ran at 266 MiB/s against 3152 on the host (METHOD.md section 3)."""
+guest then ran at 266 MiB/s against 3152 on the host (docs/method.md section 3)."""
 
 from stackbench.audit.rule import Finding, Rule
 

@@ -1,6 +1,6 @@
 """KVM-IOTHREAD-MISSING: a virtio disk, or a SCSI disk under virtio-scsi-single, without an I/O thread
 (libvirt: no iothread= on the disk or its virtio-scsi controller). Disk I/O then runs in QEMU's main loop;
-METHOD.md measured +23 % 4K IOPS with an iothread (3256 to 4011). A Proxmox SCSI disk on the shared
+docs/method.md measured +23 % 4K IOPS with an iothread (3256 to 4011). A Proxmox SCSI disk on the shared
 `virtio-scsi-pci` controller (the default before Proxmox VE 7.3) cannot have one at all: the advice is to
 switch the VM to `virtio-scsi-single` and set iothread=1 on the disk."""
 

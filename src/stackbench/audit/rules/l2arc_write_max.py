@@ -2,10 +2,10 @@
 
 l2arc_write_max caps how many bytes the L2ARC is fed per interval (one second by default), so a large cache
 on a fast SSD takes hours to warm up. The default depends on the release: 8 MiB up to OpenZFS 2.2.6,
-32 MiB from 2.2.7 and 2.3.0 (commit 887a3c533b); METHOD.md's "default 8 MiB/s" is stale (knowledge base,
+32 MiB from 2.2.7 and 2.3.0 (commit 887a3c533b); docs/method.md's "default 8 MiB/s" is stale (knowledge base,
 section 3). So the live value from /sys/module/zfs/parameters is compared with the default of the running
 module (`versions.default_l2arc_write_max`); without a known version the rule cannot tell and stays silent.
-METHOD.md raised it to about 1 GB/s on Optane; every byte fed is written to the SSD, so weigh endurance.
+docs/method.md raised it to about 1 GB/s on Optane; every byte fed is written to the SSD, so weigh endurance.
 Inside a VM, rotational describes the virtual disk.
 """
 

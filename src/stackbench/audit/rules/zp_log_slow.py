@@ -1,5 +1,5 @@
 """ZP-LOG-SLOW: a log device is rotational. A SLOG must have lower latency than the pool; a spinning disk
-(8-15 ms per sync write, METHOD.md) is slower than most pools' own ZIL."""
+(8-15 ms per sync write, docs/method.md) is slower than most pools' own ZIL."""
 
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, vdev_subject
