@@ -90,3 +90,13 @@ def test_missing_file_names_the_file(tmp_path: Path) -> None:
     result = run_cli("import", str(tmp_path / "nope.json"), "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1
     assert "nope.json does not exist" in result.stderr
+
+
+def test_import_prints_markdown_or_csv_with_format(tmp_path: Path, fio_json_file: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    done = run_cli("import", str(fio_json_file), "--format", "csv", "--db", db)
+    assert done.returncode == 0, done.stderr
+    header, *rows = done.stdout.strip().splitlines()
+    assert header.startswith("Pattern,IOPS,") and len(rows) == 2
+    markdown = run_cli("import", str(fio_json_file), "--format", "markdown", "--db", db)
+    assert "| Pattern | IOPS |" in markdown.stdout

@@ -115,12 +115,16 @@ def run_with_goals(store: Any, run: Any) -> tuple[dict[str, Any], list[Any]]:
     return data, results
 
 
-def print_run(store: Any, run: Any, json_output: bool) -> None:
-    """A run as JSON, or as its table followed by the goals table when goals are stored."""
-    from stackbench.report.tables import goals_table, run_table
+def print_run(store: Any, run: Any, fmt: str) -> None:
+    """A run in `fmt`: the table followed by the goals table when goals are stored, the cells as Markdown
+    or CSV with plain numbers, or the JSON of docs/json.md with the goals."""
+    from stackbench.report.tables import goals_table, run_table, run_tabular
 
+    if fmt in ("markdown", "csv"):
+        emit(fmt, run_tabular(run), None)
+        return
     data, results = run_with_goals(store, run)
-    if json_output:
+    if fmt == "json":
         print_json(data)
         return
     out.print(run_table(run))

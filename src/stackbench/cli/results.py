@@ -143,13 +143,9 @@ def show_command(
     """
     store = open_store_from(db)
     stored = store.get_run(run)
-    if output_format in ("markdown", "csv") and not json_output:
-        from stackbench.report.tables import run_tabular
-
-        emit(output_format, run_tabular(stored), None)
-        return
-    print_run(store, stored, json_output or output_format == "json")
-    if not json_output:
+    fmt = "json" if json_output else output_format
+    print_run(store, stored, fmt)
+    if fmt == "table":
         for text in stored.warnings:
             warn(text)
 
@@ -164,6 +160,7 @@ def import_command(
         "auto", "--input-format", help="auto (detect), json, normal, terse or diskinfo."
     ),
     db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
     """Store fio outputs (JSON, json+, normal text, terse) and FreeBSD `diskinfo -wS` outputs as runs,
@@ -181,13 +178,15 @@ def import_command(
     """
     from stackbench.importer import import_files
     from stackbench.report.run_json import run_json
-    from stackbench.report.tables import run_table
 
-    runs = import_files(open_store_from(db), files, label=label, fmt=input_format)
-    if json_output:
+    store = open_store_from(db)
+    runs = import_files(store, files, label=label, fmt=input_format)
+    fmt = "json" if json_output else output_format
+    if fmt == "json":
         print_json({"runs": [run_json(r) for r in runs]})
         return
     for stored in runs:
-        out.print(run_table(stored))
-        for text in stored.warnings:
-            warn(text)
+        print_run(store, stored, fmt)
+        if fmt == "table":
+            for text in stored.warnings:
+                warn(text)

@@ -8,7 +8,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err, out, warn
-from stackbench.cli.common import DbOption, JsonOption, check_label, open_store_from, print_run, target_path
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, check_label, open_store_from, print_run, target_path,
+)
 from stackbench.cli.plan_options import (
     BsOption,
     CiTargetOption,
@@ -71,6 +73,7 @@ def run_command(
     label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for this run, usable wherever a run id is.", callback=check_label),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the first job file; run nothing."),
     db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
     """Run a workload matrix with fio against TARGET and store every cell.
@@ -100,11 +103,11 @@ def run_command(
 
     check_target_text(target)
     store = open_store_from(db)
-    show_progress = err.is_terminal and not json_output
-    observer = ProgressObserver(plan, enabled=show_progress, quiet=json_output)
+    fmt = "json" if json_output else output_format
+    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
-    print_run(store, run, json_output)
+    print_run(store, run, fmt)
     for text in run.warnings:
         if text not in observer.shown:
             warn(text)
