@@ -664,3 +664,15 @@ def test_run_usage_error_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == ("Error: `cryptsetup benchmark` failed with exit code 1: cryptsetup: Key size must be a "
                              "multiple of 8 bits. Run `cryptsetup benchmark` by hand to see the whole message.\n")
+
+
+def test_cli_markdown_and_csv_from_a_saved_guest_output() -> None:
+    guest = CS / "guest-kvm64"
+    markdown = run_cli("crypto", "--from", str(guest / "benchmark.stdout"), "--cpuinfo", str(guest / "cpuinfo.stdout"),
+                       "--format", "markdown")
+    assert markdown.returncode == 3, markdown.stderr
+    assert "| aes-xts | 256 |" in markdown.stdout and "| argon2id | 256 |" in markdown.stdout
+    assert "AES-NI check: this guest's CPU hides AES-NI" in markdown.stdout
+    csv_out = run_cli("crypto", "--from", str(guest / "benchmark.stdout"), "--format", "csv")
+    assert csv_out.returncode == 0, csv_out.stderr
+    assert csv_out.stdout.splitlines()[0] == "cipher,key (bits),encryption (MiB/s),decryption (MiB/s)"

@@ -9,8 +9,8 @@ from typing import Any, Optional
 import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, err, out
-from stackbench.cli.common import print_json
-from stackbench.report.export import Tabular, to_rich
+from stackbench.cli.common import FormatOption, emit, print_json
+from stackbench.report.export import Tabular
 
 
 @app.command("crypto")
@@ -29,6 +29,7 @@ def crypto_command(
     cpuinfo: Optional[Path] = typer.Option(
         None, "--cpuinfo", help="Judge AES-NI from a saved /proc/cpuinfo (the machine that ran the benchmark)."
     ),
+    output_format: str = FormatOption,
     json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON (units in the keys)."),
 ) -> None:
     """Measure cipher throughput with `cryptsetup benchmark` and flag a VM whose CPU hides AES-NI.
@@ -91,12 +92,18 @@ def crypto_command(
     else:
         aes, aes_source = None, None
 
-    if json_output:
+    fmt = "json" if json_output else output_format
+    if fmt == "json":
         data = bench.to_json()
         data["aes_ni"] = None if aes is None else {**aes.to_json(), "cpuinfo": aes_source}
         print_json(data)
+    elif fmt == "csv":
+        emit("csv", _cipher_table(bench), None)  # one CSV: the cipher rows
     else:
-        _print_tables(bench)
+        for table in (_cipher_table(bench), _pbkdf_table(bench)):
+            if table.rows:
+                emit(fmt, table, None)
+        _print_notes(bench)
         _print_verdict(aes, aes_source)
     if aes is not None and aes.flagged:
         sys.exit(EXIT_FINDINGS)
@@ -145,33 +152,37 @@ def _rate(value: float | None) -> str:
     return "N/A" if value is None else f"{value:,.1f}"
 
 
-def _print_tables(bench: Any) -> None:
-    if bench.ciphers:
-        out.print(to_rich(Tabular(
-            headers=["cipher", "key (bits)", "encryption (MiB/s)", "decryption (MiB/s)"],
-            rows=[[c.cipher, str(c.key_bits), _rate(c.encryption_mib_s), _rate(c.decryption_mib_s)]
-                  for c in bench.ciphers],
-            title=f"Cipher throughput in memory, no storage I/O ({bench.source})",
-            notes=["MiB/s = 2^20 bytes per second; N/A: the kernel has no implementation of that cipher"],
-            right_aligned=frozenset({1, 2, 3}),
-        )))
-    if bench.pbkdfs:
-        rows = []
-        for p in bench.pbkdfs:
-            if not p.available:
-                result = "N/A"
-            elif p.kdf == "pbkdf2":
-                result = f"{p.iterations_per_s:,} iterations/s"
-            else:
-                result = (f"{p.iterations} iterations, {p.memory_kib:,} KiB memory, {p.threads} threads "
-                          f"(for {p.requested_ms} ms)")
-            rows.append([p.name, "" if p.key_bits is None else str(p.key_bits), result])
-        out.print(to_rich(Tabular(headers=["key derivation", "key (bits)", "result"], rows=rows,
-                                  title="Key derivation (LUKS unlock cost)", right_aligned=frozenset({1}))))
+def _cipher_table(bench: Any) -> Tabular:
+    return Tabular(
+        headers=["cipher", "key (bits)", "encryption (MiB/s)", "decryption (MiB/s)"],
+        rows=[[c.cipher, str(c.key_bits), _rate(c.encryption_mib_s), _rate(c.decryption_mib_s)]
+              for c in bench.ciphers],
+        title=f"Cipher throughput in memory, no storage I/O ({bench.source})",
+        notes=["MiB/s = 2^20 bytes per second; N/A: the kernel has no implementation of that cipher"],
+        right_aligned=frozenset({1, 2, 3}),
+    )
+
+
+def _pbkdf_table(bench: Any) -> Tabular:
+    rows = []
+    for p in bench.pbkdfs:
+        if not p.available:
+            result = "N/A"
+        elif p.kdf == "pbkdf2":
+            result = f"{p.iterations_per_s:,} iterations/s"
+        else:
+            result = (f"{p.iterations} iterations, {p.memory_kib:,} KiB memory, {p.threads} threads "
+                      f"(for {p.requested_ms} ms)")
+        rows.append([p.name, "" if p.key_bits is None else str(p.key_bits), result])
+    return Tabular(headers=["key derivation", "key (bits)", "result"], rows=rows,
+                   title="Key derivation (LUKS unlock cost)", right_aligned=frozenset({1}))
+
+
+def _print_notes(bench: Any) -> None:
     for gone in bench.unavailable:
-        out.print(f"Not available in this kernel: {gone.spec} with a {gone.key_bits}-bit key", highlight=False)
+        out.print(f"Not available in this kernel: {gone.spec} with a {gone.key_bits}-bit key")
     for note in bench.notes:
-        out.print(f"Note: {note}", highlight=False)
+        out.print(f"Note: {note}")
 
 
 def _print_verdict(aes: Any, source: str | None) -> None:
