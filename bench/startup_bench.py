@@ -1,0 +1,61 @@
+"""Start-up cost of the commands people run most, against the floor of the CLI's own framework.
+
+Measures `stackbench --help`, `stackbench runs` and `stackbench show RUN` on a store of 1,000 runs, each the
+median of 10 separate processes, and the floor measured in the same run: a Python process that imports only
+typer, rich and sqlalchemy. Goal: each command within 1.5x of that floor.
+
+    python bench/startup_bench.py            # builds the 1,000-run store in a temporary directory first
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CAPTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fio" / "randread-psync.json"
+REPEATS = 10
+
+
+def timed(argv: list[str]) -> float:
+    samples = []
+    for _ in range(REPEATS):
+        started = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True)
+        samples.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-300:]}")
+    return statistics.median(samples)
+
+
+def main() -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="startup-bench-"))
+    db = str(workdir / "runs.db")
+    files = []
+    for index in range(1000):
+        copy = workdir / f"out-{index:04}.json"
+        shutil.copyfile(CAPTURE, copy)
+        files.append(str(copy))
+    subprocess.run([sys.executable, "-m", "stackbench", "import", *files, "--db", db, "--json"],
+                   check=True, capture_output=True)
+    run_id = subprocess.run([sys.executable, "-m", "stackbench", "runs", "--db", db, "--json", "-n", "1"],
+                            check=True, capture_output=True, text=True).stdout.split('"run_id": "')[1][:32]
+    floor = timed([sys.executable, "-c", "import typer, rich.console, sqlalchemy"])
+    print(f"# {' '.join(sys.argv)}: median of {REPEATS} processes each, store of 1,000 runs")
+    print(f"floor (python importing typer, rich, sqlalchemy): {floor:.3f} s")
+    for name, argv in (
+        ("stackbench --help", ["--help"]),
+        ("stackbench runs", ["runs", "--db", db]),
+        ("stackbench show RUN", ["show", run_id, "--db", db]),
+    ):
+        seconds = timed([sys.executable, "-m", "stackbench", *argv])
+        print(f"{name:<22} {seconds:.3f} s   {seconds / floor:.2f}x the floor")
+    shutil.rmtree(workdir)
+
+
+if __name__ == "__main__":
+    main()
