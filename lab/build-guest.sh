@@ -107,6 +107,7 @@ fi
 } > "$ROOT/etc/apt/sources.list"
 printf '#!/bin/sh\nexit 101\n' > "$ROOT/usr/sbin/policy-rc.d"; chmod +x "$ROOT/usr/sbin/policy-rc.d"
 echo "zfsguest-$SERIES" > "$ROOT/etc/hostname"
+unmount_all  # what a build killed outright (SIGKILL, power cut) left mounted: mounting again would fail
 mount -t proc proc "$ROOT/proc"; mount -t sysfs sys "$ROOT/sys"
 mount --bind /dev "$ROOT/dev"; mount --bind /dev/pts "$ROOT/dev/pts"
 CH=(chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive LC_ALL=C)
