@@ -12,7 +12,7 @@ import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, fail, out, warn
 from stackbench.cli.common import emit, print_json
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)

@@ -10,7 +10,7 @@ import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, err, out
 from stackbench.cli.common import FormatOption, emit, print_json
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 
 
 @app.command("crypto")

@@ -8,7 +8,8 @@ import typer
 
 from stackbench.cli.app import app, out
 from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json
-from stackbench.report.export import Tabular, to_rich
+from stackbench.report.export import to_rich
+from stackbench.report.tabular import Tabular
 
 goal_app = typer.Typer(
     help="Success criteria, e.g. \"seq write 1M >= 117 MB/s\", checked by run and show.", no_args_is_help=True

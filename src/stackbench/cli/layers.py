@@ -8,7 +8,7 @@ import typer
 
 from stackbench.cli.app import app
 from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from, split_list
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 from stackbench.units import format_iops
 
 

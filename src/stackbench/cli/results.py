@@ -34,7 +34,7 @@ def runs_command(
 
     rows = open_store_from(db).list_runs(limit=limit, label=label)
     if output_format in ("markdown", "csv") and not json_output:
-        from stackbench.report.export import Tabular
+        from stackbench.report.tabular import Tabular
 
         emit(
             output_format,

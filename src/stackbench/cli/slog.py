@@ -9,7 +9,7 @@ import typer
 
 from stackbench.cli.app import app, err
 from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 from stackbench.units import format_iops, format_latency_ns
 from stackbench.safety import check_target_text
 

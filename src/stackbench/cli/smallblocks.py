@@ -12,7 +12,7 @@ from rich.text import Text
 
 from stackbench.cli.app import app, err, error_line, out, warn
 from stackbench.cli.common import FormatOption, emit
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 from stackbench.units import format_bytes, format_size, parse_size
 
 

@@ -9,7 +9,7 @@ import typer
 
 from stackbench.cli.app import app, warn
 from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
 from stackbench.safety import check_target_text
 

@@ -7,24 +7,14 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, field
-from typing import Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from stackbench.report.tabular import Tabular
+
 FORMATS = ("table", "markdown", "csv", "json")
-
-
-@dataclass(frozen=True)
-class Tabular:
-    headers: Sequence[str]
-    rows: Sequence[Sequence[str]]
-    title: str | None = None
-    notes: Sequence[str] = field(default_factory=tuple)
-    right_aligned: frozenset[int] = frozenset()
-    styles: dict[int, str] = field(default_factory=dict)  # row index -> Rich style
 
 
 def to_rich(tab: Tabular) -> RenderableType:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from stackbench.analysis.between_runs import Estimate
 from stackbench.analysis.cells import RUNS, SEGMENTS, cell_estimate, replicates_of, run_count
-from stackbench.report.export import Tabular
+from stackbench.report.tabular import Tabular
 from stackbench.results import Cell, Run
 from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
