@@ -15,6 +15,7 @@ BASE = {"errors", "units"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "units": {"errors"},
+    "warning": set(),
     "inputs": BASE,
     "recovery": set(),
     "abandoned": set(),
