@@ -20,14 +20,14 @@ def test_steady_cells_get_no_warning() -> None:
 
 def test_cells_measured_in_one_run_share_one_warning_naming_the_fix() -> None:
     cells = [cell(runs=[1000.0]), cell(rw="randread", runs=[3000.0]), cell(qd=1, runs=RUNS)]
-    warnings = run_warnings(cells)
+    warnings = [str(w) for w in run_warnings(cells)]
     assert len(warnings) == 1
     assert warnings[0].startswith("4K QD4 rnd write, 4K QD4 rnd read: measured in one fio run")
     assert "--runs 3" in warnings[0]
 
 
 def test_runs_that_differ_a_lot_are_named_with_their_range() -> None:
-    (warning,) = run_warnings([cell(runs=[1000.0, 1400.0, 900.0, 1300.0, 1000.0])])
+    (warning,) = map(str, run_warnings([cell(runs=[1000.0, 1400.0, 900.0, 1300.0, 1000.0])]))
     assert "separate runs differ a lot" in warning and "900 to 1,400 IOPS" in warning and "--runs" in warning
 
 
@@ -35,13 +35,13 @@ def test_adaptive_cell_out_of_reach_repeats_the_stop_reason() -> None:
     noisy = cell(runs=[1000.0, 1400.0] * 5)
     reason = "target ±5% out of reach on this machine: 10 runs reached with ±9.0%; runs differed by 20% (sd)"
     adaptive = replace(noisy, measurement={**noisy.measurement, "mode": "adaptive", "stop_reason": reason})
-    (warning,) = run_warnings([adaptive])
+    (warning,) = map(str, run_warnings([adaptive]))
     assert reason in warning
 
 
 def test_seconds_that_swing_inside_runs_are_a_diagnostic_not_an_error_bar() -> None:
     swinging = [1000.0, 2000.0] * 6
-    (warning,) = run_warnings([cell(runs=RUNS, samples=swinging)])
+    (warning,) = map(str, run_warnings([cell(runs=RUNS, samples=swinging)]))
     assert "second to second inside runs" in warning and "CV 35%" in warning
 
 

@@ -13,6 +13,9 @@ from stackbench.errors import StoreError
 from stackbench.plan import Workload
 from stackbench.store import Store
 from stackbench.store.repository import normalise_url
+from stackbench.warning import Warning, WarningCode
+
+A_WARNING = Warning(WarningCode.PAGE_CACHE, "", "a warning", "a fix")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ def _round_trip(url: str, real_result) -> None:
         plan_name="custom",
         planned_cells=1,
         facts={"fio_version": parsed.fio_version, "system": {"ram_bytes": 123}},
-        warnings=["a warning"],
+        warnings=[A_WARNING],
     )
     store.add_cells(
         run_id,
@@ -52,7 +55,7 @@ def _round_trip(url: str, real_result) -> None:
     assert run.id == run_id
     assert run.status == "complete"
     assert run.facts["system"]["ram_bytes"] == 123
-    assert run.warnings == ("a warning",)
+    assert run.warnings == (A_WARNING,)
     assert len(run.cells) == 1
     cell = run.cells[0]
     assert cell.workload == workload

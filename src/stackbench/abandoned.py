@@ -16,6 +16,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from stackbench.warning import Warning, WarningCode
+
 WORKDIR_PREFIX = "stackbench-run-"
 
 
@@ -81,7 +83,7 @@ def _clean(record: dict[str, Any]) -> list[str]:
     return removed
 
 
-def reap(store: Any) -> list[str]:
+def reap(store: Any) -> list[Warning]:
     """Mark this host's dead `running` runs abandoned and remove what they left; one note per run."""
     notes = []
     for run_id, facts in store.running_runs():
@@ -89,10 +91,11 @@ def reap(store: Any) -> list[str]:
         if not isinstance(record, dict) or not is_gone(record):
             continue
         removed = _clean(record)
-        note = (
+        note = Warning(
+            WarningCode.ABANDONED, "",
             f"run {run_id[:12]} was left running by process {record.get('pid')}, which is gone (killed or a "
             f"power cut): marked abandoned; its finished fio runs are kept"
-            + (f"; removed its {' and '.join(removed)}" if removed else "")
+            + (f"; removed its {' and '.join(removed)}" if removed else ""),
         )
         if store.mark_abandoned(run_id, note):
             notes.append(note)

@@ -15,6 +15,7 @@ from typing import Any
 from stackbench.engine.fio_logs import Sample
 from stackbench.engine.result import DirectionResult
 from stackbench.plan import Workload
+from stackbench.warning import Warning
 
 def new_id() -> str:
     """128 random bits as 32 hex characters: run ids are never sequential or guessable."""
@@ -60,6 +61,6 @@ class Run:
     target: str | None
     plan_name: str | None
     facts: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warning, ...] = ()
     cells: tuple[Cell, ...] = ()
     planned_cells: int | None = None

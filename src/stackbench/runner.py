@@ -40,6 +40,7 @@ from stackbench.safety import Target, cache_warning, resolve_target
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
 from stackbench.units import format_size
+from stackbench.warning import Warning, WarningCode
 
 
 class RunObserver(Protocol):
@@ -49,7 +50,7 @@ class RunObserver(Protocol):
     def cell_started(self, index: int, workload: Workload) -> None: ...
     def cell_progress(self, index: int, elapsed: float) -> None: ...
     def cell_finished(self, index: int, workload: Workload, results: list[DirectionResult]) -> None: ...
-    def warning(self, text: str) -> None: ...
+    def warning(self, warning: Warning) -> None: ...
 
 
 class SilentObserver:
@@ -57,7 +58,7 @@ class SilentObserver:
     def cell_started(self, index: int, workload: Workload) -> None: ...
     def cell_progress(self, index: int, elapsed: float) -> None: ...
     def cell_finished(self, index: int, workload: Workload, results: list[DirectionResult]) -> None: ...
-    def warning(self, text: str) -> None: ...
+    def warning(self, warning: Warning) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class Prepared:
     target: Target
     plan: Plan
     facts: dict[str, Any]
-    warnings: tuple[str, ...]
+    warnings: tuple[Warning, ...]
 
 
 def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prepared:
@@ -144,7 +145,7 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
     target = resolve_target(request.target, size=plan.size, destroy_data=request.destroy_data, run_id=scratch_id)
     system = collect_system_facts()
     target_facts = collect_target_facts(Path(target.fio_filename).parent if target.kind != "device" else request.target)
-    warnings: list[str] = []
+    warnings: list[Warning] = []
     plan = _settle_direct(plan, target, warnings, observer)
     _check_direct_alignment(plan, target)
     facts: dict[str, Any] = {
@@ -165,11 +166,11 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
     }
     if target.kind != "device":
         direct = all(w.direct for w in plan.workloads)
-        text = cache_warning(system, plan.size, any(w.reads for w in plan.workloads), target_facts.get("fs_type"),
-                             direct=direct)
-        if text:
-            warnings.append(text)
-            observer.warning(text)
+        cached = cache_warning(system, plan.size, any(w.reads for w in plan.workloads), target_facts.get("fs_type"),
+                               direct=direct)
+        if cached:
+            warnings.append(cached)
+            observer.warning(cached)
     return Prepared(fio_path, version, target, plan, facts, tuple(warnings))
 
 
@@ -307,7 +308,7 @@ def _check_direct_alignment(plan: Plan, target: Target) -> None:
             )
 
 
-def _settle_direct(plan: Plan, target: Target, warnings: list[str], observer: RunObserver) -> Plan:
+def _settle_direct(plan: Plan, target: Target, warnings: list[Warning], observer: RunObserver) -> Plan:
     """With `direct_auto`, use O_DIRECT where the target honours it; say so where it does not."""
     if not plan.direct_auto:
         return plan
@@ -319,12 +320,14 @@ def _settle_direct(plan: Plan, target: Target, warnings: list[str], observer: Ru
         ok, why = honours_o_direct(target.space_dir)
     if ok:
         return replace(plan, workloads=tuple(replace(w, direct=True) for w in plan.workloads))
-    text = (
+    buffered = Warning(
+        WarningCode.DIRECT_IO_UNAVAILABLE, "",
         f"O_DIRECT is not available on this target ({why}): measuring buffered I/O, so results include the "
-        "page cache; use a target on a file system that honours O_DIRECT for device numbers"
+        "page cache",
+        "use a target on a file system that honours O_DIRECT for device numbers",
     )
-    warnings.append(text)
-    observer.warning(text)
+    warnings.append(buffered)
+    observer.warning(buffered)
     return replace(plan, workloads=tuple(replace(w, direct=False) for w in plan.workloads))
 
 

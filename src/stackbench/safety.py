@@ -21,6 +21,7 @@ from stackbench.engine.jobtext import check_value
 from stackbench.errors import UnsafeTarget
 from stackbench.probe.block import SYS_BLOCK, device_name_of
 from stackbench.units import format_bytes
+from stackbench.warning import Warning, WarningCode
 
 MIN_MARGIN = 16 * 1024**2
 
@@ -227,25 +228,29 @@ def _swap_names(names: set[str]) -> bool:
 
 def cache_warning(
     system: dict[str, Any], size: int, reads: bool, fs_type: str | None, *, direct: bool = False
-) -> str | None:
+) -> Warning | None:
     """The warning for read tests whose file fits in RAM twice over: they measure caches, not the device.
 
     O_DIRECT bypasses the page cache where the file system honours it, except on ZFS before 2.3, where
     reads still come from the ARC.
     """
     if fs_type == "tmpfs":
-        return "the target is tmpfs: every result measures RAM, not a storage device"
+        return Warning(
+            WarningCode.TMPFS_TARGET, "", "the target is tmpfs: every result measures RAM, not a storage device"
+        )
     if not reads or (direct and fs_type != "zfs"):
         return None
     ram = system.get("ram_bytes")
     if not ram or size >= 2 * ram:
         return None
-    advice = f"Use --size of at least {format_bytes(2 * ram)} (2x RAM) for device numbers"
+    advice = f"use --size of at least {format_bytes(2 * ram)} (2x RAM) for device numbers"
     if fs_type == "zfs":
         advice += "; on ZFS, O_DIRECT before OpenZFS 2.3 still reads through the ARC"
     else:
         advice += ", or --direct where the file system honours O_DIRECT"
-    return (
+    return Warning(
+        WarningCode.PAGE_CACHE, "",
         f"read results are cache-dominated: the test file ({format_bytes(size)}) is smaller than 2x RAM "
-        f"({format_bytes(ram)}). {advice}"
+        f"({format_bytes(ram)})",
+        advice,
     )

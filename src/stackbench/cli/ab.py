@@ -112,5 +112,5 @@ def ab_command(
             markup=False, highlight=False, soft_wrap=True,
         )
         for arm, run in (("A", result.a), ("B", result.b)):
-            for text in run.warnings:
-                warn(f"{arm}: {text}")
+            for warning in run.warnings:
+                warn(f"{arm}: {warning}")

@@ -97,7 +97,7 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
 
     store = open_store(db)
     for note in reap(store):
-        warn(note)
+        warn(str(note))
     return store
 
 

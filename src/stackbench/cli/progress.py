@@ -8,6 +8,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from stackbench.cli.app import err, warn
 from stackbench.plan import Plan, Workload
 from stackbench.units import format_duration, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.warning import Warning
 
 
 def runs_text(plan: Plan) -> str:
@@ -46,7 +47,7 @@ class ProgressObserver:
         self.task = self.progress.add_task("starting", total=self.total)
         self._done_seconds = 0.0
         self._runs = [0] * len(plan.workloads)
-        self.shown: set[str] = set()
+        self.shown: set[Warning] = set()  # printed as they happened, so not again at the end
 
     def __enter__(self) -> "ProgressObserver":
         self.progress.start()
@@ -94,6 +95,6 @@ class ProgressObserver:
                 markup=False,
             )
 
-    def warning(self, text: str) -> None:
-        self.shown.add(text)
-        warn(text)  # stderr, so even with --json a script's log shows it
+    def warning(self, warning: Warning) -> None:
+        self.shown.add(warning)
+        warn(str(warning))  # stderr, so even with --json a script's log shows it

@@ -146,8 +146,8 @@ def show_command(
     fmt = "json" if json_output else output_format
     print_run(store, stored, fmt)
     if fmt == "table":
-        for text in stored.warnings:
-            warn(text)
+        for warning in stored.warnings:
+            warn(str(warning))
 
 
 @app.command("import")
@@ -188,5 +188,5 @@ def import_command(
     for stored in runs:
         print_run(store, stored, fmt)
         if fmt == "table":
-            for text in stored.warnings:
-                warn(text)
+            for warning in stored.warnings:
+                warn(str(warning))

@@ -108,9 +108,9 @@ def run_command(
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
     print_run(store, run, fmt)
-    for text in run.warnings:
-        if text not in observer.shown:
-            warn(text)
+    for warning in run.warnings:
+        if warning not in observer.shown:
+            warn(str(warning))
 
 
 def _print_plan(plan: Plan, target: Path) -> None:

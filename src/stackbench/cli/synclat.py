@@ -66,9 +66,9 @@ def synclat_command(
     data = run_json(run)
     data["synclat"] = rows
     emit(fmt, synclat_table(run.id, rows), data)
-    for text in run.warnings:
-        if text not in observer.shown and "per-second samples" not in text:
-            warn(text)
+    for warning in run.warnings:
+        if warning not in observer.shown and "per-second samples" not in str(warning):
+            warn(str(warning))
 
 
 def synclat_rows(run: Any) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "target": run.target,
         "plan": run.plan_name,
         "planned_cells": run.planned_cells,
-        "warnings": list(run.warnings),
+        "warnings": [w.to_json() for w in run.warnings],
         "facts": run.facts,
         "cells": [cell_json(cell) for cell in run.cells],
     }

@@ -25,6 +25,7 @@ from stackbench.plan import Workload
 from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.failures import describe
+from stackbench.warning import Warning
 
 if TYPE_CHECKING:
     from stackbench.goal import Goal
@@ -164,7 +165,7 @@ class Store:
         plan_name: str | None,
         planned_cells: int | None,
         facts: dict[str, Any],
-        warnings: Sequence[str] = (),
+        warnings: Sequence[Warning] = (),
         run_id: str | None = None,
     ) -> str:
         run_id = run_id or new_id()
@@ -288,10 +289,10 @@ class Store:
         output = OutputRecord(raw_text, fio_version, command, job_file, exit_code, source_name, started_at)
         return self.add_measurement(run_id, [output], [CellRecord(w, r) for w, r in cells])
 
-    def finish_run(self, run_id: str, status: str, warnings: Sequence[str] | None = None) -> None:
+    def finish_run(self, run_id: str, status: str, warnings: Sequence[Warning] | None = None) -> None:
         values: dict[str, Any] = {"status": status, "finished_at": _now()}
         if warnings is not None:
-            values["warnings"] = list(warnings)
+            values["warnings"] = [w.to_json() for w in warnings]
         with self.engine.begin() as connection:
             connection.execute(update(schema.runs).where(schema.runs.c.id == run_id).values(**values))
 
@@ -319,7 +320,7 @@ class Store:
             rows = connection.execute(select(runs.c.id, runs.c.facts).where(runs.c.status == "running")).all()
         return [(row[0], row[1] or {}) for row in rows]
 
-    def mark_abandoned(self, run_id: str, note: str) -> bool:
+    def mark_abandoned(self, run_id: str, note: Warning) -> bool:
         """Mark a running run abandoned with `note` among its warnings; False if another process was first."""
         runs = schema.runs
         with self.engine.begin() as connection:
@@ -331,7 +332,7 @@ class Store:
             done = connection.execute(
                 update(runs)
                 .where(runs.c.id == run_id, runs.c.status == "running")
-                .values(status="abandoned", finished_at=_now(), warnings=[*(row[0] or []), note])
+                .values(status="abandoned", finished_at=_now(), warnings=[*(row[0] or []), note.to_json()])
             )
             return bool(done.rowcount)
 
@@ -472,14 +473,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _insert_run(connection: Any, run_id: str, *, status: str, warnings: Sequence[str], **values: Any) -> None:
+def _insert_run(connection: Any, run_id: str, *, status: str, warnings: Sequence[Warning], **values: Any) -> None:
     connection.execute(
         insert(schema.runs).values(
             id=run_id,
             status=status,
             created_at=_now(),
             finished_at=_now() if status != "running" else None,
-            warnings=list(warnings),
+            warnings=[w.to_json() for w in warnings],
             stackbench_version=__version__,
             **values,
         )
@@ -629,5 +630,5 @@ def _run_from_row(row: Any) -> Run:
         plan_name=row["plan_name"],
         planned_cells=row["planned_cells"],
         facts=row["facts"] or {},
-        warnings=tuple(row["warnings"] or ()),
+        warnings=tuple(Warning.from_json(w) for w in row["warnings"] or ()),  # dicts; plain strings before codes
     )
