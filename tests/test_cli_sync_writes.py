@@ -21,6 +21,9 @@ def test_synclat_sweeps_sizes_and_stores_a_run(tmp_path: Path, scratch_dir: Path
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert [row["size_bytes"] for row in data["synclat"]] == [4096, 8192, 16384]
+    # One fio run per size by design: the warning is stored (and in --json), but not printed, as synclat has no --runs.
+    assert [w["code"] for w in data["warnings"]].count("TOO_FEW_RUNS") == 1
+    assert "measured in one fio run" not in result.stderr
     for row, cell in zip(data["synclat"], data["cells"]):
         assert row["usec_per_io"] == pytest.approx(1e6 / cell["iops"])
         assert cell["pattern"].endswith("rnd write dsync") and cell["direct"] is True
