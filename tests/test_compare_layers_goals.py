@@ -61,7 +61,7 @@ def test_a_wide_interval_is_no_evidence_not_same() -> None:
 def test_one_run_per_side_gives_no_verdict_and_says_why() -> None:
     result = compare_runs(run([cell(runs=[1000.0])]), run([cell(runs=[3000.0])]))
     assert result.verdict == NO_EVIDENCE
-    assert "at least 2 separate runs" in result.rows[0].warnings[0]
+    assert "at least 2 separate runs" in str(result.rows[0].warnings[0])
 
 
 def test_rows_are_holm_adjusted() -> None:
@@ -94,7 +94,7 @@ def test_legacy_runs_with_seconds_only_are_compared_with_a_weak_warning() -> Non
     a = run([cell(samples=STEADY)])
     result = compare_runs(a, run([cell(samples=_scaled(1.5))]))
     assert result.verdict == KEEP and result.weak and "WEAK" in result.reason
-    assert "before stackbench counted separate runs" in result.rows[0].warnings[0]
+    assert "before stackbench counted separate runs" in str(result.rows[0].warnings[0])
     assert result.to_json()["rows"][0]["replicates"] == ["batches", "batches"]
 
 

@@ -22,13 +22,13 @@ from stackbench.results import Cell
 
 RUNS, SEGMENTS, BATCHES, NONE = "runs", "segments", "batches", "none"
 
-WEAK_KINDS = {SEGMENTS: (
+WEAK_KINDS = {SEGMENTS: (  # (what a compared row on these replicates says, its fix)
     "measured before stackbench counted separate runs: its fio runs are continuation segments of one "
-    "measurement, so the verdict on this row is weak"
+    "measurement, so the verdict on this row is weak", ""
 ), BATCHES: (
     "measured before stackbench counted separate runs: only the seconds of one fio run exist, cut into "
     "blocks that understate run-to-run variation (separate runs differed by 14-40 % here), so the verdict "
-    "on this row is weak; measure again with --runs 5"
+    "on this row is weak", "measure again with --runs 5"
 )}
 
 

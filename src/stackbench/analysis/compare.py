@@ -21,6 +21,7 @@ from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm
 from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of
 from stackbench.errors import StackbenchError
 from stackbench.results import Cell, Run
+from stackbench.warning import Warning, WarningCode
 
 KEEP, REVERT, SAME, NO_EVIDENCE = "keep", "revert", "same", "no evidence"
 
@@ -48,7 +49,7 @@ class RowComparison:
     p_holm: float
     verdict: str
     replicate_kinds: tuple[str, str] = ("runs", "runs")
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warning, ...] = ()
 
     @property
     def ratio(self) -> float:
@@ -92,7 +93,7 @@ class RowComparison:
             "weak": self.weak,
             "significant": self.significant,
             "verdict": self.verdict,
-            "warnings": list(self.warnings),
+            "warnings": [w.to_json() for w in self.warnings],
         }
 
 
@@ -280,27 +281,36 @@ def _estimate(cell: Cell) -> Estimate | None:
     return estimate(replicates.values[:1] if replicates.kind == NONE else replicates.values)
 
 
-def _test(base: Cell, other: Cell, paired: bool) -> tuple[RatioTest | None, tuple[str, str], tuple[str, ...]]:
+def _test(base: Cell, other: Cell, paired: bool) -> tuple[RatioTest | None, tuple[str, str], tuple[Warning, ...]]:
     """The ratio test of one row, the kinds of replicates on each side, and the warnings it earns."""
     ra, rb = replicates_of(base), replicates_of(other)
     kinds = (ra.kind, rb.kind)
-    notes: list[str] = []
+    row = base.pattern
+    notes: list[Warning] = []
     if NONE in kinds or not ra.values or not rb.values:
-        notes.append("one side has a single summary and no runs or samples (an import?): nothing to test")
+        notes.append(Warning(
+            WarningCode.NO_SAMPLES, row, "one side has a single summary and no runs or samples (an import?): "
+            "nothing to test",
+        ))
         return None, kinds, tuple(notes)
     for kind in dict.fromkeys(k for k in kinds if k in WEAK_KINDS):
-        notes.append(WEAK_KINDS[kind])
+        notes.append(Warning(WarningCode.WEAK_REPLICATES, row, *WEAK_KINDS[kind]))
     if paired and ra.kind == rb.kind == "runs":
         pairs = _pairs(ra, rb)
         if len(pairs) >= 2:
             return paired_ratio(pairs), kinds, tuple(notes)
     if len(ra.values) < 2 or len(rb.values) < 2:
-        notes.append(
+        notes.append(Warning(
+            WarningCode.TOO_FEW_RUNS, row,
             f"{min(len(ra.values), len(rb.values))} run on one side: a verdict needs at least 2 separate runs "
-            "per side (5 recommended); measure with --runs 5"
-        )
+            "per side (5 recommended)",
+            "measure with --runs 5",
+        ))
     elif min(len(ra.values), len(rb.values)) < 3:
-        notes.append("fewer than 3 runs on one side: only large changes can be found; measure with --runs 5")
+        notes.append(Warning(
+            WarningCode.FEW_RUNS_LOW_POWER, row, "fewer than 3 runs on one side: only large changes can be found",
+            "measure with --runs 5",
+        ))
     return welch_ratio(ra.values, rb.values), kinds, tuple(notes)
 
 

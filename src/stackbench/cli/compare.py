@@ -65,8 +65,8 @@ def compare_command(
         for difference in result.fact_differences:
             warn(f"compared despite a difference in key facts (--force): {difference}")
         for row in result.rows:
-            for text in row.warnings:
-                warn(f"{row.pattern}: {text}")
+            for warning in row.warnings:
+                warn(str(warning))  # names the row: its subject is the row's pattern
 
 
 def comparison_table(result) -> Tabular:  # noqa: ANN001 - RunComparison, imported lazily
