@@ -9,7 +9,7 @@ from stackbench.analysis.stats import Summary, sample_summary
 from stackbench.results import Cell, Run
 from stackbench.units import format_size
 
-JSON_FORMAT_VERSION = 1
+JSON_FORMAT_VERSION = 2  # 2: warnings are {code, subject, text, fix} objects, were strings
 
 
 def run_json(run: Run) -> dict[str, Any]:
