@@ -497,3 +497,16 @@ def test_the_rules_table_in_the_docs_lists_every_rule_with_its_severity_and_stat
     for rule in REGISTRY:
         _, severity, status, checks = rows[rule.id]
         assert rule.severity in severity.split("/") and status.split()[0] == rule.status and checks, rule.id
+
+
+def test_a_finding_takes_its_id_and_severity_from_its_rule() -> None:
+    rule = BY_ID["KVM-CACHE"]
+    finding = rule.finding("vm scsi0", "cache=writeback", "cache=none")
+    assert (finding.rule_id, finding.severity) == ("KVM-CACHE", "warn")
+    assert rule.finding("vm scsi0", "cache=unsafe", "cache=none", severity="crit").severity == "crit"
+    with pytest.raises(ValueError, match="not declared"):
+        rule.finding("vm scsi0", "cache=writeback", "cache=none", severity="info")
+    with pytest.raises(ValueError, match="not declared"):
+        BY_ID["ZP-CAPACITY"].finding("tank", "capacity=95%", "free space", severity="crit")
+    assert {r.id: r.other_severities for r in REGISTRY if r.other_severities} == {
+        "KVM-CACHE": {"crit"}, "DS-SSB-SIZE": {"info"}}

@@ -3,7 +3,7 @@ exceeds MemTotal: ARC and VMs compete for RAM (docs/method.md capped the ARC at 
 zfs_arc_max=0 the cap is the release default: 1/2 RAM before OpenZFS 2.3, max(RAM - 1 GiB, 5/8 RAM) from
 2.3.0; new Proxmox VE 8.1+ installs set 10 % of RAM (at most 16 GiB)."""
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.versions import describe_arc_default
 
 HOST_RESERVE = 2 * 1024**3
@@ -19,8 +19,8 @@ def check(facts):
     configured = facts.module_parameters.get("zfs_arc_max", "0").strip()
     cap = f"zfs_arc_max={configured}" if configured not in ("0", "") else describe_arc_default(facts.version)
     suggested = max(GIB, total - vm_bytes - HOST_RESERVE)
-    yield Finding(
-        "ARC-OVERCOMMIT", "warn", "ARC",
+    yield RULE.finding(
+        "ARC",
         f"c_max {c_max / GIB:.1f} GiB ({cap}) + {len(facts.vms)} VMs {vm_bytes / GIB:.1f} GiB + 2 GiB host "
         f"> MemTotal {total / GIB:.1f} GiB",
         f"echo 'options zfs zfs_arc_max={suggested}' >> /etc/modprobe.d/zfs.conf; update-initramfs -u "
@@ -29,8 +29,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "ARC-OVERCOMMIT", "ARC and VMs together exceed RAM", "warn",
-    "The ARC gives memory back late; VMs then swap or the OOM killer steps in.",
-    "Cap the ARC with zfs_arc_max",
-    "https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage", check, doc=__doc__,
+    id="ARC-OVERCOMMIT",
+    title="ARC and VMs together exceed RAM",
+    severity="warn",
+    rationale="The ARC gives memory back late; VMs then swap or the OOM killer steps in.",
+    fix="Cap the ARC with zfs_arc_max",
+    source="https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage",
+    check=check,
+    doc=__doc__,
 )

@@ -6,7 +6,7 @@ Which file systems hold images: those the probe found image files on, or VM conf
 facts have neither, every file system with both settings is reported and the evidence says so."""
 
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.versions import default_relatime, label
 
 
@@ -30,19 +30,22 @@ def check(facts):
         why = "holds VM image files" if holders is not None else "image files not listed in the facts: check it holds VM images"
         note = f"; relatime is off by default on {label(facts.version)}" if relatime_default == "off" else ""
         fix = f"zfs set atime=off {name}"
-        yield Finding(
-            "DS-ATIME", "info", name,
+        yield RULE.finding(
+            name,
             f"atime=on ({facts.dataset_source(name, 'atime')}), "
             f"{'relatime=off (' + str(facts.dataset_source(name, 'relatime')) + ')' if relatime else 'no relatime property'}; "
             f"{why}{note}", fix,
-            prove=ab("DS-ATIME", mountpoint(facts, name), "--bs 4k --qd 4 --rw randread", fix),
+            prove=ab(RULE.id, mountpoint(facts, name), "--bs 4k --qd 4 --rw randread", fix),
         )
 
 
 RULE = Rule(
-    "DS-ATIME", "atime updates on a dataset holding image files", "info",
-    "Every read updates the access time: a metadata write per read.",
-    "zfs set atime=off DATASET (image datasets)",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#atime-updates",
-    check, doc=__doc__,
+    id="DS-ATIME",
+    title="atime updates on a dataset holding image files",
+    severity="info",
+    rationale="Every read updates the access time: a metadata write per read.",
+    fix="zfs set atime=off DATASET (image datasets)",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#atime-updates",
+    check=check,
+    doc=__doc__,
 )

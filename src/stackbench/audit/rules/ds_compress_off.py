@@ -3,7 +3,7 @@ is cheap and usually a net win (about 10 % in docs/method.md); `on` (= lz4) is t
 2.2.0, `off` before, so on 2.1 an untouched pool has this finding. New writes only."""
 
 from stackbench.audit.prove import BLOG_QD4, ab, in_guest, mountpoint
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.versions import default_compression, label
 
 
@@ -15,15 +15,18 @@ def check(facts):
             continue
         note = f", the default of {label(facts.version)}" if source == "default" and default_compression(facts.version) == "off" else ""
         fix = f"zfs set compression=lz4 {name}"
-        prove = in_guest("DS-COMPRESS-OFF", BLOG_QD4, fix) if kind == "volume" else ab(
-            "DS-COMPRESS-OFF", mountpoint(facts, name), BLOG_QD4, fix)
-        yield Finding("DS-COMPRESS-OFF", "info", name, f"compression=off ({source}{note})", fix, prove=prove)
+        prove = in_guest(RULE.id, BLOG_QD4, fix) if kind == "volume" else ab(
+            RULE.id, mountpoint(facts, name), BLOG_QD4, fix)
+        yield RULE.finding(name, f"compression=off ({source}{note})", fix, prove=prove)
 
 
 RULE = Rule(
-    "DS-COMPRESS-OFF", "Compression off on VM storage", "info",
-    "LZ4 costs little CPU and usually saves I/O; new writes only.",
-    "zfs set compression=lz4 DATASET",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#lz4-compression",
-    check, doc=__doc__,
+    id="DS-COMPRESS-OFF",
+    title="Compression off on VM storage",
+    severity="info",
+    rationale="LZ4 costs little CPU and usually saves I/O; new writes only.",
+    fix="zfs set compression=lz4 DATASET",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#lz4-compression",
+    check=check,
+    doc=__doc__,
 )

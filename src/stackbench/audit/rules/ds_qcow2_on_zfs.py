@@ -13,7 +13,7 @@ images on plain directories) may be worth the cost.
 """
 
 from stackbench.audit.prove import BLOG_QD4, in_guest
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._disks import images_on_zfs
 
 
@@ -31,18 +31,22 @@ def check(facts):
         if image.format != "qcow2":
             continue
         convert = _convert(image)
-        yield Finding(
-            "DS-QCOW2-ON-ZFS", "warn", image.subject,
+        yield RULE.finding(
+            image.subject,
             f"qcow2 image {image.path} on ZFS file system {image.dataset} ({image.origin})",
             f"measure first (disputed: results differ by machine); if raw wins: {convert}",
-            prove=in_guest("DS-QCOW2-ON-ZFS", BLOG_QD4, convert),
+            prove=in_guest(RULE.id, BLOG_QD4, convert),
         )
 
 
 RULE = Rule(
-    "DS-QCOW2-ON-ZFS", "qcow2 image on a ZFS dataset", "warn",
-    "Two copy-on-write layers; OpenZFS advises zvols or raw files, but measured costs vary: measure first.",
-    "Measure, then qemu-img convert -O raw to a zvol or raw file if raw is faster",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
-    check, status="disputed", doc=__doc__,
+    id="DS-QCOW2-ON-ZFS",
+    title="qcow2 image on a ZFS dataset",
+    severity="warn",
+    rationale="Two copy-on-write layers; OpenZFS advises zvols or raw files, but measured costs vary: measure first.",
+    fix="Measure, then qemu-img convert -O raw to a zvol or raw file if raw is faster",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
+    check=check,
+    status="disputed",
+    doc=__doc__,
 )

@@ -2,7 +2,7 @@
 are acknowledged before they are on stable storage and are lost on power failure ("very dangerous",
 zfsprops(7)). A database's fsync is lied to the same way."""
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def check(facts):
@@ -11,8 +11,8 @@ def check(facts):
     for name in sorted(zvols | holders):
         if facts.dataset_prop(name, "sync") == "disabled":
             what = "zvol" if name in zvols else "holds VM disks"
-            yield Finding(
-                "DS-SYNC-DISABLED", "crit", name, f"sync=disabled ({facts.dataset_source(name, 'sync')}), {what}",
+            yield RULE.finding(
+                name, f"sync=disabled ({facts.dataset_source(name, 'sync')}), {what}",
                 f"zfs set sync=standard {name}",
                 prove=f"if sync latency was the reason, rank log devices first: stackbench slog /mnt/candidate1 "
                       f"/mnt/candidate2 --pool-dataset /{name.split('/')[0]}/slogtest",
@@ -20,8 +20,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "DS-SYNC-DISABLED", "sync=disabled on VM storage", "crit",
-    "Writes the guest flushed are acknowledged before they are on disk and are lost on power failure.",
-    "zfs set sync=standard DATASET; add a SLOG if sync latency is the problem",
-    "https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#sync", check, doc=__doc__,
+    id="DS-SYNC-DISABLED",
+    title="sync=disabled on VM storage",
+    severity="crit",
+    rationale="Writes the guest flushed are acknowledged before they are on disk and are lost on power failure.",
+    fix="zfs set sync=standard DATASET; add a SLOG if sync latency is the problem",
+    source="https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#sync",
+    check=check,
+    doc=__doc__,
 )

@@ -13,7 +13,7 @@ section 3).
 """
 
 from stackbench.audit.prove import in_guest
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._pool import ashift_evidence, data_vdevs, pool_of
 from stackbench.audit.versions import default_volblocksize, label
 
@@ -43,17 +43,21 @@ def check(facts):
         fix = (f"zfs create -V <size> -o volblocksize=16K (16K-64K) {pool_of(name)}/<new>, copy the disk and switch "
                "the VM to it (Proxmox: pvesm set <storage> --blocksize 16k, then move the disk); or keep VM disks "
                "on mirrors")
-        yield Finding(
-            "DS-VBS-RAIDZ", "warn", name,
+        yield RULE.finding(
+            name,
             f"volblocksize={size} ({source}{note}) <= 2 x 2^{ashift} on {vdevs}{_space(facts, name)}", fix,
-            prove=in_guest("DS-VBS-RAIDZ", "--bs 4k,64k --qd 4 --rw randwrite,randread",
+            prove=in_guest(RULE.id, "--bs 4k,64k --qd 4 --rw randwrite,randread",
                            "move the disk to a zvol with volblocksize=16K; compare zfs get used,refreservation too"),
         )
 
 
 RULE = Rule(
-    "DS-VBS-RAIDZ", "Small volblocksize on raidz", "warn",
-    "Parity and padding per small block approach mirror overhead in space, with raidz's IOPS.",
-    "Recreate the zvol with volblocksize 16K-64K, or use mirrors for VM disks",
-    "https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html", check, doc=__doc__,
+    id="DS-VBS-RAIDZ",
+    title="Small volblocksize on raidz",
+    severity="warn",
+    rationale="Parity and padding per small block approach mirror overhead in space, with raidz's IOPS.",
+    fix="Recreate the zvol with volblocksize 16K-64K, or use mirrors for VM disks",
+    source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html",
+    check=check,
+    doc=__doc__,
 )

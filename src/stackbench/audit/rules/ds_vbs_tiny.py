@@ -1,6 +1,6 @@
 """DS-VBS-TINY: a zvol's volblocksize below the pool's sector size (2^ashift): every block is padded."""
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def check(facts):
@@ -9,16 +9,19 @@ def check(facts):
         ashifts = [v.ashift for v in facts.vdevs.get(pool, []) if v.vdev_class == "normal" and v.ashift]
         size = facts.dataset_prop(name, "volblocksize")
         if ashifts and size and size.isdigit() and int(size) < 2 ** max(ashifts):
-            yield Finding(
-                "DS-VBS-TINY", "warn", name, f"volblocksize={size} < 2^{max(ashifts)}",
+            yield RULE.finding(
+                name, f"volblocksize={size} < 2^{max(ashifts)}",
                 "recreate the zvol with a larger -o volblocksize (set at creation only)",
             )
 
 
 RULE = Rule(
-    "DS-VBS-TINY", "volblocksize smaller than the sector size", "warn",
-    "Each block is padded to a full sector: wasted space and extra I/O.",
-    "Recreate the zvol with volblocksize >= 2^ashift",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#zvol-volblocksize",
-    check, doc=__doc__,
+    id="DS-VBS-TINY",
+    title="volblocksize smaller than the sector size",
+    severity="warn",
+    rationale="Each block is padded to a full sector: wasted space and extra I/O.",
+    fix="Recreate the zvol with volblocksize >= 2^ashift",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#zvol-volblocksize",
+    check=check,
+    doc=__doc__,
 )

@@ -7,14 +7,14 @@ a CPU type that passes AES-NI through. If the host CPU itself has no AES-NI, no 
 `hypervisor` flag exists on x86 only; other architectures are not checked.
 """
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def check(facts):
     if "hypervisor" not in facts.cpu_flags or "aes" in facts.cpu_flags:
         return
-    yield Finding(
-        "GUEST-CPU-NOAES", "warn", "this VM's CPU",
+    yield RULE.finding(
+        "this VM's CPU",
         "/proc/cpuinfo flags include hypervisor (a VM) but not aes",
         "on the host: qm set VMID --cpu host (one node or identical nodes) or --cpu x86-64-v2-AES (or flags=+aes); "
         "libvirt: virsh edit NAME: <cpu mode='host-passthrough'/> or host-model; then restart the VM",
@@ -23,8 +23,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "GUEST-CPU-NOAES", "This VM's CPU hides AES-NI", "warn",
-    "Encryption in the guest falls back to slow software AES.",
-    "A host CPU type (cpu: host, x86-64-v2-AES, +aes; libvirt host-passthrough)",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu", check, doc=__doc__,
+    id="GUEST-CPU-NOAES",
+    title="This VM's CPU hides AES-NI",
+    severity="warn",
+    rationale="Encryption in the guest falls back to slow software AES.",
+    fix="A host CPU type (cpu: host, x86-64-v2-AES, +aes; libvirt host-passthrough)",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu",
+    check=check,
+    doc=__doc__,
 )

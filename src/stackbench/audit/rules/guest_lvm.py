@@ -11,7 +11,7 @@ Source: docs/method.md section 3 only, which is not public; the rule's URL docum
 TYPE column), not a performance claim.
 """
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def _why_vm(facts):
@@ -28,8 +28,8 @@ def check(facts):
     listed = ", ".join(f"{d.name}" + (f" on {d.parent}" if d.parent else "") +
                        (f" ({', '.join(d.mountpoints)})" if d.mountpoints else "") for d in volumes)
     run = "stackbench run -t {target} --preset blog --qd 4 --runtime 30 --runs 5 --label {label}"
-    yield Finding(
-        "GUEST-LVM", "info", "guest LVM",
+    yield RULE.finding(
+        "guest LVM",
         f"TYPE lvm in lsblk: {listed}; the facts come from a VM ({_why_vm(facts)})",
         "measure before changing anything: LVM's cost in a guest has no primary source and docs/method.md's "
         "gain was confounded with an ext4 to ext3 switch",
@@ -40,9 +40,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "GUEST-LVM", "LVM in the guest (measure before changing)", "info",
-    "docs/method.md saw a gain without LVM, confounded with a file system change; no primary source.",
-    "Measure a file system on the LV against one on a plain partition before changing",
-    "https://man7.org/linux/man-pages/man8/lsblk.8.html",
-    check, doc=__doc__,
+    id="GUEST-LVM",
+    title="LVM in the guest (measure before changing)",
+    severity="info",
+    rationale="docs/method.md saw a gain without LVM, confounded with a file system change; no primary source.",
+    fix="Measure a file system on the LV against one on a plain partition before changing",
+    source="https://man7.org/linux/man-pages/man8/lsblk.8.html",
+    check=check,
+    doc=__doc__,
 )

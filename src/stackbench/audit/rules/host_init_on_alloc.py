@@ -17,7 +17,7 @@ It is a hardening option: turning it off is a security trade-off, so the finding
 import re
 
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 _TRUE, _FALSE = ("1", "y", "on"), ("0", "n", "off")
 
@@ -53,18 +53,22 @@ def check(facts):
         return
     change = "reboot with init_on_alloc=0 on the kernel command line"
     target = mountpoint(facts, next(iter(facts.pools))) if facts.pools else "<a directory on ZFS>"
-    yield Finding(
-        "HOST-INIT-ON-ALLOC", "info", "kernel", evidence,
+    yield RULE.finding(
+        "kernel", evidence,
         "add init_on_alloc=0 to the kernel command line if the security trade-off is acceptable (GRUB: "
         "GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub; Proxmox with systemd-boot: /etc/kernel/cmdline, "
         "then proxmox-boot-tool refresh)",
-        prove=ab("HOST-INIT-ON-ALLOC", target, "--bs 1m --qd 4 --rw read", change),
+        prove=ab(RULE.id, target, "--bs 1m --qd 4 --rw read", change),
     )
 
 
 RULE = Rule(
-    "HOST-INIT-ON-ALLOC", "Kernel zeroes every allocation", "info",
-    "Zeroing every page the ARC allocates costs memory bandwidth.",
-    "init_on_alloc=0 on the kernel command line",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html", check, doc=__doc__,
+    id="HOST-INIT-ON-ALLOC",
+    title="Kernel zeroes every allocation",
+    severity="info",
+    rationale="Zeroing every page the ARC allocates costs memory bandwidth.",
+    fix="init_on_alloc=0 on the kernel command line",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html",
+    check=check,
+    doc=__doc__,
 )

@@ -12,7 +12,7 @@ suggested: formats with metadata need end-to-end protection support.
 """
 
 from stackbench.audit.prove import RAND_4K_WRITE, ab
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def _logical(facts, namespace):
@@ -47,19 +47,22 @@ def check(facts):
         fix = (f"{change} before a pool is created on it (destroys all data on the namespace, and on drives that "
                "format all namespaces at once, on the others too)"
                + (f"; for {', '.join(pools)} only when the pool is rebuilt from a backup" if pools else ""))
-        yield Finding(
-            "HOST-NVME-LBA", "info", f"/dev/{namespace}",
+        yield RULE.finding(
+            f"/dev/{namespace}",
             f"{source}; LBA format {best.index} offers 4096 bytes (metadata {best.metadata_size}){holds}", fix,
-            prove=ab("HOST-NVME-LBA", f"/mnt/{namespace}-scratch", RAND_4K_WRITE,
+            prove=ab(RULE.id, f"/mnt/{namespace}-scratch", RAND_4K_WRITE,
                      f"{change}, recreate the scratch file system and mount it again",
                      where=f"on a scratch file system on the empty {namespace}"),
         )
 
 
 RULE = Rule(
-    "HOST-NVME-LBA", "NVMe namespace formatted with 512-byte blocks", "info",
-    "The drive offers a 4096-byte LBA format, which is usually faster; reformatting destroys data.",
-    "nvme format --lbaf=<4K format> before the pool is created",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html#nvme-low-level-formatting",
-    check, doc=__doc__,
+    id="HOST-NVME-LBA",
+    title="NVMe namespace formatted with 512-byte blocks",
+    severity="info",
+    rationale="The drive offers a 4096-byte LBA format, which is usually faster; reformatting destroys data.",
+    fix="nvme format --lbaf=<4K format> before the pool is created",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html#nvme-low-level-formatting",
+    check=check,
+    doc=__doc__,
 )

@@ -10,7 +10,7 @@ until it does not. The zvol's dataset is named when the facts' device links incl
 
 import re
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 ZD = re.compile(r"^zd\d+(p\d+)?$")
 
@@ -41,16 +41,20 @@ def check(facts):
         zd, dataset = found
         via = "" if zd == device else f" (on {zd})"
         what = f"zvol {dataset}" if dataset else "a zvol (zd device)"
-        yield Finding(
-            "HOST-SWAP-ZVOL", "info", device,
+        yield RULE.finding(
+            device,
             f"{device} in /proc/swaps is {what}{via}",
             f"swapoff {device}; remove it from /etc/fstab; use a swap partition (or zram) outside ZFS",
         )
 
 
 RULE = Rule(
-    "HOST-SWAP-ZVOL", "Swap on a zvol", "info",
-    "Writing to a zvol needs memory, so swap on a zvol can deadlock under memory pressure.",
-    "Swap on a plain partition or zram, not on a zvol",
-    "https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html", check, doc=__doc__,
+    id="HOST-SWAP-ZVOL",
+    title="Swap on a zvol",
+    severity="info",
+    rationale="Writing to a zvol needs memory, so swap on a zvol can deadlock under memory pressure.",
+    fix="Swap on a plain partition or zram, not on a zvol",
+    source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html",
+    check=check,
+    doc=__doc__,
 )

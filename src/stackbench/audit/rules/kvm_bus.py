@@ -3,7 +3,7 @@ default when scsihw is absent), lsi53c810, megasas or pvscsi (libvirt: lsilogic,
 vmpvscsi, ibmvscsi). Proxmox calls VirtIO SCSI or VirtIO Block "highly recommended"."""
 
 from stackbench.audit.prove import BLOG_QD4, in_guest
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 EMULATED_SCSI = ("lsi", "lsi53c810", "megasas", "pvscsi", "lsilogic", "lsisas1068", "lsisas1078", "vmpvscsi",
                  "ibmvscsi", "am53c974", "dc390")
@@ -17,13 +17,17 @@ def check(facts):
                 where = f"{disk.key} on {disk.bus}" + (f" with controller {disk.controller}" if emulated_scsi else "")
                 fix = vm.fix("qm set VMID --scsihw virtio-scsi-single, then move the disk to scsiN or virtioN",
                              "virsh edit NAME: <target bus='virtio'/> or a virtio-scsi controller")
-                yield Finding("KVM-BUS", "warn", f"{vm.name} {disk.key}", f"{where}: {disk.volume}", fix,
-                              prove=in_guest("KVM-BUS", BLOG_QD4, fix))
+                yield RULE.finding(f"{vm.name} {disk.key}", f"{where}: {disk.volume}", fix,
+                                   prove=in_guest(RULE.id, BLOG_QD4, fix))
 
 
 RULE = Rule(
-    "KVM-BUS", "Disk on an emulated controller", "warn",
-    "Emulated IDE/SATA/LSI controllers cost CPU per I/O and cap IOPS.",
-    "Use VirtIO SCSI (virtio-scsi-single) or VirtIO Block",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_bus", check, doc=__doc__,
+    id="KVM-BUS",
+    title="Disk on an emulated controller",
+    severity="warn",
+    rationale="Emulated IDE/SATA/LSI controllers cost CPU per I/O and cap IOPS.",
+    fix="Use VirtIO SCSI (virtio-scsi-single) or VirtIO Block",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_bus",
+    check=check,
+    doc=__doc__,
 )

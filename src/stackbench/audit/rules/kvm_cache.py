@@ -5,7 +5,7 @@ VM on virtio-scsi with cache=writeback did 124 4K IOPS where virtio-blk with cac
 changed too)."""
 
 from stackbench.audit.prove import BLOG_QD4, in_guest
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._disks import disk_fix
 
 
@@ -16,16 +16,21 @@ def check(facts):
                 continue
             written = f"cache={disk.cache}" if disk.cache_set else f"no cache= (QEMU's default: {disk.cache})"
             fix = disk_fix(vm, disk, f"virsh edit NAME: <driver ... cache='none'/> on {disk.key}", cache="none")
-            yield Finding(
-                "KVM-CACHE", "crit" if disk.cache == "unsafe" else "warn", f"{vm.name} {disk.key}",
+            yield RULE.finding(
+                f"{vm.name} {disk.key}",
                 f"{disk.key}: {disk.volume}, {written}", fix,
-                prove=in_guest("KVM-CACHE", BLOG_QD4, fix),
+                prove=in_guest(RULE.id, BLOG_QD4, fix), severity="crit" if disk.cache == "unsafe" else None,
             )
 
 
 RULE = Rule(
-    "KVM-CACHE", "VM disk cache mode other than none", "warn",
-    "Host page cache on top of the ARC caches twice; unsafe ignores the guest's flushes.",
-    "cache=none (remove the option on Proxmox)",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_cache", check, doc=__doc__,
+    id="KVM-CACHE",
+    title="VM disk cache mode other than none",
+    severity="warn",
+    rationale="Host page cache on top of the ARC caches twice; unsafe ignores the guest's flushes.",
+    fix="cache=none (remove the option on Proxmox)",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_cache",
+    check=check,
+    doc=__doc__,
+    other_severities=frozenset({"crit"}),  # cache=unsafe: the guest's flushes are ignored, data is lost on a crash
 )

@@ -2,15 +2,15 @@
 x86-64-v2 without +aes; libvirt without <cpu> (QEMU's qemu64) or a custom model lacking aes. LUKS in the
 guest then ran at 266 MiB/s against 3152 on the host (docs/method.md section 3)."""
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def check(facts):
     for vm in facts.vms:
         if not vm.aes_visible:
             written = vm.cpu if vm.cpu else f"(absent: {vm.cpu_model})"
-            yield Finding(
-                "KVM-CPU-NOAES", "warn", vm.name, f"cpu: {written}",
+            yield RULE.finding(
+                vm.name, f"cpu: {written}",
                 vm.fix("qm set VMID --cpu host (one node or identical nodes) or --cpu x86-64-v2-AES",
                        "virsh edit NAME: <cpu mode='host-passthrough'/> or host-model"),
                 prove="inside the VM, before and after: stackbench crypto --cipher aes-xts-plain64 --key-size 512",
@@ -18,8 +18,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "KVM-CPU-NOAES", "Guest CPU type hides AES-NI", "warn",
-    "Disk encryption in the guest falls back to slow software AES.",
-    "cpu: host, x86-64-v2-AES or flags=+aes; libvirt host-passthrough",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu", check, doc=__doc__,
+    id="KVM-CPU-NOAES",
+    title="Guest CPU type hides AES-NI",
+    severity="warn",
+    rationale="Disk encryption in the guest falls back to slow software AES.",
+    fix="cpu: host, x86-64-v2-AES or flags=+aes; libvirt host-passthrough",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu",
+    check=check,
+    doc=__doc__,
 )

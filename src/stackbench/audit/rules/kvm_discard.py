@@ -13,7 +13,7 @@ After enabling it the guest must trim: `fstrim -av` once, then the distribution'
 speed is lost, only space.
 """
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._disks import disk_fix
 
 
@@ -49,16 +49,20 @@ def check(facts):
         if why is None:
             continue
         fix = disk_fix(vm, disk, f"virsh edit NAME: <driver ... discard='unmap'/> on {disk.key}", discard="on")
-        yield Finding(
-            "KVM-DISCARD", "info", f"{vm.name} {disk.key}",
+        yield RULE.finding(
+            f"{vm.name} {disk.key}",
             f"{disk.key}: {disk.volume} without discard; {why}",
             f"{fix}; then fstrim -av in the guest (and enable fstrim.timer)",
         )
 
 
 RULE = Rule(
-    "KVM-DISCARD", "Thin VM disk without discard", "info",
-    "Blocks freed in the guest stay allocated on the host, and snapshots pin them.",
-    "discard=on (libvirt discard='unmap'), then fstrim in the guest",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_discard", check, doc=__doc__,
+    id="KVM-DISCARD",
+    title="Thin VM disk without discard",
+    severity="info",
+    rationale="Blocks freed in the guest stay allocated on the host, and snapshots pin them.",
+    fix="discard=on (libvirt discard='unmap'), then fstrim in the guest",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_discard",
+    check=check,
+    doc=__doc__,
 )

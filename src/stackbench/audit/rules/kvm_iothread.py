@@ -5,7 +5,7 @@ docs/method.md measured +23 % 4K IOPS with an iothread (3256 to 4011). A Proxmox
 switch the VM to `virtio-scsi-single` and set iothread=1 on the disk."""
 
 from stackbench.audit.prove import RAND_4K_WRITE, in_guest
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._disks import disk_fix
 
 
@@ -22,21 +22,25 @@ def check(facts):
             if shared and not disk.iothread:
                 fix = (vm.fix("qm set VMID --scsihw virtio-scsi-single", "") + "; "
                        + disk_fix(vm, disk, "", iothread="1"))
-                yield Finding("KVM-IOTHREAD-MISSING", "info", f"{vm.name} {disk.key}",
-                              f"{disk.key}: {disk.volume} on scsihw virtio-scsi-pci, which cannot give a disk its "
-                              "own I/O thread", fix,
-                              prove=in_guest("KVM-IOTHREAD-MISSING", RAND_4K_WRITE, fix))
+                yield RULE.finding(f"{vm.name} {disk.key}",
+                                   f"{disk.key}: {disk.volume} on scsihw virtio-scsi-pci, which cannot give a disk its "
+                                   "own I/O thread", fix,
+                                   prove=in_guest(RULE.id, RAND_4K_WRITE, fix))
             elif eligible and not disk.iothread:
                 fix = disk_fix(vm, disk, f"virsh edit NAME: <iothreads>1</iothreads> and <driver ... iothread='1'/> "
                                          f"on {disk.key}", iothread="1")
-                yield Finding("KVM-IOTHREAD-MISSING", "info", f"{vm.name} {disk.key}",
-                              f"{disk.key}: {disk.volume} without iothread", fix,
-                              prove=in_guest("KVM-IOTHREAD-MISSING", RAND_4K_WRITE, fix))
+                yield RULE.finding(f"{vm.name} {disk.key}",
+                                   f"{disk.key}: {disk.volume} without iothread", fix,
+                                   prove=in_guest(RULE.id, RAND_4K_WRITE, fix))
 
 
 RULE = Rule(
-    "KVM-IOTHREAD-MISSING", "VirtIO disk without an I/O thread", "info",
-    "Disk I/O shares the main loop with everything else QEMU does.",
-    "iothread=1 on the disk",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_iothread", check, doc=__doc__,
+    id="KVM-IOTHREAD-MISSING",
+    title="VirtIO disk without an I/O thread",
+    severity="info",
+    rationale="Disk I/O shares the main loop with everything else QEMU does.",
+    fix="iothread=1 on the disk",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_iothread",
+    check=check,
+    doc=__doc__,
 )

@@ -7,7 +7,7 @@ sockets as the host has nodes. Info: a VM that fits in one node loses little. Th
 /sys/devices/system/node/node* of the host the facts came from; without it the rule stays silent.
 """
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 
 
 def check(facts):
@@ -18,8 +18,8 @@ def check(facts):
             continue
         written = "numa: 0" if vm.numa is False else ("no numa: line (default 0)" if vm.kind == "proxmox"
                                                        else "no <cpu><numa> or <numatune>")
-        yield Finding(
-            "KVM-NUMA", "info", vm.name,
+        yield RULE.finding(
+            vm.name,
             f"host has {facts.numa_nodes} NUMA nodes (/sys/devices/system/node); {vm.name}: {written}",
             vm.fix(f"qm set VMID --numa 1 --sockets {facts.numa_nodes} (cores per socket as needed)",
                    "virsh edit NAME: <cpu><numa> cells matching the host's nodes, or <numatune>"),
@@ -27,8 +27,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "KVM-NUMA", "VM without NUMA on a multi-node host", "info",
-    "NUMA keeps VM memory local to its socket; Proxmox needs it for hotplug.",
-    "numa: 1 with sockets = host nodes",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu", check, doc=__doc__,
+    id="KVM-NUMA",
+    title="VM without NUMA on a multi-node host",
+    severity="info",
+    rationale="NUMA keeps VM memory local to its socket; Proxmox needs it for hotplug.",
+    fix="numa: 1 with sockets = host nodes",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu",
+    check=check,
+    doc=__doc__,
 )

@@ -12,7 +12,7 @@ evidence says when the facts come from a VM.
 """
 
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._pool import ashift_evidence, vdev_subject
 
 
@@ -28,19 +28,23 @@ def check(facts):
             leaves = ", ".join(f"{leaf}" + (f" (disk {facts.disk_of(leaf)})" if facts.disk_of(leaf) != leaf else "")
                                + ": rotational=0, physical_block_size=512" for leaf in flash)
             note = "; the facts come from a VM, where rotational describes the virtual disk" if facts.is_vm else ""
-            yield Finding(
-                "ZP-ASHIFT-FLASH512", "info", vdev_subject(pool, vdev),
+            yield RULE.finding(
+                vdev_subject(pool, vdev),
                 f"{ashift_evidence(vdev)}; {leaves} (block queue){note}",
                 f"create new vdevs with -o ashift=12 (zpool add -o ashift=12 {pool} ...); {vdev.name} keeps "
                 "ashift 9 until it is recreated",
-                prove=ab("ZP-ASHIFT-FLASH512", mountpoint(facts, pool), SYNC_4K,
+                prove=ab(RULE.id, mountpoint(facts, pool), SYNC_4K,
                          f"recreate {pool} (or the vdev) with -o ashift=12 and restore the data"),
             )
 
 
 RULE = Rule(
-    "ZP-ASHIFT-FLASH512", "ashift 9 on flash that reports 512-byte sectors", "info",
-    "Flash pages are 4 KiB or larger and drives often misreport 512; the docs advise ashift 12 or 13 on flash.",
-    "Use -o ashift=12 for new vdevs",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html", check, doc=__doc__,
+    id="ZP-ASHIFT-FLASH512",
+    title="ashift 9 on flash that reports 512-byte sectors",
+    severity="info",
+    rationale="Flash pages are 4 KiB or larger and drives often misreport 512; the docs advise ashift 12 or 13 on flash.",
+    fix="Use -o ashift=12 for new vdevs",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html",
+    check=check,
+    doc=__doc__,
 )

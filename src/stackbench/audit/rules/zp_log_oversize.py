@@ -10,7 +10,7 @@ of them), else the smallest leaf of each log vdev from lsblk. The limit uses arc
 /proc/meminfo MemTotal; with neither, the rule stays silent.
 """
 
-from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rule import Rule
 from stackbench.audit.rules._pool import class_vdevs
 
 GIB = 1024**3
@@ -44,8 +44,8 @@ def check(facts):
         parts = ([f"ARC c_max {c_max / GIB:.1f} GiB (arcstats)"] if c_max else []) + (
             [f"MemTotal/2 {memtotal / 2 / GIB:.1f} GiB (/proc/meminfo)"] if memtotal else [])
         names = ", ".join(v.name for v in logs)
-        yield Finding(
-            "ZP-LOG-OVERSIZE", "info", f"{pool} logs",
+        yield RULE.finding(
+            f"{pool} logs",
             f"log vdev {names}: {size / GIB:.1f} GiB ({source}) > max({', '.join(parts)})",
             f"zpool remove {pool} {logs[0].name}; repartition the device with a log partition of about 4 GiB "
             f"(never more than {limit / GIB:.1f} GiB) and leave the rest unpartitioned (over-provisioning); "
@@ -54,9 +54,12 @@ def check(facts):
 
 
 RULE = Rule(
-    "ZP-LOG-OVERSIZE", "Log device larger than ZFS can use", "info",
-    "The ZIL holds only a few seconds of sync writes; about 4 GB is typical, the rest is never used.",
-    "Use a small log partition and leave the rest unallocated",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#synchronous-i-o",
-    check, doc=__doc__,
+    id="ZP-LOG-OVERSIZE",
+    title="Log device larger than ZFS can use",
+    severity="info",
+    rationale="The ZIL holds only a few seconds of sync writes; about 4 GB is typical, the rest is never used.",
+    fix="Use a small log partition and leave the rest unallocated",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#synchronous-i-o",
+    check=check,
+    doc=__doc__,
 )
