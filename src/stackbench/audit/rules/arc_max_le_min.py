@@ -1,10 +1,13 @@
 """ARC-MAX-LE-MIN: zfs_arc_max is set but not above the effective zfs_arc_min (arcstats c_min): the max is
 then ignored, e.g. on hosts with more than 256 GiB of RAM where the default min is RAM/32."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     value = facts.module_parameters.get("zfs_arc_max", "0").strip()
     c_min = facts.arcstats.get("c_min")
     if value.isdigit() and int(value) != 0 and c_min is not None and int(value) <= c_min:

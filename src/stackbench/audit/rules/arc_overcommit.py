@@ -3,14 +3,17 @@ exceeds MemTotal: ARC and VMs compete for RAM (docs/method.md capped the ARC at 
 zfs_arc_max=0 the cap is the release default: 1/2 RAM before OpenZFS 2.3, max(RAM - 1 GiB, 5/8 RAM) from
 2.3.0; new Proxmox VE 8.1+ installs set 10 % of RAM (at most 16 GiB)."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import describe_arc_default
 
 HOST_RESERVE = 2 * 1024**3
 GIB = 1024**3
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     c_max = facts.arcstats.get("c_max")
     total = facts.meminfo.get("MemTotal")
     vm_bytes = sum(vm.memory_bytes or 0 for vm in facts.vms)

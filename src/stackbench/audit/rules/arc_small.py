@@ -12,9 +12,11 @@ room for the VMs (ARC-OVERCOMMIT): the evidence says when RAM does not allow it.
 """
 
 import math
+from typing import Iterator
 
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import describe_arc_default
 
 GIB, TIB = 1024**3, 1024**4
@@ -27,7 +29,7 @@ def _pool_sizes(facts):
     return {pool: int(props["size"]) for pool, props in facts.pools.items() if props.get("size", "").isdigit()}
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     c_max = facts.arcstats.get("c_max")
     sizes = _pool_sizes(facts)
     if not c_max or not sizes:

@@ -5,8 +5,11 @@ defaults to on since OpenZFS 2.2.0 (off before, so an untouched 2.1 pool has thi
 Which file systems hold images: those the probe found image files on, or VM configs point at; when the
 facts have neither, every file system with both settings is reported and the evidence says so."""
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import default_relatime, label
 
 
@@ -18,7 +21,7 @@ def _image_datasets(facts):
     return holders - {None}
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     holders = _image_datasets(facts)
     for name in facts.filesystems():
         relatime = facts.dataset_prop(name, "relatime")  # absent before 0.6.5 (and in zfs-fuse): no relatime at all

@@ -2,12 +2,15 @@
 is cheap and usually a net win (about 10 % in docs/method.md); `on` (= lz4) is the default since OpenZFS
 2.2.0, `off` before, so on 2.1 an untouched pool has this finding. New writes only."""
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, ab, in_guest, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import default_compression, label
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for name, props in facts.datasets.items():
         value, source = props.get("compression", ("", ""))
         kind = props.get("type", ("",))[0]

@@ -11,8 +11,11 @@ dataset) to benefit; the stackbench scratch files of the prove command are new f
 at once. Zvols have volblocksize instead (DS-VBS-*).
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import images_on_zfs
 from stackbench.audit.rules._pool import pool_of
 
@@ -22,7 +25,7 @@ LIMIT = 131072
 SHOWN = 4
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     by_dataset = {}
     for image in images_on_zfs(facts):
         if image.format in ("raw", "qcow2"):

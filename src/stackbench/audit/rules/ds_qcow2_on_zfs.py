@@ -12,8 +12,11 @@ their own machine (the prove command) before converting; qcow2 features (snapsho
 images on plain directories) may be worth the cost.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import images_on_zfs
 
 
@@ -26,7 +29,7 @@ def _convert(image):
     return f"qemu-img convert -p -O raw {image.path} {raw} (VM off), then point the VM at the raw file"
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for image in images_on_zfs(facts):
         if image.format != "qcow2":
             continue

@@ -8,7 +8,10 @@ threshold, so even a value below the block size can pull most compressible data 
 the evidence says so on 2.4+. Size it from the file sizes (docs/method.md section 5, `stackbench smallblocks`).
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, pool_of
 from stackbench.audit.versions import label, special_small_blocks_covers_zvols
 
@@ -20,7 +23,7 @@ def _checked(facts):
         yield from ((name, "volblocksize") for name in facts.zvols())
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     compressed = special_small_blocks_covers_zvols(facts.version)
     for name, block_prop in _checked(facts):
         ssb = facts.dataset_prop(name, "special_small_blocks")

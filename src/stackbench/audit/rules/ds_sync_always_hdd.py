@@ -1,12 +1,15 @@
 """DS-SYNC-ALWAYS-HDD: sync=always on a pool of rotational disks without a log vdev: every write waits for
 the disks' cache flush, a "large performance penalty" (about 20 % on writes in docs/method.md section 3)."""
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import RAND_4K_WRITE, ab, in_guest, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, data_vdevs, pool_of
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for name, props in facts.datasets.items():
         if props.get("sync", ("",))[0] != "always":
             continue

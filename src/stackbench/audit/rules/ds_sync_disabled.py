@@ -2,10 +2,13 @@
 are acknowledged before they are on stable storage and are lost on power failure ("very dangerous",
 zfsprops(7)). A database's fsync is lied to the same way."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     zvols = set(facts.zvols())
     holders = {loc.dataset for _, _, loc in facts.vm_disks() if loc and loc.dataset}
     for name in sorted(zvols | holders):

@@ -4,12 +4,15 @@ Default is 16K since OpenZFS 2.2 (8K before). Too large: small writes become rea
 more metadata and, on raidz, more padding (DS-VBS-RAIDZ). 8K on 4Kn disks is two aligned sectors, not
 "misaligned" (knowledge base, section 3). Test before changing: defaults are usually right."""
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import in_guest
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import default_volblocksize, label
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for name in facts.zvols():
         size = facts.dataset_prop(name, "volblocksize")
         if size and size.isdigit() and not 8192 <= int(size) <= 65536:

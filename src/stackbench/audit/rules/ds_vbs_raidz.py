@@ -12,8 +12,11 @@ finding. 4K volblocksize avoids read-modify-write of 4K guest writes but makes t
 section 3).
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import in_guest
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import ashift_evidence, data_vdevs, pool_of
 from stackbench.audit.versions import default_volblocksize, label
 
@@ -26,7 +29,7 @@ def _space(facts, name):
     return ""
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for name in facts.zvols():
         size = facts.dataset_prop(name, "volblocksize") or ""
         parity = [v for v in data_vdevs(facts, pool_of(name))

@@ -1,9 +1,12 @@
 """DS-VBS-TINY: a zvol's volblocksize below the pool's sector size (2^ashift): every block is padded."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for name in facts.zvols():
         pool = name.split("/")[0]
         ashifts = [v.ashift for v in facts.vdevs.get(pool, []) if v.vdev_class == "normal" and v.ashift]

@@ -7,10 +7,13 @@ a CPU type that passes AES-NI through. If the host CPU itself has no AES-NI, no 
 `hypervisor` flag exists on x86 only; other architectures are not checked.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     if "hypervisor" not in facts.cpu_flags or "aes" in facts.cpu_flags:
         return
     yield RULE.finding(

@@ -11,7 +11,10 @@ Source: docs/method.md section 3 only, which is not public; the rule's URL docum
 TYPE column), not a performance claim.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
 def _why_vm(facts):
@@ -19,7 +22,7 @@ def _why_vm(facts):
         f"systemd-detect-virt says {facts.virt}"
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     if not facts.is_vm:
         return
     volumes = [d for d in facts.block_devices.values() if d.type == "lvm"]

@@ -15,9 +15,11 @@ It is a hardening option: turning it off is a security trade-off, so the finding
 """
 
 import re
+from typing import Iterator
 
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 
 _TRUE, _FALSE = ("1", "y", "on"), ("0", "n", "off")
 
@@ -47,7 +49,7 @@ def _state(facts):
     return False, ""
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     on, evidence = _state(facts)
     if not on:
         return

@@ -11,8 +11,11 @@ size from lsblk (LOG-SEC) or the block queue. Of the 4096-byte formats the one w
 suggested: formats with metadata need end-to-end protection support.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import RAND_4K_WRITE, ab
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 
 
 def _logical(facts, namespace):
@@ -34,7 +37,7 @@ def _pools_on(facts, namespace):
                    if facts.disk_of(leaf) == namespace})
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for namespace, formats in sorted(facts.nvme_formats.items()):
         size, source = _logical(facts, namespace)
         wider = sorted((f for f in formats if f.data_size == 4096), key=lambda f: (f.metadata_size, f.index))

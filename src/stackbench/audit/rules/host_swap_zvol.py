@@ -9,8 +9,10 @@ until it does not. The zvol's dataset is named when the facts' device links incl
 """
 
 import re
+from typing import Iterator
 
-from stackbench.audit.rule import Rule
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 ZD = re.compile(r"^zd\d+(p\d+)?$")
 
@@ -33,7 +35,7 @@ def _zvol_of(facts, device):
     return None
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for device in facts.swaps or []:
         found = _zvol_of(facts, device)
         if found is None:

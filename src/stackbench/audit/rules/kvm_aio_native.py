@@ -1,11 +1,14 @@
 """KVM-AIO-NATIVE: aio=native (libvirt io='native') with a cache mode other than none/directsync: QEMU
 2.6 and later refuse to start the VM, because native AIO needs O_DIRECT."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import disk_fix
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm in facts.vms:
         for disk in vm.disks:
             if disk.aio == "native" and disk.cache not in ("none", "directsync"):

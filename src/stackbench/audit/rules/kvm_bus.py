@@ -2,14 +2,17 @@
 default when scsihw is absent), lsi53c810, megasas or pvscsi (libvirt: lsilogic, lsisas1068, lsisas1078,
 vmpvscsi, ibmvscsi). Proxmox calls VirtIO SCSI or VirtIO Block "highly recommended"."""
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 
 EMULATED_SCSI = ("lsi", "lsi53c810", "megasas", "pvscsi", "lsilogic", "lsisas1068", "lsisas1078", "vmpvscsi",
                  "ibmvscsi", "am53c974", "dc390")
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm in facts.vms:
         for disk in vm.disks:
             emulated_scsi = disk.bus == "scsi" and disk.controller in EMULATED_SCSI

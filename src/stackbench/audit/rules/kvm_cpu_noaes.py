@@ -2,10 +2,13 @@
 x86-64-v2 without +aes; libvirt without <cpu> (QEMU's qemu64) or a custom model lacking aes. LUKS in the
 guest then ran at 266 MiB/s against 3152 on the host (docs/method.md section 3)."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm in facts.vms:
         if not vm.aes_visible:
             written = vm.cpu if vm.cpu else f"(absent: {vm.cpu_model})"

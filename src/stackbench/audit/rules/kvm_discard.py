@@ -13,7 +13,10 @@ After enabling it the guest must trim: `fstrim -av` once, then the distribution'
 speed is lost, only space.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import disk_fix
 
 
@@ -41,7 +44,7 @@ def _thin(facts, vm, disk, location):
     return None
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm, disk, location in facts.vm_disks():
         if disk.discard:
             continue

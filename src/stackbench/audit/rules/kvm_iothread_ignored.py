@@ -1,10 +1,13 @@
 """KVM-IOTHREAD-IGNORED: a Proxmox SCSI disk has iothread=1 but scsihw is not virtio-scsi-single:
 qemu-server logs "iothread is only valid with virtio disk or virtio-scsi-single controller, ignoring"."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm in facts.vms:
         for disk in vm.disks:
             if vm.kind == "proxmox" and disk.bus == "scsi" and disk.iothread and disk.controller != "virtio-scsi-single":

@@ -7,10 +7,13 @@ sockets as the host has nodes. Info: a VM that fits in one node loses little. Th
 /sys/devices/system/node/node* of the host the facts came from; without it the rule stays silent.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     if not facts.numa_nodes or facts.numa_nodes < 2:
         return
     for vm in facts.vms:

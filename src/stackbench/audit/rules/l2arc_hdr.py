@@ -8,15 +8,18 @@ threshold is a heuristic (knowledge base, section 3). The cache is present when 
 `cache` class or arcstats l2_size is above zero.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs
 
 MIB = 1024**2
 SHARE = 0.10
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     hdr, size = facts.arcstats.get("l2_hdr_size"), facts.arcstats.get("size")
     if hdr is None or not size or hdr <= SHARE * size:
         return

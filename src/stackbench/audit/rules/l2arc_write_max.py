@@ -9,15 +9,18 @@ docs/method.md raised it to about 1 GB/s on Optane; every byte fed is written to
 Inside a VM, rotational describes the virtual disk.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs
 from stackbench.audit.versions import default_l2arc_write_max, label
 
 MIB = 1024**2
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     value = facts.module_parameters.get("l2arc_write_max", "").strip()
     default = default_l2arc_write_max(facts.version)
     if not value.isdigit() or default is None or int(value) != default:

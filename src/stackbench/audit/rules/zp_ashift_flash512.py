@@ -11,12 +11,15 @@ The vdev's real ashift comes from `zdb -C` or (2.2+) vdev properties, never the 
 evidence says when the facts come from a VM.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import ashift_evidence, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
             if vdev.ashift != 9:

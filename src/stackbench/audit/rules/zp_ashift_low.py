@@ -6,13 +6,15 @@ property `ashift` is only the hint for new vdevs and is never used here.
 """
 
 import math
+from typing import Iterator
 
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
-from stackbench.audit.rule import Rule
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import ashift_evidence, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
             sizes = {leaf: facts.physical_sector(leaf) for leaf in vdev.leaves}

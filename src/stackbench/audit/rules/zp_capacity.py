@@ -1,9 +1,12 @@
 """ZP-CAPACITY: pool capacity at or above 90 %: allocation switches to best-fit and IOPS drop."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool, props in facts.pools.items():
         value = props.get("capacity", "").rstrip("%")
         if value.isdigit() and int(value) >= 90:

@@ -10,7 +10,10 @@ of them), else the smallest leaf of each log vdev from lsblk. The limit uses arc
 /proc/meminfo MemTotal; with neither, the rule stays silent.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs
 
 GIB = 1024**3
@@ -29,7 +32,7 @@ def _log_size(facts, pool, logs):
     return total, "lsblk"
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     c_max, memtotal = facts.arcstats.get("c_max") or 0, facts.meminfo.get("MemTotal") or 0
     limit = max(c_max, memtotal // 2)
     if limit <= 0:

@@ -1,11 +1,14 @@
 """ZP-LOG-SINGLE: the log vdev is a single device. Losing it costs in-flight sync writes only if the host
 also crashes; Proxmox mirrors it mainly to avoid a performance drop. Advisory."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool in facts.vdevs:
         for vdev in class_vdevs(facts, pool, "logs"):
             if vdev.type in ("disk", "file"):

@@ -1,11 +1,14 @@
 """ZP-LOG-SLOW: a log device is rotational. A SLOG must have lower latency than the pool; a spinning disk
 (8-15 ms per sync write, docs/method.md) is slower than most pools' own ZIL."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool in facts.vdevs:
         for vdev in class_vdevs(facts, pool, "logs"):
             slow = [leaf for leaf in vdev.leaves if facts.rotational(leaf)]

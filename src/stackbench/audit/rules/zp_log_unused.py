@@ -10,7 +10,10 @@ Only file systems and zvols of the pool count (snapshots inherit). A dataset who
 property (unknown) counts as a user of the log, so the rule only fires when the facts show every one.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, pool_of
 
 SHOWN = 6
@@ -25,7 +28,7 @@ def _bypass(facts, name):
     return None
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool in facts.vdevs:
         logs = class_vdevs(facts, pool, "logs")
         members = [name for name, props in facts.datasets.items()

@@ -1,10 +1,13 @@
 """ZP-SPECIAL-FULL: the special class is at or above 75 % full (100 - zfs_special_class_metadata_reserve_pct):
 small blocks then go back to the data disks, and when it is full metadata spills too, never to move back."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     reserve = int(facts.module_parameters.get("zfs_special_class_metadata_reserve_pct", "25") or 25)
     for (pool, vclass), (size, alloc) in facts.class_space.items():
         if vclass == "special" and size and alloc / size * 100 >= 100 - reserve:

@@ -4,11 +4,14 @@ Blocks in that class exist only there: losing the one disk loses the pool. Sourc
 "Special Allocation Class"; Proxmox ZFS docs.
 """
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
             if vdev.vdev_class in ("special", "dedup") and vdev.type in ("disk", "file"):

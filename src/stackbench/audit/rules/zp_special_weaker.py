@@ -1,11 +1,14 @@
 """ZP-SPECIAL-WEAKER: the special class tolerates fewer disk failures than the data vdevs (e.g. a 2-way
 mirror beside raidz2). zpoolconcepts(7): its redundancy "should match the other normal devices"."""
 
-from stackbench.audit.rule import Rule
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
+from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, data_vdevs, failures_tolerated, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool in facts.vdevs:
         data = [failures_tolerated(v) for v in data_vdevs(facts, pool)]
         for vdev in class_vdevs(facts, pool, "special"):
