@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from stackbench.audit import host_outputs as host
+from stackbench.audit.aes_ni import AesNi, parse_aes_ni
 from stackbench.audit import zfs_outputs as zfs
 from stackbench.audit.errors import FactsFormatError
 from stackbench.audit.versions import Version, parse_zfs_version
@@ -49,7 +50,8 @@ class Facts:
     cmdline: str | None = None
     kernel_config: dict[str, str] = field(default_factory=dict)
     mem_auto_init: str | None = None  # the kernel's "mem auto-init: ..." line
-    cpu_flags: set[str] = field(default_factory=set)
+    cpu_flags: set[str] = field(default_factory=set)  # the first processor's
+    aes_ni: AesNi | None = None  # from every processor's flags; None when there is no cpuinfo
     virt: str | None = None  # systemd-detect-virt: none, kvm, ...
     vms: list[Vm] = field(default_factory=list)
     storages: dict[str, Storage] | None = None  # Proxmox storage.cfg; None when not in the facts
@@ -228,6 +230,7 @@ FACT_FILES: tuple[FactFile, ...] = (
     FactFile("kernel-config.txt", ("kernel_config",), _kernel_config),
     FactFile("dmesg-mem-auto-init.txt", ("mem_auto_init",), _last_line),
     FactFile("cpuinfo.txt", ("cpu_flags",), host.parse_cpu_flags),
+    FactFile("cpuinfo.txt", ("aes_ni",), parse_aes_ni),
     FactFile("virt.txt", ("virt",), _stripped),
     FactFile("image-files.txt", ("image_files",), _image_files, empty_is_known=True),
 )
