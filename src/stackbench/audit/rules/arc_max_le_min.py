@@ -3,6 +3,7 @@ then ignored, e.g. on hosts with more than 256 GiB of RAM where the default min 
 
 from typing import Iterator
 
+from stackbench.audit.examples import kstat
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 
@@ -17,6 +18,14 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+FAILING = (
+    {"zfs-module-parameters.txt": "zfs_arc_max:1073741824\n", "arcstats.txt": kstat(c_min=2147483648)},
+)
+PASSING = (
+    {"zfs-module-parameters.txt": "zfs_arc_max:4294967296\n", "arcstats.txt": kstat(c_min=2147483648)},
+)
+
+
 RULE = Rule(
     id="ARC-MAX-LE-MIN",
     title="ARC maximum not above the minimum",
@@ -26,4 +35,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/wiki/ZFS_on_Linux#sysadmin_zfs_limit_memory_usage",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

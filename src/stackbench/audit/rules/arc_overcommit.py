@@ -5,6 +5,7 @@ zfs_arc_max=0 the cap is the release default: 1/2 RAM before OpenZFS 2.3, max(RA
 
 from typing import Iterator
 
+from stackbench.audit.examples import kstat
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import describe_arc_default
@@ -31,6 +32,14 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+_ARC_8G_AND_AN_8G_VM = {
+    "arcstats.txt": kstat(c_max=8 * GIB),
+    "qemu-server/100.conf": "cores: 4\nmemory: 8192\nscsi0: local-zfs:vm-100-disk-0,size=32G\n",
+}
+FAILING = ({**_ARC_8G_AND_AN_8G_VM, "meminfo.txt": f"MemTotal:       {16 * GIB // 1024} kB\n"},)
+PASSING = ({**_ARC_8G_AND_AN_8G_VM, "meminfo.txt": f"MemTotal:       {32 * GIB // 1024} kB\n"},)
+
+
 RULE = Rule(
     id="ARC-OVERCOMMIT",
     title="ARC and VMs together exceed RAM",
@@ -40,4 +49,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

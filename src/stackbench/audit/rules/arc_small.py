@@ -14,6 +14,7 @@ room for the VMs (ARC-OVERCOMMIT): the evidence says when RAM does not allow it.
 import math
 from typing import Iterator
 
+from stackbench.audit.examples import kstat, tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -58,6 +59,11 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+_TWO_TIB_POOL = tab_separated(f"tank  size  {2 * TIB}  -")  # wants 2 GiB + 2 x 1 GiB of ARC
+FAILING = ({"zpool-get-Hp-all.txt": _TWO_TIB_POOL, "arcstats.txt": kstat(c_max=1 * GIB)},)
+PASSING = ({"zpool-get-Hp-all.txt": _TWO_TIB_POOL, "arcstats.txt": kstat(c_max=8 * GIB)},)
+
+
 RULE = Rule(
     id="ARC-SMALL",
     title="ARC smaller than the rule of thumb",
@@ -67,4 +73,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -7,6 +7,7 @@ facts have neither, every file system with both settings is reported and the evi
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -42,6 +43,25 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_IMAGES = "10737418240  /tank/images/web.qcow2"  # image-files.txt: size and path, as the probe's find prints them
+FAILING = (
+    {"image-files.txt": tab_separated(_IMAGES), "zfs-get-Hp-all.txt": tab_separated("""
+        tank/images  type        filesystem    -
+        tank/images  mountpoint  /tank/images  default
+        tank/images  atime       on            default
+        tank/images  relatime    off           default
+    """)},
+)
+PASSING = (
+    {"image-files.txt": tab_separated(_IMAGES), "zfs-get-Hp-all.txt": tab_separated("""
+        tank/images  type        filesystem    -
+        tank/images  mountpoint  /tank/images  default
+        tank/images  atime       on            default
+        tank/images  relatime    on            local
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-ATIME",
     title="atime updates on a dataset holding image files",
@@ -51,4 +71,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#atime-updates",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -4,6 +4,7 @@ is cheap and usually a net win (about 10 % in docs/method.md); `on` (= lz4) is t
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, ab, in_guest, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -23,6 +24,20 @@ def check(facts: Facts) -> Iterator[Finding]:
         yield RULE.finding(name, f"compression=off ({source}{note})", fix, prove=prove)
 
 
+FAILING = (
+    {"zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type         volume  -
+        tank/vm-100-disk-0  compression  off     local
+    """)},
+)
+PASSING = (
+    {"zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type         volume  -
+        tank/vm-100-disk-0  compression  lz4     local
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-COMPRESS-OFF",
     title="Compression off on VM storage",
@@ -32,4 +47,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#lz4-compression",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -13,6 +13,7 @@ at once. Zvols have volblocksize instead (DS-VBS-*).
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -49,6 +50,23 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_RAW_IMAGE = tab_separated("10737418240  /tank/images/web.raw")
+FAILING = (
+    {"image-files.txt": _RAW_IMAGE, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/images  type        filesystem    -
+        tank/images  mountpoint  /tank/images  default
+        tank/images  recordsize  131072        default
+    """)},
+)
+PASSING = (
+    {"image-files.txt": _RAW_IMAGE, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/images  type        filesystem    -
+        tank/images  mountpoint  /tank/images  default
+        tank/images  recordsize  65536         local
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-IMG-RECORDSIZE",
     title="VM image files on a dataset with 128K records",
@@ -58,4 +76,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

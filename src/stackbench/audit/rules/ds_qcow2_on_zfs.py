@@ -14,6 +14,7 @@ images on plain directories) may be worth the cost.
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
 from stackbench.audit.rule import Finding, Rule
@@ -42,6 +43,23 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_IMAGE_DATASET = tab_separated("""
+    tank/images  type        filesystem    -
+    tank/images  mountpoint  /tank/images  default
+""")
+FAILING = (
+    # found by the probe on a ZFS file system
+    {"zfs-get-Hp-all.txt": _IMAGE_DATASET, "image-files.txt": tab_separated("10737418240  /tank/images/web.qcow2")},
+    # a Proxmox disk on a directory storage whose path is on ZFS
+    {"zfs-get-Hp-all.txt": _IMAGE_DATASET,
+     "pve/storage.cfg": "dir: tank-images\n\tpath /tank/images\n\tcontent images\n",
+     "qemu-server/102.conf": "memory: 2048\nscsi0: tank-images:102/vm-102-disk-0.qcow2,size=32G\n"},
+)
+PASSING = (
+    {"zfs-get-Hp-all.txt": _IMAGE_DATASET, "image-files.txt": tab_separated("10737418240  /tank/images/web.raw")},
+)
+
+
 RULE = Rule(
     id="DS-QCOW2-ON-ZFS",
     title="qcow2 image on a ZFS dataset",
@@ -52,4 +70,6 @@ RULE = Rule(
     check=check,
     status="disputed",
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

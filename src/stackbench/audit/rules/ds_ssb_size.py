@@ -10,6 +10,7 @@ the evidence says so on 2.4+. Size it from the file sizes (docs/method.md sectio
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, pool_of
@@ -50,6 +51,39 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+_WITH_SPECIAL = zpool_status("""
+    tank
+      mirror-0
+        sda
+        sdb
+    special
+      mirror-1
+        nvme0n1
+        nvme1n1
+""")
+
+
+def _images(special_small_blocks: int) -> str:
+    return tab_separated(f"""
+        tank/images  type                  filesystem              -
+        tank/images  recordsize            131072                  default
+        tank/images  special_small_blocks  {special_small_blocks}  local
+    """)
+
+
+FAILING = (
+    {"zpool-status.txt": _WITH_SPECIAL, "zfs-get-Hp-all.txt": _images(131072)},
+    # info: set on a pool without a special vdev, where it does nothing
+    {"zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """), "zfs-get-Hp-all.txt": _images(32768)},
+)
+PASSING = ({"zpool-status.txt": _WITH_SPECIAL, "zfs-get-Hp-all.txt": _images(32768)},)
+
+
 RULE = Rule(
     id="DS-SSB-SIZE",
     title="special_small_blocks at or above the block size",
@@ -61,4 +95,6 @@ RULE = Rule(
     check=check,
     doc=__doc__,
     other_severities=frozenset({"info"}),  # set without a special vdev: it does nothing, nothing is lost
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -3,6 +3,7 @@ the disks' cache flush, a "large performance penalty" (about 20 % on writes in d
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import RAND_4K_WRITE, ab, in_guest, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -27,6 +28,38 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+_SPINNING = {
+    "sys-block-queue.txt": tab_separated("""
+        /sys/block/sda/queue/rotational  1
+        /sys/block/sdb/queue/rotational  1
+    """),
+    "zfs-get-Hp-all.txt": tab_separated("""
+        tank/db  type  filesystem  -
+        tank/db  sync  always      local
+    """),
+}
+FAILING = (
+    {**_SPINNING, "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """)},
+)
+PASSING = (
+    {**_SPINNING, "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        logs
+          mirror-1
+            nvme0n1
+            nvme1n1
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-SYNC-ALWAYS-HDD",
     title="sync=always on spinning disks without a SLOG",
@@ -36,4 +69,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#sync",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

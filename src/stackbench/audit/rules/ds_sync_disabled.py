@@ -4,6 +4,7 @@ zfsprops(7)). A database's fsync is lied to the same way."""
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 
@@ -22,6 +23,20 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+FAILING = (
+    {"zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type  volume    -
+        tank/vm-100-disk-0  sync  disabled  local
+    """)},
+)
+PASSING = (
+    {"zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type  volume    -
+        tank/vm-100-disk-0  sync  standard  default
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-SYNC-DISABLED",
     title="sync=disabled on VM storage",
@@ -31,4 +46,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#sync",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

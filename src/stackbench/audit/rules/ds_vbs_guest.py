@@ -6,6 +6,7 @@ more metadata and, on raidz, more padding (DS-VBS-RAIDZ). 8K on 4Kn disks is two
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import in_guest
 from stackbench.audit.rule import Finding, Rule
@@ -25,6 +26,20 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+FAILING = (
+    {"zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  131072  -
+    """)},
+)
+PASSING = (
+    {"zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  16384   -
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-VBS-GUEST",
     title="volblocksize outside 8K-64K",
@@ -34,4 +49,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#zvol-volblocksize",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

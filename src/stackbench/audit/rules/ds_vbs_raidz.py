@@ -14,6 +14,7 @@ section 3).
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import in_guest
 from stackbench.audit.rule import Finding, Rule
@@ -54,6 +55,33 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_RAIDZ_ASHIFT_12 = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          raidz1-0
+            sda
+            sdb
+            sdc
+    """),
+    "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        raidz1-0  ashift  12  -
+    """),
+}
+FAILING = (
+    {**_RAIDZ_ASHIFT_12, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  8192    default
+    """)},
+)
+PASSING = (
+    {**_RAIDZ_ASHIFT_12, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  16384   -
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-VBS-RAIDZ",
     title="Small volblocksize on raidz",
@@ -63,4 +91,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -2,6 +2,7 @@
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 
@@ -18,6 +19,32 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+_MIRROR_ASHIFT_12 = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """),
+    "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  12  -
+    """),
+}
+FAILING = (
+    {**_MIRROR_ASHIFT_12, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  2048    -
+    """)},
+)
+PASSING = (
+    {**_MIRROR_ASHIFT_12, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  16384   -
+    """)},
+)
+
+
 RULE = Rule(
     id="DS-VBS-TINY",
     title="volblocksize smaller than the sector size",
@@ -27,4 +54,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#zvol-volblocksize",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -45,6 +45,17 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+def _cpuinfo(flags: str) -> str:
+    return f"processor\t: 0\nmodel name\t: QEMU Virtual CPU version 2.5+\nflags\t\t: {flags}\n"
+
+
+FAILING = ({"cpuinfo.txt": _cpuinfo("fpu pae sse sse2 pni hypervisor")},)  # QEMU's qemu64 in a VM
+PASSING = (
+    {"cpuinfo.txt": _cpuinfo("fpu pae sse sse2 pni aes hypervisor")},  # a VM that sees AES-NI
+    {"cpuinfo.txt": _cpuinfo("fpu pae sse sse2 pni")},  # a host CPU without AES-NI: no CPU type can help
+)
+
+
 RULE = Rule(
     id="GUEST-CPU-NOAES",
     title="This VM's CPU hides AES-NI",
@@ -54,4 +65,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

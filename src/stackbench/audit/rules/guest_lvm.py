@@ -42,6 +42,23 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+def _lsblk(vda2: str) -> str:
+    """`lsblk -J -b -O` (shortened) of a guest disk whose second partition holds `vda2`."""
+    return ('{"blockdevices": [{"name": "vda", "kname": "vda", "type": "disk", "children": ['
+            '{"name": "vda1", "kname": "vda1", "type": "part", "mountpoints": ["/boot"]}, ' + vda2 + ']}]}\n')
+
+
+_VM_CPU = "processor\t: 0\nflags\t\t: fpu sse2 aes hypervisor\n"
+FAILING = (
+    {"cpuinfo.txt": _VM_CPU, "lsblk.json": _lsblk(
+        '{"name": "vda2", "kname": "vda2", "type": "part", "children": ['
+        '{"name": "vg0-root", "kname": "dm-0", "type": "lvm", "mountpoints": ["/"]}]}')},
+)
+PASSING = (
+    {"cpuinfo.txt": _VM_CPU, "lsblk.json": _lsblk('{"name": "vda2", "kname": "vda2", "type": "part", "mountpoints": ["/"]}')},
+)
+
+
 RULE = Rule(
     id="GUEST-LVM",
     title="LVM in the guest (measure before changing)",
@@ -51,4 +68,6 @@ RULE = Rule(
     source="https://man7.org/linux/man-pages/man8/lsblk.8.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

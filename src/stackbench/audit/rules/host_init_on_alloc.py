@@ -64,6 +64,17 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+_BUILT_ON = "/boot/config-6.1.0-18-amd64:CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y\n"  # the probe's grep -H
+FAILING = (
+    {"cmdline.txt": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/sda1 ro init_on_alloc=1\n"},
+    {"cmdline.txt": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/sda1 ro quiet\n", "kernel-config.txt": _BUILT_ON},
+)
+PASSING = (
+    {"cmdline.txt": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/sda1 ro init_on_alloc=0\n",
+     "kernel-config.txt": _BUILT_ON},
+)
+
+
 RULE = Rule(
     id="HOST-INIT-ON-ALLOC",
     title="Kernel zeroes every allocation",
@@ -73,4 +84,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

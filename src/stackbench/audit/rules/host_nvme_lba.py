@@ -59,6 +59,18 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+def _id_ns(in_use: int) -> str:
+    """`nvme id-ns -H` of a namespace offering 512 (format 0) and 4096 bytes (format 1), `in_use` marked."""
+    return "## /dev/nvme0n1\n" + "".join(
+        f"LBA Format  {index} : Metadata Size: 0   bytes - Data Size: {size} bytes - Relative Performance: "
+        f"{performance}{' (in use)' if index == in_use else ''}\n"
+        for index, (size, performance) in enumerate([(512, "0x2 Good"), (4096, "0 Best")]))
+
+
+FAILING = ({"nvme-id-ns.txt": _id_ns(in_use=0)},)
+PASSING = ({"nvme-id-ns.txt": _id_ns(in_use=1)},)
+
+
 RULE = Rule(
     id="HOST-NVME-LBA",
     title="NVMe namespace formatted with 512-byte blocks",
@@ -68,4 +80,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html#nvme-low-level-formatting",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

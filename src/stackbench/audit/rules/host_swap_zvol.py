@@ -50,6 +50,11 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_HEADER = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+FAILING = ({"swaps.txt": _HEADER + "/dev/zd0                                partition\t2097148\t\t0\t\t-2\n"},)
+PASSING = ({"swaps.txt": _HEADER + "/dev/sda2                               partition\t2097148\t\t0\t\t-2\n"},)
+
+
 RULE = Rule(
     id="HOST-SWAP-ZVOL",
     title="Swap on a zvol",
@@ -59,4 +64,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

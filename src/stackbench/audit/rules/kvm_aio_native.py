@@ -18,6 +18,14 @@ def check(facts: Facts) -> Iterator[Finding]:
                 )
 
 
+def _vm(scsi0: str) -> dict[str, str]:
+    return {"qemu-server/100.conf": f"memory: 4096\nscsihw: virtio-scsi-single\nscsi0: {scsi0}\n"}
+
+
+FAILING = (_vm("local-zfs:vm-100-disk-0,aio=native,cache=writeback,iothread=1,size=32G"),)
+PASSING = (_vm("local-zfs:vm-100-disk-0,aio=native,iothread=1,size=32G"),)  # cache=none: O_DIRECT
+
+
 RULE = Rule(
     id="KVM-AIO-NATIVE",
     title="aio=native without O_DIRECT",
@@ -27,4 +35,6 @@ RULE = Rule(
     source="https://github.com/proxmox/qemu-server/blob/master/src/PVE/QemuServer/Drive.pm",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

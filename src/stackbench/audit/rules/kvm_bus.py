@@ -24,6 +24,16 @@ def check(facts: Facts) -> Iterator[Finding]:
                                    prove=in_guest(RULE.id, BLOG_QD4, fix))
 
 
+FAILING = (
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\nsata0: local-zfs:vm-100-disk-0,size=32G\n"},
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\nscsi0: local-zfs:vm-100-disk-0,size=32G\n"},  # lsi: no scsihw
+)
+PASSING = (
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\nscsihw: virtio-scsi-single\n"
+                             "scsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"},
+)
+
+
 RULE = Rule(
     id="KVM-BUS",
     title="Disk on an emulated controller",
@@ -33,4 +43,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_bus",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -26,6 +26,22 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+def _vm(scsi0: str) -> dict[str, str]:
+    return {"qemu-server/100.conf": f"cores: 4\nmemory: 4096\nscsihw: virtio-scsi-single\nscsi0: {scsi0}\n"}
+
+
+FAILING = (
+    _vm("local-zfs:vm-100-disk-0,cache=writeback,iothread=1,size=32G"),
+    _vm("local-zfs:vm-100-disk-0,cache=unsafe,iothread=1,size=32G"),  # crit
+    # libvirt without a cache attribute: QEMU's default, writeback
+    {"libvirt/web.xml": "<domain type='kvm'><name>web</name><memory unit='GiB'>4</memory><devices>"
+                        "<disk type='block' device='disk'><driver name='qemu' type='raw'/>"
+                        "<source dev='/dev/zvol/tank/web'/><target dev='vda' bus='virtio'/></disk>"
+                        "</devices></domain>\n"},
+)
+PASSING = (_vm("local-zfs:vm-100-disk-0,iothread=1,size=32G"),)  # Proxmox's default: cache=none
+
+
 RULE = Rule(
     id="KVM-CACHE",
     title="VM disk cache mode other than none",
@@ -36,4 +52,6 @@ RULE = Rule(
     check=check,
     doc=__doc__,
     other_severities=frozenset({"crit"}),  # cache=unsafe: the guest's flushes are ignored, data is lost on a crash
+    failing=FAILING,
+    passing=PASSING,
 )

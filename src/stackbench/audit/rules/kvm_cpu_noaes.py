@@ -20,6 +20,17 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+_DISK = "scsihw: virtio-scsi-single\nscsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"
+FAILING = (
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\n" + _DISK},  # no cpu: Proxmox's old default kvm64
+    {"qemu-server/100.conf": "cores: 4\ncpu: x86-64-v2\nmemory: 4096\n" + _DISK},
+)
+PASSING = (
+    {"qemu-server/100.conf": "cores: 4\ncpu: host\nmemory: 4096\n" + _DISK},
+    {"qemu-server/100.conf": "cores: 4\ncpu: kvm64,flags=+aes\nmemory: 4096\n" + _DISK},
+)
+
+
 RULE = Rule(
     id="KVM-CPU-NOAES",
     title="Guest CPU type hides AES-NI",
@@ -29,4 +40,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -15,6 +15,7 @@ speed is lost, only space.
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import disk_fix
@@ -59,6 +60,18 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_SPARSE_ZVOL = {
+    "pve/storage.cfg": "zfspool: local-zfs\n\tpool tank\n\tcontent images,rootdir\n\tsparse 1\n",
+    "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type            volume  -
+        tank/vm-100-disk-0  refreservation  none    default
+    """),
+}
+_VM = "memory: 4096\nscsihw: virtio-scsi-single\n"
+FAILING = ({**_SPARSE_ZVOL, "qemu-server/100.conf": _VM + "scsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"},)
+PASSING = ({**_SPARSE_ZVOL, "qemu-server/100.conf": _VM + "scsi0: local-zfs:vm-100-disk-0,discard=on,iothread=1,size=32G\n"},)
+
+
 RULE = Rule(
     id="KVM-DISCARD",
     title="Thin VM disk without discard",
@@ -68,4 +81,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_discard",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

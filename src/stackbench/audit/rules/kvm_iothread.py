@@ -37,6 +37,20 @@ def check(facts: Facts) -> Iterator[Finding]:
                                    prove=in_guest(RULE.id, RAND_4K_WRITE, fix))
 
 
+def _vm(lines: str) -> dict[str, str]:
+    return {"qemu-server/100.conf": "cores: 4\nmemory: 4096\n" + lines}
+
+
+FAILING = (
+    _vm("virtio0: local-zfs:vm-100-disk-0,size=32G\n"),
+    _vm("scsihw: virtio-scsi-pci\nscsi0: local-zfs:vm-100-disk-0,size=32G\n"),  # a shared controller: no own thread
+)
+PASSING = (
+    _vm("virtio0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"),
+    _vm("scsihw: virtio-scsi-single\nscsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"),
+)
+
+
 RULE = Rule(
     id="KVM-IOTHREAD-MISSING",
     title="VirtIO disk without an I/O thread",
@@ -46,4 +60,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_iothread",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -16,6 +16,14 @@ def check(facts: Facts) -> Iterator[Finding]:
                                    vm.fix("qm set VMID --scsihw virtio-scsi-single", ""))
 
 
+def _vm(scsihw: str) -> dict[str, str]:
+    return {"qemu-server/100.conf": f"memory: 4096\nscsihw: {scsihw}\nscsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"}
+
+
+FAILING = (_vm("virtio-scsi-pci"),)
+PASSING = (_vm("virtio-scsi-single"),)
+
+
 RULE = Rule(
     id="KVM-IOTHREAD-IGNORED",
     title="iothread set but ignored",
@@ -25,4 +33,6 @@ RULE = Rule(
     source="https://github.com/proxmox/qemu-server/blob/master/src/PVE/QemuServer.pm",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

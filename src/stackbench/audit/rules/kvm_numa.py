@@ -29,6 +29,12 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_TWO_NODES = "/sys/devices/system/node/node0\n/sys/devices/system/node/node1\n"
+_VM = "cores: 8\nmemory: 65536\nsockets: 2\n"
+FAILING = ({"numa-nodes.txt": _TWO_NODES, "qemu-server/100.conf": _VM},)  # no numa: line, Proxmox's default 0
+PASSING = ({"numa-nodes.txt": _TWO_NODES, "qemu-server/100.conf": _VM + "numa: 1\n"},)
+
+
 RULE = Rule(
     id="KVM-NUMA",
     title="VM without NUMA on a multi-node host",
@@ -38,4 +44,6 @@ RULE = Rule(
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_cpu",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -10,6 +10,7 @@ threshold is a heuristic (knowledge base, section 3). The cache is present when 
 
 from typing import Iterator
 
+from stackbench.audit.examples import kstat, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -41,6 +42,18 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+_POOL_WITH_CACHE = zpool_status("""
+    tank
+      mirror-0
+        sda
+        sdb
+    cache
+      nvme0n1
+""")
+FAILING = ({"zpool-status.txt": _POOL_WITH_CACHE, "arcstats.txt": kstat(size=1024 * MIB, l2_hdr_size=200 * MIB)},)
+PASSING = ({"zpool-status.txt": _POOL_WITH_CACHE, "arcstats.txt": kstat(size=1024 * MIB, l2_hdr_size=20 * MIB)},)
+
+
 RULE = Rule(
     id="L2ARC-HDR",
     title="L2ARC headers crowd the ARC",
@@ -50,4 +63,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Pool%20Structure/Caching.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

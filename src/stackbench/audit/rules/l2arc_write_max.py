@@ -11,6 +11,7 @@ Inside a VM, rotational describes the virtual disk.
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -43,6 +44,22 @@ def check(facts: Facts) -> Iterator[Finding]:
     )
 
 
+_FLASH_CACHE_ON_2_1 = {
+    "zfs-version.txt": "zfs-2.1.11-1\nzfs-kmod-2.1.11-1\n",
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        cache
+          nvme0n1
+    """),
+    "sys-block-queue.txt": tab_separated("/sys/block/nvme0n1/queue/rotational  0"),
+}
+FAILING = ({**_FLASH_CACHE_ON_2_1, "zfs-module-parameters.txt": "l2arc_write_max:8388608\n"},)  # 2.1's default
+PASSING = ({**_FLASH_CACHE_ON_2_1, "zfs-module-parameters.txt": "l2arc_write_max:67108864\n"},)
+
+
 RULE = Rule(
     id="L2ARC-WRITE-MAX",
     title="L2ARC fill rate at the default on a fast cache device",
@@ -52,4 +69,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/4/zfs.4.html#l2arc_write_max",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

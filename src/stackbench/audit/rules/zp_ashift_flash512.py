@@ -13,6 +13,7 @@ evidence says when the facts come from a VM.
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -41,6 +42,34 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+_SSD_MIRROR = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """),
+    "sys-block-queue.txt": tab_separated("""
+        /sys/block/sda/queue/physical_block_size  512
+        /sys/block/sda/queue/rotational           0
+        /sys/block/sdb/queue/physical_block_size  512
+        /sys/block/sdb/queue/rotational           0
+    """),
+}
+FAILING = (
+    {**_SSD_MIRROR, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  9  -
+    """)},
+)
+PASSING = (
+    {**_SSD_MIRROR, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  12  -
+    """)},
+)
+
+
 RULE = Rule(
     id="ZP-ASHIFT-FLASH512",
     title="ashift 9 on flash that reports 512-byte sectors",
@@ -50,4 +79,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -8,6 +8,7 @@ property `ashift` is only the hint for new vdevs and is never used here.
 import math
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
@@ -32,6 +33,32 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+_MIRROR_OF_4K_DISKS = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """),
+    "sys-block-queue.txt": tab_separated("""
+        /sys/block/sda/queue/physical_block_size  4096
+        /sys/block/sdb/queue/physical_block_size  4096
+    """),
+}
+FAILING = (
+    {**_MIRROR_OF_4K_DISKS, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  9  -
+    """)},
+)
+PASSING = (
+    {**_MIRROR_OF_4K_DISKS, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  12  -
+    """)},
+)
+
+
 RULE = Rule(
     id="ZP-ASHIFT-LOW",
     title="vdev ashift below the disks' physical sector size",
@@ -41,4 +68,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#alignment-shift-ashift",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -2,6 +2,7 @@
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 
@@ -13,6 +14,10 @@ def check(facts: Facts) -> Iterator[Finding]:
             yield RULE.finding(pool, f"capacity={value}%", "free space or add vdevs")
 
 
+FAILING = ({"zpool-get-Hp-all.txt": tab_separated("tank  capacity  95  -")},)
+PASSING = ({"zpool-get-Hp-all.txt": tab_separated("tank  capacity  70  -")},)
+
+
 RULE = Rule(
     id="ZP-CAPACITY",
     title="Pool nearly full",
@@ -22,4 +27,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#free-space",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -12,6 +12,7 @@ of them), else the smallest leaf of each log vdev from lsblk. The limit uses arc
 
 from typing import Iterator
 
+from stackbench.audit.examples import kstat, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs
@@ -56,6 +57,31 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+def _log_of(size: int) -> dict[str, str]:
+    """A pool with a log device of `size` bytes, on a host with 16 GiB of RAM and a 2 GiB ARC cap: the limit is
+    max(2 GiB, 16 GiB / 2) = 8 GiB."""
+    return {
+        "zpool-status.txt": zpool_status("""
+            tank
+              mirror-0
+                sda
+                sdb
+            logs
+              nvme0n1
+        """),
+        "zpool-list-Hpv.txt": ("tank\t2000000000\t100000000\t1900000000\t-\t-\t1\t5\t1.00\tONLINE\t-\n"
+                               "\tmirror-0\t2000000000\t100000000\t1900000000\t-\t-\t1\t5\t-\tONLINE\n"
+                               "logs            -      -      -        -         -      -      -  -\n"
+                               f"\tnvme0n1\t{size}\t0\t{size}\t-\t-\t0\t0\t-\tONLINE\n"),
+        "arcstats.txt": kstat(c_max=2 * GIB),
+        "meminfo.txt": f"MemTotal:       {16 * GIB // 1024} kB\n",
+    }
+
+
+FAILING = (_log_of(size=100 * GIB),)
+PASSING = (_log_of(size=4 * GIB),)
+
+
 RULE = Rule(
     id="ZP-LOG-OVERSIZE",
     title="Log device larger than ZFS can use",
@@ -65,4 +91,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#synchronous-i-o",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

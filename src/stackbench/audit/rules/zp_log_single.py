@@ -3,6 +3,7 @@ also crashes; Proxmox mirrors it mainly to avoid a performance drop. Advisory.""
 
 from typing import Iterator
 
+from stackbench.audit.examples import zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, vdev_subject
@@ -16,6 +17,30 @@ def check(facts: Facts) -> Iterator[Finding]:
                                    f"zpool attach {pool} {vdev.name} <new-device>")
 
 
+FAILING = (
+    {"zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        logs
+          nvme0n1
+    """)},
+)
+PASSING = (
+    {"zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        logs
+          mirror-1
+            nvme0n1
+            nvme1n1
+    """)},
+)
+
+
 RULE = Rule(
     id="ZP-LOG-SINGLE",
     title="Unmirrored log device",
@@ -25,4 +50,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html#Intent_Log",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -3,6 +3,7 @@
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, vdev_subject
@@ -20,6 +21,24 @@ def check(facts: Facts) -> Iterator[Finding]:
                 )
 
 
+_POOL_WITH_LOG_SDC = zpool_status("""
+    tank
+      mirror-0
+        sda
+        sdb
+    logs
+      sdc
+""")
+FAILING = (
+    {"zpool-status.txt": _POOL_WITH_LOG_SDC,
+     "sys-block-queue.txt": tab_separated("/sys/block/sdc/queue/rotational  1")},
+)
+PASSING = (
+    {"zpool-status.txt": _POOL_WITH_LOG_SDC,
+     "sys-block-queue.txt": tab_separated("/sys/block/sdc/queue/rotational  0")},
+)
+
+
 RULE = Rule(
     id="ZP-LOG-SLOW",
     title="Rotational log device",
@@ -29,4 +48,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html#Intent_Log",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -12,6 +12,7 @@ property (unknown) counts as a user of the log, so the rule only fires when the 
 
 from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, pool_of
@@ -49,6 +50,34 @@ def check(facts: Facts) -> Iterator[Finding]:
         )
 
 
+_POOL_WITH_LOG = zpool_status("""
+    tank
+      mirror-0
+        sda
+        sdb
+    logs
+      nvme0n1
+""")
+FAILING = (
+    {"zpool-status.txt": _POOL_WITH_LOG, "zfs-get-Hp-all.txt": tab_separated("""
+        tank     type     filesystem  -
+        tank     sync     disabled    local
+        tank/vm  type     volume      -
+        tank/vm  logbias  throughput  local
+        tank/vm  sync     standard    default
+    """)},
+)
+PASSING = (
+    {"zpool-status.txt": _POOL_WITH_LOG, "zfs-get-Hp-all.txt": tab_separated("""
+        tank     type     filesystem  -
+        tank     sync     disabled    local
+        tank/vm  type     volume      -
+        tank/vm  logbias  latency     default
+        tank/vm  sync     standard    default
+    """)},
+)
+
+
 RULE = Rule(
     id="ZP-LOG-UNUSED",
     title="Log device that no dataset uses",
@@ -58,4 +87,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#logbias",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

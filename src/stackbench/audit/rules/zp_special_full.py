@@ -18,6 +18,19 @@ def check(facts: Facts) -> Iterator[Finding]:
             )
 
 
+def _pool_list(special_allocated: int) -> str:
+    """`zpool list -Hp -v` of a pool with a 1 GB special mirror (class headers are space-padded, rows tabbed)."""
+    return ("tank\t3000000000\t900000000\t2100000000\t-\t-\t5\t30\t1.00\tONLINE\t-\n"
+            "\tmirror-0\t2000000000\t100000000\t1900000000\t-\t-\t5\t5\t-\tONLINE\n"
+            "special         -      -      -        -         -      -      -  -\n"
+            f"\tmirror-1\t1000000000\t{special_allocated}\t{1000000000 - special_allocated}\t-\t-\t5\t"
+            f"{special_allocated // 10000000}\t-\tONLINE\n")
+
+
+FAILING = ({"zpool-list-Hpv.txt": _pool_list(special_allocated=800000000)},)
+PASSING = ({"zpool-list-Hpv.txt": _pool_list(special_allocated=300000000)},)
+
+
 RULE = Rule(
     id="ZP-SPECIAL-FULL",
     title="Special vdev beyond its small-block limit",
@@ -27,4 +40,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Module%20Parameters.html#zfs-special-class-metadata-reserve-pct",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -6,6 +6,7 @@ Blocks in that class exist only there: losing the one disk loses the pool. Sourc
 
 from typing import Iterator
 
+from stackbench.audit.examples import zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import vdev_subject
@@ -22,6 +23,30 @@ def check(facts: Facts) -> Iterator[Finding]:
                 )
 
 
+FAILING = (
+    {"zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        special
+          sdc
+    """)},
+)
+PASSING = (
+    {"zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        special
+          mirror-1
+            sdc
+            sdd
+    """)},
+)
+
+
 RULE = Rule(
     id="ZP-SPECIAL-SINGLE",
     title="Special or dedup vdev without redundancy",
@@ -31,4 +56,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

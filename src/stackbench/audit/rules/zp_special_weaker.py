@@ -3,6 +3,7 @@ mirror beside raidz2). zpoolconcepts(7): its redundancy "should match the other 
 
 from typing import Iterator
 
+from stackbench.audit.examples import zpool_status
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, data_vdevs, failures_tolerated, vdev_subject
@@ -20,6 +21,37 @@ def check(facts: Facts) -> Iterator[Finding]:
                 )
 
 
+FAILING = (
+    {"zpool-status.txt": zpool_status("""
+        tank
+          raidz2-0
+            sda
+            sdb
+            sdc
+            sdd
+        special
+          mirror-1
+            sde
+            sdf
+    """)},
+)
+PASSING = (
+    {"zpool-status.txt": zpool_status("""
+        tank
+          raidz2-0
+            sda
+            sdb
+            sdc
+            sdd
+        special
+          mirror-1
+            sde
+            sdf
+            sdg
+    """)},
+)
+
+
 RULE = Rule(
     id="ZP-SPECIAL-WEAKER",
     title="Special vdev less redundant than the data vdevs",
@@ -29,4 +61,6 @@ RULE = Rule(
     source="https://openzfs.github.io/openzfs-docs/man/master/7/zpoolconcepts.7.html",
     check=check,
     doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )
