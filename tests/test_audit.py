@@ -11,6 +11,7 @@ from typing import Callable
 
 import pytest
 
+from stackbench.audit.aes_ni import parse_aes_ni
 from stackbench.audit.facts import Facts, Vdev, load_facts
 from stackbench.audit.host_outputs import BlockDevice, parse_nvme_id_ns
 from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
@@ -150,6 +151,13 @@ def _numa(nodes: int) -> Callable[[Facts], None]:
     return edit
 
 
+def _cpu_without_aes(facts: Facts) -> None:
+    """The capture's /proc/cpuinfo (a QEMU guest) with the aes flag taken out, read again."""
+    text = (CAPTURE / "cpuinfo.txt").read_text()
+    assert " aes " in text
+    facts.aes_ni = parse_aes_ni(text.replace(" aes ", " "))
+
+
 def _lvm(facts: Facts) -> None:
     facts.block_devices["dm-0"] = BlockDevice("dm-0", "lvm", parent="vda", mountpoints=["/srv"])
 
@@ -229,7 +237,7 @@ CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
                  lambda: pve(BAD_VM, lambda f: [_numa(2)(f), _vm_text("cores: 4\n", "cores: 4\nnuma: 1\n")(f)])),
     "GUEST-LVM": (lambda: changed(_lvm), real),
     "HOST-SWAP-ZVOL": (lambda: changed(_swaps("/dev/zd0")), lambda: changed(_swaps("/dev/vdd"))),
-    "GUEST-CPU-NOAES": (lambda: changed(lambda f: f.cpu_flags.discard("aes")), real),
+    "GUEST-CPU-NOAES": (lambda: changed(_cpu_without_aes), real),
 }
 
 # Rules whose findings claim a performance effect: each must carry the stackbench commands that measure it.
@@ -497,3 +505,16 @@ def test_the_rules_table_in_the_docs_lists_every_rule_with_its_severity_and_stat
     for rule in REGISTRY:
         _, severity, status, checks = rows[rule.id]
         assert rule.severity in severity.split("/") and status.split()[0] == rule.status and checks, rule.id
+
+
+def test_a_finding_takes_its_id_and_severity_from_its_rule() -> None:
+    rule = BY_ID["KVM-CACHE"]
+    finding = rule.finding("vm scsi0", "cache=writeback", "cache=none")
+    assert (finding.rule_id, finding.severity) == ("KVM-CACHE", "warn")
+    assert rule.finding("vm scsi0", "cache=unsafe", "cache=none", severity="crit").severity == "crit"
+    with pytest.raises(ValueError, match="not declared"):
+        rule.finding("vm scsi0", "cache=writeback", "cache=none", severity="info")
+    with pytest.raises(ValueError, match="not declared"):
+        BY_ID["ZP-CAPACITY"].finding("tank", "capacity=95%", "free space", severity="crit")
+    assert {r.id: r.other_severities for r in REGISTRY if r.other_severities} == {
+        "KVM-CACHE": {"crit"}, "DS-SSB-SIZE": {"info"}}

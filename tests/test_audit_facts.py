@@ -4,6 +4,8 @@ never an exception or a half-read fact."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +17,8 @@ from hypothesis import strategies as st
 from conftest import run_cli
 from stackbench.audit import host_outputs, zfs_outputs
 from stackbench.audit.errors import FactsFormatError
-from stackbench.audit.facts import load_facts
+from stackbench.audit.facts import FACT_FILES, ZDB_CONFIG, Facts, load_facts
+from stackbench.audit.probe import CAPTURES
 from stackbench.audit.report import run_rules
 from stackbench.audit.rules import REGISTRY
 from stackbench.audit.versions import (default_arc_max, default_compression, default_l2arc_write_max,
@@ -25,6 +28,8 @@ from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf,
 DATA = Path(__file__).parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
 LEGACY = DATA / "zfs" / "zfs-fuse-0.7.0-debian12"
+PROBE_21 = DATA / "zfs" / "openzfs-2.1.11-probe"
+PROBE_23 = DATA / "zfs" / "openzfs-2.3.2-probe"
 GIB = 1024**3
 
 
@@ -84,6 +89,48 @@ def test_lsblk_values_as_numbers_or_as_strings_read_alike() -> None:
     old = host_outputs.parse_lsblk(json.dumps(document))
     assert native == old
     assert native["vdb"].physical_sector == 4096 and native["vdb"].rotational is True
+
+
+# --- the loader's table --------------------------------------------------------------------------------
+
+def test_the_table_passes_the_file_name_exactly_to_the_parsers_that_take_it() -> None:
+    for row in (*FACT_FILES, ZDB_CONFIG):
+        assert row.takes_file_name == ("file" in inspect.signature(row.parser).parameters), row.file
+
+
+def test_the_table_fills_only_facts_fields_and_each_fallback_follows_its_first_choice() -> None:
+    fields = {f.name for f in dataclasses.fields(Facts)}
+    for index, row in enumerate(FACT_FILES):
+        assert set(row.fields) <= fields, row.file
+        if row.fallback:
+            assert FACT_FILES[index - 1].fields == row.fields, row.file
+
+
+def test_every_file_the_probe_saves_is_read_except_the_ones_kept_only_as_evidence() -> None:
+    read = {row.file for row in (*FACT_FILES, ZDB_CONFIG)}
+    assert {c.file for c in CAPTURES} - read == {"modprobe-zfs.txt", "uname.txt"}
+    assert read - {c.file for c in CAPTURES} == {"lsblk-J-O.txt"}  # what probes before lsblk.json saved
+
+
+def test_a_fallback_is_read_only_when_the_first_choice_says_nothing(tmp_path: Path) -> None:
+    """zpool-status-j.txt (2.3+) wins over zpool-status.txt; an empty JSON pool list falls back to the text."""
+    facts_dir = copy_capture(tmp_path, PROBE_23)
+    assert (facts_dir / "zpool-status-j.txt").is_file()
+    (facts_dir / "zpool-status.txt").write_text("garbage that would be a problem if it were read\n")
+    facts = load_facts(facts_dir)
+    assert facts.problems == [] and [v.vdev_class for v in facts.vdevs["tank"]] == ["normal", "special", "logs", "cache"]
+    (facts_dir / "zpool-status-j.txt").write_text('{"output_version": {"command": "zpool status"}, "pools": {}}')
+    facts = load_facts(facts_dir)
+    assert facts.vdevs == {} and any(p.startswith("zpool-status.txt") for p in facts.problems), facts.problems
+
+
+def test_an_empty_image_list_is_a_fact_and_an_empty_swap_list_is_unknown(tmp_path: Path) -> None:
+    facts_dir = copy_capture(tmp_path)
+    (facts_dir / "image-files.txt").write_text("")
+    (facts_dir / "swaps.txt").write_text("")
+    facts = load_facts(facts_dir)
+    assert facts.image_files == {} and facts.swaps is None
+    assert load_facts(CAPTURE).image_files is None
 
 
 # --- versions ------------------------------------------------------------------------------------------
@@ -272,10 +319,6 @@ def test_any_file_content_leaves_the_audit_running_and_every_rule_sound(tmp_path
 
 
 # --- the probe's own captures of real pools (lab/ guests) -------------------------------------------------
-
-PROBE_21 = DATA / "zfs" / "openzfs-2.1.11-probe"
-PROBE_23 = DATA / "zfs" / "openzfs-2.3.2-probe"
-
 
 def _tree(vdevs) -> list[tuple[str, str, list[str]]]:
     return [(v.vdev_class, v.type, v.leaves) for v in vdevs]

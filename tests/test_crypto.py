@@ -22,12 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, run_cli
-from stackbench.crypto import (
-    METHOD_WHY,
+from stackbench.audit.aes_ni import AesNi, parse_aes_ni
+from stackbench.audit.facts import Facts, load_facts
+from stackbench.audit.rule import Finding
+from stackbench.audit.rules import guest_cpu_noaes
+from stackbench.audit.rules.guest_cpu_noaes import MEASURED_COST
+from stackbench.engine.cryptsetup import (
     Benchmark,
     CryptsetupOutputError,
     KernelCryptoMissing,
-    aes_ni_status,
     kernel_skcipher_config,
     parse_benchmark,
     raise_for_errors,
@@ -383,45 +386,51 @@ def test_fuzz_mutated_real_lines(data: st.DataObject) -> None:
 
 
 # --- AES-NI from real /proc/cpuinfo ---------------------------------------------------------------------------------
+# The fact is audit.aes_ni; the verdict is the audit rule GUEST-CPU-NOAES on that fact alone, as `crypto` runs it.
+
+
+def verdict(aes: AesNi) -> list[Finding]:
+    return list(guest_cpu_noaes.RULE.check(Facts(aes_ni=aes)))
 
 
 def test_aes_ni_tcg_guest_with_cpu_max() -> None:
     """The OpenZFS guest (QEMU TCG, -cpu max): a VM that sees aes."""
-    aes = aes_ni_status((ZFS_GUEST / "cpuinfo.txt").read_text())
-    assert (aes.state, aes.virtual, aes.cpu_model, aes.flagged) == ("present", True, "QEMU TCG CPU version 2.5+", False)
-    assert aes.summary.startswith("AES-NI is visible to this guest") and aes.fix is None
+    aes = parse_aes_ni((ZFS_GUEST / "cpuinfo.txt").read_text())
+    assert (aes.state, aes.virtual, aes.cpu_model, bool(verdict(aes))) == ("present", True, "QEMU TCG CPU version 2.5+", False)
+    assert aes.summary.startswith("AES-NI is visible to this guest") and verdict(aes) == []
 
 
 def test_aes_ni_this_machine() -> None:
     """This CI machine (captured /proc/cpuinfo): itself a VM (hypervisor flag) that sees aes."""
-    aes = aes_ni_status((HOST / "cpuinfo.stdout").read_text())
-    assert (aes.state, aes.virtual, aes.cpu_model, aes.flagged) == ("present", True, "AMD EPYC", False)
+    aes = parse_aes_ni((HOST / "cpuinfo.stdout").read_text())
+    assert (aes.state, aes.virtual, aes.cpu_model, bool(verdict(aes))) == ("present", True, "AMD EPYC", False)
 
 
 def test_aes_ni_hidden_in_a_kvm64_guest() -> None:
     """QEMU CPU model kvm64 (Proxmox's old default): hypervisor flag, no aes: flagged, with fix and METHOD's why."""
     cpuinfo = capture(guest("kvm64"), "cpuinfo")[0]
     assert "hypervisor" in cpuinfo and " aes " not in cpuinfo
-    aes = aes_ni_status(cpuinfo)
-    assert (aes.state, aes.virtual, aes.cpu_model, aes.flagged) == ("hidden", True, "Common KVM processor", True)
+    aes = parse_aes_ni(cpuinfo)
+    assert (aes.state, aes.virtual, aes.cpu_model, bool(verdict(aes))) == ("hidden", True, "Common KVM processor", True)
     assert aes.summary.startswith("this guest's CPU hides AES-NI")
+    (finding,) = verdict(aes)
     for fix in ["cpu: host", "x86-64-v2-AES", "flags=+aes", "<cpu mode='host-passthrough'/>"]:
-        assert fix in aes.fix
-    assert aes.why == METHOD_WHY and "266 MiB/s" in aes.why and "3152 MiB/s" in aes.why
+        assert fix in finding.fix
+    assert "266 MiB/s" in MEASURED_COST and "3152 MiB/s" in MEASURED_COST
     # the kernel in that guest indeed used software AES (cat /proc/crypto in the same boot)
     assert "xts(ecb(aes-generic))" in capture(guest("kvm64"), "proc-crypto")[0]
 
 
 def test_aes_ni_kvm64_with_flag_aes() -> None:
     """Proxmox's `flags=+aes` on kvm64 (QEMU -cpu kvm64,+aes): aes visible."""
-    aes = aes_ni_status(capture(guest("kvm64-aes"), "cpuinfo")[0])
+    aes = parse_aes_ni(capture(guest("kvm64-aes"), "cpuinfo")[0])
     assert (aes.state, aes.virtual, aes.cpu_model) == ("present", True, "Common KVM processor")
 
 
 def test_aes_ni_no_hypervisor_flag_no_aes() -> None:
     """QEMU -cpu kvm64,-hypervisor: a CPU without aes that does not say it is virtual, as an old host CPU."""
-    aes = aes_ni_status(capture(guest("kvm64-no-hypervisor"), "cpuinfo")[0])
-    assert (aes.state, aes.virtual, aes.flagged, aes.fix) == ("absent", False, False, None)
+    aes = parse_aes_ni(capture(guest("kvm64-no-hypervisor"), "cpuinfo")[0])
+    assert (aes.state, aes.virtual, bool(verdict(aes))) == ("absent", False, False)
     assert aes.summary.startswith("this CPU has no AES-NI")
 
 
@@ -443,12 +452,13 @@ def test_probe_guest_full_benchmark(probe: Path) -> None:
 
 def test_aes_ni_probe_guests() -> None:
     """2.1.11's -cpu max sees aes; 2.3.2's -cpu qemu64 ("QEMU Virtual CPU version 2.5+") hides it."""
-    present = aes_ni_status((DATA / "zfs" / "openzfs-2.1.11-probe" / "cpuinfo.txt").read_text())
-    assert (present.state, present.virtual, present.flagged) == ("present", True, False)
-    hidden = aes_ni_status((DATA / "zfs" / "openzfs-2.3.2-probe" / "cpuinfo.txt").read_text())
-    assert (hidden.state, hidden.virtual, hidden.cpu_model, hidden.flagged) == (
+    present = parse_aes_ni((DATA / "zfs" / "openzfs-2.1.11-probe" / "cpuinfo.txt").read_text())
+    assert (present.state, present.virtual, bool(verdict(present))) == ("present", True, False)
+    hidden = parse_aes_ni((DATA / "zfs" / "openzfs-2.3.2-probe" / "cpuinfo.txt").read_text())
+    assert (hidden.state, hidden.virtual, hidden.cpu_model, bool(verdict(hidden))) == (
         "hidden", True, "QEMU Virtual CPU version 2.5+", True)
-    assert "x86-64-v2-AES" in hidden.fix and hidden.why == METHOD_WHY
+    (finding,) = verdict(hidden)
+    assert "x86-64-v2-AES" in finding.fix and finding.rule_id == "GUEST-CPU-NOAES"
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
@@ -456,7 +466,19 @@ def test_aes_ni_agrees_with_the_flags_of_every_probe(probe: Path) -> None:
     text = (probe / "cpuinfo.txt").read_text()
     flags = set(next(line for line in text.splitlines() if line.startswith("flags")).split(":", 1)[1].split())
     want = "present" if "aes" in flags else ("hidden" if "hypervisor" in flags else "absent")
-    assert aes_ni_status(text).state == want
+    assert parse_aes_ni(text).state == want
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
+def test_crypto_and_the_audit_give_one_verdict(probe: Path) -> None:
+    """The audit of the probe's saved facts and `crypto --cpuinfo` on the same cpuinfo: the same finding or none."""
+    audited = list(guest_cpu_noaes.RULE.check(load_facts(probe)))
+    assert audited == verdict(parse_aes_ni((probe / "cpuinfo.txt").read_text()))
+    result = run_cli("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
+                     str(probe / "cpuinfo.txt"), "--json")
+    assert result.returncode == (3 if audited else 0), result.stderr
+    aes_ni = json.loads(result.stdout)["aes_ni"]
+    assert (aes_ni["rule"], aes_ni["fix"]) == ((audited[0].rule_id, audited[0].fix) if audited else (None, None))
 
 
 def test_cli_probe_guest_without_aes() -> None:
@@ -467,11 +489,12 @@ def test_cli_probe_guest_without_aes() -> None:
     assert result.returncode == 3, result.stderr
     data = json.loads(result.stdout)
     assert data["aes_ni"]["state"] == "hidden" and len(data["ciphers"]) == 12
+    assert data["aes_ni"]["why"] == MEASURED_COST and data["aes_ni"]["rule"] == "GUEST-CPU-NOAES"
 
 
 def test_aes_ni_unknown_on_text_without_flags() -> None:
-    aes = aes_ni_status((ZFS_GUEST / "meminfo.txt").read_text())
-    assert aes.state == "unknown" and not aes.flagged
+    aes = parse_aes_ni((ZFS_GUEST / "meminfo.txt").read_text())
+    assert aes.state == "unknown" and not verdict(aes)
 
 
 # --- the command -----------------------------------------------------------------------------------------------------

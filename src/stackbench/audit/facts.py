@@ -8,13 +8,13 @@ file neither stops the audit nor is read half-way.
 
 from __future__ import annotations
 
-import inspect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator
 
 from stackbench.audit import host_outputs as host
+from stackbench.audit.aes_ni import AesNi, parse_aes_ni
 from stackbench.audit import zfs_outputs as zfs
 from stackbench.audit.errors import FactsFormatError
 from stackbench.audit.versions import Version, parse_zfs_version
@@ -22,8 +22,7 @@ from stackbench.audit.vm import DiskLocation, Storage, Vm, VmDisk, locate_volume
     parse_storage_cfg
 from stackbench.audit.zfs_outputs import Vdev
 
-__all__ = ["Facts", "Vdev", "load_facts"]
-T = TypeVar("T")
+__all__ = ["FACT_FILES", "ZDB_CONFIG", "FactFile", "Facts", "Vdev", "load_facts"]
 # systemd-detect-virt's container names (its --container list); everything else it prints is a VM.
 CONTAINERS = ("openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt", "wsl", "proot", "pouch")
 
@@ -51,7 +50,8 @@ class Facts:
     cmdline: str | None = None
     kernel_config: dict[str, str] = field(default_factory=dict)
     mem_auto_init: str | None = None  # the kernel's "mem auto-init: ..." line
-    cpu_flags: set[str] = field(default_factory=set)
+    cpu_flags: set[str] = field(default_factory=set)  # the first processor's
+    aes_ni: AesNi | None = None  # from every processor's flags; None when there is no cpuinfo
     virt: str | None = None  # systemd-detect-virt: none, kvm, ...
     vms: list[Vm] = field(default_factory=list)
     storages: dict[str, Storage] | None = None  # Proxmox storage.cfg; None when not in the facts
@@ -158,19 +158,115 @@ def _read(directory: Path, name: str) -> str | None:
     return path.read_text(errors="replace") if path.is_file() else None
 
 
-def _parse(facts: Facts, directory: Path, name: str, parser: Callable[[str], T]) -> T | None:
-    """Parse one file; a format error becomes a recorded problem and the fact stays unknown."""
-    text = _read(directory, name)
-    if text is None or not text.strip():
+def _zfs_version(text: str) -> tuple[str, Version | None]:
+    """(the line as printed, preferring the kernel module's, the parsed version): the module runs the pools."""
+    line = next((l for l in text.splitlines() if l.startswith("zfs-kmod-")), text.strip().splitlines()[0])
+    return line, parse_zfs_version(text)
+
+
+def _numa_nodes(text: str) -> int:
+    return len([l for l in text.splitlines() if "/node" in l])
+
+
+def _kernel_config(text: str) -> dict[str, str]:
+    return dict(m.groups() for m in re.finditer(r"(CONFIG_\w+)=(\S+)", text))
+
+
+def _last_line(text: str) -> str:
+    return text.strip().splitlines()[-1]
+
+
+def _stripped(text: str) -> str:
+    return text.strip()
+
+
+def _image_files(text: str) -> dict[str, int]:
+    """`SIZE<TAB>PATH` lines from the probe's find; an empty file is a fact: no image files on ZFS."""
+    files = {}
+    for line in text.splitlines():
+        size, _, path = line.partition("\t")
+        if size.isdigit() and path:
+            files[path] = int(size)
+    return files
+
+
+@dataclass(frozen=True)
+class FactFile:
+    """One saved file the loader reads: which `Facts` fields it fills and with which parser.
+
+    A parser that fills several fields returns a tuple in `fields` order. `fallback` rows are an older or
+    alternative capture of the same fact and are read only when the rows before left the field empty.
+    """
+
+    file: str
+    fields: tuple[str, ...]
+    parser: Callable[..., Any]
+    takes_file_name: bool = False  # the parser names the file in its FactsFormatError
+    fallback: bool = False
+    empty_is_known: bool = False  # an empty file is a fact (nothing found), not an unknown
+
+
+FACT_FILES: tuple[FactFile, ...] = (
+    FactFile("zfs-version.txt", ("zfs_version", "version"), _zfs_version),
+    FactFile("zfs-module-version.txt", ("zfs_version", "version"), _zfs_version, fallback=True),  # before 0.8
+    FactFile("zpool-get-Hp-all.txt", ("pools",), zfs.parse_zpool_get, takes_file_name=True),
+    FactFile("zfs-get-Hp-all.txt", ("datasets",), zfs.parse_zfs_get, takes_file_name=True),
+    FactFile("zpool-status-j.txt", ("vdevs",), zfs.parse_zpool_status_json, takes_file_name=True),  # 2.3+
+    FactFile("zpool-status.txt", ("vdevs",), zfs.parse_zpool_status, takes_file_name=True, fallback=True),
+    FactFile("zpool-get-vdevs.txt", ("vdev_properties",), zfs.parse_vdev_properties, takes_file_name=True),
+    FactFile("zpool-list-Hpv.txt", ("pool_sizes", "class_space"), zfs.parse_zpool_list, takes_file_name=True),
+    FactFile("arcstats.txt", ("arcstats",), zfs.parse_kstat, takes_file_name=True),
+    FactFile("zfs-module-parameters.txt", ("module_parameters",), zfs.parse_module_parameters),
+    FactFile("sys-block-queue.txt", ("block_queue",), host.parse_block_queue, takes_file_name=True),
+    FactFile("lsblk.json", ("block_devices",), host.parse_lsblk, takes_file_name=True),
+    FactFile("lsblk-J-O.txt", ("block_devices",), host.parse_lsblk, takes_file_name=True, fallback=True),  # older probes
+    FactFile("dev-disk-links.txt", ("links",), host.parse_links, takes_file_name=True),
+    FactFile("nvme-id-ns.txt", ("nvme_formats",), host.parse_nvme_id_ns, takes_file_name=True),
+    FactFile("mounts.txt", ("mounts",), host.parse_mounts),
+    FactFile("swaps.txt", ("swaps",), host.parse_swaps),
+    FactFile("numa-nodes.txt", ("numa_nodes",), _numa_nodes),
+    FactFile("meminfo.txt", ("meminfo",), host.parse_meminfo),
+    FactFile("cmdline.txt", ("cmdline",), _stripped),
+    FactFile("kernel-config.txt", ("kernel_config",), _kernel_config),
+    FactFile("dmesg-mem-auto-init.txt", ("mem_auto_init",), _last_line),
+    FactFile("cpuinfo.txt", ("cpu_flags",), host.parse_cpu_flags),
+    FactFile("cpuinfo.txt", ("aes_ni",), parse_aes_ni),
+    FactFile("virt.txt", ("virt",), _stripped),
+    FactFile("image-files.txt", ("image_files",), _image_files, empty_is_known=True),
+)
+# zdb's top-level vdevs fill no field of their own: `load_facts` matches their ashift onto the status vdevs.
+ZDB_CONFIG = FactFile("zdb-C.txt", (), zfs.parse_zdb_config, takes_file_name=True)
+
+
+def _parse(facts: Facts, directory: Path, row: FactFile) -> Any:
+    """Parse one file; a format error becomes a recorded problem and the fact stays unknown (None)."""
+    text = _read(directory, row.file)
+    if text is None or (not text.strip() and not row.empty_is_known):
         return None
     try:
-        return parser(text, name) if "file" in inspect.signature(parser).parameters else parser(text)
+        return row.parser(text, row.file) if row.takes_file_name else row.parser(text)
     except FactsFormatError as error:
         facts.problems.append(str(error))
         return None
     except (ValueError, KeyError, IndexError, AttributeError, TypeError, RecursionError) as error:
-        facts.problems.append(f"{name}: unreadable ({type(error).__name__}: {error})")
+        facts.problems.append(f"{row.file}: unreadable ({type(error).__name__}: {error})")
         return None
+
+
+def _fill(facts: Facts, directory: Path) -> None:
+    """Every row of `FACT_FILES` in order; a field keeps its default (unknown) when no file says anything."""
+    filled: set[str] = set()
+    for row in FACT_FILES:
+        if row.fallback and filled.issuperset(row.fields):
+            continue
+        value = _parse(facts, directory, row)
+        if value is None:
+            continue
+        values = value if len(row.fields) > 1 else (value,)
+        for name, part in zip(row.fields, values):
+            setattr(facts, name, part)
+        if any(values):
+            filled.update(row.fields)
 
 
 def _leaf_keys(facts: Facts, leaf: str) -> tuple[str, str | None]:
@@ -213,39 +309,8 @@ def _assign_ashift(facts: Facts, zdb: dict[str, list[zfs.ZdbTopVdev]]) -> None:
 def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cfg: Path | None = None) -> Facts:
     """Read a facts directory (and extra VM config files) into `Facts`."""
     facts = Facts()
-    version_text = _read(directory, "zfs-version.txt") or _read(directory, "zfs-module-version.txt")
-    if version_text and version_text.strip():
-        facts.zfs_version = next((l for l in version_text.splitlines() if l.startswith("zfs-kmod-")),
-                                 version_text.strip().splitlines()[0])
-        facts.version = parse_zfs_version(version_text)
-    facts.pools = _parse(facts, directory, "zpool-get-Hp-all.txt", zfs.parse_zpool_get) or {}
-    facts.datasets = _parse(facts, directory, "zfs-get-Hp-all.txt", zfs.parse_zfs_get) or {}
-    facts.vdevs = (_parse(facts, directory, "zpool-status-j.txt", zfs.parse_zpool_status_json)
-                   or _parse(facts, directory, "zpool-status.txt", zfs.parse_zpool_status) or {})
-    facts.vdev_properties = _parse(facts, directory, "zpool-get-vdevs.txt", zfs.parse_vdev_properties) or {}
-    sizes = _parse(facts, directory, "zpool-list-Hpv.txt", zfs.parse_zpool_list)
-    if sizes:
-        facts.pool_sizes, facts.class_space = sizes
-    facts.arcstats = _parse(facts, directory, "arcstats.txt", zfs.parse_kstat) or {}
-    facts.module_parameters = _parse(facts, directory, "zfs-module-parameters.txt", zfs.parse_module_parameters) or {}
-    facts.block_queue = _parse(facts, directory, "sys-block-queue.txt", host.parse_block_queue) or {}
-    facts.block_devices = (_parse(facts, directory, "lsblk.json", host.parse_lsblk)
-                           or _parse(facts, directory, "lsblk-J-O.txt", host.parse_lsblk) or {})
-    facts.links = _parse(facts, directory, "dev-disk-links.txt", host.parse_links) or {}
-    facts.nvme_formats = _parse(facts, directory, "nvme-id-ns.txt", host.parse_nvme_id_ns) or {}
-    facts.mounts = _parse(facts, directory, "mounts.txt", host.parse_mounts) or []
-    facts.swaps = _parse(facts, directory, "swaps.txt", host.parse_swaps)
-    nodes = _read(directory, "numa-nodes.txt")
-    facts.numa_nodes = len([l for l in nodes.splitlines() if "/node" in l]) if nodes else None
-    facts.meminfo = _parse(facts, directory, "meminfo.txt", host.parse_meminfo) or {}
-    facts.cmdline = (_read(directory, "cmdline.txt") or "").strip() or None
-    config = _read(directory, "kernel-config.txt") or ""
-    facts.kernel_config = dict(m.groups() for m in re.finditer(r"(CONFIG_\w+)=(\S+)", config))
-    auto_init = _read(directory, "dmesg-mem-auto-init.txt")
-    facts.mem_auto_init = auto_init.strip().splitlines()[-1] if auto_init and auto_init.strip() else None
-    facts.cpu_flags = _parse(facts, directory, "cpuinfo.txt", host.parse_cpu_flags) or set()
-    facts.virt = (_read(directory, "virt.txt") or "").strip() or None
-    zdb = _parse(facts, directory, "zdb-C.txt", zfs.parse_zdb_config) or {}
+    _fill(facts, directory)
+    zdb = _parse(facts, directory, ZDB_CONFIG) or {}
     _assign_ashift(facts, zdb)
     storage_text = storage_cfg.read_text(errors="replace") if storage_cfg else _read(directory, "pve/storage.cfg")
     if storage_text is not None:
@@ -262,11 +327,4 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cf
             facts.vms.append(parse_libvirt_xml(text, name) if is_xml else parse_qm_conf(text, name))
         except FactsFormatError as error:
             facts.problems.append(str(error))
-    images = _read(directory, "image-files.txt")
-    if images is not None:
-        facts.image_files = {}
-        for line in images.splitlines():
-            size, _, path = line.partition("\t")
-            if size.isdigit() and path:
-                facts.image_files[path] = int(size)
     return facts

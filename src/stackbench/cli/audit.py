@@ -12,7 +12,6 @@ import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, fail, out, warn
 from stackbench.cli.common import emit, print_json
-from stackbench.report.tabular import Tabular
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)
@@ -68,40 +67,6 @@ def facts_save(
     out.print(f"{saved} of {len(status)} facts saved to {directory}", highlight=False)
 
 
-SEVERITY_STYLE = {"crit": "bold red", "err": "red", "warn": "yellow", "info": "cyan"}
-
-
-def render_findings(findings, title: str):  # noqa: ANN001, ANN201 - Finding list in, Rich renderable out
-    """One block per finding (ruff's shape): the evidence, fix and proof are sentences, too long for columns."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    from stackbench.audit.rules import BY_ID
-
-    parts: list = [Text(title, style="bold")]
-    for finding in findings:
-        rule = BY_ID[finding.rule_id]
-        head = Text()
-        head.append(f"{finding.severity:<5}", style=SEVERITY_STYLE.get(finding.severity, ""))
-        head.append(f" {finding.rule_id}", style="bold")
-        if rule.status == "disputed":
-            head.append(" (disputed)", style="magenta")
-        head.append(f"  {finding.subject}")
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(width=15, justify="right", style="dim")
-        grid.add_column(ratio=1, overflow="fold")
-        grid.add_row("evidence:", finding.evidence)
-        grid.add_row("why:", rule.rationale)
-        grid.add_row("fix:", finding.fix)
-        if finding.prove:
-            grid.add_row("prove:", Text(finding.prove, style="dim"))
-        grid.add_row("source:", Text(rule.source, style="dim"))
-        parts += [head, grid]
-    parts.append(Text("Explain a rule: stackbench audit --explain RULE-ID", style="dim"))
-    return Group(*parts)
-
-
 @app.command("audit")
 def audit_command(
     from_dir: Optional[Path] = typer.Option(None, "--from", help="Audit saved facts (from `stackbench facts save DIR`) "
@@ -134,13 +99,13 @@ def audit_command(
     from stackbench.audit.rule import SEVERITIES
     from stackbench.audit.rules import BY_ID, REGISTRY
     from stackbench.errors import StackbenchError
+    from stackbench.report.audit import findings_table, render_findings, rules_table
 
     fmt = "json" if json_output else fmt
     if min_severity not in SEVERITIES:
         raise StackbenchError(f"unknown --min-severity {min_severity!r}", f"Use one of: {', '.join(SEVERITIES)}")
     if list_rules:
-        emit(fmt, Tabular(["id", "severity", "status", "title"], [[r.id, r.severity, r.status, r.title] for r in REGISTRY],
-                          notes=[f"{len(REGISTRY)} rules; explain one with: stackbench audit --explain RULE-ID"]),
+        emit(fmt, rules_table(REGISTRY),
              {"rules": [{"id": r.id, "severity": r.severity, "status": r.status, "title": r.title,
                          "rationale": r.rationale, "fix": r.fix, "source": r.source} for r in REGISTRY]})
         return
@@ -173,15 +138,9 @@ def audit_command(
     version = f" on {facts.zfs_version}" if facts.zfs_version else ""
     title = f"{len(findings)} findings{version}"
     if fmt == "table" and findings:
-        out.print(render_findings(findings, title))
+        out.print(render_findings(findings, BY_ID, title))
     elif fmt == "json" or findings:
-        tabular = Tabular(
-            ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"],
-            [[f.severity, f.rule_id, f.subject, f.evidence, BY_ID[f.rule_id].rationale, f.fix, f.prove or "",
-              BY_ID[f.rule_id].source] for f in findings],
-            title=title, notes=["Explain a rule: stackbench audit --explain RULE-ID"],
-        )
-        emit(fmt, tabular, report.to_json(facts))
+        emit(fmt, findings_table(findings, BY_ID, title), report.to_json(facts))
     for problem in report.problems:
         warn(f"{problem}; the facts it holds were not used")
     if findings:

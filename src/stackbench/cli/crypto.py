@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, err, out
 from stackbench.cli.common import FormatOption, emit, print_json
-from stackbench.report.tabular import Tabular
+
+if TYPE_CHECKING:
+    from stackbench.audit.aes_ni import AesNi
+    from stackbench.audit.rule import Finding
 
 
 @app.command("crypto")
@@ -38,7 +41,8 @@ def crypto_command(
     prints encryption and decryption speed per cipher and key size in MiB/s, plus the PBKDF rows. It then reads
     /proc/cpuinfo (or --cpuinfo FILE): a guest (hypervisor flag) without the aes flag has a CPU type that hides
     AES-NI, and LUKS in it runs at a fraction of the host's speed (docs/method.md: aes-xts 266 MiB/s in a kvm64 guest
-    against 3152 MiB/s on the host). With --from and no --cpuinfo the AES-NI check is skipped: this machine's
+    against 3152 MiB/s on the host); the verdict is the audit rule GUEST-CPU-NOAES, the same `stackbench audit`
+    reports. With --from and no --cpuinfo the AES-NI check is skipped: this machine's
     CPU is not the one that ran the benchmark. Exit 0: done; 1: error (no cryptsetup, the kernel lacks AF_ALG,
     unreadable output); 2: bad usage; 3: the guest's CPU hides AES-NI (results are still printed).
 
@@ -52,15 +56,17 @@ def crypto_command(
 
         stackbench crypto --from bench.txt --cpuinfo cpuinfo.txt
     """
-    from stackbench.crypto import (
+    from stackbench.audit.aes_ni import parse_aes_ni
+    from stackbench.audit.rules.guest_cpu_noaes import MEASURED_COST
+    from stackbench.engine.cryptsetup import (
         CryptsetupOutputError,
-        aes_ni_status,
         parse_benchmark,
         raise_for_errors,
         run_benchmark,
         table_name,
     )
     from stackbench.errors import StackbenchError
+    from stackbench.report.crypto import aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_table, pbkdf_table
 
     if key_size is not None and cipher is None:
         raise StackbenchError("--key-size needs --cipher", "Name the cipher too, e.g. --cipher aes-xts-plain64 --key-size 512")
@@ -78,35 +84,45 @@ def crypto_command(
         bench = _run_with_progress(run_benchmark, cipher, key_size)
 
     if cpuinfo is not None:
-        aes = aes_ni_status(_read(cpuinfo, "a saved /proc/cpuinfo"))
+        aes = parse_aes_ni(_read(cpuinfo, "a saved /proc/cpuinfo"))
         if aes.state == "unknown":
             raise CryptsetupOutputError(f"{cpuinfo} has no `flags` (x86) or `Features` (arm64) line",
                                         "Pass a copy of /proc/cpuinfo from the machine that ran the benchmark")
         aes_source: str | None = str(cpuinfo)
     elif from_file is None:
         try:
-            aes = aes_ni_status(Path("/proc/cpuinfo").read_text(errors="replace"))
+            aes = parse_aes_ni(Path("/proc/cpuinfo").read_text(errors="replace"))
             aes_source = "/proc/cpuinfo"
         except OSError:
             aes, aes_source = None, None
     else:
         aes, aes_source = None, None
 
+    finding = _guest_cpu_noaes(aes)
     fmt = "json" if json_output else output_format
     if fmt == "json":
         data = bench.to_json()
-        data["aes_ni"] = None if aes is None else {**aes.to_json(), "cpuinfo": aes_source}
+        data["aes_ni"] = aes_ni_json(aes, aes_source, finding, MEASURED_COST)
         print_json(data)
     elif fmt == "csv":
-        emit("csv", _cipher_table(bench), None)  # one CSV: the cipher rows
+        emit("csv", cipher_table(bench), None)  # one CSV: the cipher rows
     else:
-        for table in (_cipher_table(bench), _pbkdf_table(bench)):
+        for table in (cipher_table(bench), pbkdf_table(bench)):
             if table.rows:
                 emit(fmt, table, None)
-        _print_notes(bench)
-        _print_verdict(aes, aes_source)
-    if aes is not None and aes.flagged:
+        for line in benchmark_notes(bench):
+            out.print(line)
+        out.print(aes_ni_verdict(aes, aes_source, finding, MEASURED_COST))
+    if finding is not None:
         sys.exit(EXIT_FINDINGS)
+
+
+def _guest_cpu_noaes(aes: AesNi | None) -> Finding | None:
+    """The audit's GUEST-CPU-NOAES finding on this cpuinfo alone, or None: `crypto` and `audit` share one verdict."""
+    from stackbench.audit.facts import Facts
+    from stackbench.audit.rules.guest_cpu_noaes import RULE
+
+    return None if aes is None else next(iter(RULE.check(Facts(aes_ni=aes))), None)
 
 
 def _read(path: Path, what: str) -> str:
@@ -139,62 +155,10 @@ def _only(bench: Any, name: str, key_size: int | None, source: str) -> Any:
 def _run_with_progress(run: Any, cipher: str | None, key_size: int | None) -> Any:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from stackbench.crypto import benchmark_command
+    from stackbench.engine.cryptsetup import benchmark_command
 
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
                         transient=True, disable=not err.is_terminal)
     progress.add_task(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)", total=None)
     with progress:
         return run(cipher, key_size)
-
-
-def _rate(value: float | None) -> str:
-    return "N/A" if value is None else f"{value:,.1f}"
-
-
-def _cipher_table(bench: Any) -> Tabular:
-    return Tabular(
-        headers=["cipher", "key (bits)", "encryption (MiB/s)", "decryption (MiB/s)"],
-        rows=[[c.cipher, str(c.key_bits), _rate(c.encryption_mib_s), _rate(c.decryption_mib_s)]
-              for c in bench.ciphers],
-        title=f"Cipher throughput in memory, no storage I/O ({bench.source})",
-        notes=["MiB/s = 2^20 bytes per second; N/A: the kernel has no implementation of that cipher"],
-        right_aligned=frozenset({1, 2, 3}),
-    )
-
-
-def _pbkdf_table(bench: Any) -> Tabular:
-    rows = []
-    for p in bench.pbkdfs:
-        if not p.available:
-            result = "N/A"
-        elif p.kdf == "pbkdf2":
-            result = f"{p.iterations_per_s:,} iterations/s"
-        else:
-            result = (f"{p.iterations} iterations, {p.memory_kib:,} KiB memory, {p.threads} threads "
-                      f"(for {p.requested_ms} ms)")
-        rows.append([p.name, "" if p.key_bits is None else str(p.key_bits), result])
-    return Tabular(headers=["key derivation", "key (bits)", "result"], rows=rows,
-                   title="Key derivation (LUKS unlock cost)", right_aligned=frozenset({1}))
-
-
-def _print_notes(bench: Any) -> None:
-    for gone in bench.unavailable:
-        out.print(f"Not available in this kernel: {gone.spec} with a {gone.key_bits}-bit key")
-    for note in bench.notes:
-        out.print(f"Note: {note}")
-
-
-def _print_verdict(aes: Any, source: str | None) -> None:
-    from rich.text import Text
-
-    if aes is None:
-        out.print(Text("AES-NI: not checked (--from without --cpuinfo: this machine's CPU did not run the benchmark; "
-                       "pass that machine's /proc/cpuinfo with --cpuinfo FILE)", style="dim"))
-        return
-    style = {"present": "green", "hidden": "bold red", "absent": "yellow"}.get(aes.state, "dim")
-    out.print(Text(f"AES-NI check: {aes.summary} (read from {source}).", style=style))
-    if aes.fix:
-        out.print(Text(f"Fix: {aes.fix}.", style="bold"))
-    if aes.why:
-        out.print(Text(f"Why: {aes.why}.", style="dim"))

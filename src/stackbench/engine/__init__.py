@@ -1,1 +1,2 @@
-"""The engine: fio job building, running and output parsing. Nothing else calls fio."""
+"""The engine: the external measuring tools, run and their output parsed. fio (job building, running, output
+parsing) and `cryptsetup benchmark` (cryptsetup.py). Nothing else calls fio or cryptsetup."""

@@ -12,7 +12,10 @@ room for the VMs (ARC-OVERCOMMIT): the evidence says when RAM does not allow it.
 """
 
 import math
+from typing import Iterator
 
+from stackbench.audit.examples import kstat, tab_separated
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.versions import describe_arc_default
@@ -27,7 +30,7 @@ def _pool_sizes(facts):
     return {pool: int(props["size"]) for pool, props in facts.pools.items() if props.get("size", "").isdigit()}
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     c_max = facts.arcstats.get("c_max")
     sizes = _pool_sizes(facts)
     if not c_max or not sizes:
@@ -47,18 +50,29 @@ def check(facts):
                 "after VMs and 2 GiB for the host: add RAM first")
     change = f"echo {wanted} > /sys/module/zfs/parameters/zfs_arc_max"
     largest = max(sizes, key=sizes.get)
-    yield Finding(
-        "ARC-SMALL", "info", "ARC",
+    yield RULE.finding(
+        "ARC",
         f"c_max {c_max / GIB:.2f} GiB ({cap}; arcstats) < 2 GiB + 1 GiB/TiB x {storage / TIB:.2f} TiB of pools "
         f"(zpool list) = {wanted / GIB:.2f} GiB{room}",
         f"{change}; persist: echo 'options zfs zfs_arc_max={wanted}' >> /etc/modprobe.d/zfs.conf; update-initramfs -u",
-        prove=ab("ARC-SMALL", mountpoint(facts, largest), "--bs 4k --qd 4 --rw randread", change),
+        prove=ab(RULE.id, mountpoint(facts, largest), "--bs 4k --qd 4 --rw randread", change),
     )
 
 
+_TWO_TIB_POOL = tab_separated(f"tank  size  {2 * TIB}  -")  # wants 2 GiB + 2 x 1 GiB of ARC
+FAILING = ({"zpool-get-Hp-all.txt": _TWO_TIB_POOL, "arcstats.txt": kstat(c_max=1 * GIB)},)
+PASSING = ({"zpool-get-Hp-all.txt": _TWO_TIB_POOL, "arcstats.txt": kstat(c_max=8 * GIB)},)
+
+
 RULE = Rule(
-    "ARC-SMALL", "ARC smaller than the rule of thumb", "info",
-    "RAM is the most effective tuning knob; Proxmox suggests 2 GiB plus 1 GiB per TiB of storage.",
-    "Raise zfs_arc_max if RAM allows",
-    "https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage", check, doc=__doc__,
+    id="ARC-SMALL",
+    title="ARC smaller than the rule of thumb",
+    severity="info",
+    rationale="RAM is the most effective tuning knob; Proxmox suggests 2 GiB plus 1 GiB per TiB of storage.",
+    fix="Raise zfs_arc_max if RAM allows",
+    source="https://pve.proxmox.com/pve-docs/chapter-sysadmin.html#sysadmin_zfs_limit_memory_usage",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -11,6 +11,10 @@ dataset) to benefit; the stackbench scratch files of the prove command are new f
 at once. Zvols have volblocksize instead (DS-VBS-*).
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import images_on_zfs
@@ -22,7 +26,7 @@ LIMIT = 131072
 SHOWN = 4
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     by_dataset = {}
     for image in images_on_zfs(facts):
         if image.format in ("raw", "qcow2"):
@@ -36,20 +40,42 @@ def check(facts):
         more = f", and {len(images) - SHOWN} more" if len(images) > SHOWN else ""
         if any(i.vm is None for i in images):
             more += "; files without a VM were found by the probe (image-files.txt)"
-        yield Finding(
-            "DS-IMG-RECORDSIZE", "info", dataset,
+        yield RULE.finding(
+            dataset,
             f"recordsize={record} ({facts.dataset_source(dataset, 'recordsize')}) on {dataset}, which holds "
             f"{listed}{more}",
             f"zfs create -o recordsize=64K {pool_of(dataset)}/<images> (16K-64K) and move the images there, "
             f"or {change} and copy each image (applies to newly written files only)",
-            prove=ab("DS-IMG-RECORDSIZE", mountpoint(facts, dataset), "--bs 4k,64k --qd 4 --rw randwrite", change),
+            prove=ab(RULE.id, mountpoint(facts, dataset), "--bs 4k,64k --qd 4 --rw randwrite", change),
         )
 
 
+_RAW_IMAGE = tab_separated("10737418240  /tank/images/web.raw")
+FAILING = (
+    {"image-files.txt": _RAW_IMAGE, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/images  type        filesystem    -
+        tank/images  mountpoint  /tank/images  default
+        tank/images  recordsize  131072        default
+    """)},
+)
+PASSING = (
+    {"image-files.txt": _RAW_IMAGE, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/images  type        filesystem    -
+        tank/images  mountpoint  /tank/images  default
+        tank/images  recordsize  65536         local
+    """)},
+)
+
+
 RULE = Rule(
-    "DS-IMG-RECORDSIZE", "VM image files on a dataset with 128K records", "info",
-    "Guest writes smaller than a record make ZFS read, modify and rewrite whole records.",
-    "A dedicated dataset with recordsize 16K-64K for image files",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
-    check, doc=__doc__,
+    id="DS-IMG-RECORDSIZE",
+    title="VM image files on a dataset with 128K records",
+    severity="info",
+    rationale="Guest writes smaller than a record make ZFS read, modify and rewrite whole records.",
+    fix="A dedicated dataset with recordsize 16K-64K for image files",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

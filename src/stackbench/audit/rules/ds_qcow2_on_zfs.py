@@ -12,6 +12,10 @@ their own machine (the prove command) before converting; qcow2 features (snapsho
 images on plain directories) may be worth the cost.
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import images_on_zfs
@@ -26,23 +30,46 @@ def _convert(image):
     return f"qemu-img convert -p -O raw {image.path} {raw} (VM off), then point the VM at the raw file"
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for image in images_on_zfs(facts):
         if image.format != "qcow2":
             continue
         convert = _convert(image)
-        yield Finding(
-            "DS-QCOW2-ON-ZFS", "warn", image.subject,
+        yield RULE.finding(
+            image.subject,
             f"qcow2 image {image.path} on ZFS file system {image.dataset} ({image.origin})",
             f"measure first (disputed: results differ by machine); if raw wins: {convert}",
-            prove=in_guest("DS-QCOW2-ON-ZFS", BLOG_QD4, convert),
+            prove=in_guest(RULE.id, BLOG_QD4, convert),
         )
 
 
+_IMAGE_DATASET = tab_separated("""
+    tank/images  type        filesystem    -
+    tank/images  mountpoint  /tank/images  default
+""")
+FAILING = (
+    # found by the probe on a ZFS file system
+    {"zfs-get-Hp-all.txt": _IMAGE_DATASET, "image-files.txt": tab_separated("10737418240  /tank/images/web.qcow2")},
+    # a Proxmox disk on a directory storage whose path is on ZFS
+    {"zfs-get-Hp-all.txt": _IMAGE_DATASET,
+     "pve/storage.cfg": "dir: tank-images\n\tpath /tank/images\n\tcontent images\n",
+     "qemu-server/102.conf": "memory: 2048\nscsi0: tank-images:102/vm-102-disk-0.qcow2,size=32G\n"},
+)
+PASSING = (
+    {"zfs-get-Hp-all.txt": _IMAGE_DATASET, "image-files.txt": tab_separated("10737418240  /tank/images/web.raw")},
+)
+
+
 RULE = Rule(
-    "DS-QCOW2-ON-ZFS", "qcow2 image on a ZFS dataset", "warn",
-    "Two copy-on-write layers; OpenZFS advises zvols or raw files, but measured costs vary: measure first.",
-    "Measure, then qemu-img convert -O raw to a zvol or raw file if raw is faster",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
-    check, status="disputed", doc=__doc__,
+    id="DS-QCOW2-ON-ZFS",
+    title="qcow2 image on a ZFS dataset",
+    severity="warn",
+    rationale="Two copy-on-write layers; OpenZFS advises zvols or raw files, but measured costs vary: measure first.",
+    fix="Measure, then qemu-img convert -O raw to a zvol or raw file if raw is faster",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#virtual-machines",
+    check=check,
+    status="disputed",
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -12,6 +12,10 @@ finding. 4K volblocksize avoids read-modify-write of 4K guest writes but makes t
 section 3).
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated, zpool_status
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import in_guest
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import ashift_evidence, data_vdevs, pool_of
@@ -26,7 +30,7 @@ def _space(facts, name):
     return ""
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for name in facts.zvols():
         size = facts.dataset_prop(name, "volblocksize") or ""
         parity = [v for v in data_vdevs(facts, pool_of(name))
@@ -43,17 +47,50 @@ def check(facts):
         fix = (f"zfs create -V <size> -o volblocksize=16K (16K-64K) {pool_of(name)}/<new>, copy the disk and switch "
                "the VM to it (Proxmox: pvesm set <storage> --blocksize 16k, then move the disk); or keep VM disks "
                "on mirrors")
-        yield Finding(
-            "DS-VBS-RAIDZ", "warn", name,
+        yield RULE.finding(
+            name,
             f"volblocksize={size} ({source}{note}) <= 2 x 2^{ashift} on {vdevs}{_space(facts, name)}", fix,
-            prove=in_guest("DS-VBS-RAIDZ", "--bs 4k,64k --qd 4 --rw randwrite,randread",
+            prove=in_guest(RULE.id, "--bs 4k,64k --qd 4 --rw randwrite,randread",
                            "move the disk to a zvol with volblocksize=16K; compare zfs get used,refreservation too"),
         )
 
 
+_RAIDZ_ASHIFT_12 = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          raidz1-0
+            sda
+            sdb
+            sdc
+    """),
+    "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        raidz1-0  ashift  12  -
+    """),
+}
+FAILING = (
+    {**_RAIDZ_ASHIFT_12, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  8192    default
+    """)},
+)
+PASSING = (
+    {**_RAIDZ_ASHIFT_12, "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type          volume  -
+        tank/vm-100-disk-0  volblocksize  16384   -
+    """)},
+)
+
+
 RULE = Rule(
-    "DS-VBS-RAIDZ", "Small volblocksize on raidz", "warn",
-    "Parity and padding per small block approach mirror overhead in space, with raidz's IOPS.",
-    "Recreate the zvol with volblocksize 16K-64K, or use mirrors for VM disks",
-    "https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html", check, doc=__doc__,
+    id="DS-VBS-RAIDZ",
+    title="Small volblocksize on raidz",
+    severity="warn",
+    rationale="Parity and padding per small block approach mirror overhead in space, with raidz's IOPS.",
+    fix="Recreate the zvol with volblocksize 16K-64K, or use mirrors for VM disks",
+    source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

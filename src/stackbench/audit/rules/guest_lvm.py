@@ -11,6 +11,9 @@ Source: docs/method.md section 3 only, which is not public; the rule's URL docum
 TYPE column), not a performance claim.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 
 
@@ -19,7 +22,7 @@ def _why_vm(facts):
         f"systemd-detect-virt says {facts.virt}"
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     if not facts.is_vm:
         return
     volumes = [d for d in facts.block_devices.values() if d.type == "lvm"]
@@ -28,8 +31,8 @@ def check(facts):
     listed = ", ".join(f"{d.name}" + (f" on {d.parent}" if d.parent else "") +
                        (f" ({', '.join(d.mountpoints)})" if d.mountpoints else "") for d in volumes)
     run = "stackbench run -t {target} --preset blog --qd 4 --runtime 30 --runs 5 --label {label}"
-    yield Finding(
-        "GUEST-LVM", "info", "guest LVM",
+    yield RULE.finding(
+        "guest LVM",
         f"TYPE lvm in lsblk: {listed}; the facts come from a VM ({_why_vm(facts)})",
         "measure before changing anything: LVM's cost in a guest has no primary source and docs/method.md's "
         "gain was confounded with an ext4 to ext3 switch",
@@ -39,10 +42,32 @@ def check(facts):
     )
 
 
+def _lsblk(vda2: str) -> str:
+    """`lsblk -J -b -O` (shortened) of a guest disk whose second partition holds `vda2`."""
+    return ('{"blockdevices": [{"name": "vda", "kname": "vda", "type": "disk", "children": ['
+            '{"name": "vda1", "kname": "vda1", "type": "part", "mountpoints": ["/boot"]}, ' + vda2 + ']}]}\n')
+
+
+_VM_CPU = "processor\t: 0\nflags\t\t: fpu sse2 aes hypervisor\n"
+FAILING = (
+    {"cpuinfo.txt": _VM_CPU, "lsblk.json": _lsblk(
+        '{"name": "vda2", "kname": "vda2", "type": "part", "children": ['
+        '{"name": "vg0-root", "kname": "dm-0", "type": "lvm", "mountpoints": ["/"]}]}')},
+)
+PASSING = (
+    {"cpuinfo.txt": _VM_CPU, "lsblk.json": _lsblk('{"name": "vda2", "kname": "vda2", "type": "part", "mountpoints": ["/"]}')},
+)
+
+
 RULE = Rule(
-    "GUEST-LVM", "LVM in the guest (measure before changing)", "info",
-    "docs/method.md saw a gain without LVM, confounded with a file system change; no primary source.",
-    "Measure a file system on the LV against one on a plain partition before changing",
-    "https://man7.org/linux/man-pages/man8/lsblk.8.html",
-    check, doc=__doc__,
+    id="GUEST-LVM",
+    title="LVM in the guest (measure before changing)",
+    severity="info",
+    rationale="docs/method.md saw a gain without LVM, confounded with a file system change; no primary source.",
+    fix="Measure a file system on the LV against one on a plain partition before changing",
+    source="https://man7.org/linux/man-pages/man8/lsblk.8.html",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -15,7 +15,9 @@ It is a hardening option: turning it off is a security trade-off, so the finding
 """
 
 import re
+from typing import Iterator
 
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
 
@@ -47,24 +49,41 @@ def _state(facts):
     return False, ""
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     on, evidence = _state(facts)
     if not on:
         return
     change = "reboot with init_on_alloc=0 on the kernel command line"
     target = mountpoint(facts, next(iter(facts.pools))) if facts.pools else "<a directory on ZFS>"
-    yield Finding(
-        "HOST-INIT-ON-ALLOC", "info", "kernel", evidence,
+    yield RULE.finding(
+        "kernel", evidence,
         "add init_on_alloc=0 to the kernel command line if the security trade-off is acceptable (GRUB: "
         "GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub; Proxmox with systemd-boot: /etc/kernel/cmdline, "
         "then proxmox-boot-tool refresh)",
-        prove=ab("HOST-INIT-ON-ALLOC", target, "--bs 1m --qd 4 --rw read", change),
+        prove=ab(RULE.id, target, "--bs 1m --qd 4 --rw read", change),
     )
 
 
+_BUILT_ON = "/boot/config-6.1.0-18-amd64:CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y\n"  # the probe's grep -H
+FAILING = (
+    {"cmdline.txt": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/sda1 ro init_on_alloc=1\n"},
+    {"cmdline.txt": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/sda1 ro quiet\n", "kernel-config.txt": _BUILT_ON},
+)
+PASSING = (
+    {"cmdline.txt": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/sda1 ro init_on_alloc=0\n",
+     "kernel-config.txt": _BUILT_ON},
+)
+
+
 RULE = Rule(
-    "HOST-INIT-ON-ALLOC", "Kernel zeroes every allocation", "info",
-    "Zeroing every page the ARC allocates costs memory bandwidth.",
-    "init_on_alloc=0 on the kernel command line",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html", check, doc=__doc__,
+    id="HOST-INIT-ON-ALLOC",
+    title="Kernel zeroes every allocation",
+    severity="info",
+    rationale="Zeroing every page the ARC allocates costs memory bandwidth.",
+    fix="init_on_alloc=0 on the kernel command line",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

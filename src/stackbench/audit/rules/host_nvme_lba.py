@@ -11,6 +11,9 @@ size from lsblk (LOG-SEC) or the block queue. Of the 4096-byte formats the one w
 suggested: formats with metadata need end-to-end protection support.
 """
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import RAND_4K_WRITE, ab
 from stackbench.audit.rule import Finding, Rule
 
@@ -34,7 +37,7 @@ def _pools_on(facts, namespace):
                    if facts.disk_of(leaf) == namespace})
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for namespace, formats in sorted(facts.nvme_formats.items()):
         size, source = _logical(facts, namespace)
         wider = sorted((f for f in formats if f.data_size == 4096), key=lambda f: (f.metadata_size, f.index))
@@ -47,19 +50,36 @@ def check(facts):
         fix = (f"{change} before a pool is created on it (destroys all data on the namespace, and on drives that "
                "format all namespaces at once, on the others too)"
                + (f"; for {', '.join(pools)} only when the pool is rebuilt from a backup" if pools else ""))
-        yield Finding(
-            "HOST-NVME-LBA", "info", f"/dev/{namespace}",
+        yield RULE.finding(
+            f"/dev/{namespace}",
             f"{source}; LBA format {best.index} offers 4096 bytes (metadata {best.metadata_size}){holds}", fix,
-            prove=ab("HOST-NVME-LBA", f"/mnt/{namespace}-scratch", RAND_4K_WRITE,
+            prove=ab(RULE.id, f"/mnt/{namespace}-scratch", RAND_4K_WRITE,
                      f"{change}, recreate the scratch file system and mount it again",
                      where=f"on a scratch file system on the empty {namespace}"),
         )
 
 
+def _id_ns(in_use: int) -> str:
+    """`nvme id-ns -H` of a namespace offering 512 (format 0) and 4096 bytes (format 1), `in_use` marked."""
+    return "## /dev/nvme0n1\n" + "".join(
+        f"LBA Format  {index} : Metadata Size: 0   bytes - Data Size: {size} bytes - Relative Performance: "
+        f"{performance}{' (in use)' if index == in_use else ''}\n"
+        for index, (size, performance) in enumerate([(512, "0x2 Good"), (4096, "0 Best")]))
+
+
+FAILING = ({"nvme-id-ns.txt": _id_ns(in_use=0)},)
+PASSING = ({"nvme-id-ns.txt": _id_ns(in_use=1)},)
+
+
 RULE = Rule(
-    "HOST-NVME-LBA", "NVMe namespace formatted with 512-byte blocks", "info",
-    "The drive offers a 4096-byte LBA format, which is usually faster; reformatting destroys data.",
-    "nvme format --lbaf=<4K format> before the pool is created",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html#nvme-low-level-formatting",
-    check, doc=__doc__,
+    id="HOST-NVME-LBA",
+    title="NVMe namespace formatted with 512-byte blocks",
+    severity="info",
+    rationale="The drive offers a 4096-byte LBA format, which is usually faster; reformatting destroys data.",
+    fix="nvme format --lbaf=<4K format> before the pool is created",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html#nvme-low-level-formatting",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

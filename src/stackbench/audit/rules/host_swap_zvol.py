@@ -9,7 +9,9 @@ until it does not. The zvol's dataset is named when the facts' device links incl
 """
 
 import re
+from typing import Iterator
 
+from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 
 ZD = re.compile(r"^zd\d+(p\d+)?$")
@@ -33,7 +35,7 @@ def _zvol_of(facts, device):
     return None
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for device in facts.swaps or []:
         found = _zvol_of(facts, device)
         if found is None:
@@ -41,16 +43,27 @@ def check(facts):
         zd, dataset = found
         via = "" if zd == device else f" (on {zd})"
         what = f"zvol {dataset}" if dataset else "a zvol (zd device)"
-        yield Finding(
-            "HOST-SWAP-ZVOL", "info", device,
+        yield RULE.finding(
+            device,
             f"{device} in /proc/swaps is {what}{via}",
             f"swapoff {device}; remove it from /etc/fstab; use a swap partition (or zram) outside ZFS",
         )
 
 
+_HEADER = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+FAILING = ({"swaps.txt": _HEADER + "/dev/zd0                                partition\t2097148\t\t0\t\t-2\n"},)
+PASSING = ({"swaps.txt": _HEADER + "/dev/sda2                               partition\t2097148\t\t0\t\t-2\n"},)
+
+
 RULE = Rule(
-    "HOST-SWAP-ZVOL", "Swap on a zvol", "info",
-    "Writing to a zvol needs memory, so swap on a zvol can deadlock under memory pressure.",
-    "Swap on a plain partition or zram, not on a zvol",
-    "https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html", check, doc=__doc__,
+    id="HOST-SWAP-ZVOL",
+    title="Swap on a zvol",
+    severity="info",
+    rationale="Writing to a zvol needs memory, so swap on a zvol can deadlock under memory pressure.",
+    fix="Swap on a plain partition or zram, not on a zvol",
+    source="https://openzfs.github.io/openzfs-docs/Basic%20Concepts/Datasets/ZVOLs.html",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -2,6 +2,9 @@
 default when scsihw is absent), lsi53c810, megasas or pvscsi (libvirt: lsilogic, lsisas1068, lsisas1078,
 vmpvscsi, ibmvscsi). Proxmox calls VirtIO SCSI or VirtIO Block "highly recommended"."""
 
+from typing import Iterator
+
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
 from stackbench.audit.rule import Finding, Rule
 
@@ -9,7 +12,7 @@ EMULATED_SCSI = ("lsi", "lsi53c810", "megasas", "pvscsi", "lsilogic", "lsisas106
                  "ibmvscsi", "am53c974", "dc390")
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm in facts.vms:
         for disk in vm.disks:
             emulated_scsi = disk.bus == "scsi" and disk.controller in EMULATED_SCSI
@@ -17,13 +20,29 @@ def check(facts):
                 where = f"{disk.key} on {disk.bus}" + (f" with controller {disk.controller}" if emulated_scsi else "")
                 fix = vm.fix("qm set VMID --scsihw virtio-scsi-single, then move the disk to scsiN or virtioN",
                              "virsh edit NAME: <target bus='virtio'/> or a virtio-scsi controller")
-                yield Finding("KVM-BUS", "warn", f"{vm.name} {disk.key}", f"{where}: {disk.volume}", fix,
-                              prove=in_guest("KVM-BUS", BLOG_QD4, fix))
+                yield RULE.finding(f"{vm.name} {disk.key}", f"{where}: {disk.volume}", fix,
+                                   prove=in_guest(RULE.id, BLOG_QD4, fix))
+
+
+FAILING = (
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\nsata0: local-zfs:vm-100-disk-0,size=32G\n"},
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\nscsi0: local-zfs:vm-100-disk-0,size=32G\n"},  # lsi: no scsihw
+)
+PASSING = (
+    {"qemu-server/100.conf": "cores: 4\nmemory: 4096\nscsihw: virtio-scsi-single\n"
+                             "scsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"},
+)
 
 
 RULE = Rule(
-    "KVM-BUS", "Disk on an emulated controller", "warn",
-    "Emulated IDE/SATA/LSI controllers cost CPU per I/O and cap IOPS.",
-    "Use VirtIO SCSI (virtio-scsi-single) or VirtIO Block",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_bus", check, doc=__doc__,
+    id="KVM-BUS",
+    title="Disk on an emulated controller",
+    severity="warn",
+    rationale="Emulated IDE/SATA/LSI controllers cost CPU per I/O and cap IOPS.",
+    fix="Use VirtIO SCSI (virtio-scsi-single) or VirtIO Block",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_bus",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

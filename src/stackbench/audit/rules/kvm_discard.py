@@ -13,6 +13,10 @@ After enabling it the guest must trim: `fstrim -av` once, then the distribution'
 speed is lost, only space.
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated
+from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import disk_fix
 
@@ -41,7 +45,7 @@ def _thin(facts, vm, disk, location):
     return None
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for vm, disk, location in facts.vm_disks():
         if disk.discard:
             continue
@@ -49,16 +53,34 @@ def check(facts):
         if why is None:
             continue
         fix = disk_fix(vm, disk, f"virsh edit NAME: <driver ... discard='unmap'/> on {disk.key}", discard="on")
-        yield Finding(
-            "KVM-DISCARD", "info", f"{vm.name} {disk.key}",
+        yield RULE.finding(
+            f"{vm.name} {disk.key}",
             f"{disk.key}: {disk.volume} without discard; {why}",
             f"{fix}; then fstrim -av in the guest (and enable fstrim.timer)",
         )
 
 
+_SPARSE_ZVOL = {
+    "pve/storage.cfg": "zfspool: local-zfs\n\tpool tank\n\tcontent images,rootdir\n\tsparse 1\n",
+    "zfs-get-Hp-all.txt": tab_separated("""
+        tank/vm-100-disk-0  type            volume  -
+        tank/vm-100-disk-0  refreservation  none    default
+    """),
+}
+_VM = "memory: 4096\nscsihw: virtio-scsi-single\n"
+FAILING = ({**_SPARSE_ZVOL, "qemu-server/100.conf": _VM + "scsi0: local-zfs:vm-100-disk-0,iothread=1,size=32G\n"},)
+PASSING = ({**_SPARSE_ZVOL, "qemu-server/100.conf": _VM + "scsi0: local-zfs:vm-100-disk-0,discard=on,iothread=1,size=32G\n"},)
+
+
 RULE = Rule(
-    "KVM-DISCARD", "Thin VM disk without discard", "info",
-    "Blocks freed in the guest stay allocated on the host, and snapshots pin them.",
-    "discard=on (libvirt discard='unmap'), then fstrim in the guest",
-    "https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_discard", check, doc=__doc__,
+    id="KVM-DISCARD",
+    title="Thin VM disk without discard",
+    severity="info",
+    rationale="Blocks freed in the guest stay allocated on the host, and snapshots pin them.",
+    fix="discard=on (libvirt discard='unmap'), then fstrim in the guest",
+    source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_discard",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -9,6 +9,10 @@ docs/method.md raised it to about 1 GB/s on Optane; every byte fed is written to
 Inside a VM, rotational describes the virtual disk.
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated, zpool_status
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs
@@ -17,7 +21,7 @@ from stackbench.audit.versions import default_l2arc_write_max, label
 MIB = 1024**2
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     value = facts.module_parameters.get("l2arc_write_max", "").strip()
     default = default_l2arc_write_max(facts.version)
     if not value.isdigit() or default is None or int(value) != default:
@@ -29,20 +33,42 @@ def check(facts):
     raised = 4 * default
     change = f"echo {raised} > /sys/module/zfs/parameters/l2arc_write_max"
     note = "; the facts come from a VM, where rotational describes the virtual disk" if facts.is_vm else ""
-    yield Finding(
-        "L2ARC-WRITE-MAX", "info", "l2arc_write_max",
+    yield RULE.finding(
+        "l2arc_write_max",
         f"l2arc_write_max={value} (/sys/module/zfs/parameters), the default of {label(facts.version)} "
         f"({default // MIB} MiB); flash cache device {', '.join(f'{pool} cache {leaf}' for pool, leaf in flash)} "
         f"(rotational=0){note}",
         f"{change} (e.g. {raised // MIB} MiB; weigh SSD endurance); persist: echo 'options zfs "
         f"l2arc_write_max={raised}' >> /etc/modprobe.d/zfs.conf",
-        prove=ab("L2ARC-WRITE-MAX", mountpoint(facts, flash[0][0]), "--bs 64k --qd 4 --rw randread", change),
+        prove=ab(RULE.id, mountpoint(facts, flash[0][0]), "--bs 64k --qd 4 --rw randread", change),
     )
 
 
+_FLASH_CACHE_ON_2_1 = {
+    "zfs-version.txt": "zfs-2.1.11-1\nzfs-kmod-2.1.11-1\n",
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+        cache
+          nvme0n1
+    """),
+    "sys-block-queue.txt": tab_separated("/sys/block/nvme0n1/queue/rotational  0"),
+}
+FAILING = ({**_FLASH_CACHE_ON_2_1, "zfs-module-parameters.txt": "l2arc_write_max:8388608\n"},)  # 2.1's default
+PASSING = ({**_FLASH_CACHE_ON_2_1, "zfs-module-parameters.txt": "l2arc_write_max:67108864\n"},)
+
+
 RULE = Rule(
-    "L2ARC-WRITE-MAX", "L2ARC fill rate at the default on a fast cache device", "info",
-    "The L2ARC is fed at most l2arc_write_max per second, so a big flash cache warms slowly.",
-    "Raise l2arc_write_max, weighing SSD endurance",
-    "https://openzfs.github.io/openzfs-docs/man/master/4/zfs.4.html#l2arc_write_max", check, doc=__doc__,
+    id="L2ARC-WRITE-MAX",
+    title="L2ARC fill rate at the default on a fast cache device",
+    severity="info",
+    rationale="The L2ARC is fed at most l2arc_write_max per second, so a big flash cache warms slowly.",
+    fix="Raise l2arc_write_max, weighing SSD endurance",
+    source="https://openzfs.github.io/openzfs-docs/man/master/4/zfs.4.html#l2arc_write_max",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

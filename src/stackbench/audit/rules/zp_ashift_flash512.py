@@ -11,12 +11,16 @@ The vdev's real ashift comes from `zdb -C` or (2.2+) vdev properties, never the 
 evidence says when the facts come from a VM.
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated, zpool_status
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import ashift_evidence, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
             if vdev.ashift != 9:
@@ -28,19 +32,53 @@ def check(facts):
             leaves = ", ".join(f"{leaf}" + (f" (disk {facts.disk_of(leaf)})" if facts.disk_of(leaf) != leaf else "")
                                + ": rotational=0, physical_block_size=512" for leaf in flash)
             note = "; the facts come from a VM, where rotational describes the virtual disk" if facts.is_vm else ""
-            yield Finding(
-                "ZP-ASHIFT-FLASH512", "info", vdev_subject(pool, vdev),
+            yield RULE.finding(
+                vdev_subject(pool, vdev),
                 f"{ashift_evidence(vdev)}; {leaves} (block queue){note}",
                 f"create new vdevs with -o ashift=12 (zpool add -o ashift=12 {pool} ...); {vdev.name} keeps "
                 "ashift 9 until it is recreated",
-                prove=ab("ZP-ASHIFT-FLASH512", mountpoint(facts, pool), SYNC_4K,
+                prove=ab(RULE.id, mountpoint(facts, pool), SYNC_4K,
                          f"recreate {pool} (or the vdev) with -o ashift=12 and restore the data"),
             )
 
 
+_SSD_MIRROR = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """),
+    "sys-block-queue.txt": tab_separated("""
+        /sys/block/sda/queue/physical_block_size  512
+        /sys/block/sda/queue/rotational           0
+        /sys/block/sdb/queue/physical_block_size  512
+        /sys/block/sdb/queue/rotational           0
+    """),
+}
+FAILING = (
+    {**_SSD_MIRROR, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  9  -
+    """)},
+)
+PASSING = (
+    {**_SSD_MIRROR, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  12  -
+    """)},
+)
+
+
 RULE = Rule(
-    "ZP-ASHIFT-FLASH512", "ashift 9 on flash that reports 512-byte sectors", "info",
-    "Flash pages are 4 KiB or larger and drives often misreport 512; the docs advise ashift 12 or 13 on flash.",
-    "Use -o ashift=12 for new vdevs",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html", check, doc=__doc__,
+    id="ZP-ASHIFT-FLASH512",
+    title="ashift 9 on flash that reports 512-byte sectors",
+    severity="info",
+    rationale="Flash pages are 4 KiB or larger and drives often misreport 512; the docs advise ashift 12 or 13 on flash.",
+    fix="Use -o ashift=12 for new vdevs",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Hardware.html",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

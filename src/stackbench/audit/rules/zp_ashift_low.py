@@ -6,13 +6,16 @@ property `ashift` is only the hint for new vdevs and is never used here.
 """
 
 import math
+from typing import Iterator
 
+from stackbench.audit.examples import tab_separated, zpool_status
+from stackbench.audit.facts import Facts
 from stackbench.audit.prove import SYNC_4K, ab, mountpoint
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import ashift_evidence, vdev_subject
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool, vdevs in facts.vdevs.items():
         for vdev in vdevs:
             sizes = {leaf: facts.physical_sector(leaf) for leaf in vdev.leaves}
@@ -22,18 +25,49 @@ def check(facts):
             wanted = int(math.log2(biggest))
             disks = ", ".join(f"{leaf}: {size}" for leaf, size in sizes.items() if size)
             fix = f"recreate {pool}'s vdev {vdev.name} with -o ashift={wanted} (zpool create/add; not changeable in place)"
-            yield Finding(
-                "ZP-ASHIFT-LOW", "warn", vdev_subject(pool, vdev),
+            yield RULE.finding(
+                vdev_subject(pool, vdev),
                 f"{ashift_evidence(vdev)} but physical_block_size {disks}", fix,
-                prove=ab("ZP-ASHIFT-LOW", f"{mountpoint(facts, pool)}", SYNC_4K,
+                prove=ab(RULE.id, f"{mountpoint(facts, pool)}", SYNC_4K,
                          "rebuild the pool with the new ashift and restore"),
             )
 
 
+_MIRROR_OF_4K_DISKS = {
+    "zpool-status.txt": zpool_status("""
+        tank
+          mirror-0
+            sda
+            sdb
+    """),
+    "sys-block-queue.txt": tab_separated("""
+        /sys/block/sda/queue/physical_block_size  4096
+        /sys/block/sdb/queue/physical_block_size  4096
+    """),
+}
+FAILING = (
+    {**_MIRROR_OF_4K_DISKS, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  9  -
+    """)},
+)
+PASSING = (
+    {**_MIRROR_OF_4K_DISKS, "zpool-get-vdevs.txt": tab_separated("""
+        ## tank
+        mirror-0  ashift  12  -
+    """)},
+)
+
+
 RULE = Rule(
-    "ZP-ASHIFT-LOW", "vdev ashift below the disks' physical sector size", "warn",
-    "Writes smaller than the physical sector make the drive read-modify-write.",
-    "Recreate the vdev with -o ashift=12 (4Kn/512e disks)",
-    "https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#alignment-shift-ashift",
-    check, doc=__doc__,
+    id="ZP-ASHIFT-LOW",
+    title="vdev ashift below the disks' physical sector size",
+    severity="warn",
+    rationale="Writes smaller than the physical sector make the drive read-modify-write.",
+    fix="Recreate the vdev with -o ashift=12 (4Kn/512e disks)",
+    source="https://openzfs.github.io/openzfs-docs/Performance%20and%20Tuning/Workload%20Tuning.html#alignment-shift-ashift",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

@@ -10,6 +10,10 @@ Only file systems and zvols of the pool count (snapshots inherit). A dataset who
 property (unknown) counts as a user of the log, so the rule only fires when the facts show every one.
 """
 
+from typing import Iterator
+
+from stackbench.audit.examples import tab_separated, zpool_status
+from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._pool import class_vdevs, pool_of
 
@@ -25,7 +29,7 @@ def _bypass(facts, name):
     return None
 
 
-def check(facts):
+def check(facts: Facts) -> Iterator[Finding]:
     for pool in facts.vdevs:
         logs = class_vdevs(facts, pool, "logs")
         members = [name for name, props in facts.datasets.items()
@@ -38,17 +42,51 @@ def check(facts):
         shown = "; ".join(f"{name} {reason}" for name, reason in list(reasons.items())[:SHOWN])
         more = f"; and {len(members) - SHOWN} more" if len(members) > SHOWN else ""
         names = ", ".join(v.name for v in logs)
-        yield Finding(
-            "ZP-LOG-UNUSED", "info", f"{pool} logs",
+        yield RULE.finding(
+            f"{pool} logs",
             f"log vdev {names} (zpool status), but every file system and zvol bypasses it (zfs get): {shown}{more}",
             f"zpool remove {pool} {logs[0].name} if nothing needs it; or zfs set sync=standard / logbias=latency "
             "on the datasets whose synchronous writes should use it",
         )
 
 
+_POOL_WITH_LOG = zpool_status("""
+    tank
+      mirror-0
+        sda
+        sdb
+    logs
+      nvme0n1
+""")
+FAILING = (
+    {"zpool-status.txt": _POOL_WITH_LOG, "zfs-get-Hp-all.txt": tab_separated("""
+        tank     type     filesystem  -
+        tank     sync     disabled    local
+        tank/vm  type     volume      -
+        tank/vm  logbias  throughput  local
+        tank/vm  sync     standard    default
+    """)},
+)
+PASSING = (
+    {"zpool-status.txt": _POOL_WITH_LOG, "zfs-get-Hp-all.txt": tab_separated("""
+        tank     type     filesystem  -
+        tank     sync     disabled    local
+        tank/vm  type     volume      -
+        tank/vm  logbias  latency     default
+        tank/vm  sync     standard    default
+    """)},
+)
+
+
 RULE = Rule(
-    "ZP-LOG-UNUSED", "Log device that no dataset uses", "info",
-    "Asynchronous writes never touch the ZIL, and logbias=throughput keeps it off the log device.",
-    "Remove the SLOG, or revisit sync/logbias",
-    "https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#logbias", check, doc=__doc__,
+    id="ZP-LOG-UNUSED",
+    title="Log device that no dataset uses",
+    severity="info",
+    rationale="Asynchronous writes never touch the ZIL, and logbias=throughput keeps it off the log device.",
+    fix="Remove the SLOG, or revisit sync/logbias",
+    source="https://openzfs.github.io/openzfs-docs/man/master/7/zfsprops.7.html#logbias",
+    check=check,
+    doc=__doc__,
+    failing=FAILING,
+    passing=PASSING,
 )

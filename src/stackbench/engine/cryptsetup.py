@@ -1,5 +1,7 @@
-"""`cryptsetup benchmark` results: run it, read its output into typed results, and say whether the CPU
-that ran it exposes AES-NI.
+"""`cryptsetup benchmark`: run it and read its output into typed results.
+
+Whether the CPU that ran it exposes AES-NI is a fact of the audit (`audit.aes_ni`, from /proc/cpuinfo), judged
+by the audit rule GUEST-CPU-NOAES, so `stackbench crypto` and `stackbench audit` give one verdict.
 
 cryptsetup prints (src/cryptsetup.c, action_benchmark; the same layout from 1.6 to 2.7, only column widths
 and the PBKDF suffix changed):
@@ -33,14 +35,13 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from stackbench.errors import StackbenchError
 
 __all__ = [
-    "AesNi",
     "Benchmark",
     "CipherResult",
     "CryptsetupFailed",
@@ -48,24 +49,12 @@ __all__ = [
     "CryptsetupOutputError",
     "KernelCryptoMissing",
     "PbkdfResult",
-    "aes_ni_status",
     "kernel_skcipher_config",
     "parse_benchmark",
     "raise_for_errors",
     "run_benchmark",
 ]
 
-METHOD_WHY = (
-    "docs/method.md section 3: `cryptsetup benchmark` aes-xts 256-bit ran at 266 MiB/s in a Proxmox guest with CPU "
-    "type kvm64 against 3152 MiB/s on its host (12x); with CPU type host the guest's LUKS volume went from "
-    "3637 to 6308 IOPS at 4K random write and from 96 to 229 MB/s at 1M sequential write"
-)
-AES_NI_FIX = (
-    "Give the VM a CPU type that passes AES through. Proxmox: `cpu: host` in /etc/pve/qemu-server/VMID.conf "
-    "(`qm set VMID --cpu host`), or `cpu: x86-64-v2-AES` (keeps live migration between different CPUs), or keep "
-    "the type and add the flag: `cpu: kvm64,flags=+aes`; libvirt: `<cpu mode='host-passthrough'/>`; plain QEMU: "
-    "`-cpu host` or `-cpu kvm64,+aes`. Then stop and start the VM (a reboot inside the guest keeps the old CPU)"
-)
 _OUTPUT_FIX = (
     "Pass the complete, unedited output of `cryptsetup benchmark` in English (`LC_ALL=C cryptsetup benchmark "
     "> FILE 2>&1` keeps stderr, where cryptsetup says why a cipher failed)"
@@ -465,88 +454,3 @@ def _failed(shown: str, done: subprocess.CompletedProcess[str]) -> CryptsetupFai
     last = next((line.strip() for line in reversed(done.stderr.splitlines()) if line.strip()), "no message")
     return CryptsetupFailed(f"`{shown}` failed with exit code {done.returncode}: {last[:200]}",
                             f"Run `{shown}` by hand to see the whole message")
-
-
-# --- AES-NI --------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AesNi:
-    """What /proc/cpuinfo says about AES instructions.
-
-    state: "present" (the aes flag is there), "hidden" (a guest — hypervisor flag — without aes: the VM's CPU
-    type hides it), "absent" (no aes and not a VM: the CPU has none), "unknown" (no flags line to read).
-    """
-
-    state: str
-    virtual: bool | None
-    cpu_model: str | None
-    summary: str
-    fix: str | None = None
-    why: str | None = None
-    flags_seen: tuple[str, ...] = field(default=(), repr=False)
-
-    @property
-    def flagged(self) -> bool:
-        """True when there is something to fix: a guest whose CPU type hides AES-NI."""
-        return self.state == "hidden"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"state": self.state, "virtual_machine": self.virtual, "cpu_model": self.cpu_model,
-                "summary": self.summary, "fix": self.fix, "why": self.why}
-
-
-def _cpuinfo_values(cpuinfo_text: str, keys: Iterable[str]) -> list[str]:
-    wanted = {k.lower() for k in keys}
-    values = []
-    for line in cpuinfo_text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip().lower() in wanted:
-            values.append(value.strip())
-    return values
-
-
-def aes_ni_status(cpuinfo_text: str) -> AesNi:
-    """Read /proc/cpuinfo text and say whether the CPU has AES instructions and whether it is a guest.
-
-    x86: the `flags` lines (`aes`, `hypervisor`); every processor must have `aes`. arm64: the `Features`
-    lines (`aes`: the ARMv8 Crypto Extensions); there is no portable guest flag there, so `virtual` is None.
-    """
-    x86 = _cpuinfo_values(cpuinfo_text, ["flags"])
-    arm = _cpuinfo_values(cpuinfo_text, ["Features"])
-    models = _cpuinfo_values(cpuinfo_text, ["model name", "CPU part", "cpu model"])
-    model = models[0] if models else None
-    if x86:
-        sets = [set(line.split()) for line in x86]
-        aes = all("aes" in s for s in sets)
-        virtual = any("hypervisor" in s for s in sets)
-        flags = tuple(sorted({"aes", "hypervisor"} & set().union(*sets)))
-        named = f" ({model})" if model else ""
-        if aes and virtual:
-            return AesNi("present", True, model, f"AES-NI is visible to this guest: cpuinfo has the aes flag{named}",
-                         flags_seen=flags)
-        if aes:
-            return AesNi("present", False, model, f"AES-NI is present: cpuinfo has the aes flag{named}",
-                         flags_seen=flags)
-        if virtual:
-            return AesNi(
-                "hidden", True, model,
-                f"this guest's CPU hides AES-NI: /proc/cpuinfo has the hypervisor flag but no aes flag{named}, so "
-                "dm-crypt/LUKS encrypts with the kernel's table-driven software AES",
-                fix=AES_NI_FIX, why=METHOD_WHY, flags_seen=flags,
-            )
-        return AesNi(
-            "absent", False, model,
-            f"this CPU has no AES-NI: /proc/cpuinfo has no aes flag and no hypervisor flag{named}, so AES runs in "
-            "software; compare the ciphers in the table (serpent or twofish may be faster here)",
-            flags_seen=flags,
-        )
-    if arm:
-        aes = all("aes" in line.split() for line in arm)
-        if aes:
-            return AesNi("present", None, model, "AES instructions are present: cpuinfo Features have aes "
-                         "(ARMv8 Crypto Extensions)", flags_seen=("aes",))
-        return AesNi("absent", None, model, "this CPU has no AES instructions: cpuinfo Features lack aes (no ARMv8 "
-                     "Crypto Extensions, or a VM that hides them), so AES runs in software")
-    return AesNi("unknown", None, model, "AES-NI: not known: the cpuinfo text has no `flags` (x86) or `Features` "
-                 "(arm64) line")

@@ -1,0 +1,60 @@
+"""What `stackbench audit` shows: the rule list, and findings as blocks (the terminal) or as a table (the other
+formats), built from the findings and rules the audit produced."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from stackbench.report.tabular import Tabular
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from stackbench.audit.rule import Finding, Rule
+
+SEVERITY_STYLE = {"crit": "bold red", "err": "red", "warn": "yellow", "info": "cyan"}
+EXPLAIN_HINT = "Explain a rule: stackbench audit --explain RULE-ID"
+
+
+def rules_table(rules: Sequence[Rule]) -> Tabular:
+    return Tabular(["id", "severity", "status", "title"], [[r.id, r.severity, r.status, r.title] for r in rules],
+                   notes=[f"{len(rules)} rules; explain one with: stackbench audit --explain RULE-ID"])
+
+
+def findings_table(findings: Sequence[Finding], rules: Mapping[str, Rule], title: str) -> Tabular:
+    """One row per finding with its rule's why and source: for markdown, csv and json, where rows are the unit."""
+    return Tabular(
+        ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"],
+        [[f.severity, f.rule_id, f.subject, f.evidence, rules[f.rule_id].rationale, f.fix, f.prove or "",
+          rules[f.rule_id].source] for f in findings],
+        title=title, notes=[EXPLAIN_HINT],
+    )
+
+
+def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule], title: str) -> RenderableType:
+    """One block per finding (ruff's shape): the evidence, fix and proof are sentences, too long for columns."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for finding in findings:
+        rule = rules[finding.rule_id]
+        head = Text()
+        head.append(f"{finding.severity:<5}", style=SEVERITY_STYLE.get(finding.severity, ""))
+        head.append(f" {finding.rule_id}", style="bold")
+        if rule.status == "disputed":
+            head.append(" (disputed)", style="magenta")
+        head.append(f"  {finding.subject}")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=15, justify="right", style="dim")
+        grid.add_column(ratio=1, overflow="fold")
+        grid.add_row("evidence:", finding.evidence)
+        grid.add_row("why:", rule.rationale)
+        grid.add_row("fix:", finding.fix)
+        if finding.prove:
+            grid.add_row("prove:", Text(finding.prove, style="dim"))
+        grid.add_row("source:", Text(rule.source, style="dim"))
+        parts += [head, grid]
+    parts.append(Text(EXPLAIN_HINT, style="dim"))
+    return Group(*parts)
