@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -10,6 +9,8 @@ from typing import Any, Optional
 import typer
 
 from stackbench.cli.app import out
+from stackbench.report.document import Report
+from stackbench.report.tabular import Tabular
 
 DbOption = typer.Option(
     None,
@@ -46,7 +47,7 @@ def check_label(value: Optional[str]) -> Optional[str]:
 
 
 def _known_format(value: str) -> str:
-    from stackbench.report.export import FORMATS
+    from stackbench.report.formats import FORMATS
 
     if value not in FORMATS:
         raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
@@ -59,21 +60,18 @@ FormatOption = typer.Option(
 )
 
 
-def emit(fmt: str, tabular: Any, data: Any) -> None:
-    """Print a result in the chosen format; the table formats come from one `Tabular`."""
-    from stackbench.errors import UsageError
-    from stackbench.report.export import FORMATS, to_csv, to_markdown, to_rich
+def emit(fmt: str, tabular: Tabular | None, data: Any) -> None:
+    """Print a result with one table (or none) and its JSON data in the chosen format."""
+    emit_report(fmt, Report(tables=() if tabular is None else (tabular,), data=data))
 
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
-    if fmt == "json":
-        print_json(data)
-    elif fmt == "markdown":
-        sys.stdout.write(to_markdown(tabular))
-    elif fmt == "csv":
-        sys.stdout.write(to_csv(tabular))
-    else:
-        out.print(to_rich(tabular))
+
+def emit_report(fmt: str, report: Report) -> None:
+    """Print a report in the chosen format: the format's exporter renders it for the output console."""
+    from stackbench.report.formats import Screen, exporter
+
+    text = exporter(fmt).render(report, Screen(out.width, out.color_system, out.no_color))
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def split_list(values: Optional[list[str]]) -> list[str] | None:
@@ -85,7 +83,9 @@ def split_list(values: Optional[list[str]]) -> list[str] | None:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    from stackbench.report.formats.json import dumps
+
+    sys.stdout.write(dumps(data))
     sys.stdout.flush()
 
 

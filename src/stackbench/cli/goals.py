@@ -7,8 +7,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, out
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json
-from stackbench.report.export import to_rich
+from stackbench.cli.common import DbOption, JsonOption, emit, open_store_from, print_json
 from stackbench.report.tabular import Tabular
 
 goal_app = typer.Typer(
@@ -57,7 +56,7 @@ def goal_list(db: Optional[str] = DbOption, json_output: bool = JsonOption) -> N
     if not goals:
         out.print('No goals yet. Add one: stackbench goal add "seq write 1M >= 117 MB/s"')
         return
-    out.print(to_rich(Tabular(["ID", "Goal", "Applies to"], [[gid[:8], g.text, describe_selector(g)] for gid, g in goals])))
+    emit("table", Tabular(["ID", "Goal", "Applies to"], [[gid[:8], g.text, describe_selector(g)] for gid, g in goals]), None)
 
 
 @goal_app.command("rm")
