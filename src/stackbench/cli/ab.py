@@ -78,7 +78,7 @@ def ab_command(
     """
     from stackbench.ab_session import AbRequest, execute_ab
     from stackbench.analysis.compare import compare_runs
-    from stackbench.cli.compare import comparison_table
+    from stackbench.report.compare import comparison_table
     from stackbench.cli.progress import ProgressObserver
     from stackbench.runner import RunRequest
 

@@ -104,29 +104,9 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
 __all__ = ["DbOption", "JsonOption", "split_list", "print_json", "open_store_from", "out"]
 
 
-def run_with_goals(store: Any, run: Any) -> tuple[dict[str, Any], list[Any]]:
-    """The run's JSON with a `goals` list, and the goal results for the table (empty without goals)."""
-    from stackbench.analysis.goals import evaluate
-    from stackbench.report.run_json import run_json
-
-    results = evaluate([goal for _, goal in store.list_goals()], run)
-    data = run_json(run)
-    data["goals"] = [r.to_json() for r in results]
-    return data, results
-
-
 def print_run(store: Any, run: Any, fmt: str) -> None:
-    """A run in `fmt`: the table followed by the goals table when goals are stored, the cells as Markdown
-    or CSV with plain numbers, or the JSON of docs/json.md with the goals."""
-    from stackbench.report.tables import goals_table, run_table, run_tabular
+    """A run in `fmt`, with the stored goals checked against it (docs/run.md)."""
+    from stackbench.analysis.goals import evaluate
+    from stackbench.report.run import run_report
 
-    if fmt in ("markdown", "csv"):
-        emit(fmt, run_tabular(run), None)
-        return
-    data, results = run_with_goals(store, run)
-    if fmt == "json":
-        print_json(data)
-        return
-    out.print(run_table(run))
-    if results:
-        out.print(goals_table(results))
+    emit_report(fmt, run_report(run, evaluate([goal for _, goal in store.list_goals()], run)))

@@ -8,7 +8,6 @@ import typer
 
 from stackbench.cli.app import app, out
 from stackbench.cli.common import DbOption, JsonOption, emit, open_store_from, print_json
-from stackbench.report.tabular import Tabular
 
 goal_app = typer.Typer(
     help="Success criteria, e.g. \"seq write 1M >= 117 MB/s\", checked by run and show.", no_args_is_help=True
@@ -47,7 +46,7 @@ def goal_add(
 @goal_app.command("list")
 def goal_list(db: Optional[str] = DbOption, json_output: bool = JsonOption) -> None:
     """List stored goals."""
-    from stackbench.analysis.goals import describe_selector
+    from stackbench.report.goals import goal_list_table
 
     goals = open_store_from(db).list_goals()
     if json_output:
@@ -56,7 +55,7 @@ def goal_list(db: Optional[str] = DbOption, json_output: bool = JsonOption) -> N
     if not goals:
         out.print('No goals yet. Add one: stackbench goal add "seq write 1M >= 117 MB/s"')
         return
-    emit("table", Tabular(["ID", "Goal", "Applies to"], [[gid[:8], g.text, describe_selector(g)] for gid, g in goals]), None)
+    emit("table", goal_list_table(goals), None)
 
 
 @goal_app.command("rm")

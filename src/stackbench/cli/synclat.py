@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
 from stackbench.cli.app import app, warn
 from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
-from stackbench.report.tabular import Tabular
-from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
+from stackbench.units import parse_duration, parse_size
 from stackbench.safety import check_target_text
 
 
@@ -48,6 +47,7 @@ def synclat_command(
     from stackbench.cli.app import err
     from stackbench.runner import RunRequest, execute_run
     from stackbench.report.run_json import run_json
+    from stackbench.report.synclat import synclat_rows, synclat_table
     from stackbench.synclat import parse_sizes, synclat_plan
 
     plan = synclat_plan(
@@ -69,47 +69,3 @@ def synclat_command(
     for text in run.warnings:
         if text not in observer.shown and "per-second samples" not in text:
             warn(text)
-
-
-def synclat_rows(run: Any) -> list[dict[str, Any]]:
-    rows = []
-    for cell in run.cells:
-        r = cell.result
-        clat = r.clat
-        rows.append(
-            {
-                "size_bytes": cell.workload.bs,
-                "usec_per_io": 1e6 / r.iops if r.iops else None,
-                "iops": r.iops,
-                "mb_per_s": r.bw_bytes / 1e6,
-                "clat_p50_us": clat.p50_ns / 1000 if clat and clat.p50_ns is not None else None,
-                "clat_p99_us": clat.p99_ns / 1000 if clat and clat.p99_ns is not None else None,
-                "clat_p999_us": clat.p999_ns / 1000 if clat and clat.p999_ns is not None else None,
-                "writes": r.total_ios,
-            }
-        )
-    return rows
-
-
-def synclat_table(run_id: str, rows: list[dict[str, Any]]) -> Tabular:
-    def lat(us: float | None) -> str:
-        return format_latency_ns(us * 1000 if us is not None else None)
-
-    return Tabular(
-        headers=["size", "usec/IO", "MB/s", "p50", "p99", "p99.9", "writes"],
-        rows=[
-            [
-                format_size(row["size_bytes"]),
-                f"{row['usec_per_io']:,.1f}" if row["usec_per_io"] else "-",
-                f"{row['mb_per_s']:,.1f}",
-                lat(row["clat_p50_us"]),
-                lat(row["clat_p99_us"]),
-                lat(row["clat_p999_us"]),
-                f"{row['writes']:,}",
-            ]
-            for row in rows
-        ],
-        title=f"Synchronous random writes (O_DIRECT + O_DSYNC, QD1), run {run_id[:12]}",
-        notes=["usec/IO = wall time per write (1e6 / IOPS); MB/s = 10^6 bytes/s; p50/p99/p99.9 = completion latency"],
-        right_aligned=frozenset(range(1, 7)),
-    )
