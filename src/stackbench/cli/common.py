@@ -10,6 +10,7 @@ import typer
 
 from stackbench.cli.app import out
 from stackbench.report.document import Report
+from stackbench.report.formats import FORMATS
 from stackbench.report.tabular import Tabular
 
 DbOption = typer.Option(
@@ -20,7 +21,8 @@ DbOption = typer.Option(
     "Default: ~/.local/share/stackbench/results.db (XDG_DATA_HOME honoured).",
     show_default=False,
 )
-JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of tables.")
+
+
 def target_path(text: str) -> Path:
     """A target as typed: an empty one is an error (Path("") would silently mean the current directory)."""
     if not text.strip():
@@ -47,17 +49,26 @@ def check_label(value: Optional[str]) -> Optional[str]:
 
 
 def _known_format(value: str) -> str:
-    from stackbench.report.formats import FORMATS
-
     if value not in FORMATS:
         raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
     return value
 
 
+# The output options, declared once: every command that prints a result takes both (tests/test_cli_options.py).
 FormatOption = typer.Option(
-    "table", "--format", "-f", help="Output format: table, markdown, csv or json.", show_default=True,
-    callback=_known_format,
+    FORMATS[0], "--format", "-f", help=f"Output format: {', '.join(FORMATS[:-1])} or {FORMATS[-1]}.",
+    show_default=True, callback=_known_format,
 )
+JsonOption = typer.Option(
+    False, "--json", help="Print machine-readable JSON on stdout instead of tables: the same as --format json."
+)
+# Commands that answer with a line rather than a result (rm, goal add) have --json and no --format.
+JsonReplyOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of text.")
+
+
+def chosen_format(output_format: str, json_output: bool) -> str:
+    """--json is --format json, and wins when both are given."""
+    return "json" if json_output else output_format
 
 
 def emit(fmt: str, tabular: Tabular | None, data: Any) -> None:
@@ -101,7 +112,10 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
     return store
 
 
-__all__ = ["DbOption", "JsonOption", "split_list", "print_json", "open_store_from", "out"]
+__all__ = [
+    "DbOption", "FormatOption", "JsonOption", "JsonReplyOption", "chosen_format", "emit", "emit_report", "split_list",
+    "print_json", "open_store_from", "out",
+]
 
 
 def print_run(store: Any, run: Any, fmt: str) -> None:

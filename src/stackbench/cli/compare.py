@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, warn
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
 
 
 @app.command("compare")
@@ -30,7 +30,7 @@ def compare_command(
     force: bool = typer.Option(False, "--force", help="Compare even when key facts (fio version, size, device) differ."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Compare run B against run A cell by cell and say keep, revert, same or no evidence.
 
@@ -57,7 +57,7 @@ def compare_command(
         weights=parse_weights(weight or []),
         force=force,
     )
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     emit(fmt, comparison_table(result), result.to_json())
     if fmt == "table":
         for difference in result.fact_differences:

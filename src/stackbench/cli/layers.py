@@ -7,7 +7,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from, split_list
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from, split_list,
+)
 
 
 @app.command("layers")
@@ -17,7 +19,7 @@ def layers_command(
     metric: str = typer.Option("iops", "--metric", help="iops or bw (MB/s)."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Show each layer's result per cell, the factor lost between neighbouring layers, and where the
     biggest gap opens.
@@ -33,4 +35,4 @@ def layers_command(
 
     store = open_store_from(db)
     gaps = layer_gaps([store.get_run(r) for r in runs], split_list([names]) if names else None, metric)
-    emit("json" if json_output else output_format, layers_table(gaps), gaps.to_json())
+    emit(chosen_format(output_format, json_output), layers_table(gaps), gaps.to_json())

@@ -10,7 +10,8 @@ import typer
 
 from stackbench.cli.app import app, fail, out, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, check_label, emit_report, open_store_from, print_json, print_run,
+    DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
+    print_json, print_run,
 )
 
 
@@ -33,7 +34,7 @@ def runs_command(
     from stackbench.report.runs import runs_report
 
     rows = open_store_from(db).list_runs(limit=limit, label=label)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     if not rows and fmt == "table":
         out.print("No runs stored yet. Start with: stackbench run --target DIR --preset quick")
         return
@@ -46,7 +47,7 @@ def rm_command(
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     force: bool = typer.Option(False, "--force", help="Also delete runs still marked running."),
     db: Optional[str] = DbOption,
-    json_output: bool = JsonOption,
+    json_output: bool = JsonReplyOption,
 ) -> None:
     """Delete stored runs with their cells, per-second samples and fio outputs.
 
@@ -108,7 +109,7 @@ def show_command(
     """
     store = open_store_from(db)
     stored = store.get_run(run)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     print_run(store, stored, fmt)
     if fmt == "table":
         for text in stored.warnings:
@@ -146,7 +147,7 @@ def import_command(
 
     store = open_store_from(db)
     runs = import_files(store, files, label=label, fmt=input_format)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     if fmt == "json":
         print_json({"runs": [run_json(r) for r in runs]})
         return

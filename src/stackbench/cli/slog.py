@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
+from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
 from stackbench.safety import check_target_text
 
 
@@ -28,7 +28,7 @@ def slog_command(
     destroy_data: bool = typer.Option(False, "--destroy-data", help="Allow blank block devices (same guard as run)."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Run the slog preset (4K random O_SYNC writes, QD1 for 5 s and QD16 for 10 s) on each candidate and
     rank them by QD1 median latency, with a verdict on which is fit for a ZFS SLOG.
@@ -57,7 +57,7 @@ def slog_command(
     for _, path in targets:
         check_target_text(path)
     store = open_store_from(db)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     results = []
     plan = build_plan("slog", until_stable=False, size=size)
     for name, path in targets:

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err, error_line, out, warn
-from stackbench.cli.common import FormatOption, emit
+from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit
 from stackbench.units import parse_size
 
 
@@ -28,7 +28,7 @@ def smallblocks_command(
     one_file_system: bool = typer.Option(False, "--one-file-system", "-x", help="Do not cross mount points."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Parallel directory readers (default 2 x CPUs)."),
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Count regular files into power-of-two size bins and recommend `special_small_blocks`.
 
@@ -61,7 +61,7 @@ def smallblocks_command(
             f"--recordsize {recordsize} is not a ZFS recordsize (a power of two from 512 to 16M)",
             "Use the dataset's value from `zfs get recordsize`, e.g. 128K",
         )
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True,
         disable=not err.is_terminal,

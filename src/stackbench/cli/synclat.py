@@ -8,7 +8,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, warn
-from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
+)
 from stackbench.units import parse_duration, parse_size
 from stackbench.safety import check_target_text
 
@@ -29,7 +31,7 @@ def synclat_command(
     label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for the stored run.", callback=check_label),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Measure synchronous random-write latency for each write size, like FreeBSD's `diskinfo -wS`.
 
@@ -58,7 +60,7 @@ def synclat_command(
     )
     check_target_text(target)
     store = open_store_from(db)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt != "table")
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
