@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from stackbench.report.tables import cell_table
+from stackbench.report.formats.table import renderable
+from stackbench.report.run import cell_table
 from synthetic import cell
 
 
 def _render(cells) -> str:
     console = Console(width=200, record=True)
-    console.print(cell_table(cells))
+    console.print(renderable([cell_table(cells)]))
     return console.export_text()
 
 

@@ -8,7 +8,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err, warn
-from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
+)
 from stackbench.safety import check_target_text
 from stackbench.cli.plan_options import (
     BsOption,
@@ -62,7 +64,7 @@ def ab_command(
     label: Optional[str] = typer.Option(None, "--label", "-l", help="Session name; the runs are stored as NAME-a and NAME-b.", callback=check_label),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Prove a tuning change: apply A, measure, apply B, measure, alternating for --rounds rounds.
 
@@ -78,7 +80,7 @@ def ab_command(
     """
     from stackbench.ab_session import AbRequest, execute_ab
     from stackbench.analysis.compare import compare_runs
-    from stackbench.cli.compare import comparison_table
+    from stackbench.report.compare import comparison_table
     from stackbench.cli.progress import ProgressObserver
     from stackbench.runner import RunRequest
 
@@ -88,7 +90,7 @@ def ab_command(
     )
     check_target_text(target)
     store = open_store_from(db)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
 
     def announce(arm: str, command: str) -> None:

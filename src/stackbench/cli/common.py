@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -10,6 +9,9 @@ from typing import Any, Optional
 import typer
 
 from stackbench.cli.app import out
+from stackbench.report.document import Report
+from stackbench.report.formats import FORMATS
+from stackbench.report.tabular import Tabular
 
 DbOption = typer.Option(
     None,
@@ -19,7 +21,8 @@ DbOption = typer.Option(
     "Default: ~/.local/share/stackbench/results.db (XDG_DATA_HOME honoured).",
     show_default=False,
 )
-JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of tables.")
+
+
 def target_path(text: str) -> Path:
     """A target as typed: an empty one is an error (Path("") would silently mean the current directory)."""
     if not text.strip():
@@ -46,34 +49,40 @@ def check_label(value: Optional[str]) -> Optional[str]:
 
 
 def _known_format(value: str) -> str:
-    from stackbench.report.export import FORMATS
-
     if value not in FORMATS:
         raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
     return value
 
 
+# The output options, declared once: every command that prints a result takes both (tests/test_cli_options.py).
 FormatOption = typer.Option(
-    "table", "--format", "-f", help="Output format: table, markdown, csv or json.", show_default=True,
-    callback=_known_format,
+    FORMATS[0], "--format", "-f", help=f"Output format: {', '.join(FORMATS[:-1])} or {FORMATS[-1]}.",
+    show_default=True, callback=_known_format,
 )
+JsonOption = typer.Option(
+    False, "--json", help="Print machine-readable JSON on stdout instead of tables: the same as --format json."
+)
+# Commands that answer with a line rather than a result (rm, goal add) have --json and no --format.
+JsonReplyOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of text.")
 
 
-def emit(fmt: str, tabular: Any, data: Any) -> None:
-    """Print a result in the chosen format; the table formats come from one `Tabular`."""
-    from stackbench.errors import UsageError
-    from stackbench.report.export import FORMATS, to_csv, to_markdown, to_rich
+def chosen_format(output_format: str, json_output: bool) -> str:
+    """--json is --format json, and wins when both are given."""
+    return "json" if json_output else output_format
 
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown --format {fmt!r}", f"Use one of: {', '.join(FORMATS)}")
-    if fmt == "json":
-        print_json(data)
-    elif fmt == "markdown":
-        sys.stdout.write(to_markdown(tabular))
-    elif fmt == "csv":
-        sys.stdout.write(to_csv(tabular))
-    else:
-        out.print(to_rich(tabular))
+
+def emit(fmt: str, tabular: Tabular | None, data: Any) -> None:
+    """Print a result with one table (or none) and its JSON data in the chosen format."""
+    emit_report(fmt, Report(tables=() if tabular is None else (tabular,), data=data))
+
+
+def emit_report(fmt: str, report: Report) -> None:
+    """Print a report in the chosen format: the format's exporter renders it for the output console."""
+    from stackbench.report.formats import Screen, exporter
+
+    text = exporter(fmt).render(report, Screen(out.width, out.color_system, out.no_color))
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def split_list(values: Optional[list[str]]) -> list[str] | None:
@@ -85,7 +94,9 @@ def split_list(values: Optional[list[str]]) -> list[str] | None:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    from stackbench.report.formats.json import dumps
+
+    sys.stdout.write(dumps(data))
     sys.stdout.flush()
 
 
@@ -101,32 +112,15 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
     return store
 
 
-__all__ = ["DbOption", "JsonOption", "split_list", "print_json", "open_store_from", "out"]
-
-
-def run_with_goals(store: Any, run: Any) -> tuple[dict[str, Any], list[Any]]:
-    """The run's JSON with a `goals` list, and the goal results for the table (empty without goals)."""
-    from stackbench.analysis.goals import evaluate
-    from stackbench.report.run_json import run_json
-
-    results = evaluate([goal for _, goal in store.list_goals()], run)
-    data = run_json(run)
-    data["goals"] = [r.to_json() for r in results]
-    return data, results
+__all__ = [
+    "DbOption", "FormatOption", "JsonOption", "JsonReplyOption", "chosen_format", "emit", "emit_report", "split_list",
+    "print_json", "open_store_from", "out",
+]
 
 
 def print_run(store: Any, run: Any, fmt: str) -> None:
-    """A run in `fmt`: the table followed by the goals table when goals are stored, the cells as Markdown
-    or CSV with plain numbers, or the JSON of docs/json.md with the goals."""
-    from stackbench.report.tables import goals_table, run_table, run_tabular
+    """A run in `fmt`, with the stored goals checked against it (docs/run.md)."""
+    from stackbench.analysis.goals import evaluate
+    from stackbench.report.run import run_report
 
-    if fmt in ("markdown", "csv"):
-        emit(fmt, run_tabular(run), None)
-        return
-    data, results = run_with_goals(store, run)
-    if fmt == "json":
-        print_json(data)
-        return
-    out.print(run_table(run))
-    if results:
-        out.print(goals_table(results))
+    emit_report(fmt, run_report(run, evaluate([goal for _, goal in store.list_goals()], run)))

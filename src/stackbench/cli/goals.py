@@ -7,9 +7,10 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, out
-from stackbench.cli.common import DbOption, JsonOption, open_store_from, print_json
-from stackbench.report.export import to_rich
-from stackbench.report.tabular import Tabular
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit_report, open_store_from, print_json,
+)
+from stackbench.report.document import Report
 
 goal_app = typer.Typer(
     help="Success criteria, e.g. \"seq write 1M >= 117 MB/s\", checked by run and show.", no_args_is_help=True
@@ -21,7 +22,7 @@ app.add_typer(goal_app, name="goal")
 def goal_add(
     text: str = typer.Argument(..., help='The goal, e.g. "seq write 1M >= 117 MB/s" or "p99 <= 1 ms".', show_default=False),
     db: Optional[str] = DbOption,
-    json_output: bool = JsonOption,
+    json_output: bool = JsonReplyOption,
 ) -> None:
     """Store a goal. Words before the comparison select cells (seq/rnd, read/write, block size, QDn, Tn,
     sync); p50/p99/p99.9/mean pick the latency statistic; the unit (IOPS, MB/s, GB/s, ms, us, ns) picks the
@@ -46,18 +47,19 @@ def goal_add(
 
 
 @goal_app.command("list")
-def goal_list(db: Optional[str] = DbOption, json_output: bool = JsonOption) -> None:
+def goal_list(
+    db: Optional[str] = DbOption, output_format: str = FormatOption, json_output: bool = JsonOption
+) -> None:
     """List stored goals."""
-    from stackbench.analysis.goals import describe_selector
+    from stackbench.report.goals import goal_list_table
 
     goals = open_store_from(db).list_goals()
-    if json_output:
-        print_json({"goals": [{"goal_id": gid, **goal.to_dict()} for gid, goal in goals]})
-        return
-    if not goals:
+    fmt = chosen_format(output_format, json_output)
+    if not goals and fmt == "table":
         out.print('No goals yet. Add one: stackbench goal add "seq write 1M >= 117 MB/s"')
         return
-    out.print(to_rich(Tabular(["ID", "Goal", "Applies to"], [[gid[:8], g.text, describe_selector(g)] for gid, g in goals])))
+    data = {"goals": [{"goal_id": gid, **goal.to_dict()} for gid, goal in goals]}
+    emit_report(fmt, Report(tables=(goal_list_table(goals),), data=data))
 
 
 @goal_app.command("rm")

@@ -10,7 +10,8 @@ import typer
 
 from stackbench.cli.app import app, fail, out, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, check_label, emit, open_store_from, print_json, print_run,
+    DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
+    print_json, print_run,
 )
 
 
@@ -30,49 +31,14 @@ def runs_command(
 
         stackbench runs -n 10
     """
-    from stackbench.report.tables import runs_table
+    from stackbench.report.runs import runs_report
 
     rows = open_store_from(db).list_runs(limit=limit, label=label)
-    if output_format in ("markdown", "csv") and not json_output:
-        from stackbench.report.tabular import Tabular
-
-        emit(
-            output_format,
-            Tabular(
-                ["ID", "Created (UTC)", "Label", "Status", "Cells", "Planned", "Plan", "Target"],
-                [
-                    [run.id, run.created_at.isoformat(), run.label or "", run.status, str(count),
-                     str(run.planned_cells or ""), run.plan_name or run.source, run.target or ""]
-                    for run, count in rows
-                ],
-            ),
-            None,
-        )
-        return
-    if json_output or output_format == "json":
-        print_json(
-            {
-                "runs": [
-                    {
-                        "run_id": run.id,
-                        "label": run.label,
-                        "status": run.status,
-                        "source": run.source,
-                        "created_at": run.created_at.isoformat(),
-                        "plan": run.plan_name,
-                        "target": run.target,
-                        "cells": count,
-                        "planned_cells": run.planned_cells,
-                    }
-                    for run, count in rows
-                ]
-            }
-        )
-        return
-    if not rows:
+    fmt = chosen_format(output_format, json_output)
+    if not rows and fmt == "table":
         out.print("No runs stored yet. Start with: stackbench run --target DIR --preset quick")
         return
-    out.print(runs_table(rows))
+    emit_report(fmt, runs_report(rows))
 
 
 @app.command("rm")
@@ -81,7 +47,7 @@ def rm_command(
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     force: bool = typer.Option(False, "--force", help="Also delete runs still marked running."),
     db: Optional[str] = DbOption,
-    json_output: bool = JsonOption,
+    json_output: bool = JsonReplyOption,
 ) -> None:
     """Delete stored runs with their cells, per-second samples and fio outputs.
 
@@ -143,7 +109,7 @@ def show_command(
     """
     store = open_store_from(db)
     stored = store.get_run(run)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     print_run(store, stored, fmt)
     if fmt == "table":
         for warning in stored.warnings:
@@ -181,7 +147,7 @@ def import_command(
 
     store = open_store_from(db)
     runs = import_files(store, files, label=label, fmt=input_format)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     if fmt == "json":
         print_json({"runs": [run_json(r) for r in runs]})
         return

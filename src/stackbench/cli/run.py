@@ -9,7 +9,7 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, check_label, open_store_from, print_run, target_path,
+    DbOption, FormatOption, JsonOption, check_label, chosen_format, open_store_from, print_run, target_path,
 )
 from stackbench.cli.plan_options import (
     BsOption,
@@ -103,7 +103,7 @@ def run_command(
 
     check_target_text(target)
     store = open_store_from(db)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)

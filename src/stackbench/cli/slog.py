@@ -8,9 +8,7 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, err
-from stackbench.cli.common import DbOption, FormatOption, emit, open_store_from
-from stackbench.report.tabular import Tabular
-from stackbench.units import format_iops, format_latency_ns
+from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
 from stackbench.safety import check_target_text
 
 
@@ -30,7 +28,7 @@ def slog_command(
     destroy_data: bool = typer.Option(False, "--destroy-data", help="Allow blank block devices (same guard as run)."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Run the slog preset (4K random O_SYNC writes, QD1 for 5 s and QD16 for 10 s) on each candidate and
     rank them by QD1 median latency, with a verdict on which is fit for a ZFS SLOG.
@@ -48,6 +46,7 @@ def slog_command(
     from stackbench.cli.progress import ProgressObserver
     from stackbench.errors import StackbenchError
     from stackbench.plan import build_plan
+    from stackbench.report.slog import slog_table
     from stackbench.runner import RunRequest, execute_run
 
     targets = [(str(p), p) for p in candidates or []]
@@ -58,7 +57,7 @@ def slog_command(
     for _, path in targets:
         check_target_text(path)
     store = open_store_from(db)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     results = []
     plan = build_plan("slog", until_stable=False, size=size)
     for name, path in targets:
@@ -75,38 +74,3 @@ def slog_command(
         results.append(candidate_from_run(run.label or run.id[:12], run))
     ranked = rank(results)
     emit(fmt, slog_table(ranked, PLP_NOTE), {"candidates": [c.to_json() for c in ranked], "note": PLP_NOTE})
-
-
-def slog_table(ranked, note: str) -> Tabular:  # noqa: ANN001 - list[Candidate]
-    rows = []
-    for c in ranked:
-        q1, q16 = c.qd1, c.qd16
-        rows.append([
-            c.name,
-            format_iops(q1.iops) if q1 else "-",
-            format_latency_ns(q1.median_ns) if q1 and q1.median_ns is not None else (
-                f"{format_latency_ns(q1.mean_ns)} (mean)" if q1 else "-"),
-            format_latency_ns(q1.mean_ns) if q1 else "-",
-            format_latency_ns(q1.stdev_ns) if q1 else "-",
-            format_iops(q1.best_1s_iops) if q1 and q1.best_1s_iops else "-",
-            format_iops(q16.iops) if q16 else "-",
-            format_latency_ns(q16.median_ns) if q16 else "-",
-            format_iops(q16.best_1s_iops) if q16 and q16.best_1s_iops else "-",
-            c.verdict,
-        ])
-    best = ranked[0].name if ranked and ranked[0].qd1_latency_ns is not None else None
-    notes = [
-        "QD1: 4K random O_SYNC writes for 5 s; QD16: the same for 10 s. Latencies are completion latencies "
-        "(median, mean, standard deviation); best 1 s = highest one-second IOPS sample.",
-        note,
-    ]
-    if best:
-        notes.insert(0, f"Best candidate by QD1 latency: {best}.")
-    return Tabular(
-        headers=["Candidate", "QD1 IOPS", "QD1 median", "QD1 mean", "QD1 stdev", "QD1 best 1 s",
-                 "QD16 IOPS", "QD16 median", "QD16 best 1 s", "Verdict"],
-        rows=rows,
-        title="SLOG shoot-out (sorted by QD1 median latency)",
-        notes=notes,
-        right_aligned=frozenset(range(1, 9)),
-    )

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Collection, Iterable, Optional
+from typing import Collection, Iterable, Optional
 
 import typer
 
 from stackbench.cli.app import app, warn
-from stackbench.cli.common import DbOption, FormatOption, check_label, emit, open_store_from, target_path
-from stackbench.report.tabular import Tabular
-from stackbench.units import format_latency_ns, format_size, parse_duration, parse_size
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
+)
+from stackbench.units import parse_duration, parse_size
 from stackbench.safety import check_target_text
 from stackbench.warning import Warning, WarningCode
 
@@ -35,7 +36,7 @@ def synclat_command(
     label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for the stored run.", callback=check_label),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Measure synchronous random-write latency for each write size, like FreeBSD's `diskinfo -wS`.
 
@@ -53,6 +54,7 @@ def synclat_command(
     from stackbench.cli.app import err
     from stackbench.runner import RunRequest, execute_run
     from stackbench.report.run_json import run_json
+    from stackbench.report.synclat import synclat_rows, synclat_table
     from stackbench.synclat import parse_sizes, synclat_plan
 
     plan = synclat_plan(
@@ -63,7 +65,7 @@ def synclat_command(
     )
     check_target_text(target)
     store = open_store_from(db)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt != "table")
     with observer:
         run = execute_run(store, RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data), observer)
@@ -73,50 +75,6 @@ def synclat_command(
     emit(fmt, synclat_table(run.id, rows), data)
     for warning in warnings_to_print(run.warnings, observer.shown):
         warn(str(warning))
-
-
-def synclat_rows(run: Any) -> list[dict[str, Any]]:
-    rows = []
-    for cell in run.cells:
-        r = cell.result
-        clat = r.clat
-        rows.append(
-            {
-                "size_bytes": cell.workload.bs,
-                "usec_per_io": 1e6 / r.iops if r.iops else None,
-                "iops": r.iops,
-                "mb_per_s": r.bw_bytes / 1e6,
-                "clat_p50_us": clat.p50_ns / 1000 if clat and clat.p50_ns is not None else None,
-                "clat_p99_us": clat.p99_ns / 1000 if clat and clat.p99_ns is not None else None,
-                "clat_p999_us": clat.p999_ns / 1000 if clat and clat.p999_ns is not None else None,
-                "writes": r.total_ios,
-            }
-        )
-    return rows
-
-
-def synclat_table(run_id: str, rows: list[dict[str, Any]]) -> Tabular:
-    def lat(us: float | None) -> str:
-        return format_latency_ns(us * 1000 if us is not None else None)
-
-    return Tabular(
-        headers=["size", "usec/IO", "MB/s", "p50", "p99", "p99.9", "writes"],
-        rows=[
-            [
-                format_size(row["size_bytes"]),
-                f"{row['usec_per_io']:,.1f}" if row["usec_per_io"] else "-",
-                f"{row['mb_per_s']:,.1f}",
-                lat(row["clat_p50_us"]),
-                lat(row["clat_p99_us"]),
-                lat(row["clat_p999_us"]),
-                f"{row['writes']:,}",
-            ]
-            for row in rows
-        ],
-        title=f"Synchronous random writes (O_DIRECT + O_DSYNC, QD1), run {run_id[:12]}",
-        notes=["usec/IO = wall time per write (1e6 / IOPS); MB/s = 10^6 bytes/s; p50/p99/p99.9 = completion latency"],
-        right_aligned=frozenset(range(1, 7)),
-    )
 
 
 def warnings_to_print(warnings: Iterable[Warning], shown: Collection[Warning]) -> list[Warning]:

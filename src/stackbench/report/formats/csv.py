@@ -1,0 +1,24 @@
+"""CSV: the header row and the rows, nothing else (a title or notes would break a spreadsheet import).
+A report with several tables gives them one after the other, an empty line between."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from stackbench.report.document import Report
+from stackbench.report.formats.exporter import Screen
+
+
+class CsvExporter:
+    name = "csv"
+
+    def render(self, report: Report, screen: Screen) -> str:
+        parts = []
+        for tab in report.tables:
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            writer.writerow(tab.headers)
+            writer.writerows(tab.rows)
+            parts.append(buffer.getvalue())
+        return "\n".join(parts)

@@ -1,0 +1,34 @@
+"""Markdown: a bold title, a pipe table with the columns' alignment, the notes as lines; ready to paste
+into notes, issues and wikis."""
+
+from __future__ import annotations
+
+from stackbench.report.document import Report
+from stackbench.report.formats.exporter import Screen
+from stackbench.report.tabular import Tabular
+
+
+class MarkdownExporter:
+    name = "markdown"
+
+    def render(self, report: Report, screen: Screen) -> str:
+        return "\n".join(_table(tab) for tab in report.tables)
+
+
+def _table(tab: Tabular) -> str:
+    lines = []
+    if tab.title:
+        lines += [f"**{tab.title}**", ""]
+    lines.append("| " + " | ".join(_cell(h) for h in tab.headers) + " |")
+    lines.append(
+        "|" + "|".join("---:" if i in tab.right_aligned else ":---" for i in range(len(tab.headers))) + "|"
+    )
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in tab.rows]
+    if tab.notes:
+        lines.append("")
+        lines += [f"{note}  " for note in tab.notes]  # two spaces: a line break, not one paragraph
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("\n", " ")

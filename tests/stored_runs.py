@@ -1,0 +1,93 @@
+"""A store of synthetic runs with fixed ids, times and numbers, so every command prints the same bytes on
+every machine: the input of the exact-output tests (tests/test_report_snapshots.py).
+
+Four runs of the same three cells, five separate fio runs each: `baseline` and `lz4` (a tuning change, for
+`compare`), `vm` and `vm-luks` (layers above `baseline`, for `layers`); `vm-luks` is incomplete, one cell
+short. One goal is stored, so `show` prints the goals table too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from sqlalchemy import update
+
+from stackbench.analysis.goals import parse_goal
+from stackbench.results import Cell, Run
+from stackbench.store import open_store, schema
+from stackbench.store.repository import CellRecord, OutputRecord
+from synthetic import cell, run
+
+FACTS = {
+    "fio_version": "fio-3.33",
+    "target": {"fs_type": "zfs"},
+    "plan": {"workloads": [{"size": 1024**3}]},
+}
+GOAL = "4K QD4 rnd write >= 3000 IOPS"
+GOAL_ID = "90a1" * 8
+
+
+def _cells(write: list[float], read: list[float], seq: list[float] | None) -> list[Cell]:
+    cells = [
+        cell(rw="randwrite", bs=4096, qd=4, runs=write, p99_ns=1.2e6),
+        cell(rw="randread", bs=4096, qd=1, runs=read, p99_ns=180e3),
+    ]
+    if seq is not None:
+        cells.append(cell(rw="write", bs=1024**2, qd=4, runs=seq, p99_ns=12e6))
+    return cells
+
+
+def _at(day: int, hour: int) -> datetime:
+    return datetime(2024, 5, day, hour, 30, tzinfo=timezone.utc)
+
+
+def runs() -> list[Run]:
+    """The four runs, oldest first."""
+    made = [
+        ("1111aaaa" * 4, "baseline", _cells([3000, 3050, 2980, 3020, 2990], [12000, 12100, 11900, 12050, 11950],
+                                           [410, 415, 405, 412, 408]), 1),
+        ("2222bbbb" * 4, "lz4", _cells([3600, 3650, 3580, 3620, 3590], [12010, 12080, 11920, 12040, 11960],
+                                      [370, 372, 366, 371, 368]), 2),
+        ("3333cccc" * 4, "vm", _cells([120, 125, 118, 122, 121], [2500, 2550, 2480, 2520, 2490],
+                                     [300, 305, 298, 302, 299]), 3),
+        ("4444dddd" * 4, "vm-luks", _cells([100, 104, 98, 101, 99], [2000, 2040, 1980, 2010, 1990], None), 4),
+    ]
+    return [
+        replace(
+            run(cells, label=label, facts=FACTS, run_id=run_id),
+            created_at=_at(day, 9),
+            finished_at=_at(day, 10),
+            target="/tank/bench" if label in ("baseline", "lz4") else "/mnt/vm-bench",
+            status="complete" if len(cells) == 3 else "incomplete",
+            planned_cells=3,
+        )
+        for run_id, label, cells, day in made
+    ]
+
+
+def build_store(url: str) -> None:
+    """Write the runs and the goal into a new store at `url`, times and ids included."""
+    store = open_store(url)
+    for stored in runs():
+        store.create_run(
+            source=stored.source, label=stored.label, target=stored.target, plan_name=stored.plan_name,
+            planned_cells=stored.planned_cells, facts=stored.facts, warnings=stored.warnings, run_id=stored.id,
+        )
+        for each in stored.cells:
+            store.add_measurement(
+                stored.id,
+                [OutputRecord(raw_text="synthetic", fio_version=stored.facts["fio_version"])],
+                [CellRecord(each.workload, each.result, each.samples, each.measurement)],
+            )
+        store.finish_run(stored.id, stored.status)
+        with store.engine.begin() as connection:
+            connection.execute(
+                update(schema.runs)
+                .where(schema.runs.c.id == stored.id)
+                .values(created_at=stored.created_at, finished_at=stored.finished_at)
+            )
+    goal_id = store.add_goal(parse_goal(GOAL))
+    with store.engine.begin() as connection:
+        connection.execute(update(schema.goals).where(schema.goals.c.id == goal_id).values(id=GOAL_ID))
+    store.dispose()

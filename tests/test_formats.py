@@ -1,0 +1,71 @@
+"""The exporters behind `--format`: one protocol, found by name; the terminal table keeps its colours on a
+terminal and prints none in a pipe."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stackbench.errors import UsageError
+from stackbench.report.document import Report
+from stackbench.report.formats import EXPORTERS, FORMATS, Screen, exporter
+from stackbench.report.tabular import Tabular
+
+RESULT = Tabular(
+    headers=["Goal", "Result"],
+    rows=[["4K QD4 rnd write >= 3000 IOPS", "PASS"], ["p99 <= 1 ms", "FAIL"]],
+    title="Goals",
+    notes=["margin = distance to the threshold"],
+    cell_styles={(0, 1): "bold green", (1, 1): "bold red"},
+)
+PLAIN = Screen(width=100)
+
+
+def test_every_format_is_registered_under_its_name_and_renders_a_report() -> None:
+    assert FORMATS == ("table", "markdown", "csv", "json")
+    for name, found in EXPORTERS.items():
+        assert found.name == name
+        assert found.render(Report(tables=(RESULT,), data={"goals": 2}), PLAIN).endswith("\n")
+
+
+def test_an_unknown_format_is_a_usage_error_naming_the_known_ones() -> None:
+    with pytest.raises(UsageError, match="unknown --format 'pdf'") as raised:
+        exporter("pdf")
+    assert "table, markdown, csv, json" in raised.value.fix
+
+
+def test_the_terminal_table_is_coloured_for_a_terminal_and_plain_for_a_pipe() -> None:
+    table = exporter("table")
+    coloured = table.render(Report(tables=(RESULT,)), Screen(width=100, color_system="truecolor"))
+    plain = table.render(Report(tables=(RESULT,)), PLAIN)
+    assert "\x1b[1;32mPASS" in coloured and "\x1b[1;31mFAIL" in coloured
+    assert "\x1b[" not in plain and "PASS" in plain and "Goals" in plain
+    no_color = table.render(Report(tables=(RESULT,)), Screen(width=100, color_system="truecolor", no_color=True))
+    assert "\x1b[1mPASS" in no_color and "32m" not in no_color  # NO_COLOR: bold stays, green goes
+
+
+def test_the_terminal_shows_its_own_tables_when_the_report_has_them() -> None:
+    numbers = Tabular(["Pattern", "IOPS"], [["4K QD1 rnd read", "12000.0"]])
+    shown = Tabular(["Pattern", "IOPS"], [["4K QD1 rnd read", "12,000 ± 0.8%"]])
+    report = Report(tables=(numbers,), data={}, display=(shown, RESULT))
+    terminal = exporter("table").render(report, PLAIN)
+    assert "12,000 ± 0.8%" in terminal and "PASS" in terminal and "12000.0" not in terminal
+    assert exporter("csv").render(report, PLAIN) == "Pattern,IOPS\n4K QD1 rnd read,12000.0\n"
+
+
+def test_the_terminal_table_prints_user_text_as_it_is() -> None:
+    label = Tabular(["Label"], [["[bold]x[/bold] :smile:"]])
+    assert "[bold]x[/bold] :smile:" in exporter("table").render(Report(tables=(label,)), PLAIN)
+
+
+def test_several_tables_are_separated_by_an_empty_line_in_markdown_and_csv() -> None:
+    first, second = Tabular(["a"], [["1"]]), Tabular(["b"], [["2"]])
+    report = Report(tables=(first, second))
+    assert exporter("markdown").render(report, PLAIN) == "| a |\n|:---|\n| 1 |\n\n| b |\n|:---|\n| 2 |\n"
+    assert exporter("csv").render(report, PLAIN) == "a\n1\n\nb\n2\n"
+
+
+def test_json_prints_the_data_not_the_tables() -> None:
+    text = exporter("json").render(Report(tables=(RESULT,), data={"verdict": "keep"}), PLAIN)
+    assert json.loads(text) == {"verdict": "keep"}

@@ -1,0 +1,79 @@
+"""Exact output, byte for byte, of the commands that print results, in every format, on synthetic stored runs
+(tests/stored_runs.py): a change to a table, a unit, a column or the JSON shows up here as a diff.
+
+The real CLI runs in a subprocess at a fixed width (COLUMNS=100), without colour and in UTC, so the bytes do
+not depend on the machine. The expected output is in tests/snapshots/<command>.<format>. After an intended
+change, rewrite them with
+
+    STACKBENCH_UPDATE_SNAPSHOTS=1 pytest tests/test_report_snapshots.py
+
+and read every rewritten file before committing it (the run reports them as skipped, to be reviewed).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackbench.report.formats import FORMATS
+from stored_runs import build_store
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+UPDATE = os.environ.get("STACKBENCH_UPDATE_SNAPSHOTS") == "1"
+COMMANDS = {
+    "show": ["show", "baseline"],
+    "runs": ["runs"],
+    "compare": ["compare", "baseline", "lz4"],
+    "layers": ["layers", "baseline", "vm", "vm-luks", "--names", "host,vm,vm+luks"],
+}
+# Whatever the machine running the tests has set, the output is plain text for a 100-column reader in UTC.
+ENVIRONMENT = {"COLUMNS": "100", "TZ": "UTC", "PYTHONIOENCODING": "utf-8"}
+DROPPED = {"FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR", "LINES", "STACKBENCH_DB", "STACKBENCH_DEBUG"}
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('snapshots') / 'runs.db'}"
+    build_store(url)
+    return url
+
+
+def _output(args: list[str], db: str) -> str:
+    env = {key: value for key, value in os.environ.items() if key not in DROPPED} | ENVIRONMENT
+    done = subprocess.run(
+        [sys.executable, "-m", "stackbench", *args, "--db", db], capture_output=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stderr == b"", done.stderr.decode()
+    return done.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_output_is_exactly_the_snapshot(command: str, fmt: str, db: str) -> None:
+    actual = _output([*COMMANDS[command], "--format", fmt], db)
+    path = SNAPSHOTS / f"{command}.{fmt}"
+    expected = path.read_text(encoding="utf-8") if path.exists() else None
+    if actual == expected:
+        return
+    if UPDATE:
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        pytest.skip(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}: review it")
+    if expected is None:
+        pytest.fail(f"no snapshot {path}: create it with STACKBENCH_UPDATE_SNAPSHOTS=1, then review it")
+    diff = difflib.unified_diff(
+        expected.splitlines(keepends=True), actual.splitlines(keepends=True),
+        fromfile=f"{path} (expected)", tofile=f"stackbench {' '.join(COMMANDS[command])} --format {fmt}",
+    )
+    pytest.fail("output differs from the snapshot (trailing spaces count):\n" + "".join(diff), pytrace=False)
+
+
+@pytest.mark.parametrize("command", ["show", "runs"])
+def test_the_json_flag_prints_the_json_format(command: str, db: str) -> None:
+    assert _output([*COMMANDS[command], "--json"], db) == (SNAPSHOTS / f"{command}.json").read_text(encoding="utf-8")
