@@ -21,7 +21,7 @@ from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import Interrupted, StackbenchError, UsageError
 from stackbench.store.repository import OutputRecord
 from stackbench.plan import RW_MODES, Workload
-from stackbench.results import Run
+from stackbench.results import Run, new_id
 from stackbench.store import Store
 from stackbench.units import parse_size
 
@@ -138,7 +138,8 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
             )
         cells = [(workload_of(d), d) for d in result.directions]
         parsed.append((path, result, data, cells, extra))
-    stored: list[str] = []
+    stored: list[tuple[Path, str]] = []
+    pending: tuple[Path, str] | None = None
     try:
         for path, result, data, cells, extra in parsed:
             facts = {
@@ -149,15 +150,21 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
                 **extra,
             }
             output = OutputRecord(raw_text=result.raw_text, fio_version=result.fio_version, source_name=str(path))
-            stored.append(store.import_run(label=label, facts=facts, output=output, cells=cells))
+            pending = (path, new_id())
+            store.import_run(label=label, facts=facts, output=output, cells=cells, run_id=pending[1])
+            stored.append(pending)
+            pending = None
     except KeyboardInterrupt:
-        kept = ", ".join(f"{paths[i]} as {run_id[:12]}" for i, run_id in enumerate(stored)) or "none"
+        # Ctrl-C can land after the transaction committed and before the id was noted: the store says.
+        if pending is not None and store.has_run(pending[1]):
+            stored.append(pending)
+        kept = ", ".join(f"{path} as {run_id[:12]}" for path, run_id in stored) or "none"
         raise Interrupted(
             f"Ctrl-C stopped the import: {len(stored)} of {len(parsed)} files were stored, each whole ({kept}); "
             "nothing of the other files was stored",
             "Import the remaining files again",
         ) from None
-    return [store.get_run(run_id) for run_id in stored]
+    return [store.get_run(run_id) for _, run_id in stored]
 
 
 def _truthy(value: str | None) -> bool:

@@ -181,9 +181,12 @@ class Store:
         facts: dict[str, Any],
         output: "OutputRecord",
         cells: Sequence[tuple[Workload, DirectionResult]],
+        run_id: str | None = None,
     ) -> str:
-        """Store an imported fio output as one complete run in one transaction: all of it or nothing."""
-        run_id = new_id()
+        """Store an imported fio output as one complete run in one transaction: all of it or nothing.
+
+        The caller may choose `run_id` so that, interrupted, it can ask `has_run` whether the commit landed."""
+        run_id = run_id or new_id()
         with self.engine.begin() as connection:
             _insert_run(connection, run_id, source="imported", label=label, target=None, plan_name="import",
                         planned_cells=len(cells), facts=facts, warnings=(), status="complete")
@@ -337,6 +340,11 @@ class Store:
             return bool(done.rowcount)
 
     # -- reading ---------------------------------------------------------------------------------
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether a run with exactly this id is stored (no prefix or label lookup)."""
+        with self.engine.connect() as connection:
+            return connection.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is not None
 
     def resolve(self, ref: str) -> str:
         """A run by full id, unique id prefix (at least 4 characters) or label (the newest with it)."""
