@@ -3,7 +3,7 @@ every machine: the input of the exact-output tests (tests/test_report_snapshots.
 
 Four runs of the same three cells, five separate fio runs each: `baseline` and `lz4` (a tuning change, for
 `compare`), `vm` and `vm-luks` (layers above `baseline`, for `layers`); `vm-luks` is incomplete, one cell
-short. One goal is stored, so `show` prints the goals table too.
+short; `baseline` has a page-cache warning. One goal is stored, so `show` prints the goals table too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from stackbench.analysis.goals import parse_goal
 from stackbench.results import Cell, Run
 from stackbench.store import open_store, schema
 from stackbench.store.repository import CellRecord, OutputRecord
+from stackbench.warning import Warning, WarningCode
 from synthetic import cell, run
 
 FACTS = {
@@ -24,6 +25,10 @@ FACTS = {
     "target": {"fs_type": "zfs"},
     "plan": {"workloads": [{"size": 1024**3}]},
 }
+# `baseline` carries one coded warning, so the JSON shows the warning object (docs/json.md).
+CACHE = Warning(WarningCode.PAGE_CACHE, "4K QD1 rnd read",
+                "read results are cache-dominated: the test file (1.0 GiB) is smaller than 2x RAM (16.0 GiB)",
+                "use --size of at least 32.0 GiB (2x RAM) for device numbers")
 GOAL = "4K QD4 rnd write >= 3000 IOPS"
 GOAL_ID = "90a1" * 8
 
@@ -61,6 +66,7 @@ def runs() -> list[Run]:
             target="/tank/bench" if label in ("baseline", "lz4") else "/mnt/vm-bench",
             status="complete" if len(cells) == 3 else "incomplete",
             planned_cells=3,
+            warnings=(CACHE,) if label == "baseline" else (),
         )
         for run_id, label, cells, day in made
     ]

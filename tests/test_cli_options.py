@@ -18,8 +18,6 @@ RESULTS = {
 }
 # Commands that answer with a line, not a result: --json, and no --format.
 REPLIES = {"rm", "goal add", "facts save"}
-# Declared their own options before the shared ones existed; they switch with the audit rework.
-OWN_DECLARATIONS = {"audit", "crypto"}
 
 
 def _commands() -> Iterator[tuple[str, Any]]:
@@ -63,8 +61,6 @@ def test_a_command_with_only_one_of_them_is_a_reply_with_json() -> None:
 def test_the_options_are_the_shared_declarations() -> None:
     own = []
     for name, callback in _callbacks():
-        if name in OWN_DECLARATIONS:
-            continue
         for param in inspect.signature(callback).parameters.values():
             decls = getattr(param.default, "param_decls", None) or ()
             if "--format" in decls and param.default is not FormatOption:

@@ -11,7 +11,7 @@ import typer
 
 
 from stackbench.cli.app import EXIT_FINDINGS, app, fail, out, warn
-from stackbench.cli.common import emit, print_json
+from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, print_json
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)
@@ -76,8 +76,8 @@ def audit_command(
     storage_cfg: Optional[Path] = typer.Option(None, "--storage-cfg", help="Proxmox storage.cfg, to map VM disks "
                                                "to datasets (default: the one in the facts)."),
     min_severity: str = typer.Option("info", "--min-severity", help="Hide findings below: crit, err, warn or info."),
-    fmt: str = typer.Option("table", "--format", "-f", help="Output format: table, markdown, csv or json."),
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output_format: str = FormatOption,
+    json_output: bool = JsonOption,
     explain: Optional[str] = typer.Option(None, "--explain", help="Print one rule's documentation and exit."),
     list_rules: bool = typer.Option(False, "--list-rules", help="List every rule and exit."),
 ) -> None:
@@ -101,7 +101,7 @@ def audit_command(
     from stackbench.errors import StackbenchError
     from stackbench.report.audit import findings_table, render_findings, rules_table
 
-    fmt = "json" if json_output else fmt
+    fmt = chosen_format(output_format, json_output)
     if min_severity not in SEVERITIES:
         raise StackbenchError(f"unknown --min-severity {min_severity!r}", f"Use one of: {', '.join(SEVERITIES)}")
     if list_rules:

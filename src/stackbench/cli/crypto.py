@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, err, out
-from stackbench.cli.common import FormatOption, emit, print_json
+from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, print_json
 
 if TYPE_CHECKING:
     from stackbench.audit.aes_ni import AesNi
@@ -33,7 +33,7 @@ def crypto_command(
         None, "--cpuinfo", help="Judge AES-NI from a saved /proc/cpuinfo (the machine that ran the benchmark)."
     ),
     output_format: str = FormatOption,
-    json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON (units in the keys)."),
+    json_output: bool = JsonOption,
 ) -> None:
     """Measure cipher throughput with `cryptsetup benchmark` and flag a VM whose CPU hides AES-NI.
 
@@ -99,7 +99,7 @@ def crypto_command(
         aes, aes_source = None, None
 
     finding = _guest_cpu_noaes(aes)
-    fmt = "json" if json_output else output_format
+    fmt = chosen_format(output_format, json_output)
     if fmt == "json":
         data = bench.to_json()
         data["aes_ni"] = aes_ni_json(aes, aes_source, finding, MEASURED_COST)
