@@ -9,7 +9,8 @@ import typer
 
 from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
+    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit, open_store_from,
+    target_path,
 )
 from stackbench.safety import check_target_text
 from stackbench.cli.plan_options import (
@@ -59,8 +60,8 @@ def ab_command(
     jobs: int = JobsOption,
     ioengine: Optional[str] = IoengineOption,
     rate_iops: Optional[int] = RateIopsOption,
-    min_effect: float = typer.Option(5.0, "--min-effect", min=0.0, max=99.0, help="Smallest change, in %, that can earn keep/revert."),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0001, max=0.5, help="Significance level (family-wise over rows, Holm)."),
+    min_effect: float = MinEffectOption,
+    alpha: float = AlphaOption,
     label: Optional[str] = typer.Option(None, "--label", "-l", help="Session name; the runs are stored as NAME-a and NAME-b.", callback=check_label),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,

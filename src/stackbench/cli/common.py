@@ -66,6 +66,15 @@ JsonOption = typer.Option(
 JsonReplyOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of text.")
 
 
+# The verdict options of `compare` and `ab`, declared once so both accept the same ranges.
+MinEffectOption = typer.Option(
+    5.0, "--min-effect", min=0.1, max=100, help="Smallest change, in % (0.1-100), that can earn keep/revert."
+)
+AlphaOption = typer.Option(
+    0.05, "--alpha", min=0.0001, max=0.5, help="Significance level, 0.0001-0.5 (family-wise over the rows, Holm)."
+)
+
+
 def chosen_format(output_format: str, json_output: bool) -> str:
     """--json is --format json, and wins when both are given."""
     return "json" if json_output else output_format

@@ -7,7 +7,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, warn
-from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
+from stackbench.cli.common import (
+    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, chosen_format, emit, open_store_from,
+)
 
 
 @app.command("compare")
@@ -21,12 +23,8 @@ def compare_command(
         help='Mark a row as important: "PATTERN=WEIGHT", e.g. "4K QD4 rnd write=3". When given, rows not named '
         "count 0 towards the overall verdict.",
     ),
-    min_effect: float = typer.Option(
-        5.0, "--min-effect", min=0.1, max=100, help="Smallest change, in % (0.1-100), that can earn keep/revert."
-    ),
-    alpha: float = typer.Option(
-        0.05, "--alpha", min=0.0001, max=0.5, help="Significance level, 0.0001-0.5 (family-wise over the rows, Holm)."
-    ),
+    min_effect: float = MinEffectOption,
+    alpha: float = AlphaOption,
     force: bool = typer.Option(False, "--force", help="Compare even when key facts (fio version, size, device) differ."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
