@@ -1,5 +1,5 @@
 """A store of synthetic runs with fixed ids, times and numbers, so every command prints the same bytes on
-every machine: the input of the exact-output tests (tests/test_report_snapshots.py).
+every machine: the input of the exact-output tests (tests/report/test_report_snapshots.py).
 
 Four runs of the same three cells, five separate fio runs each: `baseline` and `lz4` (a tuning change, for
 `compare`), `vm` and `vm-luks` (layers above `baseline`, for `layers`); `vm-luks` is incomplete, one cell

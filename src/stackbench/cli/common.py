@@ -54,7 +54,7 @@ def _known_format(value: str) -> str:
     return value
 
 
-# The output options, declared once: every command that prints a result takes both (tests/test_cli_options.py).
+# The output options, declared once: every command that prints a result takes both (tests/cli/test_cli_options.py).
 FormatOption = typer.Option(
     FORMATS[0], "--format", "-f", help=f"Output format: {', '.join(FORMATS[:-1])} or {FORMATS[-1]}.",
     show_default=True, callback=_known_format,

@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import run_cli
 from stackbench.audit.rules import REGISTRY
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
 BAD_VM, GOOD_VM = DATA / "pve" / "100-bad.conf", DATA / "pve" / "101-good.conf"
 

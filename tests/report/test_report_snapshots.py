@@ -2,10 +2,10 @@
 (tests/stored_runs.py): a change to a table, a unit, a column or the JSON shows up here as a diff.
 
 The real CLI runs in a subprocess at a fixed width (COLUMNS=100), without colour and in UTC, so the bytes do
-not depend on the machine. The expected output is in tests/snapshots/<command>.<format>. After an intended
+not depend on the machine. The expected output is in tests/report/snapshots/<command>.<format>. After an intended
 change, rewrite them with
 
-    STACKBENCH_UPDATE_SNAPSHOTS=1 pytest tests/test_report_snapshots.py
+    STACKBENCH_UPDATE_SNAPSHOTS=1 pytest tests/report/test_report_snapshots.py
 
 and read every rewritten file before committing it (the run reports them as skipped, to be reviewed).
 """

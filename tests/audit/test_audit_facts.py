@@ -25,7 +25,7 @@ from stackbench.audit.versions import (default_arc_max, default_compression, def
                                        default_volblocksize, parse_zfs_version)
 from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
 LEGACY = DATA / "zfs" / "zfs-fuse-0.7.0-debian12"
 PROBE_21 = DATA / "zfs" / "openzfs-2.1.11-probe"

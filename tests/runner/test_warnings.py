@@ -27,7 +27,7 @@ from stackbench.store import Store, schema
 from stackbench.warning import Warning, WarningCode
 from synthetic import cell, run
 
-DOCS = Path(__file__).parent.parent / "docs" / "json.md"
+DOCS = Path(__file__).parent.parent.parent / "docs" / "json.md"
 RUNS = [1000.0, 1010.0, 995.0, 1005.0, 1002.0]
 STEADY = [1000.0 + i % 3 for i in range(12)]
 SMALL_RAM = {"ram_bytes": 8 * 1024**3}

@@ -18,7 +18,7 @@ from stackbench.engine.diskinfo import (
 )
 from stackbench.errors import FioOutputError
 
-DATA = Path(__file__).parent / "data" / "diskinfo"
+DATA = Path(__file__).parent.parent / "data" / "diskinfo"
 
 
 def read(name: str) -> str:

@@ -16,7 +16,7 @@ from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import bins_of, merge_segments, percentile_from_bins
 from stackbench.errors import FioOutputError
 
-DATA = Path(__file__).parent / "data" / "fio"
+DATA = Path(__file__).parent.parent / "data" / "fio"
 JSON_FILES = sorted(DATA.glob("*.json"))
 
 

@@ -17,7 +17,7 @@ from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.result import FioResult
 from stackbench.errors import FioOutputError
 
-DATA = Path(__file__).parent / "data" / "fio"
+DATA = Path(__file__).parent.parent / "data" / "fio"
 
 
 def _split(text: str) -> tuple[str, list]:

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_cli
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 MiB = 1024**2
 
 

@@ -19,7 +19,7 @@ from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import FioResult
 from stackbench.errors import FioOutputError
 
-TEXT = Path(__file__).parent / "data" / "fio" / "text"
+TEXT = Path(__file__).parent.parent / "data" / "fio" / "text"
 UNIT_NS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 PAIRS = sorted(p.name for p in TEXT.glob("pair-*-normal-json.txt") if "enotdir" not in p.name)
 

@@ -165,7 +165,7 @@ def test_guest_cpu_without_aes_only_on_2_3(guest: GuestRun, audit: dict, registr
 def test_vm_configs_are_tied_to_the_real_zvol(guest: GuestRun) -> None:
     """A Proxmox VM whose scsi0 is local-zfs:vm-100-disk-0, with storage.cfg mapping local-zfs onto the guest's
     pool: the VM-disk rules must read the real zvol's properties (sparse: refreservation 0; sync=disabled)."""
-    data = Path(__file__).parent / "data" / "pve"
+    data = Path(__file__).parent.parent / "data" / "pve"
     done = run_cli("audit", "--from", str(guest.facts), "--vm-config", str(data / "100-bad.conf"),
                    "--storage-cfg", str(data / "storage.cfg"), "--json")
     assert done.returncode == 3, done.stderr[-2000:]

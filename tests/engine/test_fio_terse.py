@@ -22,7 +22,7 @@ from stackbench.engine.fio_terse import (
 from stackbench.engine.result import FioResult
 from stackbench.errors import FioOutputError
 
-TEXT = Path(__file__).parent / "data" / "fio" / "text"
+TEXT = Path(__file__).parent.parent / "data" / "fio" / "text"
 PAIRS = sorted(p.name for p in TEXT.glob("pair-*-terse-json.txt") if not ("trim" in p.name or "enotdir" in p.name))
 RW = {"read": "read", "randread": "read", "write": "write", "randwrite": "write", "rw": "rw", "randrw": "rw",
       "readwrite": "rw"}

@@ -17,7 +17,7 @@ from stackbench.audit.host_outputs import BlockDevice, parse_nvme_id_ns
 from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
 from stackbench.audit.rules import BY_ID, REGISTRY
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
 BAD_VM, GOOD_VM = DATA / "pve" / "100-bad.conf", DATA / "pve" / "101-good.conf"
 QCOW2_VM, STORAGE_CFG = DATA / "pve" / "102.conf", DATA / "pve" / "storage.cfg"
@@ -497,7 +497,7 @@ def test_a_libvirt_cpu_that_disables_aes_hides_it(mode: str) -> None:
 
 def test_the_rules_table_in_the_docs_lists_every_rule_with_its_severity_and_status() -> None:
     rows = {}
-    for line in (Path(__file__).parent.parent / "docs" / "audit.md").read_text().splitlines():
+    for line in (Path(__file__).parent.parent.parent / "docs" / "audit.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("| ") and len(cells) == 4 and cells[0] in BY_ID:
             rows[cells[0]] = cells
