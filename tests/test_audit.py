@@ -14,7 +14,8 @@ import pytest
 from stackbench.audit.aes_ni import parse_aes_ni
 from stackbench.audit.facts import Facts, Vdev, load_facts
 from stackbench.audit.host_outputs import BlockDevice, parse_nvme_id_ns
-from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
+from stackbench.audit.storage import locate_volume, parse_storage_cfg
+from stackbench.audit.vm import parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.rules import BY_ID, REGISTRY
 
 DATA = Path(__file__).parent / "data"
