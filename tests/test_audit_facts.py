@@ -480,3 +480,11 @@ def test_the_2_1_text_status_and_zdb_agree_with_the_2_3_json_on_the_same_layout(
     old, new = load_facts(PROBE_21), load_facts(PROBE_23)
     assert [(v.vdev_class, v.type, v.ashift) for v in old.vdevs["tank"]] == \
         [(v.vdev_class, v.type, v.ashift) for v in new.vdevs["tank"]]
+
+
+def test_a_vm_config_given_by_its_bare_name_is_named_after_its_directory(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "pve1").mkdir()
+    (tmp_path / "pve1" / "100.conf").write_text("memory: 1024\n")
+    monkeypatch.chdir(tmp_path / "pve1")
+    (vm,) = load_facts(tmp_path, [Path("100.conf")]).vms
+    assert (vm.name, vm.vmid) == ("pve1/100.conf", "100")  # not "/100.conf"

@@ -377,7 +377,7 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cf
             facts.problems.append(str(error))
     files = sorted((directory / "qemu-server").glob("*.conf")) + sorted((directory / "libvirt").glob("*.xml"))
     for path in files + list(vm_configs or []):
-        name = f"{path.parent.name}/{path.name}"
+        name = f"{path.absolute().parent.name}/{path.name}"  # --vm-config 100.conf in its directory too
         try:
             text = path.read_text(errors="replace")
             is_xml = path.suffix == ".xml" or text.lstrip().startswith("<")

@@ -78,8 +78,8 @@ def _judge(vm: Vm, disk: VmDisk, location: DiskLocation) -> DiskIssue | None:
                          _set_cache("none"))
     if location.kind == "unknown":
         return DiskIssue(disk, f"{said}: it caches twice only if a zvol is under it, which the facts do not say",
-                         DiskChange(manual="find the type of the storage of {disks} (pvesm status); if it is a "
-                                           "zfspool, set cache=none on them",
+                         DiskChange(manual="find the type of the storage of {disks} (pvesm status); on a zfspool, "
+                                           "set cache=none",
                                     libvirt="find what backs {disks}; if it is a zvol, <driver ... cache='none'/>"),
                          severity="info")
     return None  # files on ZFS, librbd, block devices without an ARC, network storage: see the docstring
