@@ -14,7 +14,8 @@ import pytest
 from stackbench.audit.aes_ni import parse_aes_ni
 from stackbench.audit.facts import Facts, Vdev, load_facts
 from stackbench.audit.host_outputs import BlockDevice, parse_nvme_id_ns
-from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
+from stackbench.audit.storage import locate_volume, parse_storage_cfg
+from stackbench.audit.vm import parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.rules import BY_ID, REGISTRY
 
 DATA = Path(__file__).parent.parent / "data"
@@ -332,10 +333,13 @@ def test_kvm_discard_trusts_the_live_refreservation_over_storage_cfg() -> None:
     thick = {f.subject for f in BY_ID["KVM-DISCARD"].check(pve(BAD_VM))}
     assert thick == {"pve/100-bad.conf sata1"}  # vm-100-disk-1 is not in the facts: storage.cfg decides
     sparse_zvol = pve(BAD_VM, _set("tank/vm-100-disk-0", "refreservation", "0"))
-    sparse = {f.subject: f for f in BY_ID["KVM-DISCARD"].check(sparse_zvol)}
-    scsi0 = sparse["pve/100-bad.conf scsi0"]
+    (both,) = BY_ID["KVM-DISCARD"].check(sparse_zvol)  # one finding for the VM, each disk's detail kept
+    assert both.subject == "pve/100-bad.conf scsi0, sata1" and [d.disk for d in both.disks] == ["scsi0", "sata1"]
+    scsi0 = both.disks[0]
     assert "zvol tank/vm-100-disk-0 refreservation=0" in scsi0.evidence
     assert "qm set 100 --scsi0 local-zfs:vm-100-disk-0,cache=writeback,size=32G,discard=on" in scsi0.fix  # keeps options
+    assert both.fix.startswith("qm set 100 --scsi0 local-zfs:vm-100-disk-0,cache=writeback,size=32G,discard=on "
+                               "--sata1 local-zfs:vm-100-disk-1,size=500G,discard=on; then fstrim")  # one command
     assumed = list(BY_ID["KVM-DISCARD"].check(real(BAD_VM)))  # no storage.cfg: the install default is assumed, and said
     assert assumed and all("assumed" in f.evidence for f in assumed)
 
@@ -513,8 +517,160 @@ def test_a_finding_takes_its_id_and_severity_from_its_rule() -> None:
     assert (finding.rule_id, finding.severity) == ("KVM-CACHE", "warn")
     assert rule.finding("vm scsi0", "cache=unsafe", "cache=none", severity="crit").severity == "crit"
     with pytest.raises(ValueError, match="not declared"):
-        rule.finding("vm scsi0", "cache=writeback", "cache=none", severity="info")
+        rule.finding("vm scsi0", "cache=writeback", "cache=none", severity="err")
     with pytest.raises(ValueError, match="not declared"):
         BY_ID["ZP-CAPACITY"].finding("tank", "capacity=95%", "free space", severity="crit")
     assert {r.id: r.other_severities for r in REGISTRY if r.other_severities} == {
-        "KVM-CACHE": {"crit"}, "DS-SSB-SIZE": {"info"}}
+        "KVM-CACHE": {"crit", "info"}, "DS-SSB-SIZE": {"info"}}
+
+
+# --- storage-aware cache advice and one finding per VM -----------------------------------------------------
+
+CACHE_STORAGES = """\
+zfspool: local-zfs
+\tpool rpool/data
+dir: tank-images
+\tpath /tank/images
+dir: ext4-images
+\tpath /srv/images
+btrfs: data
+\tpath /mnt/data/pve
+btrfs: data-nocow
+\tpath /mnt/data/nocow
+\tnocow 1
+lvmthin: local-lvm
+\tvgname pve
+\tthinpool data
+rbd: ceph
+\tpool vms
+rbd: ceph-krbd
+\tpool vms
+\tkrbd 1
+nfs: nas
+\tpath /mnt/pve/nas
+\tserver 10.0.0.2
+\texport /export
+iscsidirect: san
+\tportal 10.0.0.3
+\ttarget iqn.2003-01.org.example:lun
+"""
+CACHE_MOUNTS = "tank/images /tank/images zfs rw 0 0\n/dev/sdb1 /srv ext4 rw 0 0\n/dev/sdc1 /mnt/data btrfs rw 0 0\n"
+
+
+def _cache_facts(volume: str, cache: str | None) -> Facts:
+    from stackbench.audit.host_outputs import parse_mounts
+    option = f",cache={cache}" if cache else ""
+    return Facts(storages=parse_storage_cfg(CACHE_STORAGES), mounts=parse_mounts(CACHE_MOUNTS),
+                 vms=[parse_qm_conf(f"scsihw: virtio-scsi-single\nscsi0: {volume}{option},iothread=1\n",
+                                    "qemu-server/100.conf")])
+
+
+@pytest.mark.parametrize("volume, cache, severity, said", [
+    # a zvol: the page cache on top of the ARC
+    ("local-zfs:vm-100-disk-0", "writeback", "warn", "caches the zvol twice"),
+    ("local-zfs:vm-100-disk-0", "writethrough", "warn", "caches the zvol twice"),
+    ("local-zfs:vm-100-disk-0", None, None, None),
+    ("local-zfs:vm-100-disk-0", "directsync", None, None),
+    ("local-zfs:vm-100-disk-0", "unsafe", "crit", "flushes are ignored"),
+    # files on ZFS: cached in the ARC only
+    ("tank-images:100/vm-100-disk-0.raw", "writeback", None, None),
+    ("ext4-images:100/vm-100-disk-0.qcow2", "writeback", None, None),
+    # btrfs honours O_DIRECT; qemu-server leaves writeback there when cache is absent
+    ("data:100/vm-100-disk-0.raw", "none", "crit", "checksum errors"),
+    ("data:100/vm-100-disk-0.raw", "directsync", "crit", "checksum errors"),
+    ("data:100/vm-100-disk-0.raw", None, None, None),
+    ("data-nocow:100/vm-100-disk-0.raw", "none", None, None),
+    # Ceph: librbd's own cache honours flushes; krbd is a block device without an ARC
+    ("ceph:vm-100-disk-0", "writeback", None, None),
+    ("ceph:vm-100-disk-0", "writethrough", None, None),
+    ("ceph:vm-100-disk-0", "unsafe", "crit", "flushes are ignored"),
+    ("ceph-krbd:vm-100-disk-0", "writeback", None, None),
+    ("local-lvm:vm-100-disk-0", "writeback", None, None),
+    ("nas:100/vm-100-disk-0.qcow2", "writeback", None, None),
+    ("san:0.0.1.scsi-3600", "writeback", None, None),
+    # a storage storage.cfg does not have: said, info
+    ("elsewhere:vm-100-disk-0", "writeback", "info", "storage elsewhere is not in storage.cfg"),
+    ("elsewhere:vm-100-disk-0", None, None, None),
+])
+def test_kvm_cache_advice_depends_on_the_storage(volume: str, cache: str | None, severity: str | None,
+                                                 said: str | None) -> None:
+    findings = list(BY_ID["KVM-CACHE"].check(_cache_facts(volume, cache)))
+    if severity is None:
+        assert findings == []
+    else:
+        (finding,) = findings
+        assert finding.severity == severity and said in finding.evidence, finding.evidence
+        assert finding.fix.startswith("qm set 100 --scsi0 ") or severity == "info"
+
+
+def test_the_btrfs_fix_is_writeback_and_the_librbd_fix_for_unsafe_is_writeback_too() -> None:
+    (btrfs,) = BY_ID["KVM-CACHE"].check(_cache_facts("data:100/vm-100-disk-0.raw", "none"))
+    assert btrfs.fix == "qm set 100 --scsi0 data:100/vm-100-disk-0.raw,cache=writeback,iothread=1"
+    (ceph,) = BY_ID["KVM-CACHE"].check(_cache_facts("ceph:vm-100-disk-0", "unsafe"))
+    assert "cache=writeback" in ceph.fix
+    (zvol,) = BY_ID["KVM-CACHE"].check(_cache_facts("local-zfs:vm-100-disk-0", "unsafe"))
+    assert "cache=none" in zvol.fix
+
+
+@pytest.mark.parametrize("volume, fires", [
+    ("local-zfs:vm-100-disk-0", True), ("data:100/vm-100-disk-0.raw", True), ("ceph:vm-100-disk-0", False),
+    ("san:0.0.1.scsi-3600", False), ("ceph-krbd:vm-100-disk-0", True), ("elsewhere:vm-100-disk-0", True),
+])
+def test_aio_native_without_o_direct_only_where_qemu_opens_a_file_or_device(volume: str, fires: bool) -> None:
+    """librbd and libiscsi ignore aio=native; btrfs without cache= runs writeback, so aio=native fails there."""
+    cache = None if volume.startswith("data:") else "writeback"
+    facts = _cache_facts(volume, cache)
+    facts.vms = [parse_qm_conf(f"scsi0: {volume},aio=native{',cache=' + cache if cache else ''}\n", "qemu-server/100.conf")]
+    findings = list(BY_ID["KVM-AIO-NATIVE"].check(facts))
+    assert bool(findings) == fires
+    if volume.startswith("elsewhere:"):
+        assert "assumed opened as a file or block device" in findings[0].evidence
+    if volume.startswith("data:"):
+        assert "aio=io_uring" in findings[0].fix and "cache=none" not in findings[0].fix
+
+
+def test_fourteen_disks_on_the_default_controller_are_one_finding_with_one_command() -> None:
+    disks = "".join(f"scsi{n}: local-zfs:vm-100-disk-{n},size=8G\n" for n in range(14))
+    facts = Facts(vms=[parse_qm_conf("memory: 4096\n" + disks, "qemu-server/100.conf")])
+    (finding,) = BY_ID["KVM-BUS"].check(facts)
+    assert finding.subject == "qemu-server/100.conf scsi0, scsi1, scsi2 and 11 more"
+    assert finding.fix == "qm set 100 --scsihw virtio-scsi-single" and finding.vm == "qemu-server/100.conf"
+    assert [d.disk for d in finding.disks] == [f"scsi{n}" for n in range(14)]
+    assert all(d.fix == "qm set 100 --scsihw virtio-scsi-single" and "controller lsi (no scsihw" in d.evidence
+               for d in finding.disks)
+    caches = Facts(storages=parse_storage_cfg(CACHE_STORAGES),
+                   vms=[parse_qm_conf("scsihw: virtio-scsi-single\n" + disks.replace(",size", ",cache=writeback,size"),
+                                      "qemu-server/100.conf")])
+    (cache,) = BY_ID["KVM-CACHE"].check(caches)
+    assert cache.fix.count("qm set 100") == 1 and cache.fix.count(",cache=none,size=8G") == 14
+    assert " --scsi13 local-zfs:vm-100-disk-13,cache=none,size=8G" in cache.fix
+
+
+def test_a_vm_finding_is_as_severe_as_its_worst_disk_and_json_keeps_every_disk() -> None:
+    from stackbench.audit.report import AuditReport
+    facts = Facts(storages=parse_storage_cfg(CACHE_STORAGES), vms=[parse_qm_conf(
+        "scsihw: virtio-scsi-single\nscsi0: local-zfs:vm-100-disk-0,cache=writeback\n"
+        "scsi1: local-zfs:vm-100-disk-1,cache=unsafe\n", "qemu-server/100.conf")])
+    (finding,) = BY_ID["KVM-CACHE"].check(facts)
+    assert finding.severity == "crit" and [d.severity for d in finding.disks] == ["warn", "crit"]
+    data = AuditReport([finding]).to_json(facts)
+    assert data["counts"] == {"crit": 1, "err": 0, "warn": 0, "info": 0}  # grouped findings are counted
+    (shown,) = data["findings"]
+    assert shown["vm"] == "qemu-server/100.conf"
+    assert [sorted(d) for d in shown["disks"]] == [["disk", "evidence", "fix", "severity"]] * 2
+    assert shown["disks"][1] == {"disk": "scsi1", "severity": "crit", "evidence": finding.disks[1].evidence,
+                                 "fix": "qm set 100 --scsi1 local-zfs:vm-100-disk-1,cache=none"}
+
+
+def test_the_terminal_block_lists_a_vms_disks_and_cuts_the_list() -> None:
+    from rich.console import Console
+
+    from stackbench.report.audit import render_findings
+    disks = "".join(f"sata{n}: local-zfs:vm-100-disk-{n},size=8G\n" for n in range(6)) + \
+        "".join(f"ide{n}: local-zfs:vm-100-disk-{n + 6},size=8G\n" for n in range(3))
+    (finding,) = BY_ID["KVM-BUS"].check(Facts(vms=[parse_qm_conf(disks, "qemu-server/100.conf")]))
+    console = Console(width=200, record=True)
+    console.print(render_findings([finding], BY_ID, "1 findings"))
+    text = console.export_text()
+    assert text.count("KVM-BUS") == 1 and "sata0 on sata: local-zfs:vm-100-disk-0" in text
+    assert "... and 3 more disks (--json lists each with its own fix)" in text and "ide2 on ide" not in text

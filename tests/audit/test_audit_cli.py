@@ -137,6 +137,7 @@ def test_a_scsi_disk_on_virtio_scsi_pci_gets_single_controller_and_iothread_advi
     findings = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "KVM-IOTHREAD-MISSING"]
     assert len(findings) == 1, done.stdout
     assert "virtio-scsi-pci" in findings[0]["evidence"]
-    assert findings[0]["fix"].startswith("qm set 103 --scsihw virtio-scsi-single; qm set 103 --scsi0 ")
+    assert findings[0]["fix"].startswith("qm set 103 --scsihw virtio-scsi-single --scsi0 ")  # one command
     assert "iothread=1" in findings[0]["fix"]
+    assert [d["disk"] for d in findings[0]["disks"]] == ["scsi0"] and findings[0]["vm"].endswith("/103.conf")
     assert not [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "KVM-IOTHREAD-IGNORED"]

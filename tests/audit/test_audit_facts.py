@@ -23,7 +23,8 @@ from stackbench.audit.report import run_rules
 from stackbench.audit.rules import REGISTRY
 from stackbench.audit.versions import (default_arc_max, default_compression, default_l2arc_write_max,
                                        default_volblocksize, parse_zfs_version)
-from stackbench.audit.vm import locate_volume, parse_libvirt_xml, parse_qm_conf, parse_storage_cfg
+from stackbench.audit.storage import locate_volume, parse_storage_cfg
+from stackbench.audit.vm import parse_libvirt_xml, parse_qm_conf
 
 DATA = Path(__file__).parent.parent / "data"
 CAPTURE = DATA / "zfs" / "openzfs-2.1.11-debian12"
@@ -170,7 +171,8 @@ def test_proxmox_config_reads_only_the_live_section() -> None:
 
 
 @pytest.mark.parametrize("cpu, aes", [(None, False), ("kvm64", False), ("cputype=kvm64,flags=+aes;+pcid", True),
-                                      ("x86-64-v2", False), ("x86-64-v2-AES", True), ("host", True), ("qemu64,flags=-aes", False)])
+                                      ("x86-64-v2", False), ("x86-64-v2-AES", True), ("host", True), ("qemu64,flags=-aes", False),
+                                      ("host,flags=-aes", False), ("max", True), ("x86-64-v3", True)])
 def test_proxmox_cpu_types_and_aes(cpu: str | None, aes: bool) -> None:
     vm = parse_qm_conf(f"cpu: {cpu}\n" if cpu else "memory: 1024\n", "qemu-server/1.conf")
     assert vm.aes_visible is aes
@@ -207,9 +209,129 @@ def test_storage_cfg_maps_volumes_to_datasets_and_directories() -> None:
     assert (zvol.dataset, zvol.zvol, zvol.sparse_storage, zvol.assumed) == ("tank/vm/vm-100-disk-0", True, True, False)
     image = locate_volume("local:100/vm-100-disk-0.qcow2", storages)
     assert image.path == "/var/lib/vz/images/100/vm-100-disk-0.qcow2" and not image.zvol
-    assert locate_volume("nowhere:vm-1-disk-0", storages) is None
+    unknown = locate_volume("nowhere:vm-1-disk-0", storages)
+    assert (unknown.kind, unknown.where, unknown.dataset) == ("unknown", "storage nowhere is not in storage.cfg", None)
     assert locate_volume("local-zfs:vm-100-disk-0", None).dataset == "rpool/data/vm-100-disk-0"  # PVE install default
     assert locate_volume("local-zfs:vm-100-disk-0", None).assumed
+
+
+STORAGE_CFG_EVERY_TYPE = """\
+dir: local
+\tpath /var/lib/vz
+zfspool: local-zfs
+\tpool rpool/data
+\tsparse 1
+btrfs: data
+\tpath /mnt/data/pve
+btrfs: nocow
+\tpath /mnt/data/nocow
+\tnocow 1
+lvm: vg
+\tvgname vg0
+lvmthin: local-lvm
+\tvgname pve
+\tthinpool data
+rbd: ceph
+\tpool vms
+rbd: ceph-krbd
+\tpool vms
+\tkrbd 1
+nfs: nas
+\tpath /mnt/pve/nas
+\tserver 10.0.0.2
+\texport /export
+cifs: smb
+\tpath /mnt/pve/smb
+iscsi: san
+\tportal 10.0.0.3
+\ttarget iqn.2003-01.org.example:lun
+iscsidirect: san-direct
+\tportal 10.0.0.3
+\ttarget iqn.2003-01.org.example:lun
+zfs: zfs-over-iscsi
+\tpool tank
+\tportal 10.0.0.4
+\tsparse 1
+glusterfs: gluster
+\tserver 10.0.0.5
+\tvolume vms
+pbs: backup
+\tserver 10.0.0.6
+"""
+
+
+@pytest.mark.parametrize("volume, kind, where", [
+    ("local-zfs:vm-100-disk-0", "zvol", "storage local-zfs (zfspool, pool rpool/data)"),
+    ("local:100/vm-100-disk-0.qcow2", "file", "storage local (dir, path /var/lib/vz)"),
+    ("data:100/vm-100-disk-0.raw", "btrfs-file", "storage data (btrfs, path /mnt/data/pve)"),
+    ("nocow:100/vm-100-disk-0.raw", "btrfs-file", "storage nocow (btrfs, path /mnt/data/nocow, nocow)"),
+    ("vg:vm-100-disk-0", "block", "storage vg (lvm, volume group vg0)"),
+    ("local-lvm:vm-100-disk-0", "block", "storage local-lvm (lvmthin, thin pool pve/data)"),
+    ("ceph:vm-100-disk-0", "librbd", "storage ceph (rbd, librbd)"),
+    ("ceph-krbd:vm-100-disk-0", "block", "storage ceph-krbd (rbd, krbd 1: the kernel's /dev/rbd device)"),
+    ("nas:100/vm-100-disk-0.qcow2", "netfs-file", "storage nas (nfs, path /mnt/pve/nas)"),
+    ("smb:100/vm-100-disk-0.raw", "netfs-file", "storage smb (cifs, path /mnt/pve/smb)"),
+    ("san:0.0.1.scsi-36001405", "block", "storage san (iscsi, the kernel's iSCSI initiator, a /dev/disk/by-id device)"),
+    ("san-direct:0.0.1.scsi-36001405", "network", "storage san-direct (iscsidirect, QEMU's libiscsi)"),
+    ("zfs-over-iscsi:vm-100-disk-0", "network", "storage zfs-over-iscsi (zfs, ZFS over iSCSI, QEMU's libiscsi; the "
+                                                "ARC is the target's)"),
+    ("gluster:100/vm-100-disk-0.qcow2", "network", "storage gluster (glusterfs, QEMU's libgfapi)"),
+    ("backup:backup/vm/100/2024-01-01T00:00:00Z", "unknown", "storage backup has type pbs, which this audit does "
+                                                             "not know"),
+    ("nowhere:vm-100-disk-0", "unknown", "storage nowhere is not in storage.cfg"),
+    ("/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-1", "block", "host block device /dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-1"),
+    ("/dev/zvol/tank/vm-1", "zvol", "zvol tank/vm-1"),
+])
+def test_every_storage_type_resolves_to_its_kind_and_says_how(volume: str, kind: str, where: str) -> None:
+    location = locate_volume(volume, parse_storage_cfg(STORAGE_CFG_EVERY_TYPE))
+    assert (location.kind, location.where) == (kind, where)
+
+
+def test_without_storage_cfg_only_a_fresh_installs_storages_are_assumed_and_said() -> None:
+    assumed = locate_volume("local-zfs:vm-100-disk-0", None)
+    assert assumed.kind == "zvol" and assumed.assumed and "storage.cfg not in the facts" in assumed.where
+    other = locate_volume("ceph:vm-100-disk-0", None)
+    assert other.kind == "unknown" and "not a storage a fresh Proxmox install has" in other.where
+
+
+def _located(volume: str, *, mounts: str = "", links: str = "", kind: str = "proxmox"):
+    """Where one disk (a Proxmox volume, or a libvirt <disk>) lives, given the host's mounts and /dev links."""
+    facts = Facts(storages=parse_storage_cfg(STORAGE_CFG_EVERY_TYPE), mounts=host_outputs.parse_mounts(mounts),
+                  links=host_outputs.parse_links(links) if links else {})
+    if kind == "proxmox":
+        vm = parse_qm_conf(f"scsi0: {volume}\n", "qemu-server/100.conf")
+    else:
+        vm = parse_libvirt_xml(f"<domain><name>d</name><devices>{volume}</devices></domain>", "libvirt/d.xml")
+    facts.vms = [vm]
+    ((_, _, location),) = facts.vm_disks()
+    return location
+
+
+def test_the_file_system_under_an_image_comes_from_mounts_and_a_deeper_mount_hides_zfs() -> None:
+    root_on_zfs = "rpool/ROOT/pve-1 / zfs rw 0 0\nrpool/vz /var/lib/vz zfs rw 0 0\n/dev/sdb1 /mnt/data btrfs rw 0 0\n"
+    on_zfs = _located("local:100/vm-100-disk-0.qcow2", mounts=root_on_zfs)
+    assert (on_zfs.kind, on_zfs.dataset) == ("zfs-file", "rpool/vz") and "ZFS file system rpool/vz (mounts.txt)" in on_zfs.where
+    ext4 = _located("local:100/vm-100-disk-0.qcow2", mounts=root_on_zfs + "/dev/sdc1 /var/lib/vz ext4 rw 0 0\n")
+    assert (ext4.kind, ext4.dataset) == ("file", None) and ext4.where.endswith("on ext4 /var/lib/vz (mounts.txt)")
+    nfs = _located("nas:100/vm-100-disk-0.qcow2", mounts=root_on_zfs)  # an NFS storage is never a local dataset
+    assert (nfs.kind, nfs.dataset) == ("netfs-file", None)
+    unknown = _located("local:100/vm-100-disk-0.qcow2")
+    assert (unknown.kind, unknown.dataset) == ("file", None) and "a file system the facts do not name" in unknown.where
+
+
+def test_a_dev_path_is_a_device_and_a_zd_device_is_the_zvol_its_links_name() -> None:
+    passthrough = _located("/dev/disk/by-id/ata-X", mounts="rpool/ROOT/pve-1 / zfs rw 0 0\n")
+    assert (passthrough.kind, passthrough.dataset) == ("block", None)  # not the root dataset
+    links = "/dev/zvol/tank/web\t/dev/zd16\n"
+    zd = _located("<disk type='block' device='disk'><source dev='/dev/zd16'/><target dev='vda' bus='virtio'/></disk>",
+                  links=links, kind="libvirt")
+    assert (zd.kind, zd.dataset) == ("zvol", "tank/web")
+    rbd = _located("<disk type='network' device='disk'><source protocol='rbd' name='vms/web'/>"
+                   "<target dev='vda' bus='virtio'/></disk>", kind="libvirt")
+    assert (rbd.kind, rbd.where) == ("librbd", "network disk rbd vms/web (QEMU's librbd)")
+    pool = _located("<disk type='volume' device='disk'><source pool='default' volume='web.qcow2'/>"
+                    "<target dev='vda' bus='virtio'/></disk>", kind="libvirt")
+    assert pool.kind == "unknown" and "libvirt storage pool" in pool.where
 
 
 @pytest.mark.parametrize("parse, text", [
@@ -358,3 +480,11 @@ def test_the_2_1_text_status_and_zdb_agree_with_the_2_3_json_on_the_same_layout(
     old, new = load_facts(PROBE_21), load_facts(PROBE_23)
     assert [(v.vdev_class, v.type, v.ashift) for v in old.vdevs["tank"]] == \
         [(v.vdev_class, v.type, v.ashift) for v in new.vdevs["tank"]]
+
+
+def test_a_vm_config_given_by_its_bare_name_is_named_after_its_directory(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "pve1").mkdir()
+    (tmp_path / "pve1" / "100.conf").write_text("memory: 1024\n")
+    monkeypatch.chdir(tmp_path / "pve1")
+    (vm,) = load_facts(tmp_path, [Path("100.conf")]).vms
+    assert (vm.name, vm.vmid) == ("pve1/100.conf", "100")  # not "/100.conf"

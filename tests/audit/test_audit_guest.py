@@ -54,6 +54,11 @@ def found(audit: dict, rule: str) -> list[dict]:
     return [f for f in audit["findings"] if f["rule"] == rule]
 
 
+def disk_detail(findings: list[dict], disk: str) -> list[dict]:
+    """The per-disk entries for `disk` in VM findings' `disks` (audit --json)."""
+    return [detail for finding in findings for detail in finding["disks"] if detail["disk"] == disk]
+
+
 def about(finding: dict, *names: str) -> bool:
     """The finding names one of these devices (or a partition of one: vdd1, nvme0n1p1, ...-part1) or vdevs
     as a whole word in its subject or evidence."""
@@ -170,6 +175,6 @@ def test_vm_configs_are_tied_to_the_real_zvol(guest: GuestRun) -> None:
                    "--storage-cfg", str(data / "storage.cfg"), "--json")
     assert done.returncode == 3, done.stderr[-2000:]
     report = json.loads(done.stdout)
-    discard = [f for f in found(report, "KVM-DISCARD") if f["subject"].endswith("scsi0")]
+    discard = disk_detail(found(report, "KVM-DISCARD"), "scsi0")  # one finding per VM: scsi0 is one of its disks
     assert discard and f"{ZVOL} refreservation=0" in discard[0]["evidence"], show(found(report, "KVM-DISCARD"))
-    assert [f for f in found(report, "KVM-CACHE") if f["subject"].endswith("scsi0")]
+    assert disk_detail(found(report, "KVM-CACHE"), "scsi0")

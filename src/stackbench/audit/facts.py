@@ -9,7 +9,7 @@ file neither stops the audit nor is read half-way.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -18,8 +18,8 @@ from stackbench.audit.aes_ni import AesNi, parse_aes_ni
 from stackbench.audit import zfs_outputs as zfs
 from stackbench.audit.errors import FactsFormatError
 from stackbench.audit.versions import Version, parse_zfs_version
-from stackbench.audit.vm import DiskLocation, Storage, Vm, VmDisk, locate_volume, parse_libvirt_xml, parse_qm_conf, \
-    parse_storage_cfg
+from stackbench.audit.storage import DiskLocation, Storage, is_network_file_system, locate_volume, parse_storage_cfg
+from stackbench.audit.vm import Vm, VmDisk, parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.zfs_outputs import Vdev
 
 __all__ = ["FACT_FILES", "ZDB_CONFIG", "FactFile", "Facts", "Vdev", "load_facts"]
@@ -76,16 +76,26 @@ class Facts:
     def filesystems(self) -> list[str]:
         return self._of_type("filesystem")
 
+    def mount_of_path(self, path: str) -> tuple[str, str, str] | None:
+        """The mount (source, mount point, fs type) whose mount point is the longest prefix of `path`, from
+        mounts.txt; None when the facts have no mounts."""
+        best: tuple[str, str, str] | None = None
+        for source, point, fstype in self.mounts:
+            if _under(path, point) and (best is None or len(point) >= len(best[1])):
+                best = (source, point, fstype)  # the later of two equal mount points is the one on top
+        return best
+
     def dataset_of_path(self, path: str) -> str | None:
-        """The ZFS file system whose mount point is the longest prefix of `path`."""
+        """The ZFS file system `path` lies on: the mount it lies on when mounts.txt is in the facts (a file system
+        of any type mounted deeper hides the dataset), else the dataset whose mount point is its longest prefix."""
+        if self.mounts:
+            mount = self.mount_of_path(path)
+            return mount[0] if mount and mount[2] in ("zfs", "fuse.zfs") else None
         best, best_len = None, -1
-        candidates = [(source, point) for source, point, fstype in self.mounts if fstype in ("zfs", "fuse.zfs")]
-        if not candidates:
-            candidates = [(name, self.dataset_prop(name, "mountpoint") or "") for name in self.filesystems()]
-        for dataset, point in candidates:
-            if point.startswith("/") and (path == point or path.startswith(point.rstrip("/") + "/")):
-                if len(point) > best_len:
-                    best, best_len = dataset, len(point)
+        for dataset in self.filesystems():
+            point = self.dataset_prop(dataset, "mountpoint") or ""
+            if point.startswith("/") and _under(path, point) and len(point) > best_len:
+                best, best_len = dataset, len(point)
         return best
 
     # --- devices ---------------------------------------------------------------------------------------
@@ -141,16 +151,63 @@ class Facts:
         return "hypervisor" in self.cpu_flags or (self.virt is not None and self.virt not in ("none", *CONTAINERS))
 
     # --- VMs -------------------------------------------------------------------------------------------
-    def vm_disks(self) -> Iterator[tuple[Vm, VmDisk, DiskLocation | None]]:
-        """Every VM disk with where it lives (the dataset for zvols and image files on ZFS, when known)."""
+    def vm_disks(self) -> Iterator[tuple[Vm, VmDisk, DiskLocation]]:
+        """Every VM disk with where it lives: its kind of backing (audit.storage.KINDS) and, for zvols and image
+        files on ZFS, the dataset."""
         for vm in self.vms:
             for disk in vm.disks:
-                location = locate_volume(disk.volume, self.storages) if vm.kind == "proxmox" or disk.volume.startswith("/") \
-                    else None
-                if location is not None and location.dataset is None and location.path:
-                    location = DiskLocation(self.dataset_of_path(location.path), location.path, False,
-                                            location.sparse_storage, location.assumed)
-                yield vm, disk, location
+                yield vm, disk, self.locate(vm, disk)
+
+    def locate(self, vm: Vm, disk: VmDisk) -> DiskLocation:
+        """Where one VM disk lives: its config and storage.cfg say which storage or path, the host's facts say
+        which file system a path lies on and which zvol a /dev/zdN is."""
+        if vm.kind == "libvirt" and not disk.volume.startswith("/"):
+            if disk.protocol == "rbd":
+                return DiskLocation("librbd", f"network disk rbd {disk.volume} (QEMU's librbd)")
+            if disk.protocol:
+                return DiskLocation("network", f"network disk {disk.protocol} {disk.volume} (QEMU's own driver)")
+            if disk.pool_volume:
+                return DiskLocation("unknown", f"volume {disk.volume} of a libvirt storage pool, whose type is not "
+                                               "in the facts")
+            return DiskLocation("unknown", "no source path in the domain")
+        location = locate_volume(disk.volume, self.storages)
+        if location.kind == "block" and location.storage is None:
+            return self._zvol_device(location)
+        if location.kind == "file" and location.path:  # a storage of type btrfs or nfs says its file system itself
+            return self._on_file_system(location)
+        return location
+
+    def _zvol_device(self, location: DiskLocation) -> DiskLocation:
+        """A /dev path that is a zvol under another name (/dev/zd16, a link to it) is the zvol the links name."""
+        device = location.where.rsplit(" ", 1)[-1]
+        target = self.links.get(device, device)
+        names = [link for link, to in self.links.items() if to == target and link.startswith("/dev/zvol/")]
+        if names:
+            name = names[0][len("/dev/zvol/"):]
+            return DiskLocation("zvol", f"zvol {name} ({device}, dev-disk-links.txt)", dataset=name)
+        if re.fullmatch(r"/dev/zd\d+(p\d+)?", target):
+            return DiskLocation("zvol", f"zvol device {device} (its name is not in the facts)")
+        return location
+
+    def _on_file_system(self, location: DiskLocation) -> DiskLocation:
+        """An image file's location with the file system under it: a ZFS dataset, btrfs, a network file system."""
+        path = location.path or ""
+        dataset = self.dataset_of_path(path)
+        mount = self.mount_of_path(path)
+        if dataset:
+            how = "mounts.txt" if self.mounts else "by the datasets' mount points; mounts.txt not in the facts"
+            return replace(location, kind="zfs-file", dataset=dataset,
+                           where=f"{location.where}, on ZFS file system {dataset} ({how})")
+        if mount is None:
+            return replace(location, where=f"{location.where}, on a file system the facts do not name")
+        fstype = mount[2]
+        kind = ("btrfs-file" if fstype == "btrfs" else "netfs-file" if is_network_file_system(fstype)
+                else location.kind)
+        return replace(location, kind=kind, where=f"{location.where}, on {fstype} {mount[1]} (mounts.txt)")
+
+
+def _under(path: str, point: str) -> bool:
+    return path == point or path.startswith(point.rstrip("/") + "/")
 
 
 def _read(directory: Path, name: str) -> str | None:
@@ -320,7 +377,7 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cf
             facts.problems.append(str(error))
     files = sorted((directory / "qemu-server").glob("*.conf")) + sorted((directory / "libvirt").glob("*.xml"))
     for path in files + list(vm_configs or []):
-        name = f"{path.parent.name}/{path.name}"
+        name = f"{path.absolute().parent.name}/{path.name}"  # --vm-config 100.conf in its directory too
         try:
             text = path.read_text(errors="replace")
             is_xml = path.suffix == ".xml" or text.lstrip().startswith("<")

@@ -4,12 +4,13 @@ check) and every finding is made by its rule, so a rule's id and severity are wr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from stackbench.audit.facts import Facts
 
 SEVERITIES = ("crit", "err", "warn", "info")
+SUBJECT_DISKS = 4  # a finding's subject names this many of its VM's disks, then "and N more"
 
 # A rule's example: saved facts as `stackbench facts save` writes them, file name -> text (`qemu-server/100.conf`
 # for a VM config). Read with the real loader (`audit.examples.facts_of`), so an example is also a capture.
@@ -17,13 +18,28 @@ Example = Mapping[str, str]
 
 
 @dataclass(frozen=True)
+class DiskDetail:
+    """One VM disk inside a finding about a VM: its own severity, evidence and fix (the disk alone)."""
+
+    disk: str  # scsi0, virtio1 (Proxmox) or the libvirt target dev (vda)
+    severity: str
+    evidence: str
+    fix: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"disk": self.disk, "severity": self.severity, "evidence": self.evidence, "fix": self.fix}
+
+
+@dataclass(frozen=True)
 class Finding:
     rule_id: str
     severity: str
-    subject: str  # what the finding is about: a pool, dataset, vdev or VM disk
+    subject: str  # what the finding is about: a pool, dataset, vdev, VM, or a VM's disks
     evidence: str  # the exact property and value that triggered it
     fix: str  # the command that fixes it
     prove: str | None = None  # the stackbench command that would measure the claim on this machine
+    vm: str | None = None  # the VM config it is about (qemu-server/100.conf, libvirt/web.xml), if any
+    disks: tuple[DiskDetail, ...] = ()  # the VM's disks it covers, each with its own evidence and fix
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +49,8 @@ class Finding:
             "evidence": self.evidence,
             "fix": self.fix,
             "prove": self.prove,
+            "vm": self.vm,
+            "disks": [disk.to_json() for disk in self.disks],
         }
 
 
@@ -61,12 +79,30 @@ class Rule:
             raise ValueError(f"{self.id}: {self.severity} is the rule's own severity, not another one")
 
     def finding(self, subject: str, evidence: str, fix: str, prove: str | None = None, *,
-                severity: str | None = None) -> Finding:
+                severity: str | None = None, vm: str | None = None) -> Finding:
         """A finding of this rule: the id and severity come from the rule, so a check cannot misspell them.
 
         `severity` is only for the cases the rule declares in `other_severities`; an undeclared one raises,
         because a finding whose severity the rule list does not show would surprise `--min-severity`.
         """
+        return Finding(self.id, self._declared(severity), subject, evidence, fix, prove=prove, vm=vm)
+
+    def vm_finding(self, vm: str, disks: Sequence[DiskDetail], fix: str, prove: str | None = None) -> Finding:
+        """One finding for all of a VM's disks this rule reports: fourteen disks on one emulated controller are
+        one problem with one fix, not fourteen. The subject names the disks, the evidence joins theirs, the
+        severity is the most severe disk's, and each disk's own evidence and fix stay in `disks` (JSON)."""
+        if not disks:
+            raise ValueError(f"{self.id}: a VM finding needs at least one disk")
+        for disk in disks:
+            self._declared(disk.severity)
+        severity = min((disk.severity for disk in disks), key=SEVERITIES.index)
+        names = [disk.disk for disk in disks]
+        shown = ", ".join(names) if len(names) <= SUBJECT_DISKS else \
+            f"{', '.join(names[:SUBJECT_DISKS - 1])} and {len(names) - SUBJECT_DISKS + 1} more"
+        evidence = "; ".join(disk.evidence for disk in disks)
+        return Finding(self.id, severity, f"{vm} {shown}", evidence, fix, prove=prove, vm=vm, disks=tuple(disks))
+
+    def _declared(self, severity: str | None) -> str:
         if severity is not None and severity != self.severity and severity not in self.other_severities:
             raise ValueError(f"{self.id}: severity {severity} is not declared in other_severities")
-        return Finding(self.id, severity or self.severity, subject, evidence, fix, prove=prove)
+        return severity or self.severity

@@ -3,8 +3,8 @@
 KVM rules ask the same questions of both (cache mode, bus, iothread, CPU model, memory, discard), so both
 formats are read into `Vm`/`VmDisk` with the *effective* settings: a value the file leaves out is replaced
 by the default that applies (Proxmox: cache none, scsihw lsi, CPU kvm64; QEMU under libvirt: cache
-writeback, CPU qemu64), and `*_set` says whether the file chose it. Proxmox storage ids are mapped to ZFS
-datasets or directories through storage.cfg, so a finding can name the dataset behind a VM disk.
+writeback, CPU qemu64), and `*_set` says whether the file chose it. Where a disk lives (a storage id, a zvol,
+a Ceph image) is `audit.storage`'s concern.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class VmDisk:
     bus: str  # ide, sata, scsi, virtio, usb, ...
     volume: str  # as written: local-zfs:vm-100-disk-0, /dev/zvol/tank/vm, /var/lib/libvirt/images/a.qcow2
     controller: str | None = None  # SCSI controller model for bus scsi: virtio-scsi-single, lsi, megasas, ...
+    controller_set: bool = False  # the config names the controller (Proxmox `scsihw`; otherwise the default lsi)
     cache: str = "none"
     cache_set: bool = False
     aio: str | None = None
@@ -37,6 +38,8 @@ class VmDisk:
     discard: bool = False
     image_format: str | None = None  # qcow2, raw, vmdk ... when known
     options: dict[str, str] = field(default_factory=dict)  # the raw options as written
+    protocol: str | None = None  # libvirt network disks: rbd, iscsi, nbd, gluster, ... (QEMU's own driver, no file)
+    pool_volume: bool = False  # libvirt <source pool= volume=>: a volume of a libvirt storage pool
 
 
 @dataclass
@@ -78,8 +81,10 @@ def _pve_cpu(value: str | None) -> tuple[str, bool]:
             model = val.strip()
         elif key.strip() == "flags":
             flags = val
-    hides = model.lower() in CPU_MODELS_WITHOUT_AES
-    return model, not hides or "+aes" in flags.split(";")
+    flag_list = flags.split(";")
+    if "-aes" in flag_list:  # a flag taken away hides it whatever the model has
+        return model, False
+    return model, model.lower() not in CPU_MODELS_WITHOUT_AES or "+aes" in flag_list
 
 
 def _pve_memory(value: str | None) -> int | None:
@@ -125,6 +130,7 @@ def parse_qm_conf(text: str, name: str) -> Vm:
             continue
         vm.disks.append(VmDisk(
             key=key, bus=match[1], volume=volume, controller=scsihw if match[1] == "scsi" else None,
+            controller_set="scsihw" in config,
             cache=options.get("cache", "none"), cache_set="cache" in options, aio=options.get("aio"),
             iothread=options.get("iothread") in ("1", "on", "yes"), discard=options.get("discard") == "on",
             image_format=image_format(volume) or ("raw" if ":" in volume and "/" not in volume else None),
@@ -170,13 +176,15 @@ def parse_libvirt_xml(text: str, name: str) -> Vm:
             iothreads=int(domain.findtext("iothreads") or 0) if (domain.findtext("iothreads") or "0").strip().isdigit() else 0)
     controllers = {c.get("index", "0"): c for c in domain.findall("devices/controller") if c.get("type") == "scsi"}
     for disk in domain.findall("devices/disk"):
-        if disk.get("device", "disk") != "disk":
+        if disk.get("device", "disk") not in ("disk", "lun"):  # cdrom and floppy hold no data disk
             continue
         driver = disk.find("driver")
         driver = driver if driver is not None else ET.Element("driver")
         source = disk.find("source")
         volume = "" if source is None else (source.get("file") or source.get("dev") or source.get("name")
                                              or f"{source.get('pool', '')}/{source.get('volume', '')}")
+        protocol = source.get("protocol") if source is not None and disk.get("type") == "network" else None
+        pool_volume = source is not None and source.get("pool") is not None and source.get("volume") is not None
         target = disk.find("target")
         bus = target.get("bus", "ide") if target is not None else "ide"
         controller = None
@@ -191,76 +199,10 @@ def parse_libvirt_xml(text: str, name: str) -> Vm:
             iothread = driver.get("iothread") is not None or disk.find("driver/iothreads") is not None
         vm.disks.append(VmDisk(
             key=target.get("dev", "?") if target is not None else "?", bus=bus, volume=volume, controller=controller,
+            controller_set=controller is not None,
             cache=driver.get("cache", "writeback"), cache_set="cache" in driver.attrib, aio=driver.get("io"),
             iothread=iothread, discard=driver.get("discard") == "unmap",
             image_format=driver.get("type") or image_format(volume), options=dict(driver.attrib),
+            protocol=protocol, pool_volume=pool_volume,
         ))
     return vm
-
-
-@dataclass(frozen=True)
-class Storage:
-    id: str
-    type: str  # zfspool, dir, lvmthin, nfs, ...
-    options: dict[str, str]
-
-
-def parse_storage_cfg(text: str, name: str = "pve/storage.cfg") -> dict[str, Storage]:
-    """Proxmox `/etc/pve/storage.cfg`: `type: id` headers, then indented `key value` lines."""
-    storages: dict[str, Storage] = {}
-    current: Storage | None = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not line[0].isspace():
-            kind, sep, ident = line.partition(":")
-            if not sep or not ident.strip():
-                raise FactsFormatError(name, number, f"expected `type: id`, got {line[:60]!r}")
-            current = Storage(ident.strip(), kind.strip(), {})
-            storages[current.id] = current
-        elif current is not None:
-            key, _, value = line.strip().partition(" ")
-            current.options[key] = value.strip() or "1"
-        else:
-            raise FactsFormatError(name, number, "option line before the first `type: id` header")
-    return storages
-
-
-# What a fresh Proxmox VE install has when storage.cfg is not in the facts.
-PVE_DEFAULT_STORAGES = {
-    "local": Storage("local", "dir", {"path": "/var/lib/vz"}),
-    "local-zfs": Storage("local-zfs", "zfspool", {"pool": "rpool/data", "sparse": "1"}),
-}
-
-
-@dataclass(frozen=True)
-class DiskLocation:
-    dataset: str | None  # the zvol, or the dataset whose file system holds the image file
-    path: str | None  # the image file, when it is a file
-    zvol: bool
-    sparse_storage: bool = False
-    assumed: bool = False  # storage.cfg was not in the facts: Proxmox's install defaults were assumed
-
-
-def locate_volume(volume: str, storages: dict[str, Storage] | None) -> DiskLocation | None:
-    """Where a VM disk lives, as far as the config and storage.cfg say (file systems are resolved later)."""
-    if volume.startswith("/dev/zvol/"):
-        return DiskLocation(volume[len("/dev/zvol/"):], None, True)
-    if volume.startswith("/"):
-        return DiskLocation(None, volume, False)
-    match = re.match(r"^([\w.-]+):(.+)$", volume)
-    if not match:
-        return None
-    assumed = storages is None
-    storage = (storages if storages is not None else PVE_DEFAULT_STORAGES).get(match[1])
-    if storage is None:
-        return None
-    if storage.type == "zfspool" and "pool" in storage.options:
-        # A linked clone is written `base-100-disk-0/vm-101-disk-0`: the zvol is the last part (ZFSPoolPlugin).
-        return DiskLocation(f"{storage.options['pool']}/{match[2].rsplit('/', 1)[-1]}", None, True,
-                            sparse_storage=storage.options.get("sparse", "0") in ("1", "yes", "on"), assumed=assumed)
-    if storage.type in ("dir", "nfs", "cifs", "glusterfs", "cephfs", "btrfs") and "path" in storage.options:
-        # `100/base-100-disk-0.qcow2/101/vm-101-disk-0.qcow2` is a linked clone: the file is the last VMID/NAME.
-        volume = "/".join(match[2].split("/")[-2:])
-        return DiskLocation(None, f"{storage.options['path'].rstrip('/')}/images/{volume}", False, assumed=assumed)
-    return None

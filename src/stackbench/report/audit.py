@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 SEVERITY_STYLE = {"crit": "bold red", "err": "red", "warn": "yellow", "info": "cyan"}
 EXPLAIN_HINT = "Explain a rule: stackbench audit --explain RULE-ID"
+SHOWN_DISKS = 6  # evidence lines of a VM finding's disks in the terminal
 
 
 def rules_table(rules: Sequence[Rule]) -> Tabular:
@@ -29,6 +30,15 @@ def findings_table(findings: Sequence[Finding], rules: Mapping[str, Rule], title
           rules[f.rule_id].source] for f in findings],
         title=title, notes=[EXPLAIN_HINT],
     )
+
+
+def disk_lines(finding: Finding) -> list[str]:
+    """A VM finding's disks, one evidence line each, cut after SHOWN_DISKS: a VM with thirty disks on one
+    controller stays one readable block, and --json keeps every disk."""
+    lines = [disk.evidence for disk in finding.disks[:SHOWN_DISKS]]
+    if len(finding.disks) > SHOWN_DISKS:
+        lines.append(f"... and {len(finding.disks) - SHOWN_DISKS} more disks (--json lists each with its own fix)")
+    return lines
 
 
 def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule], title: str) -> RenderableType:
@@ -49,7 +59,10 @@ def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule], titl
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=15, justify="right", style="dim")
         grid.add_column(ratio=1, overflow="fold")
-        grid.add_row("evidence:", finding.evidence)
+        if len(finding.disks) > 1:
+            grid.add_row("evidence:", "\n".join(disk_lines(finding)))
+        else:
+            grid.add_row("evidence:", finding.evidence)
         grid.add_row("why:", rule.rationale)
         grid.add_row("fix:", finding.fix)
         if finding.prove:

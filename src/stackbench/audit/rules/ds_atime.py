@@ -18,7 +18,7 @@ def _image_datasets(facts):
     if facts.image_files is None and not facts.vms:
         return None
     holders = {facts.dataset_of_path(path) for path in (facts.image_files or {})}
-    holders |= {loc.dataset for _, _, loc in facts.vm_disks() if loc and not loc.zvol and loc.dataset}
+    holders |= {loc.dataset for _, _, loc in facts.vm_disks() if loc.kind == "zfs-file" and loc.dataset}
     return holders - {None}
 
 

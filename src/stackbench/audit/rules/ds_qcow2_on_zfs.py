@@ -12,16 +12,21 @@ their own machine (the prove command) before converting; qcow2 features (snapsho
 images on plain directories) may be worth the cost.
 """
 
+from __future__ import annotations
+
 from typing import Iterator
 
 from stackbench.audit.examples import tab_separated
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
-from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._disks import images_on_zfs
+from stackbench.audit.rule import DiskDetail, Finding, Rule
+from stackbench.audit.rules._disks import ImageOnZfs, images_on_zfs
 
 
-def _convert(image):
+MEASURE = "measure first (disputed: results differ by machine); if raw wins: "
+
+
+def _convert(image: ImageOnZfs) -> str:
     raw = image.path[: -len(".qcow2")] + ".raw" if image.path.endswith(".qcow2") else image.path + ".raw"
     if image.vm and image.disk:
         return image.vm.fix(f"qm disk move VMID {image.disk.key} <zfspool or directory storage> --format raw",
@@ -30,17 +35,30 @@ def _convert(image):
     return f"qemu-img convert -p -O raw {image.path} {raw} (VM off), then point the VM at the raw file"
 
 
+def _evidence(image: ImageOnZfs) -> str:
+    return f"qcow2 image {image.path} on ZFS file system {image.dataset} ({image.origin})"
+
+
 def check(facts: Facts) -> Iterator[Finding]:
-    for image in images_on_zfs(facts):
-        if image.format != "qcow2":
-            continue
-        convert = _convert(image)
-        yield RULE.finding(
-            image.subject,
-            f"qcow2 image {image.path} on ZFS file system {image.dataset} ({image.origin})",
-            f"measure first (disputed: results differ by machine); if raw wins: {convert}",
-            prove=in_guest(RULE.id, BLOG_QD4, convert),
-        )
+    """One finding per VM (each disk is its own `qm disk move`: Proxmox moves one disk per command), then one
+    per image the probe found that no VM config names."""
+    qcow2 = [image for image in images_on_zfs(facts) if image.format == "qcow2"]
+    by_vm: dict[int, list[ImageOnZfs]] = {}
+    for image in qcow2:
+        if image.vm is not None:
+            by_vm.setdefault(id(image.vm), []).append(image)
+    for images in by_vm.values():
+        converts = [_convert(image) for image in images]
+        details = [DiskDetail(image.disk.key, RULE.severity, _evidence(image), MEASURE + convert)
+                   for image, convert in zip(images, converts) if image.disk]
+        convert = "; ".join(converts)
+        yield RULE.vm_finding(images[0].vm.name, details, MEASURE + convert,
+                              prove=in_guest(RULE.id, BLOG_QD4, convert))
+    for image in qcow2:
+        if image.vm is None:
+            convert = _convert(image)
+            yield RULE.finding(image.subject, _evidence(image), MEASURE + convert,
+                               prove=in_guest(RULE.id, BLOG_QD4, convert))
 
 
 _IMAGE_DATASET = tab_separated("""

@@ -11,7 +11,7 @@ from stackbench.audit.rule import Finding, Rule
 
 def check(facts: Facts) -> Iterator[Finding]:
     zvols = set(facts.zvols())
-    holders = {loc.dataset for _, _, loc in facts.vm_disks() if loc and loc.dataset}
+    holders = {loc.dataset for _, _, loc in facts.vm_disks() if loc.dataset}  # zvols and ZFS file systems
     for name in sorted(zvols | holders):
         if facts.dataset_prop(name, "sync") == "disabled":
             what = "zvol" if name in zvols else "holds VM disks"

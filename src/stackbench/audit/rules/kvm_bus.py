@@ -1,27 +1,38 @@
 """KVM-BUS: a data disk on an emulated controller: ide or sata, or scsi behind lsi (the Proxmox backend
 default when scsihw is absent), lsi53c810, megasas or pvscsi (libvirt: lsilogic, lsisas1068, lsisas1078,
-vmpvscsi, ibmvscsi). Proxmox calls VirtIO SCSI or VirtIO Block "highly recommended"."""
+vmpvscsi, ibmvscsi). Proxmox calls VirtIO SCSI or VirtIO Block "highly recommended".
+
+The controller belongs to the VM, so its disks are one finding with one fix: `qm set VMID --scsihw
+virtio-scsi-single` once for all its SCSI disks; disks on ide/sata are listed with the manual move."""
 
 from typing import Iterator
 
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import BLOG_QD4, in_guest
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._disks import DiskChange, DiskIssue, vm_findings
 
 EMULATED_SCSI = ("lsi", "lsi53c810", "megasas", "pvscsi", "lsilogic", "lsisas1068", "lsisas1078", "vmpvscsi",
                  "ibmvscsi", "am53c974", "dc390")
+LIBVIRT = "<target bus='virtio'/> on {disks}, or a virtio-scsi controller for them"
+# The controller is the VM's: one `--scsihw` for all its SCSI disks. A disk on ide/sata changes bus by hand:
+# detach it (it becomes unusedN) and add that volume again as virtioN or scsiN; the guest needs the drivers first.
+CONTROLLER = DiskChange(vm_options={"scsihw": "virtio-scsi-single"}, libvirt=LIBVIRT)
+MOVE = DiskChange(manual="move {disks} to virtioN, or to scsiN under scsihw virtio-scsi-single (detach, then add "
+                         "the unused disk on the new bus; the guest needs VirtIO drivers first)", libvirt=LIBVIRT)
 
 
 def check(facts: Facts) -> Iterator[Finding]:
+    issues = []
     for vm in facts.vms:
         for disk in vm.disks:
-            emulated_scsi = disk.bus == "scsi" and disk.controller in EMULATED_SCSI
-            if disk.bus in ("ide", "sata") or emulated_scsi:
-                where = f"{disk.key} on {disk.bus}" + (f" with controller {disk.controller}" if emulated_scsi else "")
-                fix = vm.fix("qm set VMID --scsihw virtio-scsi-single, then move the disk to scsiN or virtioN",
-                             "virsh edit NAME: <target bus='virtio'/> or a virtio-scsi controller")
-                yield RULE.finding(f"{vm.name} {disk.key}", f"{where}: {disk.volume}", fix,
-                                   prove=in_guest(RULE.id, BLOG_QD4, fix))
+            if disk.bus == "scsi" and disk.controller in EMULATED_SCSI:
+                default = "" if disk.controller_set else " (no scsihw: Proxmox's default)"
+                issues.append((vm, DiskIssue(disk, f"{disk.key} on scsi with controller {disk.controller}{default}: "
+                                                   f"{disk.volume}", CONTROLLER)))
+            elif disk.bus in ("ide", "sata"):
+                issues.append((vm, DiskIssue(disk, f"{disk.key} on {disk.bus}: {disk.volume}", MOVE)))
+    yield from vm_findings(RULE, issues, prove=lambda fix: in_guest(RULE.id, BLOG_QD4, fix))
 
 
 FAILING = (

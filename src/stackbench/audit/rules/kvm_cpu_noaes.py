@@ -17,6 +17,7 @@ def check(facts: Facts) -> Iterator[Finding]:
                 vm.fix("qm set VMID --cpu host (one node or identical nodes) or --cpu x86-64-v2-AES",
                        "virsh edit NAME: <cpu mode='host-passthrough'/> or host-model"),
                 prove="inside the VM, before and after: stackbench crypto --cipher aes-xts-plain64 --key-size 512",
+                vm=vm.name,
             )
 
 

@@ -9,32 +9,32 @@ from typing import Iterator
 from stackbench.audit.facts import Facts
 from stackbench.audit.prove import RAND_4K_WRITE, in_guest
 from stackbench.audit.rule import Finding, Rule
-from stackbench.audit.rules._disks import disk_fix
+from stackbench.audit.rules._disks import DiskChange, DiskIssue, vm_findings
 
 
 # SCSI controllers whose disks can have their own I/O thread: Proxmox only with one controller per disk
 # (virtio-scsi-single); libvirt gives the virtio-scsi controller itself an iothread.
 THREADED_SCSI = {"proxmox": ("virtio-scsi-single",), "libvirt": ("virtio-scsi-single", "virtio-scsi")}
+LIBVIRT = "<iothreads>1</iothreads> and <driver ... iothread='1'/> on {disks}"
 
 
 def check(facts: Facts) -> Iterator[Finding]:
+    issues = []
     for vm in facts.vms:
         for disk in vm.disks:
+            if disk.iothread:
+                continue
             eligible = disk.bus == "virtio" or (disk.bus == "scsi" and disk.controller in THREADED_SCSI[vm.kind])
             shared = vm.kind == "proxmox" and disk.bus == "scsi" and disk.controller == "virtio-scsi-pci"
-            if shared and not disk.iothread:
-                fix = (vm.fix("qm set VMID --scsihw virtio-scsi-single", "") + "; "
-                       + disk_fix(vm, disk, "", iothread="1"))
-                yield RULE.finding(f"{vm.name} {disk.key}",
-                                   f"{disk.key}: {disk.volume} on scsihw virtio-scsi-pci, which cannot give a disk its "
-                                   "own I/O thread", fix,
-                                   prove=in_guest(RULE.id, RAND_4K_WRITE, fix))
-            elif eligible and not disk.iothread:
-                fix = disk_fix(vm, disk, f"virsh edit NAME: <iothreads>1</iothreads> and <driver ... iothread='1'/> "
-                                         f"on {disk.key}", iothread="1")
-                yield RULE.finding(f"{vm.name} {disk.key}",
-                                   f"{disk.key}: {disk.volume} without iothread", fix,
-                                   prove=in_guest(RULE.id, RAND_4K_WRITE, fix))
+            if shared:
+                issues.append((vm, DiskIssue(
+                    disk, f"{disk.key}: {disk.volume} on scsihw virtio-scsi-pci, which cannot give a disk its own "
+                          "I/O thread",
+                    DiskChange(vm_options={"scsihw": "virtio-scsi-single"}, drive={"iothread": "1"}))))
+            elif eligible:
+                issues.append((vm, DiskIssue(disk, f"{disk.key}: {disk.volume} without iothread",
+                                             DiskChange(drive={"iothread": "1"}, libvirt=LIBVIRT))))
+    yield from vm_findings(RULE, issues, prove=lambda fix: in_guest(RULE.id, RAND_4K_WRITE, fix))
 
 
 def _vm(lines: str) -> dict[str, str]:

@@ -5,15 +5,20 @@ from typing import Iterator
 
 from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
+from stackbench.audit.rules._disks import DiskChange, DiskIssue, vm_findings
+
+CONTROLLER = DiskChange(vm_options={"scsihw": "virtio-scsi-single"})
 
 
 def check(facts: Facts) -> Iterator[Finding]:
+    issues = []
     for vm in facts.vms:
         for disk in vm.disks:
             if vm.kind == "proxmox" and disk.bus == "scsi" and disk.iothread and disk.controller != "virtio-scsi-single":
-                yield RULE.finding(f"{vm.name} {disk.key}",
-                                   f"{disk.key}: iothread=1 with scsihw {disk.controller}",
-                                   vm.fix("qm set VMID --scsihw virtio-scsi-single", ""))
+                default = "" if disk.controller_set else " (no scsihw: Proxmox's default)"
+                issues.append((vm, DiskIssue(disk, f"{disk.key}: iothread=1 with scsihw {disk.controller}{default}",
+                                             CONTROLLER)))
+    yield from vm_findings(RULE, issues)
 
 
 def _vm(scsihw: str) -> dict[str, str]:

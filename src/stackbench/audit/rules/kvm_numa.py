@@ -26,6 +26,7 @@ def check(facts: Facts) -> Iterator[Finding]:
             f"host has {facts.numa_nodes} NUMA nodes (/sys/devices/system/node); {vm.name}: {written}",
             vm.fix(f"qm set VMID --numa 1 --sockets {facts.numa_nodes} (cores per socket as needed)",
                    "virsh edit NAME: <cpu><numa> cells matching the host's nodes, or <numatune>"),
+            vm=vm.name,
         )
 
 
