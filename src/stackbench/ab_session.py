@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Callable
 
+from stackbench import spawn
 from stackbench.errors import Interrupted, StackbenchError
 from stackbench.results import Run, new_id
 from stackbench.runner import (
@@ -53,7 +54,7 @@ class AbResult:
 def run_shell(command: str, what: str) -> None:
     """Run one of the user's commands; a non-zero exit stops the session with the command's own words."""
     try:
-        done = subprocess.run(
+        done = spawn.run(
             ["/bin/sh", "-c", command], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False,
             stdin=subprocess.DEVNULL,
         )

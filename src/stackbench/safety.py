@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from stackbench import spawn
 from stackbench.engine.jobtext import check_value
 from stackbench.errors import UnsafeTarget
 from stackbench.probe.block import SYS_BLOCK, device_name_of
@@ -151,7 +152,7 @@ def _signatures(path: Path) -> str | None:
             "Install util-linux (apt-get install util-linux)",
         )
     try:
-        done = subprocess.run(
+        done = spawn.run(
             [blkid, "-p", "-o", "export", str(path)], capture_output=True, text=True, timeout=30, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -167,7 +168,7 @@ def _signatures(path: Path) -> str | None:
     wipefs = shutil.which("wipefs")
     if wipefs:
         try:
-            listed = subprocess.run(
+            listed = spawn.run(
                 [wipefs, "--no-act", "--noheadings", "-o", "TYPE,OFFSET", str(path)],
                 capture_output=True, text=True, timeout=30, check=False,
             )

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from stackbench import spawn
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def _run(capture: Capture) -> tuple[str, int | None, str, tuple[str, ...]]:
     result: tuple[str, int | None, str, tuple[str, ...]] = ("", None, "", capture.argv)
     for argv in (capture.argv, *capture.fallback):
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+            done = spawn.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
                                   errors="replace")
         except (OSError, subprocess.TimeoutExpired) as error:
             result = ("", None, str(error), argv)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from stackbench import spawn
 from stackbench.errors import StackbenchError
 
 __all__ = [
@@ -422,7 +423,7 @@ def run_benchmark(cipher: str | None = None, key_size: int | None = None, timeou
     command[0] = cryptsetup_path()
     env = {**os.environ, "LC_ALL": "C"}
     try:
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace", env=env, timeout=timeout,
+        done = spawn.run(command, capture_output=True, text=True, errors="replace", env=env, timeout=timeout,
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as error:
         raise CryptsetupFailed(f"`{' '.join(benchmark_command(cipher, key_size))}` did not finish in {timeout:.0f} s",

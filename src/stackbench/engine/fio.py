@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from stackbench import spawn
 from stackbench import __version__
 from stackbench.engine.fio_logs import Sample, log_options, read_samples
 from stackbench.engine.jobtext import render
@@ -41,7 +42,7 @@ def find_fio(explicit: str | None = None) -> str:
 def fio_version(fio_path: str) -> str:
     """`fio-3.33` as fio prints it; the version is stored with every run because results differ by version."""
     try:
-        completed = subprocess.run(
+        completed = spawn.run(
             [fio_path, "--version"], capture_output=True, text=True, timeout=30, check=False
         )
     except OSError as error:
@@ -139,9 +140,9 @@ def run_fio(
         clock = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
-                process = subprocess.Popen(
+                process = spawn.popen(
                     command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir,
-                    preexec_fn=_die_with_parent,
+                    child_setup=_die_with_parent,
                 )
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None

@@ -12,6 +12,7 @@ import os
 import shutil
 import stat
 import subprocess
+from stackbench import spawn
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def mount_of(path: Path) -> dict[str, Any]:
     tool = shutil.which("findmnt")
     if tool:
         try:
-            done = subprocess.run(
+            done = spawn.run(
                 [tool, "-J", "-n", "-o", "FSTYPE,SOURCE,TARGET,OPTIONS", "-T", str(path)],
                 capture_output=True, text=True, timeout=10, check=False,
             )

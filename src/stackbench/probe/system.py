@@ -11,6 +11,7 @@ import platform
 import shutil
 import socket
 import subprocess
+from stackbench import spawn
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _detect_virt(kind: str) -> str | None:
     if not tool:
         return None
     try:
-        done = subprocess.run([tool, f"--{kind}"], capture_output=True, text=True, timeout=10, check=False)
+        done = spawn.run([tool, f"--{kind}"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None

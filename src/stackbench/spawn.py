@@ -1,0 +1,85 @@
+"""Child processes started so that a Ctrl-C or SIGTERM arriving meanwhile is never lost.
+
+A Python signal handler runs at the next bytecode of the main thread. When that bytecode is in one of the
+interpreter's at-fork hooks (logging registers some, and SQLAlchemy imports logging), the KeyboardInterrupt
+or `Terminated` it raises is printed as "Exception ignored ... Traceback" and dropped: the signal is lost
+and the run goes on. A SIGTERM at the moment fio was being started did exactly that in the fault tests.
+So the three signals stackbench handles are held (blocked) for the milliseconds of the fork and delivered
+right after, in our own code; the child gets the caller's signal mask back before it executes anything.
+If the delivered signal interrupts the caller, the child just started is killed and reaped, so nothing
+keeps running unseen (a fio writing a scratch file the caller is about to remove).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+HELD = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+@contextmanager
+def _signals_held() -> Iterator[set[signal.Signals] | None]:
+    """Block HELD; yields the mask to restore (None where masks cannot be changed: not the main thread)."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    except (ValueError, OSError):
+        yield None
+        return
+    try:
+        yield previous
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held signal is delivered here
+
+
+def popen(argv: Sequence[str], *, child_setup: Callable[[], None] | None = None, **kwargs: Any) -> subprocess.Popen:
+    """`subprocess.Popen` with HELD blocked across the fork; `child_setup` runs in the child before exec."""
+    process = None
+    try:
+        with _signals_held() as previous:
+
+            def setup() -> None:
+                if previous is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+                if child_setup is not None:
+                    child_setup()
+
+            process = subprocess.Popen(argv, preexec_fn=setup, **kwargs)
+    except BaseException:
+        if process is not None:  # started, then a held signal interrupted us: leave no child behind
+            process.kill()
+            process.wait()
+        raise
+    return process
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    input: str | bytes | None = None,  # noqa: A002 - subprocess.run's name
+    timeout: float | None = None,
+    capture_output: bool = False,
+    check: bool = False,
+    **kwargs: Any,
+) -> subprocess.CompletedProcess:
+    """`subprocess.run` on top of `popen`: the same arguments and results, TimeoutExpired included."""
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    with popen(argv, **kwargs) as process:
+        try:
+            stdout, stderr = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired as expired:
+            process.kill()
+            expired.output, expired.stderr = process.communicate()
+            raise
+        except BaseException:
+            process.kill()
+            raise
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    if check:
+        done.check_returncode()
+    return done
