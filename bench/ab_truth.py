@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="fio runs per cell in each stackbench run")
     parser.add_argument("--runtime", default="1", help="measured seconds per fio run")
     parser.add_argument("--ramp", default="0.5", help="ramp seconds per fio run")
+    parser.add_argument("--caps", default="0.9,0.8", help="B's rate caps as fractions of the typical IOPS")
     parser.add_argument("--interleaved", action="store_true", help="A/A and power through `stackbench ab` sessions "
                         "(--runs rounds each), not separate `run`s compared afterwards")
     options = parser.parse_args()
@@ -101,7 +102,7 @@ def main() -> None:
     write_cell = next(p for p in medians[0] if "write" in p)
     typical = statistics.median(m[write_cell] for m in medians)
     power = {}
-    for fraction in (0.9, 0.8):
+    for fraction in (float(cap) for cap in options.caps.split(",")):
         found = 0
         for index in range(options.power_pairs):
             a, b = f"cap-{fraction}-{index}-a", f"cap-{fraction}-{index}-b"
