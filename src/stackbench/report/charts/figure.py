@@ -1,0 +1,43 @@
+"""A drawn chart, ready to be written as SVG or PNG, and nothing else.
+
+The seam between the charts (report/charts/*, which draw) and the documents and commands that place them
+(`stackbench chart`, the HTML/Markdown/XLSX reports): a document never draws, a chart never decides where
+it goes. Rendering is deterministic (no date, a fixed SVG id salt) so that the same runs give the same
+bytes, which keeps reports diffable and snapshot tests honest.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as Drawing
+
+ImageFormat = Literal["svg", "png"]
+IMAGE_FORMATS: tuple[ImageFormat, ...] = ("svg", "png")
+WIDTH_PX = 800  # every chart is drawn to be legible at this width (issue 13)
+
+
+@dataclass(frozen=True)
+class Figure:
+    kind: str  # the chart kind, as `stackbench chart --kind` names it
+    title: str
+    alt: str  # one sentence saying what the chart shows, for HTML alt text and Markdown
+    drawing: "Drawing"
+
+    def render(self, fmt: ImageFormat) -> bytes:
+        """The chart as SVG text (UTF-8, no external reference of any kind) or as a PNG WIDTH_PX wide."""
+        import matplotlib
+
+        buffer = io.BytesIO()
+        if fmt == "svg":
+            with matplotlib.rc_context({"svg.hashsalt": "stackbench", "svg.fonttype": "path"}):
+                self.drawing.savefig(buffer, format="svg", metadata={"Date": None})
+        elif fmt == "png":
+            width_in = self.drawing.get_figwidth()
+            self.drawing.savefig(buffer, format="png", dpi=WIDTH_PX / width_in, metadata={"Software": None})
+        else:
+            raise ValueError(f"unknown image format {fmt!r}")
+        return buffer.getvalue()
