@@ -3,7 +3,8 @@
 The seam between the charts (report/charts/*, which draw) and the documents and commands that place them
 (`stackbench chart`, the HTML/Markdown/XLSX reports): a document never draws, a chart never decides where
 it goes. Rendering is deterministic (no date, a fixed SVG id salt) so that the same runs give the same
-bytes, which keeps reports diffable and snapshot tests honest.
+bytes, which keeps reports diffable and snapshot tests honest. SVG text stays text (fonttype none):
+searchable, selectable, smaller, and checkable by tests without pixels.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Figure:
 
         buffer = io.BytesIO()
         if fmt == "svg":
-            with matplotlib.rc_context({"svg.hashsalt": "stackbench", "svg.fonttype": "path"}):
+            with matplotlib.rc_context({"svg.hashsalt": "stackbench", "svg.fonttype": "none"}):
                 self.drawing.savefig(buffer, format="svg", metadata={"Date": None})
         elif fmt == "png":
             width_in = self.drawing.get_figwidth()
