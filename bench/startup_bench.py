@@ -21,6 +21,21 @@ CAPTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fio" / "r
 REPEATS = 10
 
 
+# The same framework doing the least a store command does: Typer parsing one option (Typer >= 0.2x builds
+# its parameter coercion with pydantic at run time) and SQLAlchemy opening the SQLite store and reading one
+# row. Not the goal's floor; shown so that what stackbench itself adds can be told from what its
+# framework costs once it runs.
+FRAMEWORK_AT_WORK = """
+import sys, typer, rich.console, sqlalchemy
+app = typer.Typer()
+@app.command()
+def show(db: str = typer.Option(...)) -> None:
+    with sqlalchemy.create_engine("sqlite:///" + db).connect() as connection:
+        rich.console.Console().print(connection.execute(sqlalchemy.text("SELECT count(*) FROM runs")).scalar())
+app(["--db", sys.argv[1]])
+"""
+
+
 def timed(argv: list[str]) -> float:
     samples = []
     for _ in range(REPEATS):
@@ -45,8 +60,11 @@ def main() -> None:
     run_id = subprocess.run([sys.executable, "-m", "stackbench", "runs", "--db", db, "--json", "-n", "1"],
                             check=True, capture_output=True, text=True).stdout.split('"run_id": "')[1][:32]
     floor = timed([sys.executable, "-c", "import typer, rich.console, sqlalchemy"])
+    at_work = timed([sys.executable, "-c", FRAMEWORK_AT_WORK, db])
     print(f"# {' '.join(sys.argv)}: median of {REPEATS} processes each, store of 1,000 runs")
     print(f"floor (python importing typer, rich, sqlalchemy): {floor:.3f} s")
+    print(f"framework at work (one Typer option parsed, one SQLite query): {at_work:.3f} s   "
+          f"{at_work / floor:.2f}x the floor")
     for name, argv in (
         ("stackbench --help", ["--help"]),
         ("stackbench runs", ["runs", "--db", db]),

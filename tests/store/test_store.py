@@ -117,3 +117,27 @@ def test_schema_is_created_by_the_alembic_migration(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert "alembic_version" in tables and "cells" in tables and "fio_outputs" in tables
+
+
+def test_head_revision_read_from_the_scripts_is_alembics_head() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from stackbench.store.repository import MIGRATIONS, head_revision
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert head_revision() == ScriptDirectory.from_config(config).get_current_head()
+
+
+def test_opening_a_current_store_does_not_import_alembic(tmp_path) -> None:
+    """The schema check on every command is one query; Alembic is imported only to migrate (issue 12)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "runs.db"
+    probe = ("import sys; from stackbench.store import open_store; open_store(sys.argv[1]); "
+             "print('alembic' in sys.modules)")
+    first = subprocess.run([sys.executable, "-c", probe, str(db)], capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", probe, str(db)], capture_output=True, text=True, check=True)
+    assert (first.stdout.strip(), second.stdout.strip()) == ("True", "False")

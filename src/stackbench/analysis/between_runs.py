@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 
 
 def _scipy_stats():  # noqa: ANN202 - scipy.stats takes 0.7 s to import: only when a statistic is computed
@@ -52,23 +51,34 @@ class Estimate:
         return None if self.log_sd is None else math.expm1(self.log_sd)
 
 
-def _logs(values: Sequence[float], what: str = "values") -> np.ndarray:
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
+def _logs(values: Sequence[float], what: str = "values") -> list[float]:
+    # Plain floats, not NumPy: a handful of runs per cell, and `show` should not pay NumPy's import.
+    data = [float(v) for v in values]
+    if not data:
         raise ValueError(f"no {what}")
-    if not np.all(np.isfinite(data)) or np.any(data <= 0):
+    if not all(math.isfinite(v) and v > 0 for v in data):
         raise ValueError(f"{what} must be finite and positive")
-    return np.log(data)
+    return [math.log(v) for v in data]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _variance(values: Sequence[float]) -> float:
+    """Sample variance (n - 1), two-pass for accuracy."""
+    centre = _mean(values)
+    return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
 
 
 def estimate(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     """Geometric mean of per-run values with a t-interval on their logs."""
     logs = _logs(values, "per-run values")
-    n = int(logs.size)
-    mean = float(logs.mean())
+    n = len(logs)
+    mean = _mean(logs)
     if n < 2:
         return Estimate(n, math.exp(mean), None, None, confidence, None)
-    sd = float(logs.std(ddof=1))
+    sd = math.sqrt(_variance(logs))
     half = float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Estimate(n, math.exp(mean), math.exp(mean - half), math.exp(mean + half), confidence, sd)
 
@@ -110,22 +120,22 @@ def welch_ratio(base: Sequence[float], other: Sequence[float], confidence: float
     Below two runs per side there is no between-run variance, so no test: p = 1 and no interval.
     """
     a, b = _logs(base, "base runs"), _logs(other, "other runs")
-    diff = float(b.mean() - a.mean())
+    diff = _mean(b) - _mean(a)
     ratio = math.exp(diff)
-    if a.size < 2 or b.size < 2:
-        return RatioTest(ratio, None, None, 1.0, int(a.size), int(b.size), "welch-log", confidence)
-    va, vb = float(a.var(ddof=1)) / a.size, float(b.var(ddof=1)) / b.size
+    if len(a) < 2 or len(b) < 2:
+        return RatioTest(ratio, None, None, 1.0, len(a), len(b), "welch-log", confidence)
+    va, vb = _variance(a) / len(a), _variance(b) / len(b)
     se2 = va + vb
     if se2 == 0:
         # Identical runs on both sides: a difference of exactly zero is no evidence; any other is exact.
         p = 1.0 if diff == 0 else 0.0
-        return RatioTest(ratio, ratio, ratio, p, int(a.size), int(b.size), "welch-log", confidence)
-    df = se2**2 / ((va**2 / (a.size - 1)) + (vb**2 / (b.size - 1)))
+        return RatioTest(ratio, ratio, ratio, p, len(a), len(b), "welch-log", confidence)
+    df = se2**2 / ((va**2 / (len(a) - 1)) + (vb**2 / (len(b) - 1)))
     se = math.sqrt(se2)
     t = diff / se
     p = float(2 * _scipy_stats().t.sf(abs(t), df))
     half = float(_scipy_stats().t.ppf(0.5 + confidence / 2, df)) * se
-    return RatioTest(ratio, math.exp(diff - half), math.exp(diff + half), p, int(a.size), int(b.size), "welch-log",
+    return RatioTest(ratio, math.exp(diff - half), math.exp(diff + half), p, len(a), len(b), "welch-log",
                      confidence, df)
 
 
@@ -139,13 +149,13 @@ def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95)
         raise ValueError("no pairs")
     a = _logs([p[0] for p in pairs], "base runs")
     b = _logs([p[1] for p in pairs], "other runs")
-    d = b - a
-    n = int(d.size)
-    mean = float(d.mean())
+    d = [y - x for x, y in zip(a, b)]
+    n = len(d)
+    mean = _mean(d)
     ratio = math.exp(mean)
     if n < 2:
         return RatioTest(ratio, None, None, 1.0, n, n, "paired-log", confidence)
-    sd = float(d.std(ddof=1))
+    sd = math.sqrt(_variance(d))
     if sd == 0:
         p = 1.0 if mean == 0 else 0.0
         return RatioTest(ratio, ratio, ratio, p, n, n, "paired-log", confidence)

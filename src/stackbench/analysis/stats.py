@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from stackbench.results import Cell
 
 
@@ -67,6 +67,8 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
     The coverage of (x_(j), x_(n+1-j)) is P(j <= B <= n-j) for B ~ Binomial(n, 1/2); we take the largest j
     whose coverage still reaches `confidence`. Too few samples give (-inf, inf).
     """
+    import numpy as np  # here, not at the top: commands that never summarise samples skip its import
+
     data = np.sort(np.asarray(values, dtype=float))
     n = len(data)
     if n < min_samples_for_ci(confidence):
@@ -82,6 +84,8 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
 
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         raise ValueError("cannot summarize an empty sample")
@@ -140,6 +144,8 @@ def min_samples_to_detect(alpha: float) -> int:
 def compare_samples(
     base: Sequence[float], other: Sequence[float], *, alpha: float = 0.05, confidence: float = 0.95
 ) -> Comparison:
+    import numpy as np
+
     a = np.asarray(base, dtype=float)
     b = np.asarray(other, dtype=float)
     sa, sb = summarize(a, confidence), summarize(b, confidence)
@@ -175,6 +181,8 @@ def compare_samples(
 
 def _shift_ci(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
     """Hodges-Lehmann interval for the shift b - a from the order statistics of all pairwise differences."""
+    import numpy as np
+
     n, m = a.size, b.size
     differences = np.sort(np.subtract.outer(b, a).ravel())
     z = _scipy_stats().norm.ppf(0.5 + confidence / 2)
