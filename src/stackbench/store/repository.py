@@ -75,7 +75,7 @@ def normalise_url(url: str) -> str:
     return url
 
 
-_REVISION = re.compile(r'^(down_)?revision\s*=\s*(?:"([^"]*)"|None)\s*$', re.MULTILINE)
+_REVISION = re.compile(r"""^(down_)?revision\s*(?::[^=]*)?=\s*(?:["']([^"']*)["']|None)\s*$""", re.MULTILINE)
 
 
 @functools.cache
