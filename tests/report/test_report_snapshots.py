@@ -2,7 +2,7 @@
 (tests/stored_runs.py): a change to a table, a unit, a column or the JSON shows up here as a diff.
 
 The real CLI runs in a subprocess at a fixed width (COLUMNS=100), without colour and in UTC, so the bytes do
-not depend on the machine. The expected output is in tests/report/snapshots/<command>.<format>. After an intended
+not depend on the machine; one subprocess runs every command line of this module (snapshot_runner.py). The expected output is in tests/report/snapshots/<command>.<format>. After an intended
 change, rewrite them with
 
     STACKBENCH_UPDATE_SNAPSHOTS=1 pytest tests/report/test_report_snapshots.py
@@ -13,6 +13,7 @@ and read every rewritten file before committing it (the run reports them as skip
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import subprocess
 import sys
@@ -43,22 +44,38 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
     return url
 
 
-def _output(args: list[str], db: str, stderr: str = "") -> str:
+def _argv(args: list[str], db: str) -> list[str]:
+    return [*args, "--db", db]
+
+
+@pytest.fixture(scope="module")
+def outputs(db: str) -> dict[tuple[str, ...], dict[str, object]]:
+    """Every command line this module checks, run once, in one subprocess."""
+    lines = [[*COMMANDS[command], "--format", fmt] for command in COMMANDS for fmt in FORMATS]
+    lines += [[*COMMANDS[command], "--json"] for command in ("show", "runs")]
     env = {key: value for key, value in os.environ.items() if key not in DROPPED} | ENVIRONMENT
     done = subprocess.run(
-        [sys.executable, "-m", "stackbench", *args, "--db", db], capture_output=True, env=env, timeout=120
+        [sys.executable, str(Path(__file__).with_name("snapshot_runner.py")),
+         json.dumps([_argv(line, db) for line in lines])],
+        capture_output=True, env=env, timeout=300,
     )
     assert done.returncode == 0, done.stderr.decode()
-    assert done.stderr.decode("utf-8") == stderr
-    return done.stdout.decode("utf-8")
+    return {tuple(line): result for line, result in zip(lines, json.loads(done.stdout))}
+
+
+def _output(args: list[str], outputs: dict[tuple[str, ...], dict[str, object]], stderr: str = "") -> str:
+    result = outputs[tuple(args)]
+    assert result["code"] == 0, result["stderr"]
+    assert result["stderr"] == stderr
+    return str(result["stdout"])
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("command", COMMANDS)
-def test_output_is_exactly_the_snapshot(command: str, fmt: str, db: str) -> None:
+def test_output_is_exactly_the_snapshot(command: str, fmt: str, outputs: dict) -> None:
     # The terminal table of `show` is followed on stderr by the run's warnings; no other output has any.
     stderr = f"Warning: {CACHE}\n" if (command, fmt) == ("show", "table") else ""
-    actual = _output([*COMMANDS[command], "--format", fmt], db, stderr)
+    actual = _output([*COMMANDS[command], "--format", fmt], outputs, stderr)
     path = SNAPSHOTS / f"{command}.{fmt}"
     expected = path.read_text(encoding="utf-8") if path.exists() else None
     if actual == expected:
@@ -77,5 +94,5 @@ def test_output_is_exactly_the_snapshot(command: str, fmt: str, db: str) -> None
 
 
 @pytest.mark.parametrize("command", ["show", "runs"])
-def test_the_json_flag_prints_the_json_format(command: str, db: str) -> None:
-    assert _output([*COMMANDS[command], "--json"], db) == (SNAPSHOTS / f"{command}.json").read_text(encoding="utf-8")
+def test_the_json_flag_prints_the_json_format(command: str, outputs: dict) -> None:
+    assert _output([*COMMANDS[command], "--json"], outputs) == (SNAPSHOTS / f"{command}.json").read_text(encoding="utf-8")
