@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 from stackbench.audit.rules import REGISTRY
 
@@ -81,6 +83,7 @@ def test_facts_save_refuses_to_mix_two_captures(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "f").iterdir()) == before
 
 
+@pytest.mark.slow  # over 5 s of real fio / a real interrupt: CI runs it, the quick subset does not
 def test_ctrl_c_during_facts_save_leaves_a_whole_capture_or_nothing(tmp_path: Path) -> None:
     """SIGINT at a spread of moments: every outcome is either a complete capture (exit 0, probe.json present)
     or nothing at all (exit 130, no directory), never a directory of some files without its manifest."""

@@ -174,6 +174,7 @@ def test_cache_warning_is_printed_and_stored_for_small_buffered_read_tests(tmp_p
                    for w in json.loads(write_only.stdout)["warnings"])
 
 
+@pytest.mark.slow  # over 5 s of real fio / a real interrupt: CI runs it, the quick subset does not
 def test_quick_reads_use_o_direct_where_the_file_system_honours_it(tmp_path: Path, scratch_dir: Path) -> None:
     """scratch_dir is on a disk-backed file system that honours O_DIRECT: device numbers, no cache warning."""
     made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,

@@ -35,6 +35,18 @@ def adaptive_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict, P
     return db, made, scratch
 
 
+@pytest.fixture(scope="module")
+def fixed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict, Path]:
+    """Three separate 1 s fio runs of one cell: the cheapest real run with between-run replicates, for the
+    tests that need a stored run rather than the adaptive mode (which adaptive_run pays 10 s for)."""
+    directory = tmp_path_factory.mktemp("fixed")
+    db = f"sqlite:///{directory / 'r.db'}"
+    scratch = directory / "scratch"
+    scratch.mkdir()
+    made = _run(db, scratch, "--runs", "3", "--runtime", "1", "--ramp", "0", label="base")
+    return db, made, scratch
+
+
 @pytest.mark.slow
 def test_adaptive_cells_add_runs_and_say_why_they_stopped(adaptive_run) -> None:
     _, data, _ = adaptive_run
@@ -77,8 +89,8 @@ def test_fixed_runs_are_separate_fio_runs_interleaved_across_cells(tmp_path: Pat
     assert list(scratch_dir.iterdir()) == []
 
 
-def test_a_real_run_compared_with_itself_is_never_significant(adaptive_run) -> None:
-    db, data, _ = adaptive_run
+def test_a_real_run_compared_with_itself_is_never_significant(fixed_run) -> None:
+    db, data, _ = fixed_run
     result = run_cli("compare", data["run_id"], "base", "--db", db, "--json")
     assert result.returncode == 0, result.stderr
     comparison = json.loads(result.stdout)
@@ -152,8 +164,8 @@ def test_ab_stops_at_a_failing_command_and_names_it(tmp_path: Path, scratch_dir:
     assert list(scratch_dir.iterdir()) == []
 
 
-def test_compare_exports_markdown_and_csv(adaptive_run) -> None:
-    db, _, _ = adaptive_run
+def test_compare_exports_markdown_and_csv(fixed_run) -> None:
+    db, _, _ = fixed_run
     markdown = run_cli("compare", "base", "base", "--db", db, "--format", "markdown")
     assert markdown.returncode == 0, markdown.stderr
     assert "| Pattern |" in markdown.stdout and "| 4K QD1 rnd write |" in markdown.stdout
@@ -164,8 +176,8 @@ def test_compare_exports_markdown_and_csv(adaptive_run) -> None:
     assert bad.returncode == 2 and "unknown format" in bad.stderr
 
 
-def test_compare_unknown_run_is_one_line_error(adaptive_run) -> None:
-    db, _, _ = adaptive_run
+def test_compare_unknown_run_is_one_line_error(fixed_run) -> None:
+    db, _, _ = fixed_run
     result = run_cli("compare", "base", "nosuchrun", "--db", db)
     assert result.returncode == 1
     assert "no run with id or label 'nosuchrun'" in result.stderr
@@ -209,8 +221,8 @@ def test_sync_writes_on_a_loop_ext4_against_tmpfs_are_significant_and_revert(
 
 
 @pytest.mark.slow
-def test_goals_are_checked_by_show_and_run(adaptive_run) -> None:
-    db, data, scratch = adaptive_run
+def test_goals_are_checked_by_show_and_run(fixed_run) -> None:
+    db, data, scratch = fixed_run
     added = run_cli("goal", "add", "4K rnd write >= 1 IOPS", "--db", db)
     assert added.returncode == 0, added.stderr
     run_cli("goal", "add", "p99 <= 1 ns", "--db", db)

@@ -162,6 +162,7 @@ def test_bad_special_size_is_one_line_error(tmp_path: Path) -> None:
     assert result.returncode != 0 and "cannot read 'lots' as a size" in result.stderr
 
 
+@pytest.mark.slow  # over 5 s of real fio / a real interrupt: CI runs it, the quick subset does not
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop the page cache so the scan is slow enough")
 def test_ctrl_c_prints_the_partial_histogram(tmp_path: Path) -> None:
     root = tmp_path / "big"
