@@ -22,6 +22,16 @@ DbOption = typer.Option(
     show_default=False,
 )
 
+# `smallblocks` and `audit` store their result only when asked: the same --db, without STACKBENCH_DB, since
+# a read-only command must not start writing because of the environment.
+StoreIntoOption = typer.Option(
+    None,
+    "--db",
+    help="Also store the result in this results database (SQLAlchemy URL or file path), where `runs` lists it "
+    "and `show` prints it again. Not taken from STACKBENCH_DB: pass --db \"$STACKBENCH_DB\" for that store.",
+    show_default=False,
+)
+
 
 def target_path(text: str) -> Path:
     """A target as typed: an empty one is an error (Path("") would silently mean the current directory)."""
@@ -122,7 +132,7 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
 
 
 __all__ = [
-    "DbOption", "FormatOption", "JsonOption", "JsonReplyOption", "chosen_format", "emit", "emit_report", "split_list",
+    "DbOption", "StoreIntoOption", "FormatOption", "JsonOption", "JsonReplyOption", "chosen_format", "emit", "emit_report", "split_list",
     "print_json", "open_store_from", "out",
 ]
 

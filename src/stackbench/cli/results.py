@@ -1,4 +1,5 @@
-"""`stackbench runs`, `show`, `rm` and `import`: reading the store and adding fio outputs made elsewhere."""
+"""`stackbench runs`, `show`, `rm` and `import`: reading the store (runs, smallblocks scans, audits) and adding
+fio outputs made elsewhere."""
 
 from __future__ import annotations
 
@@ -15,43 +16,69 @@ from stackbench.cli.common import (
 )
 
 
+KINDS = ("run", "scan", "audit")
+
+
+def _kinds(value: Optional[list[str]]) -> Optional[list[str]]:
+    from stackbench.cli.common import split_list
+
+    kinds = split_list(value)
+    for kind in kinds or ():
+        if kind not in KINDS:
+            raise typer.BadParameter(f"unknown kind {kind!r}: use run, scan or audit")
+    return kinds
+
+
 @app.command("runs")
 def runs_command(
-    limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many runs, newest first."),
-    label: Optional[str] = typer.Option(None, "--label", help="Only runs with this label."),
+    limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many items, newest first."),
+    label: Optional[str] = typer.Option(None, "--label", help="Only items with this label."),
+    kind: Optional[list[str]] = typer.Option(
+        None, "--kind", help="Only these kinds: run, scan (smallblocks --db) or audit (audit --db); "
+        "comma-separated or repeated. Default: all.", callback=_kinds,
+    ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
-    """List stored runs, newest first.
+    """List stored runs, smallblocks scans and audits, newest first; the Kind column says which.
 
-    Any unique prefix of an ID (4+ characters) or a label names a run in `show` and later commands.
+    Any unique prefix of an ID (4+ characters) or a label names an item in `show`, `rm` and later commands.
 
     Example:
 
         stackbench runs -n 10
+
+        stackbench runs --kind scan,audit
     """
     from stackbench.report.runs import runs_report
 
-    rows = open_store_from(db).list_runs(limit=limit, label=label)
+    kinds = kind or list(KINDS)
+    store = open_store_from(db)
+    rows = store.list_runs(limit=limit, label=label) if "run" in kinds else []
+    scans = store.list_scans(limit=limit, label=label) if "scan" in kinds else []
+    audits = store.list_audits(limit=limit, label=label) if "audit" in kinds else []
     fmt = chosen_format(output_format, json_output)
-    if not rows and fmt == "table":
-        out.print("No runs stored yet. Start with: stackbench run --target DIR --preset quick")
+    if not (rows or scans or audits) and fmt == "table":
+        out.print("Nothing stored yet. Start with: stackbench run --target DIR --preset quick")
         return
-    emit_report(fmt, runs_report(rows))
+    emit_report(fmt, runs_report(rows, scans, audits, limit=limit))
 
 
 @app.command("rm")
 def rm_command(
-    refs: list[str] = typer.Argument(..., help="Runs to delete: ids, unique id prefixes or labels.", show_default=False),
+    refs: list[str] = typer.Argument(
+        ..., help="What to delete: ids, unique id prefixes or labels of runs, scans or audits.", show_default=False
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     force: bool = typer.Option(False, "--force", help="Also delete runs still marked running."),
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:
-    """Delete stored runs with their cells, per-second samples and fio outputs.
+    """Delete stored runs (with their cells, per-second samples and fio outputs), smallblocks scans and
+    audits (with their findings).
 
-    Lists what will go and asks first; without a terminal to ask on, --yes is required. All named runs
+    Lists what will go and asks first; without a terminal to ask on, --yes is required. All named items
     are deleted in one transaction, or none (an unknown name deletes nothing).
 
     Example:
@@ -61,43 +88,55 @@ def rm_command(
     from stackbench.errors import UsageError
 
     store = open_store_from(db)
-    runs = {}
+    chosen: dict[str, dict[str, str]] = {"run": {}, "scan": {}, "audit": {}}
+    lines = []
     for ref in refs:
-        stored = store.get_run(ref)
-        runs[stored.id] = stored
-    running = [run for run in runs.values() if run.status == "running"]
-    if running and not force:
-        raise UsageError(
-            f"run {running[0].id[:12]} is still marked running (another stackbench may be measuring it)",
-            "Wait for it to finish, or pass --force if its process is gone",
-        )
-    for run in runs.values():
-        out.print(
-            f"  {run.id[:12]}  {run.created_at:%Y-%m-%d %H:%M}  {run.status:<10} {len(run.cells):>3} cells  "
-            f"{run.label or ''}",
-        )
+        kind, item_id = store.resolve_any(ref)
+        if item_id in chosen[kind]:
+            continue
+        if kind == "run":
+            stored = store.get_run(item_id)
+            if stored.status == "running" and not force:
+                raise UsageError(
+                    f"run {stored.id[:12]} is still marked running (another stackbench may be measuring it)",
+                    "Wait for it to finish, or pass --force if its process is gone",
+                )
+            line = (f"  {stored.id[:12]}  run    {stored.created_at:%Y-%m-%d %H:%M}  {stored.status:<10} "
+                    f"{len(stored.cells):>3} cells  {stored.label or ''}")
+        elif kind == "scan":
+            scan = next((s for s in store.list_scans() if s.id == item_id))
+            line = (f"  {scan.id[:12]}  scan   {scan.created_at:%Y-%m-%d %H:%M}  {scan.status:<10} "
+                    f"{scan.files:,} files  {scan.label or ''}")
+        else:
+            audit = next((a for a in store.list_audits() if a.id == item_id))
+            line = (f"  {audit.id[:12]}  audit  {audit.created_at:%Y-%m-%d %H:%M}  {audit.findings_count} findings  "
+                    f"{audit.subject_name or ''}  {audit.label or ''}")
+        chosen[kind][item_id] = line
+        lines.append(line)
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
+    count = sum(len(ids) for ids in chosen.values())
     if not yes:
         if not sys.stdin.isatty():
-            raise UsageError(
-                f"not deleting {len(runs)} run(s) without confirmation (no terminal to ask on)", "Pass --yes"
-            )
-        if not typer.confirm(f"Delete these {len(runs)} run(s)?", default=False):
+            raise UsageError(f"not deleting {count} item(s) without confirmation (no terminal to ask on)", "Pass --yes")
+        if not typer.confirm(f"Delete these {count} item(s)?", default=False):
             fail("nothing deleted", exit_code=1)
-    deleted = store.delete_runs(list(runs))
+    deleted = store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]))
     if json_output:
-        print_json({"deleted": list(runs)})
+        print_json({"deleted": [*chosen["run"], *chosen["scan"], *chosen["audit"]]})
     else:
-        out.print(f"Deleted {deleted} run(s).")
+        out.print(f"Deleted {deleted} item(s).")
 
 
 @app.command("show")
 def show_command(
-    run: str = typer.Argument(..., help="Run id, unique id prefix or label.", show_default=False),
+    run: str = typer.Argument(..., help="Id, unique id prefix or label of a run, scan or audit.", show_default=False),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
-    """Print a stored run again: its table, or with --json its cells, facts and warnings.
+    """Print a stored run again: its table, or with --json its cells, facts and warnings. A stored
+    smallblocks scan or audit is printed exactly as `smallblocks` or `audit` printed it, in any format.
 
     --format markdown or csv exports the cells with plain numbers (units in the headers).
 
@@ -108,8 +147,19 @@ def show_command(
         stackbench show baseline --format markdown >> notes.md
     """
     store = open_store_from(db)
-    stored = store.get_run(run)
+    kind, item_id = store.resolve_any(run)
     fmt = chosen_format(output_format, json_output)
+    if kind == "scan":
+        from stackbench.cli.smallblocks import show_scan
+
+        show_scan(store.get_scan(item_id), fmt)
+        return
+    if kind == "audit":
+        from stackbench.cli.audit import show_audit
+
+        show_audit(store.get_audit(item_id), fmt)
+        return
+    stored = store.get_run(item_id)
     print_run(store, stored, fmt)
     if fmt == "table":
         for warning in stored.warnings:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from stackbench.cli.app import app, err, error_line, out, warn
-from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit
+from stackbench.cli.common import (
+    FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
+)
 from stackbench.units import parse_size
 
 
@@ -27,6 +31,11 @@ def smallblocks_command(
     ),
     one_file_system: bool = typer.Option(False, "--one-file-system", "-x", help="Do not cross mount points."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Parallel directory readers (default 2 x CPUs)."),
+    db: Optional[str] = StoreIntoOption,
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", help="A name for the stored scan, usable wherever its id is (needs --db).",
+        callback=check_label,
+    ),
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
@@ -44,11 +53,15 @@ def smallblocks_command(
         stackbench smallblocks /tank/data --special-size 58G
 
         stackbench smallblocks /srv/a /srv/b -x --json
+
+        stackbench smallblocks /tank/data --special-size 58G --db ~/.local/share/stackbench/results.db -l tank
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from stackbench.errors import UsageError
-    from stackbench.report.smallblocks import histogram_table, recommendation_text, smallblocks_json
+    from stackbench import __version__
+    from stackbench.errors import StackbenchError, UsageError
+    from stackbench.report.smallblocks import smallblocks_json
+    from stackbench.results import new_id
     from stackbench.scan.special_vdev import estimates, recommend
     from stackbench.scan.walker import walk_histogram
 
@@ -61,7 +74,11 @@ def smallblocks_command(
             f"--recordsize {recordsize} is not a ZFS recordsize (a power of two from 512 to 16M)",
             "Use the dataset's value from `zfs get recordsize`, e.g. 128K",
         )
+    if label is not None and db is None:
+        raise UsageError("--label names a stored scan, and nothing is stored without --db",
+                         "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
     fmt = chosen_format(output_format, json_output)
+    store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True,
         disable=not err.is_terminal,
@@ -72,12 +89,46 @@ def smallblocks_command(
         rate = files / seconds if seconds else 0
         progress.update(task, description=f"{files:,} files seen, {rate:,.0f} files/s")
 
+    started = datetime.now(timezone.utc)
     with progress:
         result = walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
     histogram = result.histogram
     rec = recommend(histogram, size, metadata_share / 100, record)
     table = estimates(histogram, metadata_share / 100, record)
-    data = smallblocks_json(result, rec, table)
+    scan_id = new_id() if store is not None else None
+    about = {
+        "scan_id": scan_id,
+        "label": label,
+        "created_at": started.isoformat(),
+        "paths": [os.path.abspath(p) for p in paths],
+        "settings": {"recordsize_bytes": record, "special_size_bytes": size, "metadata_share_pct": metadata_share,
+                     "one_file_system": one_file_system, "workers": workers},
+        "stackbench_version": __version__,
+    }
+    data = smallblocks_json(result, rec, table, about)
+    failure = None
+    if store is not None and scan_id is not None:
+        try:
+            store.add_scan(scan_id=scan_id, label=label, created_at=started,
+                           status="partial" if result.partial else "complete", document=data)
+        except StackbenchError as error:  # the scan is still shown; its id is not, since nothing holds it
+            failure, data["scan_id"] = error, None
+    print_scan(result, rec, table, data, fmt)
+    if failure is not None:
+        raise failure
+    if data["scan_id"] and fmt != "json":
+        err.print(f"Stored as scan {data['scan_id'][:12]}: see it again with `stackbench show {data['scan_id'][:12]}`",
+                  highlight=False, markup=False)
+    if result.partial:
+        error_line("interrupted: the histogram above is PARTIAL.")
+        sys.exit(130)
+
+
+def print_scan(result: Any, rec: Any, table: list[Any], data: dict[str, Any], fmt: str) -> None:
+    """A scan as `smallblocks` prints it, for a fresh walk and for `show` of a stored one alike: the
+    histogram in `fmt`, the recommendation under the terminal table, unreadable directories on stderr."""
+    from stackbench.report.smallblocks import histogram_table, recommendation_text
+
     emit(fmt, histogram_table(result), data)
     if fmt == "table":
         out.print(recommendation_text(result, rec, table))
@@ -86,6 +137,18 @@ def smallblocks_command(
             f"{result.unreadable} directories could not be read (e.g. {', '.join(result.unreadable_examples[:3])}); "
             "their files are not counted. Run as a user that can read them (root) for a complete histogram"
         )
-    if result.partial:
-        error_line("interrupted: the histogram above is PARTIAL.")
-        sys.exit(130)
+
+
+def show_scan(stored: Any, fmt: str) -> None:
+    """`stackbench show SCAN`: the stored scan (a `StoredScan`) printed as `smallblocks` printed it."""
+    from stackbench.errors import StoreError
+    from stackbench.scan.document import scan_from_json
+
+    try:
+        result, rec, table = scan_from_json(stored.document)
+    except ValueError as error:
+        raise StoreError(
+            f"the stored scan {stored.id[:12]} is damaged and cannot be shown ({error})",
+            f"Delete it with `stackbench rm {stored.id[:12]} --yes` and scan again",
+        ) from None
+    print_scan(result, rec, table, stored.document, fmt)

@@ -1,5 +1,7 @@
-"""The list of stored runs (`stackbench runs`): on the terminal short ids and local times, in Markdown and
-CSV full ids and UTC times a script can join on, in JSON the fields of docs/json.md."""
+"""The list of what is stored (`stackbench runs`): runs, smallblocks scans and audits, newest first, each
+marked with its kind. On the terminal short ids and local times, in Markdown and CSV full ids and UTC times a
+script can join on, in JSON the fields of docs/json.md (runs under `runs` as before, scans and audits under
+their own keys, so a script that reads runs sees only runs)."""
 
 from __future__ import annotations
 
@@ -10,46 +12,71 @@ from stackbench.report.document import Report
 from stackbench.report.tabular import Tabular
 from stackbench.results import Run
 
-STATUS_STYLES = {"complete": "green", "incomplete": "yellow"}  # any other status (failed, abandoned): red
+STATUS_STYLES = {"complete": "green", "incomplete": "yellow", "partial": "yellow", "clean": "green",
+                 "info": "cyan", "warn": "yellow"}  # any other status (failed, abandoned, err, crit): red
+SEVERITIES = ("crit", "err", "warn", "info")
 
 
-def runs_report(rows: Sequence[tuple[Run, int]]) -> Report:
-    """`rows`: each run with its number of stored cells, newest first, as the store lists them."""
-    return Report(tables=(runs_export_table(rows),), data=runs_json(rows), display=(runs_table(rows),))
+def runs_report(rows: Sequence[tuple[Run, int]], scans: Sequence[Any] = (), audits: Sequence[Any] = (),
+                limit: int | None = None) -> Report:
+    """`rows`: each run with its number of stored cells, newest first, as the store lists them; `scans` and
+    `audits` the store's `StoredScan`s and `StoredAudit`s. Together at most `limit` items, newest first."""
+    items = sorted(
+        [("run", run.created_at, (run, count)) for run, count in rows]
+        + [("scan", scan.created_at, scan) for scan in scans]
+        + [("audit", audit.created_at, audit) for audit in audits],
+        key=lambda item: item[1], reverse=True,
+    )[:limit]
+    kept_runs = [value for kind, _, value in items if kind == "run"]
+    kept_scans = [value for kind, _, value in items if kind == "scan"]
+    kept_audits = [value for kind, _, value in items if kind == "audit"]
+    data = {**runs_json(kept_runs), "scans": [scan_json(s) for s in kept_scans],
+            "audits": [audit_json(a) for a in kept_audits]}
+    return Report(tables=(_export_table(items),), data=data, display=(_terminal_table(items),))
 
 
-def runs_table(rows: Sequence[tuple[Run, int]]) -> Tabular:
-    headers = ["ID", "Created", "Label", "Status", "Cells", "Plan", "Target"]
+def _terminal_row(kind: str, value: Any) -> list[str]:
+    if kind == "run":
+        run, count = value
+        return [run.id[:12], kind, _local(run.created_at), run.label or "", run.status,
+                f"{count}" if run.planned_cells is None else f"{count}/{run.planned_cells}",
+                run.plan_name or run.source, run.target or ""]
+    if kind == "scan":
+        return [value.id[:12], kind, _local(value.created_at), value.label or "", value.status, "",
+                f"smallblocks ({value.files:,} files)", ", ".join(value.paths)]
+    return [value.id[:12], kind, _local(value.created_at), value.label or "", audit_status(value), "",
+            f"audit ({value.findings_count} finding{'s' if value.findings_count != 1 else ''})",
+            f"{value.subject_name or 'unknown subject'} ({value.source})"]
+
+
+def _terminal_table(items: Sequence[tuple[str, datetime, Any]]) -> Tabular:
+    headers = ["ID", "Kind", "Created", "Label", "Status", "Cells", "Plan", "Target"]
+    rows = [_terminal_row(kind, value) for kind, _, value in items]
     return Tabular(
         headers=headers,
-        rows=[
-            [
-                run.id[:12],
-                _local(run.created_at),
-                run.label or "",
-                run.status,
-                f"{count}" if run.planned_cells is None else f"{count}/{run.planned_cells}",
-                run.plan_name or run.source,
-                run.target or "",
-            ]
-            for run, count in rows
-        ],
-        right_aligned=frozenset({4}),
-        cell_styles={(index, 3): STATUS_STYLES.get(run.status, "red") for index, (run, _) in enumerate(rows)},
-        no_wrap=frozenset({0, 1, 3, 4}),
+        rows=rows,
+        right_aligned=frozenset({5}),
+        cell_styles={(index, 4): STATUS_STYLES.get(row[4], "red") for index, row in enumerate(rows)},
+        no_wrap=frozenset({0, 1, 2, 4, 5}),
         fold=frozenset(range(len(headers))),  # a long label, plan or path breaks, it is never cut short
     )
 
 
-def runs_export_table(rows: Sequence[tuple[Run, int]]) -> Tabular:
-    return Tabular(
-        ["ID", "Created (UTC)", "Label", "Status", "Cells", "Planned", "Plan", "Target"],
-        [
-            [run.id, run.created_at.isoformat(), run.label or "", run.status, str(count),
-             str(run.planned_cells or ""), run.plan_name or run.source, run.target or ""]
-            for run, count in rows
-        ],
-    )
+def _export_table(items: Sequence[tuple[str, datetime, Any]]) -> Tabular:
+    """Markdown and CSV: the run columns as before, then Kind (run, scan or audit) last."""
+    rows = []
+    for kind, _, value in items:
+        if kind == "run":
+            run, count = value
+            rows.append([run.id, run.created_at.isoformat(), run.label or "", run.status, str(count),
+                         str(run.planned_cells or ""), run.plan_name or run.source, run.target or "", kind])
+        elif kind == "scan":
+            rows.append([value.id, value.created_at.isoformat(), value.label or "", value.status, "", "",
+                         "smallblocks", ", ".join(value.paths), kind])
+        else:
+            rows.append([value.id, value.created_at.isoformat(), value.label or "", audit_status(value), "", "",
+                         f"audit ({value.source})", value.subject_name or "", kind])
+    return Tabular(["ID", "Created (UTC)", "Label", "Status", "Cells", "Planned", "Plan", "Target", "Kind"], rows)
 
 
 def runs_json(rows: Sequence[tuple[Run, int]]) -> dict[str, Any]:
@@ -69,6 +96,24 @@ def runs_json(rows: Sequence[tuple[Run, int]]) -> dict[str, Any]:
             for run, count in rows
         ]
     }
+
+
+def scan_json(scan: Any) -> dict[str, Any]:
+    return {"scan_id": scan.id, "label": scan.label, "status": scan.status, "created_at": scan.created_at.isoformat(),
+            "paths": scan.paths, "files": scan.files, "bytes": scan.bytes, "seconds": scan.seconds,
+            "files_per_s": scan.files_per_s}
+
+
+def audit_json(audit: Any) -> dict[str, Any]:
+    return {"audit_id": audit.id, "label": audit.label, "created_at": audit.created_at.isoformat(),
+            "subject": audit.subject_name, "subject_key": audit.subject_key, "source": audit.source,
+            "findings": audit.findings_count, "worst": audit_status(audit), "zfs_version": audit.zfs_version,
+            "previous_audit_id": audit.previous_id}
+
+
+def audit_status(audit: Any) -> str:
+    """The most severe finding's severity, or `clean`."""
+    return audit.worst_severity or "clean"
 
 
 def _local(moment: datetime) -> str:

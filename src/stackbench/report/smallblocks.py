@@ -16,9 +16,10 @@ from stackbench.report.tabular import Tabular
 from stackbench.units import format_bytes, format_size
 
 
-def smallblocks_json(result: Any, rec: Any, table: list[Any]) -> dict[str, Any]:
+def smallblocks_json(result: Any, rec: Any, table: list[Any], about: dict[str, Any] | None = None) -> dict[str, Any]:
     """`result` is the walk (scan.walker), `rec` the recommendation and `table` the usage estimate per
-    special_small_blocks value (scan.special_vdev)."""
+    special_small_blocks value (scan.special_vdev). `about` adds what reproduces and names the scan
+    (scan_id, label, created_at, paths, settings, stackbench_version; docs/json.md), after the results."""
     return {
         "bins": result.histogram.to_json(),
         "files": result.histogram.files,
@@ -34,6 +35,8 @@ def smallblocks_json(result: Any, rec: Any, table: list[Any]) -> dict[str, Any]:
              "metadata_bytes": e.metadata_bytes, "total_bytes": e.total}
             for e in table
         ],
+        "unreadable_examples": list(result.unreadable_examples),
+        **(about or {}),
     }
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, text, update
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -55,6 +56,45 @@ class CellRecord:
     result: DirectionResult
     samples: Sequence[Sample] = ()
     measurement: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StoredScan:
+    """A `smallblocks --db` scan as stored: the listed columns and the printed JSON document."""
+
+    id: str
+    label: str | None
+    status: str  # complete | partial
+    created_at: datetime
+    paths: list[str]
+    files: int
+    bytes: int
+    seconds: float
+    files_per_s: float
+    document: Any  # the `smallblocks --json` document; checked by whoever reads it (it may be damaged)
+
+
+@dataclass(frozen=True)
+class StoredAudit:
+    """An `audit --db` audit as stored: who and what was audited, its findings and the printed JSON."""
+
+    id: str
+    label: str | None
+    created_at: datetime
+    subject_key: str | None
+    subject_name: str | None
+    source: str  # host | guest | capture | config
+    source_detail: str | None
+    zfs_version: str | None
+    findings_count: int
+    worst_severity: str | None
+    previous_id: str | None
+    facts: Any
+    document: Any  # the `audit --json` document as printed
+    findings: tuple[dict[str, Any], ...] = ()  # rule, severity, subject, vm, disks, evidence, fix
+
+
+KINDS = ("run", "scan", "audit")
 
 
 def default_db_url() -> str:
@@ -353,13 +393,8 @@ class Store:
         ids = list(dict.fromkeys(run_ids))
         if not ids:
             return 0
-        cells, samples = schema.cells, schema.samples
         with self.engine.begin() as connection:
-            cell_ids = select(cells.c.id).where(cells.c.run_id.in_(ids)).scalar_subquery()
-            connection.execute(delete(samples).where(samples.c.cell_id.in_(cell_ids)))
-            connection.execute(delete(cells).where(cells.c.run_id.in_(ids)))
-            connection.execute(delete(schema.fio_outputs).where(schema.fio_outputs.c.run_id.in_(ids)))
-            return connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(ids))).rowcount
+            return _delete_runs(connection, ids)
 
     def running_runs(self) -> list[tuple[str, dict[str, Any]]]:
         """`(id, facts)` of every run still marked running: for finding the abandoned ones."""
@@ -498,6 +533,177 @@ class Store:
             connection.execute(schema.goals.delete().where(schema.goals.c.id == matches[0][0]))
         return matches[0][1]
 
+    # -- scans and audits ------------------------------------------------------------------------
+
+    def add_scan(
+        self, *, scan_id: str, label: str | None, created_at: datetime, status: str, document: dict[str, Any]
+    ) -> str:
+        """Store a smallblocks scan in one transaction; `document` is its JSON as printed (docs/json.md)."""
+        recommendation = document.get("recommendation") or {}
+        with self.engine.begin() as connection:
+            connection.execute(
+                insert(schema.scans).values(
+                    id=scan_id, label=label, status=status, created_at=created_at,
+                    paths=list(document["paths"]), files=int(document["files"]), bytes=int(document["bytes"]),
+                    seconds=float(document["seconds"]), files_per_s=float(document["files_per_s"]),
+                    special_small_blocks=(recommendation.get("special_small_blocks")
+                                          if recommendation.get("special_size") is not None else None),
+                    settings=document["settings"], document=document, stackbench_version=__version__,
+                )
+            )
+        return scan_id
+
+    def get_scan(self, scan_id: str) -> StoredScan:
+        with _damage_reported("scan", scan_id), self.engine.connect() as connection:
+            row = connection.execute(select(schema.scans).where(schema.scans.c.id == scan_id)).mappings().first()
+            if row is None:
+                raise StoreError(f"no scan with id {scan_id!r}",
+                                 "List the stored scans with `stackbench runs --kind scan`")
+            return _scan_from_row(row)
+
+    def list_scans(self, limit: int | None = None, label: str | None = None) -> list[StoredScan]:
+        """Scans newest first, without their documents (a damaged document does not stop a listing)."""
+        scans = schema.scans
+        query = select(*[c for c in scans.c if c.name != "document"]).order_by(scans.c.created_at.desc())
+        if label is not None:
+            query = query.where(scans.c.label == label)
+        if limit:
+            query = query.limit(limit)
+        with _damage_reported("scan", None), self.engine.connect() as connection:
+            return [_scan_from_row({**row, "document": None}) for row in connection.execute(query).mappings().all()]
+
+    def add_audit(
+        self,
+        *,
+        audit_id: str,
+        label: str | None,
+        created_at: datetime,
+        subject_key: str | None,
+        subject_name: str | None,
+        source: str,
+        source_detail: str | None,
+        zfs_version: str | None,
+        previous_id: str | None,
+        facts: dict[str, Any],
+        document: dict[str, Any],
+        findings: Sequence[dict[str, Any]],
+    ) -> str:
+        """Store an audit and its findings (most severe first, as the audit orders them) in one transaction:
+        all of it or nothing."""
+        with self.engine.begin() as connection:
+            connection.execute(
+                insert(schema.audits).values(
+                    id=audit_id, label=label, created_at=created_at, subject_key=subject_key,
+                    subject_name=subject_name, source=source, source_detail=source_detail, zfs_version=zfs_version,
+                    findings_count=len(findings), worst_severity=findings[0]["severity"] if findings else None,
+                    previous_id=previous_id, facts=facts, document=document,
+                    stackbench_version=__version__,
+                )
+            )
+            if findings:
+                connection.execute(
+                    insert(schema.audit_findings),
+                    [
+                        {"audit_id": audit_id, "idx": index, "rule": f["rule"], "severity": f["severity"],
+                         "subject": f["subject"], "vm": f.get("vm"), "disks": list(f.get("disks") or []),
+                         "evidence": f["evidence"], "fix": f["fix"]}
+                        for index, f in enumerate(findings)
+                    ],
+                )
+        return audit_id
+
+    def get_audit(self, audit_id: str) -> StoredAudit:
+        with _damage_reported("audit", audit_id), self.engine.connect() as connection:
+            row = connection.execute(select(schema.audits).where(schema.audits.c.id == audit_id)).mappings().first()
+            if row is None:
+                raise StoreError(
+                    f"no audit with id {audit_id!r}", "List the stored audits with `stackbench runs --kind audit`"
+                )
+            return _audit_from_row(row, _findings_of(connection, audit_id))
+
+    def latest_audit(self, subject_key: str) -> StoredAudit | None:
+        """The newest stored audit of this subject, with its findings: what a new audit is compared with."""
+        audits = schema.audits
+        with self.engine.connect() as connection:
+            found = connection.execute(
+                select(audits.c.id).where(audits.c.subject_key == subject_key)
+                .order_by(audits.c.created_at.desc()).limit(1)
+            ).first()
+        return None if found is None else self.get_audit(found[0])
+
+    def list_audits(self, limit: int | None = None, label: str | None = None) -> list[StoredAudit]:
+        """Audits newest first, without their findings, facts and documents."""
+        audits = schema.audits
+        query = select(*[c for c in audits.c if c.name not in ("document", "facts")]).order_by(
+            audits.c.created_at.desc()
+        )
+        if label is not None:
+            query = query.where(audits.c.label == label)
+        if limit:
+            query = query.limit(limit)
+        with _damage_reported("audit", None), self.engine.connect() as connection:
+            return [_audit_from_row({**row, "document": None, "facts": None}, ())
+                    for row in connection.execute(query).mappings().all()]
+
+    def resolve_any(self, ref: str, kinds: Sequence[str] = KINDS) -> tuple[str, str]:
+        """(kind, id) of a stored run, scan or audit named by full id, unique id prefix (4+ hex characters)
+        or label (the newest with it). Ids are random, so a prefix names at most one item of any kind in
+        practice; a label that names items of two kinds is refused rather than guessed."""
+        tables = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits}
+        chosen = {kind: tables[kind] for kind in kinds}
+        listed = list(chosen)
+        names = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
+        with self.engine.connect() as connection:
+            for kind, table in chosen.items():
+                if connection.execute(select(table.c.id).where(table.c.id == ref)).first():
+                    return kind, ref
+            if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref.lower()):
+                matches = [
+                    (kind, found)
+                    for kind, table in chosen.items()
+                    for found in connection.execute(
+                        select(table.c.id).where(table.c.id.like(ref.lower() + "%")).limit(3)
+                    ).scalars().all()
+                ]
+                if len(matches) == 1:
+                    return matches[0]
+                if len(matches) > 1:
+                    raise StoreError(
+                        f"id prefix {ref!r} matches several stored items ({', '.join(k for k, _ in matches)})",
+                        "Give more characters of the id",
+                    )
+            labelled = []
+            for kind, table in chosen.items():
+                row = connection.execute(
+                    select(table.c.id).where(table.c.label == ref).order_by(table.c.created_at.desc()).limit(1)
+                ).first()
+                if row:
+                    labelled.append((kind, row[0]))
+        if len(labelled) == 1:
+            return labelled[0]
+        if len(labelled) > 1:
+            shown = ", ".join(f"{kind} {found[:12]}" for kind, found in labelled)
+            raise StoreError(f"the label {ref!r} names a {' and a '.join(k for k, _ in labelled)} ({shown})",
+                             "Give the id instead (`stackbench runs --label LABEL` lists them)")
+        raise StoreError(f"no {names} with id or label {ref!r}", "List what is stored with `stackbench runs`")
+
+    def delete_stored(
+        self, *, runs: Sequence[str] = (), scans: Sequence[str] = (), audits: Sequence[str] = ()
+    ) -> int:
+        """Delete runs (with their cells, samples and outputs), scans and audits (with their findings) in
+        one transaction: all or none. Children first, as `delete_runs` explains."""
+        run_ids, scan_ids, audit_ids = (list(dict.fromkeys(ids)) for ids in (runs, scans, audits))
+        deleted = 0
+        with self.engine.begin() as connection:
+            if run_ids:
+                deleted += _delete_runs(connection, run_ids)
+            if scan_ids:
+                deleted += connection.execute(delete(schema.scans).where(schema.scans.c.id.in_(scan_ids))).rowcount
+            if audit_ids:
+                connection.execute(delete(schema.audit_findings).where(schema.audit_findings.c.audit_id.in_(audit_ids)))
+                deleted += connection.execute(delete(schema.audits).where(schema.audits.c.id.in_(audit_ids))).rowcount
+        return deleted
+
     def dispose(self) -> None:
         self.engine.dispose()
 
@@ -517,6 +723,59 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 for _name, _method in list(vars(Store).items()):
     if not _name.startswith("_") and callable(_method):
         setattr(Store, _name, _guarded(_method))
+
+
+def _delete_runs(connection: Any, ids: list[str]) -> int:
+    cells, samples = schema.cells, schema.samples
+    cell_ids = select(cells.c.id).where(cells.c.run_id.in_(ids)).scalar_subquery()
+    connection.execute(delete(samples).where(samples.c.cell_id.in_(cell_ids)))
+    connection.execute(delete(cells).where(cells.c.run_id.in_(ids)))
+    connection.execute(delete(schema.fio_outputs).where(schema.fio_outputs.c.run_id.in_(ids)))
+    return connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(ids))).rowcount
+
+
+@contextmanager
+def _damage_reported(kind: str, item_id: str | None) -> Iterator[None]:
+    """A stored row whose JSON or numbers cannot be read (edited by hand, a disk error) is one line naming
+    it and the way out, never a traceback."""
+    try:
+        yield
+    except (ValueError, TypeError, KeyError) as error:
+        which = f"{kind} {item_id[:12]}" if item_id else f"a stored {kind}"
+        raise StoreError(
+            f"the stored {which} is damaged and cannot be read ({type(error).__name__}: {str(error)[:100]})",
+            f"Delete it with `stackbench rm {item_id[:12] if item_id else 'ID'} --yes` and make it again",
+        ) from None
+
+
+def _findings_of(connection: Any, audit_id: str) -> tuple[dict[str, Any], ...]:
+    table = schema.audit_findings
+    rows = connection.execute(
+        select(table).where(table.c.audit_id == audit_id).order_by(table.c.idx)
+    ).mappings().all()
+    return tuple(
+        {"rule": r["rule"], "severity": r["severity"], "subject": r["subject"], "vm": r["vm"],
+         "disks": r["disks"] or [], "evidence": r["evidence"], "fix": r["fix"]}
+        for r in rows
+    )
+
+
+def _scan_from_row(row: Any) -> StoredScan:
+    return StoredScan(
+        id=row["id"], label=row["label"], status=row["status"], created_at=_aware(row["created_at"]),
+        paths=list(row["paths"] or []), files=int(row["files"]), bytes=int(row["bytes"]),
+        seconds=float(row["seconds"]), files_per_s=float(row["files_per_s"]), document=row["document"],
+    )
+
+
+def _audit_from_row(row: Any, findings: tuple[dict[str, Any], ...]) -> StoredAudit:
+    return StoredAudit(
+        id=row["id"], label=row["label"], created_at=_aware(row["created_at"]), subject_key=row["subject_key"],
+        subject_name=row["subject_name"], source=row["source"], source_detail=row["source_detail"],
+        zfs_version=row["zfs_version"], findings_count=int(row["findings_count"]),
+        worst_severity=row["worst_severity"], previous_id=row["previous_id"],
+        facts=row["facts"], document=row["document"], findings=findings,
+    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

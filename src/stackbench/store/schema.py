@@ -117,3 +117,60 @@ goals = Table(
     Column("spec", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
+
+# 0004: `smallblocks --db` scans. The columns are what `runs` lists and a query filters on; `document` is
+# the scan's JSON exactly as `smallblocks --json` printed it (histogram, recommendation, usage estimates,
+# settings), from which `show` prints it again in every format.
+scans = Table(
+    "scans",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("label", String(200), index=True),
+    Column("status", String(16), nullable=False),  # complete | partial (interrupted)
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("paths", JSON, nullable=False),
+    Column("files", BigInteger, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("seconds", Float, nullable=False),
+    Column("files_per_s", Float, nullable=False),
+    Column("special_small_blocks", BigInteger),  # the recommendation; null without --special-size
+    Column("settings", JSON, nullable=False),
+    Column("document", JSON, nullable=False),
+    Column("stackbench_version", String(32), nullable=False),
+)
+
+# 0004: `audit --db` audits: who was audited (`subject_key`, docs/audit.md "Stored audits"), from which
+# source, the facts summary, and the printed JSON document (with the changes since `previous_id`).
+audits = Table(
+    "audits",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("label", String(200), index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("subject_key", String(200), index=True),  # null: the facts do not say which machine
+    Column("subject_name", Text),
+    Column("source", String(16), nullable=False),  # host | guest | capture | config
+    Column("source_detail", Text),
+    Column("zfs_version", String(100)),
+    Column("findings_count", Integer, nullable=False),
+    Column("worst_severity", String(8)),  # of the most severe finding; null: none
+    Column("previous_id", String(32)),  # the stored audit of the same subject this one was compared with
+    Column("facts", JSON, nullable=False),
+    Column("document", JSON, nullable=False),
+    Column("stackbench_version", String(32), nullable=False),
+)
+
+# 0004: one row per finding of a stored audit, in the audit's order (most severe first)
+audit_findings = Table(
+    "audit_findings",
+    metadata,
+    Column("audit_id", String(32), ForeignKey("audits.id", ondelete="CASCADE"), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("rule", String(64), nullable=False, index=True),
+    Column("severity", String(8), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("vm", Text),
+    Column("disks", JSON, nullable=False),
+    Column("evidence", Text, nullable=False),
+    Column("fix", Text, nullable=False),
+)
