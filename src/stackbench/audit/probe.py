@@ -95,6 +95,12 @@ CAPTURES: tuple[Capture, ...] = (
             "the kernel's own report of init_on_alloc"),
     Capture("uname.txt", ("uname", "-a"), "uname", "kernel release"),
     Capture("virt.txt", ("systemd-detect-virt",), "systemd-detect-virt", "host or VM"),
+    # Which machine this is, for comparing stored audits of it (docs/audit.md, "Stored audits"): a hash of
+    # /etc/machine-id with a fixed prefix, so the capture never holds the id itself (machine-id(5) asks that
+    # it stay private); no machine-id, no file.
+    Capture("machine-id-hash.txt",
+            _sh('id=$(cat /etc/machine-id) && [ -n "$id" ] && printf "stackbench audit subject %s" "$id" | sha256sum'),
+            "sha256sum", "which machine the facts are from, without its machine-id"),
 )
 
 # Configuration files copied as they are: (glob, directory in the capture).

@@ -106,3 +106,34 @@ class Rule:
         if severity is not None and severity != self.severity and severity not in self.other_severities:
             raise ValueError(f"{self.id}: severity {severity} is not declared in other_severities")
         return severity or self.severity
+
+
+@dataclass(frozen=True)
+class RuleText:
+    """What a report shows of a rule (its title, why, source, status), as a stored audit recorded it: a
+    stored audit is shown with the rule texts it was made with, even after a rule is reworded or removed."""
+
+    id: str
+    title: str
+    rationale: str
+    source: str
+    status: str = "stable"
+
+
+def finding_from_json(data: Any) -> tuple[Finding, RuleText]:
+    """A finding of `audit --json` (with its rule's title, why, source and status) read back; ValueError
+    when it is not one (a stored audit that was damaged)."""
+    if not isinstance(data, Mapping):
+        raise ValueError("a finding is not an object")
+    try:
+        texts = {k: data[k] for k in ("rule", "severity", "subject", "evidence", "fix")}
+        if not all(isinstance(v, str) for v in texts.values()) or texts["severity"] not in SEVERITIES:
+            raise ValueError(f"finding {texts.get('rule')!r} has a field that is not text or an unknown severity")
+        disks = tuple(DiskDetail(d["disk"], d["severity"], d["evidence"], d["fix"]) for d in data.get("disks") or ())
+        finding = Finding(texts["rule"], texts["severity"], texts["subject"], texts["evidence"], texts["fix"],
+                          prove=data.get("prove"), vm=data.get("vm"), disks=disks)
+        rule = RuleText(texts["rule"], str(data.get("title") or ""), str(data.get("why") or ""),
+                        str(data.get("source") or ""), str(data.get("status") or "stable"))
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"a finding lacks {error}") from None
+    return finding, rule

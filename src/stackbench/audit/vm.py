@@ -54,6 +54,7 @@ class Vm:
     numa: bool | None = None
     iothreads: int = 0  # libvirt <iothreads>
     disks: list[VmDisk] = field(default_factory=list)
+    uuid: str | None = None  # Proxmox `smbios1: uuid=`, libvirt <uuid>: the VM across hosts and renames
 
     def fix(self, proxmox: str, libvirt: str) -> str:
         """The fix in this VM's own tooling."""
@@ -95,6 +96,15 @@ def _pve_memory(value: str | None) -> int | None:
     return int(match[1]) * 1024**2 if match else None
 
 
+def _smbios_uuid(value: str | None) -> str | None:
+    """The `uuid=` of a Proxmox `smbios1:` line (Proxmox writes one for every VM it creates)."""
+    for part in (value or "").split(","):
+        key, _, uuid = part.partition("=")
+        if key.strip() == "uuid" and uuid.strip():
+            return uuid.strip().lower()
+    return None
+
+
 def parse_qm_conf(text: str, name: str) -> Vm:
     """A Proxmox `/etc/pve/qemu-server/VMID.conf`: the live section only.
 
@@ -116,7 +126,8 @@ def parse_qm_conf(text: str, name: str) -> Vm:
     vmid = re.match(r"\d*", stem)[0] or stem  # Proxmox names the file VMID.conf
     vm = Vm(name=name, kind="proxmox", vmid=vmid, memory_bytes=_pve_memory(config.get("memory")),
             cpu=config.get("cpu"), cpu_model=model, aes_visible=aes,
-            numa=config["numa"] == "1" if "numa" in config else None)
+            numa=config["numa"] == "1" if "numa" in config else None,
+            uuid=_smbios_uuid(config.get("smbios1")))
     scsihw = config.get("scsihw", "lsi")
     for key, value in config.items():
         match = PVE_DISK_KEY.match(key)
@@ -173,7 +184,8 @@ def parse_libvirt_xml(text: str, name: str) -> Vm:
             memory_bytes=_libvirt_bytes(domain.find("currentMemory")) or _libvirt_bytes(domain.find("memory")),
             cpu=cpu_text, cpu_model=model, aes_visible=aes,
             numa=True if domain.find("cpu/numa") is not None or domain.find("numatune") is not None else None,
-            iothreads=int(domain.findtext("iothreads") or 0) if (domain.findtext("iothreads") or "0").strip().isdigit() else 0)
+            iothreads=int(domain.findtext("iothreads") or 0) if (domain.findtext("iothreads") or "0").strip().isdigit() else 0,
+            uuid=(domain.findtext("uuid") or "").strip().lower() or None)
     controllers = {c.get("index", "0"): c for c in domain.findall("devices/controller") if c.get("type") == "scsi"}
     for disk in domain.findall("devices/disk"):
         if disk.get("device", "disk") not in ("disk", "lun"):  # cdrom and floppy hold no data disk

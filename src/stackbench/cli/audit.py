@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 
-from stackbench.cli.app import EXIT_FINDINGS, app, fail, out, warn
-from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, print_json
+from stackbench.cli.app import EXIT_FINDINGS, app, err, fail, out, warn
+from stackbench.cli.common import (
+    FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, emit_report, open_store_from,
+    print_json,
+)
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)
@@ -80,6 +84,11 @@ def audit_command(
     json_output: bool = JsonOption,
     explain: Optional[str] = typer.Option(None, "--explain", help="Print one rule's documentation and exit."),
     list_rules: bool = typer.Option(False, "--list-rules", help="List every rule and exit."),
+    db: Optional[str] = StoreIntoOption,
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", help="A name for the stored audit, usable wherever its id is (needs --db).",
+        callback=check_label,
+    ),
 ) -> None:
     """Check ZFS pools, datasets, KVM/Proxmox and libvirt VM configs and the guest against the knowledge
     base of tuning and safety rules. Every finding has the evidence (the exact property and value), the fix,
@@ -93,13 +102,18 @@ def audit_command(
         stackbench audit --from /tmp/host-facts --vm-config /etc/pve/qemu-server/100.conf
 
         stackbench audit --explain ZP-ASHIFT-LOW
+
+        stackbench audit --db ~/.local/share/stackbench/results.db   # stored; the next one says what was fixed
     """
     from stackbench.audit.facts import load_facts
-    from stackbench.audit.report import run_rules
+    from stackbench.audit.history import compare_audits
+    from stackbench.audit.report import ORDER, AuditReport, run_rules
+    from stackbench.audit.subject import audit_subject
+    from stackbench.results import new_id
     from stackbench.audit.rule import SEVERITIES
     from stackbench.audit.rules import BY_ID, REGISTRY
     from stackbench.errors import StackbenchError
-    from stackbench.report.audit import findings_table, render_findings, rules_table
+    from stackbench.report.audit import rules_table
 
     fmt = chosen_format(output_format, json_output)
     if min_severity not in SEVERITIES:
@@ -123,38 +137,122 @@ def audit_command(
     for path in list(vm_config or []) + ([storage_cfg] if storage_cfg else []):
         if not path.is_file():
             raise StackbenchError(f"{path} is not a readable file", "Give the path of a VM config or storage.cfg")
+    if label is not None and db is None:
+        raise StackbenchError("--label names a stored audit, and nothing is stored without --db",
+                              "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
+    store = open_store_from(db) if db is not None else None  # a bad --db fails before the facts are gathered
     if from_dir is not None:
         if not from_dir.is_dir():
             raise StackbenchError(f"{from_dir} is not a directory of saved facts",
                                   "Create one with `stackbench facts save DIR`")
         _require_saved_facts(from_dir, bool(vm_config))
         facts = load_facts(from_dir, vm_config, storage_cfg)
+        subject = audit_subject(from_dir, facts, captured_here=False, vm_configs=vm_config,
+                                unchecked=unchecked_areas(facts))
     else:
         with tempfile.TemporaryDirectory(prefix="stackbench-facts-") as tmp:
             save_into(Path(tmp))
             facts = load_facts(Path(tmp), vm_config, storage_cfg)
-    report = run_rules(facts, REGISTRY, min_severity)
-    findings = report.findings
-    version = f" on {facts.zfs_version}" if facts.zfs_version else ""
-    title = f"{len(findings)} findings{version}"
-    if fmt == "table" and findings:
-        out.print(render_findings(findings, BY_ID, title))
-    elif fmt == "json" or findings:
-        emit(fmt, findings_table(findings, BY_ID, title), report.to_json(facts))
-    for problem in report.problems:
-        warn(f"{problem}; the facts it holds were not used")
-    if findings:
+            subject = audit_subject(Path(tmp), facts, captured_here=True, vm_configs=vm_config,
+                                    unchecked=unchecked_areas(facts))
+    everything = run_rules(facts, REGISTRY)  # stored and compared whole; --min-severity filters what is shown
+    report = AuditReport([f for f in everything.findings if ORDER[f.severity] <= ORDER[min_severity]],
+                         everything.problems)
+    document = report.to_json(facts)
+    created = datetime.now(timezone.utc)
+    audit_id = new_id() if store is not None else None
+    all_findings = [f.to_json() for f in everything.findings]
+    previous = store.latest_audit(subject.key) if store is not None and subject.key else None
+    changes, marks = None, [None] * len(report.findings)
+    if previous is not None:
+        changes, all_marks = compare_audits(
+            {"audit_id": previous.id, "created_at": previous.created_at.isoformat(), "facts": previous.facts},
+            previous.findings, all_findings, subject.facts,
+        )
+        shown = lambda entry: ORDER[entry["severity"]] <= ORDER[min_severity]  # noqa: E731
+        changes = {**changes, **{k: [e for e in changes[k] if shown(e)] for k in ("fixed", "new", "not_rechecked")}}
+        marks = [mark for f, mark in zip(everything.findings, all_marks) if ORDER[f.severity] <= ORDER[min_severity]]
+    for finding, mark in zip(document["findings"], marks):
+        finding["change"] = mark
+    document.update({
+        "audit_id": audit_id, "label": label, "created_at": created.isoformat(),
+        "subject": {"key": subject.key, "name": subject.name, "source": subject.source, "detail": subject.detail},
+        "facts": subject.facts, "min_severity": min_severity, "rules_checked": len(REGISTRY), "changes": changes,
+    })
+    if store is not None and audit_id is not None:
+        try:
+            store.add_audit(
+                audit_id=audit_id, label=label, created_at=created, subject_key=subject.key,
+                subject_name=subject.name, source=subject.source, source_detail=subject.detail,
+                zfs_version=facts.zfs_version, previous_id=previous.id if previous else None, facts=subject.facts,
+                document=document, findings=all_findings,
+            )
+        except StackbenchError:
+            document["audit_id"] = None
+            print_audit(document, fmt)  # the audit is still shown; then the store's error, one line
+            raise
+    print_audit(document, fmt)
+    if audit_id is not None and fmt != "json":
+        err.print(f"Stored as audit {audit_id[:12]}: see it again with `stackbench show {audit_id[:12]}`",
+                  highlight=False, markup=False)
+        if subject.key is None:
+            warn("the facts do not say which machine they are from (no machine-id-hash.txt and no host name in "
+                 "probe.json), so this audit is compared with no earlier one; capture with `stackbench facts save` "
+                 "to get them")
+    if report.findings:
         sys.exit(EXIT_FINDINGS)
     if report.problems:
         if fmt == "json":
             sys.exit(1)
         fail(f"no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is incomplete. "
              "Re-capture them with `stackbench facts save DIR`, or report the format.")
-    if fmt != "json":
-        missing = unchecked_areas(facts)
-        out.print(f"OK! No findings from {len(REGISTRY)} rules{version}.")
+
+
+def print_audit(document: dict[str, Any], fmt: str) -> None:
+    """An audit as `audit` prints it, from its JSON document: the same function shows a fresh audit and a
+    stored one (`show AUDIT`), so both print the same bytes. Raises ValueError for a damaged document."""
+    from stackbench.audit.rule import finding_from_json
+    from stackbench.report.audit import changes_table, findings_table, render_changes, render_findings
+    from stackbench.report.document import Report
+
+    pairs = [finding_from_json(f) for f in document["findings"]]
+    findings = [finding for finding, _ in pairs]
+    rules = {rule.id: rule for _, rule in pairs}
+    changes = document.get("changes")
+    marks = [f.get("change") or "" for f in document["findings"]] if changes else None
+    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
+    title = f"{len(findings)} findings{version}"
+    if fmt == "table" and findings:
+        out.print(render_findings(findings, rules, title, marks))
+    elif fmt == "json" or findings or changes:
+        tables = [findings_table(findings, rules, title, marks)] + ([changes_table(changes)] if changes else [])
+        emit_report(fmt, Report(tables=tuple(tables), data=document))
+    for problem in document.get("problems") or []:
+        warn(f"{problem}; the facts it holds were not used")
+    if findings or fmt == "json":
+        if changes and fmt == "table":
+            out.print(render_changes(changes))
+        return
+    if not document.get("problems"):
+        missing = (document.get("facts") or {}).get("unchecked") or []
+        out.print(f"OK! No findings from {document.get('rules_checked', 0)} rules{version}.")
         if missing:
             out.print(f"Not checked, for lack of facts: {'; '.join(missing)}.")
+    if changes and fmt == "table":
+        out.print(render_changes(changes))
+
+
+def show_audit(stored: Any, fmt: str) -> None:
+    """`stackbench show AUDIT`: a stored audit (a `StoredAudit`) printed as `audit` printed it."""
+    from stackbench.errors import StoreError
+
+    try:
+        print_audit(stored.document, fmt)
+    except (ValueError, KeyError, TypeError) as error:
+        raise StoreError(
+            f"the stored audit {stored.id[:12]} is damaged and cannot be shown ({type(error).__name__}: {error})",
+            f"Delete it with `stackbench rm {stored.id[:12]} --yes` and audit again",
+        ) from None
 
 
 def _require_saved_facts(directory: Path, have_vm_configs: bool) -> None:

@@ -3,14 +3,14 @@ formats), built from the findings and rules the audit produced."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from stackbench.report.tabular import Tabular
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from stackbench.audit.rule import Finding, Rule
+    from stackbench.audit.rule import Finding, Rule, RuleText
 
 SEVERITY_STYLE = {"crit": "bold red", "err": "red", "warn": "yellow", "info": "cyan"}
 EXPLAIN_HINT = "Explain a rule: stackbench audit --explain RULE-ID"
@@ -22,14 +22,54 @@ def rules_table(rules: Sequence[Rule]) -> Tabular:
                    notes=[f"{len(rules)} rules; explain one with: stackbench audit --explain RULE-ID"])
 
 
-def findings_table(findings: Sequence[Finding], rules: Mapping[str, Rule], title: str) -> Tabular:
-    """One row per finding with its rule's why and source: for markdown, csv and json, where rows are the unit."""
-    return Tabular(
-        ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"],
-        [[f.severity, f.rule_id, f.subject, f.evidence, rules[f.rule_id].rationale, f.fix, f.prove or "",
-          rules[f.rule_id].source] for f in findings],
-        title=title, notes=[EXPLAIN_HINT],
-    )
+def findings_table(findings: Sequence[Finding], rules: Mapping[str, Rule | RuleText], title: str,
+                   marks: Sequence[str] | None = None) -> Tabular:
+    """One row per finding with its rule's why and source: for markdown, csv and json, where rows are the unit.
+    With `marks` (a stored audit compared with the previous one) a last column says `new` or `still`."""
+    rows = [[f.severity, f.rule_id, f.subject, f.evidence, rules[f.rule_id].rationale, f.fix, f.prove or "",
+             rules[f.rule_id].source] for f in findings]
+    headers = ["severity", "rule", "subject", "evidence", "why", "fix", "prove", "source"]
+    if marks is not None:
+        headers.append("change")
+        rows = [row + [mark] for row, mark in zip(rows, marks)]
+    return Tabular(headers, rows, title=title, notes=[EXPLAIN_HINT])
+
+
+def changes_heading(changes: Mapping[str, Any]) -> str:
+    when = str(changes.get("previous_created_at") or "")[:16].replace("T", " ")
+    return f"Since the audit of {when} UTC ({str(changes.get('previous_audit_id') or '')[:12]})"
+
+
+def changes_table(changes: Mapping[str, Any]) -> Tabular:
+    """The findings of the previous audit that are gone: fixed, or not rechecked (with why)."""
+    rows = [["fixed", f["severity"], f["rule"], f["subject"], f["evidence"], ""] for f in changes["fixed"]]
+    rows += [["not rechecked", f["severity"], f["rule"], f["subject"], f["evidence"], f["why"]]
+             for f in changes["not_rechecked"]]
+    return Tabular(["change", "severity", "rule", "subject", "previous evidence", "why not rechecked"], rows,
+                   title=f"{changes_heading(changes)}: {len(changes['fixed'])} fixed, {len(changes['new'])} new, "
+                         f"{len(changes['not_rechecked'])} not rechecked")
+
+
+def render_changes(changes: Mapping[str, Any]) -> RenderableType:
+    """The terminal's lines for what changed since the previous audit of the same subject."""
+    from rich.console import Group
+    from rich.text import Text
+
+    head = Text(f"{changes_heading(changes)}: ", style="bold")
+    head.append(f"{len(changes['fixed'])} fixed", style="green" if changes["fixed"] else "")
+    head.append(f", {len(changes['new'])} new", style="yellow" if changes["new"] else "")
+    if changes["not_rechecked"]:
+        head.append(f", {len(changes['not_rechecked'])} not rechecked", style="magenta")
+    lines: list[RenderableType] = [head]
+    for f in changes["fixed"]:
+        line = Text("  fixed         ", style="green")
+        line.append(f"{f['rule']}  {f['subject']}")
+        lines.append(line)
+    for f in changes["not_rechecked"]:
+        line = Text("  not rechecked ", style="magenta")
+        line.append(f"{f['rule']}  {f['subject']}: {f['why']}")
+        lines.append(line)
+    return Group(*lines)
 
 
 def disk_lines(finding: Finding) -> list[str]:
@@ -41,20 +81,24 @@ def disk_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule], title: str) -> RenderableType:
-    """One block per finding (ruff's shape): the evidence, fix and proof are sentences, too long for columns."""
+def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule | RuleText], title: str,
+                    marks: Sequence[str] | None = None) -> RenderableType:
+    """One block per finding (ruff's shape): the evidence, fix and proof are sentences, too long for columns.
+    With `marks`, a finding the previous audit of the subject did not have is marked NEW."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     parts: list[RenderableType] = [Text(title, style="bold")]
-    for finding in findings:
+    for index, finding in enumerate(findings):
         rule = rules[finding.rule_id]
         head = Text()
         head.append(f"{finding.severity:<5}", style=SEVERITY_STYLE.get(finding.severity, ""))
         head.append(f" {finding.rule_id}", style="bold")
         if rule.status == "disputed":
             head.append(" (disputed)", style="magenta")
+        if marks is not None and marks[index] == "new":
+            head.append(" NEW", style="bold yellow")
         head.append(f"  {finding.subject}")
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=15, justify="right", style="dim")
