@@ -19,6 +19,7 @@ from stackbench.audit import host_outputs, zfs_outputs
 from stackbench.audit.errors import FactsFormatError
 from stackbench.audit.facts import FACT_FILES, ZDB_CONFIG, Facts, load_facts
 from stackbench.audit.probe import CAPTURES
+from stackbench.audit.subject import MACHINE_ID_FILE
 from stackbench.audit.report import run_rules
 from stackbench.audit.rules import REGISTRY
 from stackbench.audit.versions import (default_arc_max, default_compression, default_l2arc_write_max,
@@ -108,7 +109,7 @@ def test_the_table_fills_only_facts_fields_and_each_fallback_follows_its_first_c
 
 
 def test_every_file_the_probe_saves_is_read_except_the_ones_kept_only_as_evidence() -> None:
-    read = {row.file for row in (*FACT_FILES, ZDB_CONFIG)}
+    read = {row.file for row in (*FACT_FILES, ZDB_CONFIG)} | {MACHINE_ID_FILE}  # the subject of stored audits
     assert {c.file for c in CAPTURES} - read == {"modprobe-zfs.txt", "uname.txt"}
     assert read - {c.file for c in CAPTURES} == {"lsblk-J-O.txt"}  # what probes before lsblk.json saved
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from stackbench.cli.app import app, fail, out, warn
+from stackbench.cli.app import app, err, fail, out, warn
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
     print_json, print_run,
@@ -113,19 +113,19 @@ def rm_command(
                     f"{audit.subject_name or ''}  {audit.label or ''}")
         chosen[kind][item_id] = line
         lines.append(line)
-    for line in lines:
-        out.print(line, markup=False, highlight=False)
+    for line in lines:  # with --json, stdout holds the JSON document alone (docs/json.md)
+        (err if json_output else out).print(line, markup=False, highlight=False)
     count = sum(len(ids) for ids in chosen.values())
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError(f"not deleting {count} item(s) without confirmation (no terminal to ask on)", "Pass --yes")
         if not typer.confirm(f"Delete these {count} item(s)?", default=False):
             fail("nothing deleted", exit_code=1)
-    deleted = store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]))
+    store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]))
     if json_output:
         print_json({"deleted": [*chosen["run"], *chosen["scan"], *chosen["audit"]]})
     else:
-        out.print(f"Deleted {deleted} item(s).")
+        out.print("Deleted " + ", ".join(f"{len(ids)} {kind}(s)" for kind, ids in chosen.items() if ids) + ".")
 
 
 @app.command("show")
