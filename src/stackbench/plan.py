@@ -8,7 +8,7 @@ section 2, CrystalDiskMark's default profile, the SLOG test of section 4).
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable
 
 from stackbench.errors import UsageError
@@ -83,6 +83,9 @@ class Workload:
     ioengine: str = "libaio"
     dsync: bool = False  # O_DSYNC (fio sync=dsync) instead of O_SYNC: what diskinfo -wS style tests need
     rate_iops: int | None = None  # fio rate_iops cap: a known, real effect for power checks (bench/ab_truth.py)
+    # False: fio writes the file once, start to end, and stops (runtime is then only a cap); the
+    # cache-exhaustion preset needs every byte written exactly once, not a loop over a file for a time.
+    time_based: bool = True
 
     def __post_init__(self) -> None:
         if self.rw not in RW_MODES:
@@ -122,6 +125,7 @@ class Workload:
         return (
             f"rw={self.rw}/bs={format_size(self.bs).lower()}/qd={self.iodepth}/jobs={self.numjobs}"
             f"/sync={'dsync' if self.dsync else int(self.sync)}/direct={int(self.direct)}"
+            + ("" if self.time_based else "/once")
         )
 
     @property
@@ -153,6 +157,9 @@ class Plan:
     runs: int = 1
     stopping: StoppingRule | None = None
     direct_auto: bool = False  # O_DIRECT where the target honours it, buffered with a warning where not
+    # The preset's size depends on the machine and the target (cache-exhaustion without --size): the
+    # workloads hold a placeholder until `with_size` gives the size `auto_size` chose (runner.settle_size).
+    size_from_target: bool = False
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -163,6 +170,10 @@ class Plan:
     @property
     def size(self) -> int:
         return max(w.size for w in self.workloads)
+
+    def with_size(self, size: int) -> "Plan":
+        """This plan with every cell on a file of `size` bytes (the size chosen for a target)."""
+        return replace(self, workloads=tuple(replace(w, size=size) for w in self.workloads), size_from_target=False)
 
     @property
     def most_runs(self) -> int:
@@ -193,6 +204,34 @@ class Plan:
         return sum(self.least_runs * self.run_seconds(w) for w in self.workloads)
 
 
+# cache-exhaustion: the fio time cap of its one write (--runtime changes it); the write normally ends first,
+# when the file has been written once. Six hours is 2x 512 GiB of RAM at 50 MB/s.
+CACHE_EXHAUSTION_CAP_S = 6 * 3600.0
+AUTO_FREE_SHARE = 0.9  # of the free space a file may take when its size is chosen for the target
+PLACEHOLDER_SIZE = 1024**3  # the size a `size_from_target` plan's cells hold until the target is known
+
+
+def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = False) -> int:
+    """The cache-exhaustion file size for a target: 2x RAM (past every drive's DRAM and SLC cache a desktop
+    has RAM for, and past the page cache too), but no more than the room there: the whole device (a device
+    given with --destroy-data) or 90 % of the free space of the file system (so it is not filled to the
+    brim). Rounded down to whole MiB, the block size. `UsageError` when neither is known or there is no room."""
+    limits = []
+    if ram_bytes:
+        limits.append(2 * ram_bytes)
+    if room_bytes is not None:
+        limits.append(room_bytes if device else int(room_bytes * AUTO_FREE_SHARE))
+    if not limits:
+        raise UsageError("cannot tell the RAM size or the room on the target to size the test file", "Give --size")
+    size = min(limits) // 1024**2 * 1024**2
+    if size < 16 * 1024**2:
+        raise UsageError(
+            f"the target has room for only {format_size(max(0, min(limits)))}, too little to fill any drive cache",
+            "Free some space there, or use another --target",
+        )
+    return size
+
+
 # fio start-up, file open and JSON writing per fio run, beyond its runtime (bench/overhead_bench.py).
 RUN_OVERHEAD_S = 0.4
 MAX_RUNS = 100
@@ -203,7 +242,7 @@ class Preset:
     name: str
     description: str
     cells: tuple[tuple[str, str, int], ...]  # (rw, bs, iodepth)
-    size: str
+    size: str | None  # None: chosen for the target (`auto_size`)
     runtime: float  # measured seconds of one fio run, after the ramp
     ramp: float  # seconds fio runs before it measures (fio ramp_time)
     runs: int  # separate fio runs per cell (fixed), or the minimum (adaptive)
@@ -212,6 +251,7 @@ class Preset:
     direct: bool | None = False  # None: O_DIRECT where the file system honours it
     runtimes: tuple[float, ...] | None = None  # per-cell runtime where it must differ (slog)
     ioengine: str | None = None
+    time_based: bool = True  # False: write the file once; `runtime` is only a cap
 
 
 def _product(bss: Iterable[str], qds: Iterable[int], rws: Iterable[str]) -> tuple[tuple[str, str, int], ...]:
@@ -282,6 +322,18 @@ PRESETS: dict[str, Preset] = {
             runtimes=(5, 10),
             ioengine="posixaio",
         ),
+        Preset(
+            "cache-exhaustion",
+            "when does the drive's write cache run out: one 1M sequential O_DIRECT write (QD8) through a file of "
+            "--size (default 2x RAM, at most 90 % of the free space or the device), once, with MB/s per second",
+            (("write", "1m", 8),),
+            size=None,
+            runtime=CACHE_EXHAUSTION_CAP_S,
+            ramp=0,
+            runs=1,
+            direct=True,
+            time_based=False,
+        ),
     )
 }
 
@@ -336,7 +388,8 @@ def build_plan(
         if mode not in RW_MODES:
             raise UsageError(f"unknown --rw value {mode!r}", f"Use one of {', '.join(RW_MODES)}")
     engine = check_ioengine(ioengine or base.ioengine or "libaio")
-    size_bytes = parse_size(size or base.size, option="size")
+    size_from_target = size is None and base.size is None
+    size_bytes = PLACEHOLDER_SIZE if size_from_target else parse_size(size or str(base.size), option="size")
     chosen_direct = base.direct if direct is None else direct
     workloads = []
     for index, (mode, block, depth) in enumerate(cells):
@@ -354,6 +407,7 @@ def build_plan(
                 ramp_time=float(base.ramp if ramp is None else ramp),
                 ioengine=engine,
                 rate_iops=rate_iops,
+                time_based=base.time_based,
             )
         )
     if runs is not None and until_stable:
@@ -378,7 +432,7 @@ def build_plan(
         fixed_runs = runs if runs is not None else base.runs
     return Plan(
         name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
-        direct_auto=direct is None and base.direct is None,
+        direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
     )
 
 

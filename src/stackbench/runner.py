@@ -32,11 +32,11 @@ from stackbench import abandoned, recovery
 from stackbench.errors import (
     FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, Terminated, UsageError,
 )
-from stackbench.plan import Plan, Workload
+from stackbench.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import Run, new_id
-from stackbench.safety import Target, cache_warning, resolve_target
+from stackbench.safety import Target, cache_warning, resolve_target, room_for
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
 from stackbench.units import format_size
@@ -137,9 +137,20 @@ class Prepared:
     warnings: tuple[Warning, ...]
 
 
+def settle_size(plan: Plan, target: Path, destroy_data: bool = False) -> Plan:
+    """A plan whose size depends on the target (cache-exhaustion without --size) with that size chosen:
+    2x RAM, at most the room on the target (plan.auto_size). Other plans are returned as they are."""
+    if not plan.size_from_target:
+        return plan
+    from stackbench.probe.system import collect_system_facts
+
+    room, device = room_for(target, destroy_data=destroy_data)
+    return plan.with_size(auto_size(collect_system_facts().get("ram_bytes"), room, device=device))
+
+
 def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prepared:
     """Everything that can refuse, before a byte is written: fio, the target, free space, O_DIRECT."""
-    plan = request.plan
+    plan = settle_size(request.plan, request.target, request.destroy_data)
     fio_path = find_fio(request.fio)
     version = fio_version(fio_path)
     target = resolve_target(request.target, size=plan.size, destroy_data=request.destroy_data, run_id=scratch_id)

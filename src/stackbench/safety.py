@@ -93,6 +93,34 @@ def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) ->
     )
 
 
+def room_for(path: Path, *, destroy_data: bool) -> tuple[int | None, bool]:
+    """(bytes a test file at `path` could take, whether that is a whole device) before `resolve_target`
+    decides whether fio may write there: the free space of the file system for a directory or a new file
+    (plus the file's own size for an existing file with --destroy-data), the device size for a block
+    device. (None, False) when it cannot be told; `resolve_target` then refuses or accepts as always."""
+    path = Path(path).expanduser()
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    try:
+        if st is None:
+            vfs = os.statvfs(path.parent)
+            return vfs.f_bavail * vfs.f_frsize, False
+        if stat.S_ISDIR(st.st_mode):
+            vfs = os.statvfs(path)
+            return vfs.f_bavail * vfs.f_frsize, False
+        if stat.S_ISREG(st.st_mode) and destroy_data:
+            vfs = os.statvfs(path.parent)
+            return vfs.f_bavail * vfs.f_frsize + st.st_size, False
+        if stat.S_ISBLK(st.st_mode) and destroy_data:
+            name = device_name_of(st.st_rdev)
+            return int((SYS_BLOCK / str(name) / "size").read_text().strip()) * 512, True
+    except (OSError, ValueError):
+        pass
+    return None, False
+
+
 def check_free_space(directory: Path, size: int, *, reusable: int) -> None:
     """Refuse when the file system cannot hold `size` bytes (plus a margin) next to what is there."""
     try:

@@ -96,7 +96,9 @@ def run_command(
         max_runs, max_time, ioengine, rate_iops,
     )
     if dry_run:
-        _print_plan(plan, target)
+        from stackbench.runner import settle_size
+
+        _print_plan(settle_size(plan, target, destroy_data), target)
         return
 
     from stackbench.runner import RunRequest, execute_run

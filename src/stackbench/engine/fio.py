@@ -76,7 +76,7 @@ def job_file(
         ("ioengine", check_ioengine(workload.ioengine)),
         ("filename", filename),
         ("size", workload.size),
-        ("time_based", 1),
+        *([("time_based", 1)] if workload.time_based else []),  # else: the file once, runtime a cap
         ("runtime", f"{runtime_ms}ms"),
     ]
     if workload.ramp_time:
