@@ -72,6 +72,59 @@ def runs() -> list[Run]:
     ]
 
 
+SCAN_ID = "5555eeee" * 4
+AUDIT_ID = "6666ffff" * 4
+
+
+def scan_document() -> dict:
+    """A smallblocks scan of a fixed histogram, built by the same code as `smallblocks --json`."""
+    from stackbench.report.smallblocks import smallblocks_json
+    from stackbench.scan.histogram import SizeHistogram
+    from stackbench.scan.special_vdev import estimates, recommend
+    from stackbench.scan.walker import WalkResult
+
+    histogram = SizeHistogram()
+    for size, count in ((0, 3), (700, 40), (3000, 25), (9000, 12), (100_000, 6), (5_000_000, 2), (3 * 1024**3, 1)):
+        for _ in range(count):
+            histogram.add(size)
+    result = WalkResult(histogram=histogram, seconds=0.25, workers=4)
+    rec = recommend(histogram, 64 * 1024**2, 0.003, 128 * 1024)
+    about = {"scan_id": SCAN_ID, "label": "tank-files", "created_at": _at(5, 9).isoformat(), "paths": ["/tank/files"],
+             "settings": {"recordsize_bytes": 131072, "special_size_bytes": 64 * 1024**2, "metadata_share_pct": 0.3,
+                          "one_file_system": False, "workers": None},
+             "stackbench_version": "0.1.0"}
+    return smallblocks_json(result, rec, estimates(histogram, 0.003, 128 * 1024), about)
+
+
+def audit_document() -> tuple[dict, list[dict]]:
+    """An audit of the real Proxmox config tests/data/pve/100-bad.conf with its storage.cfg, as `audit --json`
+    prints it (fixed id and time), and every finding as stored."""
+    import tempfile
+    from pathlib import Path
+
+    from stackbench.audit.facts import load_facts
+    from stackbench.audit.report import run_rules
+    from stackbench.audit.rules import REGISTRY
+    from stackbench.audit.subject import audit_subject
+
+    pve = Path(__file__).parent / "data" / "pve"
+    with tempfile.TemporaryDirectory() as empty:
+        facts = load_facts(Path(empty), [pve / "100-bad.conf"], pve / "storage.cfg")
+        subject = audit_subject(Path(empty), facts, captured_here=False, vm_configs=[pve / "100-bad.conf"])
+    report = run_rules(facts, REGISTRY)
+    document = report.to_json(facts)
+    for finding in document["findings"]:
+        finding["change"] = None
+    document.update({
+        "audit_id": AUDIT_ID, "label": "pve-vm100", "created_at": _at(6, 9).isoformat(),
+        "subject": {"key": subject.key, "name": subject.name, "source": subject.source,
+                    "detail": "--from facts; --vm-config pve/100-bad.conf"},
+        "facts": {**subject.facts, "files": ["--vm-config pve/100-bad.conf"]}, "min_severity": "info",
+        "rules_checked": len(REGISTRY), "changes": None,
+    })
+    return document, [f.to_json() for f in report.findings]
+
+
 def build_store(url: str) -> None:
     """Write the runs and the goal into a new store at `url`, times and ids included."""
     store = open_store(url)
@@ -93,6 +146,13 @@ def build_store(url: str) -> None:
                 .where(schema.runs.c.id == stored.id)
                 .values(created_at=stored.created_at, finished_at=stored.finished_at)
             )
+    store.add_scan(scan_id=SCAN_ID, label="tank-files", created_at=_at(5, 9), status="complete",
+                   document=scan_document())
+    document, findings = audit_document()
+    store.add_audit(audit_id=AUDIT_ID, label="pve-vm100", created_at=_at(6, 9), subject_key=document["subject"]["key"],
+                    subject_name=document["subject"]["name"], source=document["subject"]["source"],
+                    source_detail=document["subject"]["detail"], zfs_version=None, previous_id=None,
+                    facts=document["facts"], document=document, findings=findings)
     goal_id = store.add_goal(parse_goal(GOAL))
     with store.engine.begin() as connection:
         connection.execute(update(schema.goals).where(schema.goals.c.id == goal_id).values(id=GOAL_ID))

@@ -31,6 +31,8 @@ COMMANDS = {
     "runs": ["runs"],
     "compare": ["compare", "baseline", "lz4"],
     "layers": ["layers", "baseline", "vm", "vm-luks", "--names", "host,vm,vm+luks"],
+    "show-scan": ["show", "tank-files"],
+    "show-audit": ["show", "pve-vm100"],
 }
 # Whatever the machine running the tests has set, the output is plain text for a 100-column reader in UTC.
 ENVIRONMENT = {"COLUMNS": "100", "TZ": "UTC", "PYTHONIOENCODING": "utf-8"}

@@ -42,15 +42,16 @@ def _terminal_row(kind: str, value: Any) -> list[str]:
                 f"{count}" if run.planned_cells is None else f"{count}/{run.planned_cells}",
                 run.plan_name or run.source, run.target or ""]
     if kind == "scan":
-        return [value.id[:12], kind, _local(value.created_at), value.label or "", value.status, "",
-                f"smallblocks ({value.files:,} files)", ", ".join(value.paths)]
-    return [value.id[:12], kind, _local(value.created_at), value.label or "", audit_status(value), "",
-            f"audit ({value.findings_count} finding{'s' if value.findings_count != 1 else ''})",
-            f"{value.subject_name or 'unknown subject'} ({value.source})"]
+        return [value.id[:12], kind, _local(value.created_at), value.label or "", value.status,
+                f"{value.files:,} files", "smallblocks", ", ".join(value.paths)]
+    return [value.id[:12], kind, _local(value.created_at), value.label or "", audit_status(value),
+            f"{value.findings_count} finding{'s' if value.findings_count != 1 else ''}", "audit",
+            value.subject_name or "unknown subject"]
 
 
 def _terminal_table(items: Sequence[tuple[str, datetime, Any]]) -> Tabular:
-    headers = ["ID", "Kind", "Created", "Label", "Status", "Cells", "Plan", "Target"]
+    """Count: a run's stored/planned cells, a scan's files, an audit's findings."""
+    headers = ["ID", "Kind", "Created", "Label", "Status", "Count", "Plan", "Target"]
     rows = [_terminal_row(kind, value) for kind, _, value in items]
     return Tabular(
         headers=headers,
