@@ -4,6 +4,8 @@ again byte for byte, listed by `runs` as a scan, removed by `rm`; bad input stor
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -47,8 +49,8 @@ def test_a_stored_scan_is_shown_again_byte_for_byte_in_every_format(tmp_path: Pa
     # below the 64K recordsize the largest value is 32K: 4,600 bytes of small files + 15,823 bytes of metadata
     # (0.3 % of 5,274,600) fit in 75 % of 1 MiB
     assert document["recommendation"]["special_small_blocks"] == 32768 and document["recommendation"]["fits"]
-    table = run_cli("runs", "--db", db, "--kind", "scan")
-    assert "scan" in table.stdout and "smallblocks (7 files)" in table.stdout
+    table = run_cli("runs", "--db", db, "--kind", "scan", env={"COLUMNS": "200"})
+    assert re.search(r"│ scan +│ .*│ scan-json +│ complete +│ +7 files │ smallblocks │", table.stdout), table.stdout
 
 
 def test_the_json_document_holds_what_reproduces_the_scan(tmp_path: Path) -> None:
@@ -77,6 +79,10 @@ def test_bad_input_stores_nothing_and_says_so_in_one_line(tmp_path: Path) -> Non
     blocker.write_text("x")
     bad_db = run_cli("smallblocks", str(tmp_path), "--db", str(blocker / "sub" / "r.db"))
     assert bad_db.returncode == 1 and "database directory" in bad_db.stderr and bad_db.stdout == ""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    special = run_cli("smallblocks", str(fifo), "--db", db)
+    assert special.returncode == 1 and "neither a directory nor a regular file" in special.stderr
     assert Store(db).list_scans() == []
     unknown = run_cli("show", "0123abcd", "--db", db)
     assert unknown.returncode == 1 and "no run, scan or audit" in unknown.stderr

@@ -428,26 +428,7 @@ class Store:
 
     def resolve(self, ref: str) -> str:
         """A run by full id, unique id prefix (at least 4 characters) or label (the newest with it)."""
-        runs = schema.runs
-        with self.engine.connect() as connection:
-            if connection.execute(select(runs.c.id).where(runs.c.id == ref)).first():
-                return ref
-            if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref.lower()):
-                matches = connection.execute(
-                    select(runs.c.id).where(runs.c.id.like(ref.lower() + "%")).limit(3)
-                ).scalars().all()
-                if len(matches) == 1:
-                    return matches[0]
-                if len(matches) > 1:
-                    raise StoreError(
-                        f"run id prefix {ref!r} matches several runs", "Give more characters of the id"
-                    )
-            labelled = connection.execute(
-                select(runs.c.id).where(runs.c.label == ref).order_by(runs.c.created_at.desc()).limit(1)
-            ).first()
-            if labelled:
-                return labelled[0]
-        raise StoreError(f"no run with id or label {ref!r}", "List the stored runs with `stackbench runs`")
+        return self.resolve_any(ref, kinds=("run",))[1]
 
     def get_run(self, ref: str) -> Run:
         run_id = self.resolve(ref)
@@ -669,7 +650,8 @@ class Store:
                     return matches[0]
                 if len(matches) > 1:
                     raise StoreError(
-                        f"id prefix {ref!r} matches several stored items ({', '.join(k for k, _ in matches)})",
+                        f"id prefix {ref!r} matches several {listed[0] + 's' if len(listed) == 1 else 'stored items'} "
+                        f"({', '.join(f'{k} {found[:12]}' for k, found in matches)})",
                         "Give more characters of the id",
                     )
             labelled = []
