@@ -210,3 +210,19 @@ def test_a_damaged_stored_audit_is_one_line_and_can_be_removed(tmp_path: Path) -
     removed = run_cli("rm", audit_id[:8], "--db", str(db), "--yes", "--json")
     assert json.loads(removed.stdout) == {"deleted": [audit_id]}
     assert Store(str(db)).list_audits() == []
+
+
+@pytest.mark.slow
+def test_two_audits_of_this_machine_are_the_same_subject_by_its_machine_id(tmp_path: Path) -> None:
+    """The probe saves machine-id-hash.txt (never the id), so a second audit of this machine finds the first."""
+    if not Path("/etc/machine-id").read_text().strip() if Path("/etc/machine-id").is_file() else True:
+        pytest.skip("this machine has no /etc/machine-id")  # containers may lack one; the probe then saves none
+    db = str(tmp_path / "r.db")
+    first, second = (_audit("--db", db) for _ in range(2))
+    assert first["subject"]["key"] == second["subject"]["key"]
+    machine_id = Path("/etc/machine-id").read_text().strip()
+    expected = hashlib.sha256(f"stackbench audit subject {machine_id}".encode()).hexdigest()[:16]
+    assert first["subject"]["key"] == f"machine:{expected}" and machine_id not in json.dumps(first)
+    assert first["subject"]["source"] in ("host", "guest") and first["changes"] is None
+    assert second["changes"]["previous_audit_id"] == first["audit_id"]
+    assert second["changes"]["fixed"] == [] and second["changes"]["new"] == []
