@@ -58,9 +58,12 @@ class ProgressObserver:
 
     def run_started(self, run_id: str, plan: Plan, target: object) -> None:
         if not self.quiet:
+            # a cell that writes its file once ends when the file is written: its time is only a cap
+            when = ("at most " if any(not w.time_based for w in plan.workloads) else "about ") + \
+                format_duration(plan.expected_seconds())
             err.print(
-                f"Run {run_id[:12]}: {len(plan.workloads)} cells x {runs_text(plan)}, about "
-                f"{format_duration(plan.expected_seconds())}, file {getattr(target, 'fio_filename', target)}",
+                f"Run {run_id[:12]}: {len(plan.workloads)} cells x {runs_text(plan)}, {when}, "
+                f"file {getattr(target, 'fio_filename', target)}",
                 highlight=False,
                 markup=False,
                 soft_wrap=True,
