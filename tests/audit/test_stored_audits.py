@@ -227,3 +227,16 @@ def test_two_audits_of_this_machine_are_the_same_subject_by_its_machine_id(tmp_p
     assert first["subject"]["source"] in ("host", "guest") and first["changes"] is None
     assert second["changes"]["previous_audit_id"] == first["audit_id"]
     assert second["changes"]["fixed"] == [] and second["changes"]["new"] == []
+
+
+def test_min_severity_filters_what_is_shown_and_the_record_keeps_every_finding(tmp_path: Path) -> None:
+    """A `--min-severity warn` audit after an `info` one: the info findings are neither shown nor called fixed."""
+    db = str(tmp_path / "r.db")
+    capture = _capture(tmp_path)
+    first = _audit("--from", str(capture), "--db", db)
+    assert any(f["severity"] == "info" for f in first["findings"])
+    second = _audit("--from", str(capture), "--db", db, "--min-severity", "warn")
+    assert {f["severity"] for f in second["findings"]} <= {"crit", "err", "warn"}
+    assert second["changes"]["fixed"] == [] and second["changes"]["new"] == []
+    assert {f["change"] for f in second["findings"]} == {"still"}
+    assert len(Store(db).get_audit(second["audit_id"]).findings) == len(first["findings"])

@@ -155,9 +155,11 @@ def audit_command(
             facts = load_facts(Path(tmp), vm_config, storage_cfg)
             subject = audit_subject(Path(tmp), facts, captured_here=True, vm_configs=vm_config,
                                     unchecked=unchecked_areas(facts))
+    def shown(severity: str) -> bool:
+        return ORDER[severity] <= ORDER[min_severity]
+
     everything = run_rules(facts, REGISTRY)  # stored and compared whole; --min-severity filters what is shown
-    report = AuditReport([f for f in everything.findings if ORDER[f.severity] <= ORDER[min_severity]],
-                         everything.problems)
+    report = AuditReport([f for f in everything.findings if shown(f.severity)], everything.problems)
     document = report.to_json(facts)
     created = datetime.now(timezone.utc)
     audit_id = new_id() if store is not None else None
@@ -169,9 +171,9 @@ def audit_command(
             {"audit_id": previous.id, "created_at": previous.created_at.isoformat(), "facts": previous.facts},
             previous.findings, all_findings, subject.facts,
         )
-        shown = lambda entry: ORDER[entry["severity"]] <= ORDER[min_severity]  # noqa: E731
-        changes = {**changes, **{k: [e for e in changes[k] if shown(e)] for k in ("fixed", "new", "not_rechecked")}}
-        marks = [mark for f, mark in zip(everything.findings, all_marks) if ORDER[f.severity] <= ORDER[min_severity]]
+        changes = {**changes, **{key: [e for e in changes[key] if shown(e["severity"])]
+                                 for key in ("fixed", "new", "not_rechecked")}}
+        marks = [mark for f, mark in zip(everything.findings, all_marks) if shown(f.severity)]
     for finding, mark in zip(document["findings"], marks):
         finding["change"] = mark
     document.update({
