@@ -64,8 +64,10 @@ def test_the_json_document_holds_what_reproduces_the_scan(tmp_path: Path) -> Non
     result, rec, table = scan_from_json(data)
     assert result.histogram.files == data["files"] == 7 and rec.to_json() == data["recommendation"]
     assert [e.special_small_blocks for e in table] == [e["special_small_blocks"] for e in data["special_usage"]]
-    without = json.loads(run_cli("smallblocks", str(tree), "--json").stdout)
-    assert without["scan_id"] is None and without["bins"] == data["bins"]
+    # STACKBENCH_DB is `run`'s store; a scan is stored only with --db
+    elsewhere = tmp_path / "env.db"
+    without = json.loads(run_cli("smallblocks", str(tree), "--json", env={"STACKBENCH_DB": str(elsewhere)}).stdout)
+    assert without["scan_id"] is None and without["bins"] == data["bins"] and not elsewhere.exists()
 
 
 @pytest.mark.slow
