@@ -84,8 +84,8 @@ def audit_subject(
     were captured by this audit on this machine rather than read with --from."""
     machine, host = machine_key(directory)
     config_names = {f"{p.absolute().parent.name}/{p.name}" for p in vm_configs or []}
-    extra = [vm for vm in facts.vms if vm.name in config_names]
-    parts = ([machine] if machine else []) + sorted(vm_key(vm) for vm in extra)
+    extra = list({vm.name: vm for vm in facts.vms if vm.name in config_names}.values())  # once, if in the capture too
+    parts = ([machine] if machine else []) + sorted({vm_key(vm) for vm in extra})
     key = "+".join(parts) if machine or extra else None
     name = host or ("unknown machine" if machine is None else f"machine {machine.split(':', 1)[1][:8]}")
     if extra:
