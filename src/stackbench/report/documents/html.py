@@ -60,12 +60,12 @@ def _view(block: Any) -> dict[str, Any]:
         rows = []
         for r, row in enumerate(tab.rows):
             cells = [
-                {"text": text, "num": c in tab.right_aligned, "cls": _css(tab.cell_styles.get((r, c), ""))}
+                {"text": text, "cls": " ".join(filter(None, (_column(tab, c), _css(tab.cell_styles.get((r, c), "")))))}
                 for c, text in enumerate(row)
             ]
             rows.append({"cells": cells, "cls": _css(tab.styles.get(r, ""))})
-        return {"type": "table", "title": tab.title or "", "headers": list(tab.headers), "rows": rows,
-                "right": tab.right_aligned, "notes": list(tab.notes)}
+        headers = [{"text": text, "cls": "num" if c in tab.right_aligned else ""} for c, text in enumerate(tab.headers)]
+        return {"type": "table", "title": tab.title or "", "headers": headers, "rows": rows, "notes": list(tab.notes)}
     if isinstance(block, Text):
         return {"type": "text", "text": block.text, "kind": block.kind}
     if isinstance(block, Code):
@@ -74,6 +74,12 @@ def _view(block: Any) -> dict[str, Any]:
         return {"type": "chart", "number": block.number, "title": block.figure.title, "alt": block.figure.alt,
                 "svg": inline_svg(block.figure, f"c{block.number}-")}
     raise TypeError(f"no HTML view for {type(block).__name__}")
+
+
+def _column(tab: Any, column: int) -> str:
+    """The table's hints as classes: numbers right-aligned, row names kept on one line, long words broken."""
+    hints = [("num", tab.right_aligned), ("nowrap", tab.no_wrap), ("fold", tab.fold)]
+    return " ".join(name for name, columns in hints if column in columns)
 
 
 def _css(style: str) -> str:
