@@ -69,7 +69,7 @@ def test_charts_are_inline_svg_with_unique_ids(measured: Measured) -> None:
     assert "&lt;script&gt;" in html and "<script" not in html.lower()  # the label in a chart title too
 
 
-def test_in_a_browser_nothing_is_fetched_and_a_phone_does_not_scroll_sideways(measured: Measured, tmp_path: Path) -> None:
+def test_in_a_browser_nothing_is_fetched_a_phone_does_not_scroll_sideways_and_it_prints(measured: Measured, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     refs = [measured.first["run_id"], measured.second["run_id"]]
@@ -95,5 +95,13 @@ def test_in_a_browser_nothing_is_fetched_and_a_phone_does_not_scroll_sideways(me
                 page.screenshot(path=str(shot), full_page=True)
                 print(f"screenshot: {shot}")
                 page.close()
+            page = browser.new_page()
+            page.goto(path.as_uri())
+            page.emulate_media(media="print")
+            assert page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+            printed = shots / "report-html-print.pdf"
+            page.pdf(path=str(printed), format="A4")
+            assert printed.read_bytes().startswith(b"%PDF")
+            print(f"printed: {printed}")
         finally:
             browser.close()

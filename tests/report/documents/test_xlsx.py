@@ -3,7 +3,6 @@ gives them), every per-second sample is there, and the charts are native Excel c
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

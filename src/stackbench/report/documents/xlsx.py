@@ -129,7 +129,9 @@ def _run_sheet(ws: "Worksheet", part: RunPart) -> None:
     if data:
         first, last = cells_top + 2, cells_top + 1 + len(data)
         anchor = len(CELL_COLUMNS) + 2
-        _bar(ws, "IOPS per cell", "IOPS", _col(CELL_COLUMNS, "runs.iops"), first, last, f"{_letter(anchor)}{cells_top}")
+        # The geometric mean of the separate runs where every cell has one; an imported run has fio's IOPS only.
+        iops = "runs.iops" if all(_get(item, "runs.iops") is not None for item in data) else "iops"
+        _bar(ws, "IOPS per cell", "IOPS", _col(CELL_COLUMNS, iops), first, last, f"{_letter(anchor)}{cells_top}")
         _bar(ws, "p99 completion latency per cell", "p99 clat (µs)", _col(CELL_COLUMNS, "clat_p99_us"), first, last,
              f"{_letter(anchor)}{cells_top + 16}")
     if part.goals:
