@@ -21,7 +21,8 @@ def write_all(files: Sequence[tuple[Path, bytes]], *, force: bool) -> None:
         existing = [path for path, _ in files if path.exists() or path.is_symlink()]
         if existing:
             more = f" (and {len(existing) - 1} more file(s) it would write)" if len(existing) > 1 else ""
-            raise StackbenchError(f"{existing[0]} already exists{more}", "Pass --force to replace it, or choose another -o FILE")
+            raise StackbenchError(f"{existing[0]} already exists{more}",
+                                  "Pass --force to replace it, or choose another -o FILE")
     for path, _ in files:
         if path.is_dir():
             raise UsageError(f"{path} is a directory", "Give -o the name of a file to write, e.g. -o report.html")

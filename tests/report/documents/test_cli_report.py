@@ -95,3 +95,20 @@ def test_bad_input_is_one_line_and_writes_nothing(db: str, tmp_path: Path, args:
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     _one_line_error(run_cli("report", *args, "--db", db), code, *words)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("label, taken, expected", [
+    ("baseline", [], "baseline"),
+    ("a/b\\c?d*e:f[g]h", [], "a b c d e f g h"),
+    ("'quoted'", [], "quoted"),
+    ("x" * 40, [], "x" * 31),
+    ("History", [], "History run"),
+    ("Report", ["Report"], "Report (2)"),
+    ("y" * 40, ["y" * 31, "y" * 27 + " (2)"], "y" * 27 + " (3)"),
+    ("[]", [], "Run"),
+])
+def test_sheet_names_are_valid_and_unique(label: str, taken: list[str], expected: str) -> None:
+    from stackbench.report.documents.xlsx import sheet_name
+
+    assert sheet_name(label, taken) == expected
+    assert len(expected) <= 31

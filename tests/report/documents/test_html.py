@@ -35,6 +35,7 @@ def test_it_holds_every_part_of_a_run(page: str, measured: Measured) -> None:
                  "Goals", "PASS", "4K QD1 rnd read", "4K QD1 rnd write", "p99 clat", "To reproduce",
                  "stackbench run -t", "rw=randread", "[global]", "Comparison", "Verdict:", "Layers", "low→high"):
         assert part in page, part
+    assert "--db" not in page and "results.db" not in page  # a database URL may hold a password
     for run in (measured.first, measured.second):
         assert run["run_id"] in page
         assert run["facts"]["fio_version"] in page
@@ -71,7 +72,9 @@ def test_charts_are_inline_svg_with_unique_ids(measured: Measured) -> None:
     assert render_html(again).decode() == html  # the same runs make the same bytes: placeholders, ids, charts
 
 
-def test_in_a_browser_nothing_is_fetched_a_phone_does_not_scroll_sideways_and_it_prints(measured: Measured, tmp_path: Path) -> None:
+def test_in_a_browser_nothing_is_fetched_a_phone_does_not_scroll_sideways_and_it_prints(
+    measured: Measured, tmp_path: Path,
+) -> None:
     from playwright.sync_api import sync_playwright
 
     refs = [measured.first["run_id"], measured.second["run_id"]]

@@ -55,6 +55,8 @@ def test_the_cells_are_the_stores_numbers(book: Any, measured: Measured) -> None
             assert row["p99 clat (µs)"] == pytest.approx(cell["clat_p99_us"], rel=1e-12)
             assert row["Block size (bytes)"] == cell["bs_bytes"] == 4096
             assert row["Separate fio runs"] == cell["runs"]["n"] == 2
+        goals = _block(book[sheet], "Goals")
+        assert [(g["Goal"], g["Result"], g["Unit"]) for g in goals] == [("4K QD1 rnd read >= 1 IOPS", "PASS", "IOPS")]
         facts = {r["Fact"]: r["Value"] for r in _block(book[sheet], "Facts")}
         assert facts["fio"] == stored["facts"]["fio_version"]
         assert facts["Machine"].startswith("host-1, ")

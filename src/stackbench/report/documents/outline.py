@@ -77,7 +77,9 @@ def outline(contents: Contents) -> list[Block]:
 
 def _run_blocks(part: RunPart) -> list[Block]:
     run = part.run
-    status = run.status if run.status == "complete" else f"{run.status.upper()} ({len({c.fio_output_id for c in run.cells})} of {run.planned_cells or '?'} cells)"
+    status = run.status
+    if run.status != "complete":  # as the run table says it: fio outputs done of the cells planned
+        status = f"{run.status.upper()} ({len({c.fio_output_id for c in run.cells})} of {run.planned_cells or '?'} cells)"
     when = run.created_at.strftime("%Y-%m-%d %H:%M UTC") if run.created_at else "?"
     blocks: list[Block] = [
         Heading(2, f"Run {part.name}", part.anchor),

@@ -219,7 +219,8 @@ def _compare_sheet(ws: "Worksheet", contents: Contents) -> None:
                                                      13: "0.##"}
     row = _block(ws, row, "Cells", headers, rows, formats)
     if rows:
-        _bar(ws, "Change per cell, B vs A", "change (%)", 8, top + 2, top + 1 + len(rows), f"{_letter(len(headers) + 2)}{top}")
+        _bar(ws, "Change per cell, B vs A", "change (%)", 8, top + 2, top + 1 + len(rows),
+             f"{_letter(len(headers) + 2)}{top}")
         _bar(ws, "IOPS per cell, A and B", "IOPS", 2, top + 2, top + 1 + len(rows),
              f"{_letter(len(headers) + 2)}{top + 16}", extra_cols=(5,))
     _widths(ws, {1: 26})
