@@ -44,7 +44,7 @@ def report_command(
     names: Optional[str] = typer.Option(None, "--names", help="Layer names for --layers, comma-separated. Default: "
                                         "the runs' labels."),
     output_format: Optional[str] = typer.Option(
-        None, "--format", "-f", help="Document format: html, md (Markdown with PNG charts beside it) or xlsx. "
+        None, "--format", "-f", help="Document format: html, md (or markdown: Markdown with PNG charts beside it) or xlsx. "
         "Default: from -o's suffix (.html, .md, .xlsx), else html.", show_default=False,
     ),
     output: Optional[Path] = typer.Option(

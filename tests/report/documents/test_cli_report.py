@@ -59,7 +59,7 @@ def test_text_that_looks_like_a_formula_stays_text_in_xlsx(db: str, tmp_path: Pa
 
 
 def test_the_format_follows_the_suffix_and_the_default_name_the_run(db: str, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "stackbench", "report", FORMULA, "-f", "md", "--db", db],
+    done = subprocess.run([sys.executable, "-m", "stackbench", "report", FORMULA, "-f", "markdown", "--db", db],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     [written] = list(tmp_path.iterdir())

@@ -52,11 +52,14 @@ DOCUMENT_FORMATS: dict[str, DocumentFormat] = {
 }
 
 
+_ALIASES = {"markdown": "md", "htm": "html"}  # what the other commands' --format says, and the other suffix
+
+
 def document_format(name: str | None, suffix: str) -> DocumentFormat:
     """The format named by --format, else the one the output file's suffix names, else HTML."""
     if name is not None:
         try:
-            return DOCUMENT_FORMATS[name.lower()]
+            return DOCUMENT_FORMATS[_ALIASES.get(name.lower(), name.lower())]
         except KeyError:
             raise UsageError(f"unknown --format {name!r} for a report",
                              f"Use one of: {', '.join(DOCUMENT_FORMATS)}") from None
