@@ -10,7 +10,8 @@ What counts as an identifier, and where it is found:
   `/dev/disk/by-id/` names that do not already hold a known serial. Placeholder `disk-A`, `disk-B`, ...
 - WWNs (`0x5000c500...`, `wwn-0x...`, `naa.`, `eui.`) and `wwn`/`wwid` values: `wwn-1`, ...
 - MAC addresses (`00:1a:2b:3c:4d:5e`, dashes too): `mac-1`, ...
-- user names in paths: `/home/NAME`, `/Users/NAME`, `/var/home/NAME`, `C:\\Users\\NAME`: `user-1`, ...
+- user names in paths: `/home/NAME`, `/Users/NAME`, `/var/home/NAME`, `C:\\Users\\NAME`, and the two sides of
+  `user@host` (an `ssh` in an ab command, an e-mail address): `user-1`, ... and `host-1`, ...
 - UUIDs (the boot id, file system and partition UUIDs): `id-1`, ...
 - IPv4 addresses: `ip-1`, ...
 
@@ -46,6 +47,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("user", re.compile(r"(?:/home|/Users|/var/home|/export/home)/([^/\\\s'\"`:;,=]+)")),
     ("user", re.compile(r"[A-Za-z]:[\\/]+Users[\\/]+([^\\/\s'\"`:;,=]+)", re.IGNORECASE)),
     ("disk", re.compile(r"/dev/disk/by-id/([^/\s'\"`:;,=]+)")),
+    # user@host, as in `ssh alice@pve1 zfs set ...` (an ab command) or an e-mail address
+    ("user@host", re.compile(r"(?<![\w.+-])([A-Za-z_][\w.+-]{0,31})@([A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)")),
     ("wwn", re.compile(_WORD.format(r"(?:wwn-)?0x[0-9a-f]{16}(?:[0-9a-f]{16})?"), re.IGNORECASE)),
     ("wwn", re.compile(_WORD.format(r"(?:naa|eui)\.[0-9a-f]{16,32}"), re.IGNORECASE)),
     ("mac", re.compile(_WORD.format(r"[0-9a-f]{2}(?:([:-])[0-9a-f]{2})(?:\1[0-9a-f]{2}){4}"), re.IGNORECASE)),
@@ -112,8 +115,11 @@ class Redactor:
         matches = []
         for kind, pattern in _PATTERNS:
             for match in pattern.finditer(text):
-                group = 1 if kind in ("user", "disk") else 0
-                matches.append((match.start(group), kind, match.group(group)))
+                if kind == "user@host":
+                    matches += [(match.start(1), "user", match.group(1)), (match.start(2), "host", match.group(2))]
+                else:
+                    group = 1 if kind in ("user", "disk") else 0
+                    matches.append((match.start(group), kind, match.group(group)))
         for _, kind, found in sorted(matches, key=lambda m: m[0]):
             if kind == "disk" and any(v in found.lower() for v, p in self._placeholders.items() if p.startswith("disk-")):
                 continue  # a by-id name holding a known serial: the serial alone is replaced, the model stays

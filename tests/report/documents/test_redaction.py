@@ -57,6 +57,9 @@ def test_known_fields_and_patterns_become_numbered_placeholders() -> None:
     ("C:\\Users\\Carol\\fio and /Users/dave/x and /var/home/erin/", "C:\\Users\\user-1\\fio and /Users/user-2/x and "
      "/var/home/user-3/"),
     ("client 192.168.10.21, fio-3.33, kernel 6.1.0", "client ip-1, fio-3.33, kernel 6.1.0"),
+    ("ssh root@pve1.lan zfs set sync=disabled; mail carol@example.org", "ssh root@host-1 zfs set sync=disabled; "
+     "mail user-1@host-3"),  # host-2 is pve1, the short name
+    ("4K QD1 rnd read @ 3 runs", "4K QD1 rnd read @ 3 runs"),
 ])
 def test_patterns_are_found_in_any_text(text: str, expected: str) -> None:
     assert Redactor().text(text) == expected
