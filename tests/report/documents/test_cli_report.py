@@ -62,7 +62,7 @@ def test_the_format_follows_the_suffix_and_the_default_name_the_run(db: str, tmp
     done = subprocess.run([sys.executable, "-m", "stackbench", "report", FORMULA, "-f", "markdown", "--db", db],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    [written] = list(tmp_path.iterdir())
+    [written] = [path for path in tmp_path.iterdir() if path.suffix != ".png"]  # PNGs: the charts, if any
     assert written.name.startswith("stackbench-report-") and written.suffix == ".md"
     assert written.read_text().startswith(f"# stackbench report: {FORMULA}\n")
 
@@ -75,7 +75,7 @@ def test_an_existing_file_is_kept_unless_force(db: str, tmp_path: Path) -> None:
     done = run_cli("report", FORMULA, "-o", str(output), "--db", db, "--force")
     assert done.returncode == 0, done.stderr
     assert output.read_text().startswith("# stackbench report")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("notes-")] == ["notes.md"]  # and its charts
 
 
 @pytest.mark.parametrize("args, code, words", [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -24,10 +25,12 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_tables_commands_and_escaped_text(measured: Measured, tmp_path: Path) -> None:
     refs = [measured.first["run_id"], measured.second["run_id"]]
     output = tmp_path / "tuning.md"
-    done = run_cli("report", *refs, "--compare", *refs, "-o", str(output), "--db", measured.db)
+    done = run_cli("report", *refs, "--compare", *refs, "-o", str(output), "--db", measured.db, "--json")
     assert done.returncode == 0, done.stderr
     text = output.read_text()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tuning.md"]  # no charts: no PNG files
+    reply = json.loads(done.stdout)
+    assert sorted(reply["files"]) == sorted(str(p) for p in tmp_path.iterdir())  # the .md and its PNGs, nothing else
+    assert len(reply["files"]) == 1 + reply["charts"] and reply["files"][0] == str(output)
     assert "| Pattern | IOPS (± 95% CI of runs) | MB/s |" in text
     assert "|:---|---:|---:|" in text
     assert "## Comparison" in text and "```sh\nstackbench run -t " in text
