@@ -18,6 +18,9 @@ RESULTS = {
 }
 # Commands that answer with a line, not a result: --json, and no --format.
 REPLIES = {"rm", "goal add", "facts save"}
+# Commands that write a document file (-o FILE) and answer with a line: their --format names the file's format
+# (html, md, xlsx), not one of the printed formats, and --json is the reply's.
+DOCUMENTS = {"report"}
 
 
 def _commands() -> Iterator[tuple[str, Any]]:
@@ -63,11 +66,17 @@ def test_the_options_are_the_shared_declarations() -> None:
     for name, callback in _callbacks():
         for param in inspect.signature(callback).parameters.values():
             decls = getattr(param.default, "param_decls", None) or ()
-            if "--format" in decls and param.default is not FormatOption:
+            if "--format" in decls and name not in DOCUMENTS and param.default is not FormatOption:
                 own.append(f"{name} --format")
             if "--json" in decls and name in RESULTS and param.default is not JsonOption:
                 own.append(f"{name} --json")
     assert own == []
+
+
+def test_a_command_that_writes_a_document_takes_output_format_and_json() -> None:
+    commands = dict(_commands())
+    assert {name: sorted({"-o", "--output", "--format", "--json"} - _flags(commands[name])) for name in DOCUMENTS} == \
+        {name: [] for name in DOCUMENTS}
 
 
 def test_format_offers_every_registered_format() -> None:

@@ -1,0 +1,92 @@
+"""Time to write a report of a 48-cell run (target: under 3 s), against a peer measured in the same session.
+
+Makes one real run with fio (default 6 block sizes x 4 queue depths x 2 patterns = 48 cells, 2 separate fio
+runs of 2 s each per cell, so every cell has per-second samples; about 5 minutes), or takes a stored one
+with --db and --run. Then times, each the median of --repeats separate processes:
+
+- the peer: `stackbench show RUN --format markdown` of the same run (the same store read and tables);
+- `stackbench report RUN -o FILE --force` in each format (html, md, xlsx), and the number of charts drawn.
+
+    python bench/report_bench.py                                   # a real 48-cell run in a temporary directory
+    python bench/report_bench.py --bs 4k,64k --qd 1,4 --repeats 2  # small settings: 8 cells, to try it out
+    python bench/report_bench.py --db results.db --run baseline    # a run you already have
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"stackbench {' '.join(args)} failed: {done.stderr.strip()[-400:]}")
+    return done
+
+
+def timed(repeats: int, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    samples, done = [], None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        done = stackbench(*args)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples), done  # type: ignore[return-value]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bs", default="4k,8k,16k,64k,128k,1m", help="block sizes of the run (default 6)")
+    parser.add_argument("--qd", default="1,4,16,32", help="queue depths (default 4)")
+    parser.add_argument("--rw", default="randread,randwrite", help="patterns (default 2)")
+    parser.add_argument("--runs", default="2", help="separate fio runs per cell (default 2)")
+    parser.add_argument("--runtime", default="2", help="seconds per fio run (default 2: per-second samples)")
+    parser.add_argument("--target", help="directory to measure (default: a temporary directory)")
+    parser.add_argument("--db", help="an existing store (with --run): no run is made")
+    parser.add_argument("--run", help="the stored run to report (with --db)")
+    parser.add_argument("--repeats", type=int, default=5, help="processes per timing, median taken (default 5)")
+    options = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="report-bench-"))
+    try:
+        if options.db and options.run:
+            db, run = options.db, options.run
+            made = "stored run"
+        else:
+            db = f"sqlite:///{workdir / 'results.db'}"
+            target = Path(options.target) if options.target else workdir / "target"
+            target.mkdir(parents=True, exist_ok=True)
+            started = time.perf_counter()
+            done = stackbench("run", "-t", str(target), "--bs", options.bs, "--qd", options.qd, "--rw", options.rw,
+                              "--runs", options.runs, "--runtime", options.runtime, "--ramp", "0", "--size", "64M",
+                              "--db", db, "--json")
+            run = json.loads(done.stdout)["run_id"]
+            made = f"real run made in {time.perf_counter() - started:.0f} s"
+        shown = json.loads(stackbench("show", run, "--db", db, "--json").stdout)
+        cells = len(shown["cells"])
+        samples = sum(c["samples_n"] for c in shown["cells"])
+        print(f"# {' '.join(sys.argv)}")
+        print(f"run {run[:12]}: {cells} cells, {samples} per-second samples ({made}); median of {options.repeats} "
+              "processes each")
+        peer, _ = timed(options.repeats, "show", run, "--db", db, "--format", "markdown")
+        print(f"{'show RUN --format markdown (peer)':<36} {peer:6.3f} s")
+        for fmt in ("html", "md", "xlsx"):
+            output = workdir / f"report.{fmt}"
+            seconds, done = timed(options.repeats, "report", run, "-o", str(output), "--force", "--db", db, "--json")
+            reply = json.loads(done.stdout)
+            size = sum(Path(f).stat().st_size for f in reply["files"])
+            verdict = "under" if seconds < 3 else "OVER"
+            print(f"{'report RUN -o report.' + fmt:<36} {seconds:6.3f} s   {seconds / peer:5.2f}x the peer   "
+                  f"{verdict} the 3 s target   {size / 1024:,.0f} KiB, {reply['charts']} charts")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The report as one self-contained HTML file: inline CSS, charts as inline SVG, no request of any kind.
+
+The page forbids itself every fetch with a Content-Security-Policy meta tag (`default-src 'none'`; inline
+styles allowed; images only from data: URIs, which a chart may embed), so even a chart or a label that
+tried to load something could not. Jinja2 renders it with autoescape on: labels, paths and facts are text,
+never markup. The layout reads on a phone (tables scroll sideways inside their box, the page never does) and
+prints (no navigation, no shadows, tables not split mid-row).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from stackbench.report.documents.contents import Contents
+from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from stackbench.report.charts.figure import Figure
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+_STYLE_CLASSES = (("green", "good"), ("red", "bad"), ("yellow", "warn"), ("dim", "dim"))
+
+
+def render_html(contents: Contents) -> bytes:
+    """The whole page, UTF-8."""
+    blocks = outline(contents)
+    page = _template().render(
+        title=contents.title,
+        csp=CSP,
+        blocks=[_view(block) for block in blocks],
+        toc=[block for block in blocks if isinstance(block, Heading) and block.level == 2],
+    )
+    return page.encode("utf-8")
+
+
+@lru_cache(maxsize=1)
+def _template() -> "jinja2.Template":
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("stackbench.report.documents", "templates"),
+        autoescape=True,  # always: the template is .j2, which select_autoescape would not recognise
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return environment.get_template("report.html.j2")
+
+
+def _view(block: Any) -> dict[str, Any]:
+    """A block as the template reads it: plain values, and the one piece of trusted markup (a chart's SVG)."""
+    if isinstance(block, Heading):
+        return {"type": "heading", "level": block.level, "text": block.text, "anchor": block.anchor}
+    if isinstance(block, Table):
+        tab = block.table
+        rows = []
+        for r, row in enumerate(tab.rows):
+            cells = [
+                {"text": text, "cls": " ".join(filter(None, (_column(tab, c), _css(tab.cell_styles.get((r, c), "")))))}
+                for c, text in enumerate(row)
+            ]
+            rows.append({"cells": cells, "cls": _css(tab.styles.get(r, ""))})
+        headers = [{"text": text, "cls": "num" if c in tab.right_aligned else ""} for c, text in enumerate(tab.headers)]
+        return {"type": "table", "title": tab.title or "", "headers": headers, "rows": rows, "notes": list(tab.notes)}
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text, "kind": block.kind}
+    if isinstance(block, Code):
+        return {"type": "code", "text": block.text, "caption": block.caption}
+    if isinstance(block, Chart):
+        return {"type": "chart", "number": block.number, "title": block.figure.title, "alt": block.figure.alt,
+                "svg": inline_svg(block.figure, f"c{block.number}-")}
+    raise TypeError(f"no HTML view for {type(block).__name__}")
+
+
+def _column(tab: Any, column: int) -> str:
+    """The table's hints as classes: numbers right-aligned, row names kept on one line, long words broken."""
+    hints = [("num", tab.right_aligned), ("nowrap", tab.no_wrap), ("fold", tab.fold)]
+    return " ".join(name for name, columns in hints if column in columns)
+
+
+def _css(style: str) -> str:
+    return " ".join(cls for word, cls in _STYLE_CLASSES if word in style)
+
+
+def inline_svg(figure: "Figure", prefix: str) -> Any:
+    """The chart's SVG ready to sit inside HTML: no XML prolog or DOCTYPE, ids prefixed so two charts in one
+    page cannot share one, and its alt text as the accessible name."""
+    from markupsafe import Markup, escape
+
+    svg = figure.render("svg").decode("utf-8")
+    start = svg.find("<svg")
+    if start < 0:
+        raise ValueError(f"chart {figure.title!r} did not render as SVG")
+    svg = svg[start:]
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", svg)
+    svg = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', svg)
+    svg = svg.replace("<svg", f'<svg role="img" aria-label="{escape(figure.alt)}"', 1)
+    return Markup(svg)  # matplotlib escapes every text it writes; nothing of ours is spliced in unescaped
