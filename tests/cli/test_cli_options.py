@@ -14,10 +14,10 @@ from stackbench.report.formats import FORMATS
 
 RESULTS = {
     "run", "import", "show", "runs", "compare", "ab", "layers", "slog", "synclat", "smallblocks", "goal list",
-    "audit", "crypto",
+    "audit", "crypto", "user list",
 }
 # Commands that answer with a line, not a result: --json, and no --format.
-REPLIES = {"rm", "goal add", "facts save"}
+REPLIES = {"rm", "goal add", "facts save", "user add", "user remove", "user claim"}
 
 
 def _commands() -> Iterator[tuple[str, Any]]:

@@ -1,0 +1,40 @@
+"""Running the app under uvicorn, and the rule on which addresses it may listen."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from stackbench.errors import UsageError
+from stackbench.web.headers import SecurityHeaders
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost may resolve to anything
+
+
+def check_host(host: str, accounts: int) -> None:
+    """Refuse to listen beyond this machine while the server has no account: nobody could log in, and an
+    open port with no way in invites the first default someone adds."""
+    if accounts == 0 and not is_loopback(host):
+        raise UsageError(
+            f"refusing to listen on {host}: the server has no account yet, so it binds only to 127.0.0.1",
+            "Create one first with `stackbench user add NAME --admin`, or leave out --host",
+        )
+
+
+def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None) -> Any:
+    """uvicorn's settings: no Server banner, our access log instead of uvicorn's (which would log share
+    tokens), proxy headers trusted only from the addresses given (none by default)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        SecurityHeaders(app), host=host, port=port, server_header=False, access_log=False,
+        proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,
+        log_level="info", lifespan="off",
+    )

@@ -1,0 +1,115 @@
+"""A real `stackbench serve` on 127.0.0.1 for the web tests: uvicorn in a thread with the configuration
+the CLI uses (`web.server.uvicorn_config`), a store of real imported fio outputs, accounts, and helpers
+that log in over HTTP as a browser would."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from stackbench.importer import import_files
+from stackbench.store import open_store
+from stackbench.store.accounts import Accounts
+from stackbench.web.app import create_app
+from stackbench.web.passwords import hash_password
+from stackbench.web.server import uvicorn_config
+from stackbench.web.settings import Settings
+
+FIO = Path(__file__).resolve().parent.parent / "data" / "fio"
+PASSWORD = "correct horse battery staple"
+HOSTILE = "<script>alert(1)</script>"
+
+
+@dataclass
+class Site:
+    base: str
+    app: object
+    store: object
+    accounts: Accounts
+    runs: dict[str, str] = field(default_factory=dict)  # name -> run id
+    ids: dict[str, str] = field(default_factory=dict)  # account name -> id
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=30)
+
+    def login(self, name: str, password: str = PASSWORD) -> httpx.Client:
+        client = self.client()
+        response = login(client, name, password)
+        assert response.status_code == 303, response.text
+        return client
+
+
+def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
+    form = client.get("/login")
+    token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
+    return client.post("/login", data={"name": name, "password": password, "login_csrf": token})
+
+
+def csrf_of(client: httpx.Client, path: str = "/runs") -> str:
+    """The session's CSRF token, as a page's forms carry it."""
+    return re.search(r'name="csrf" value="([^"]+)"', client.get(path).text).group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running(app: object) -> Iterator[str]:
+    """Serve `app` with uvicorn on a free loopback port until the block ends; yields the base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def populate(db_url: str) -> tuple[object, Accounts, dict[str, str], dict[str, str]]:
+    """A store with real imported fio outputs and three accounts:
+
+    alice owns `a` (labelled with a script tag) and `b`, both private; bob owns `bob` (private) and `team`
+    (team-visible); `unowned` has no owner; carol is an admin."""
+    store = open_store(db_url)
+    accounts = Accounts(store)
+    ids = {}
+    for name, admin in (("alice", False), ("bob", False), ("carol", True)):
+        ids[name] = accounts.add_account(name, hash_password(PASSWORD), admin=admin).id
+    runs = {}
+    for name, label, owner in (("a", HOSTILE, "alice"), ("b", "alice-b", "alice"), ("bob", "bob-private", "bob"),
+                               ("team", "bob-team", "bob"), ("unowned", "from-the-cli", None)):
+        run = import_files(store, [FIO / "randread-psync.json"], label=label)[0]
+        runs[name] = run.id
+        if owner:
+            accounts.claim(ids[owner], [run.id])
+    accounts.set_visibility(runs["team"], "team")
+    return store, accounts, runs, ids
+
+
+@contextmanager
+def site(db_url: str, settings: Settings | None = None) -> Iterator[Site]:
+    store, accounts, runs, ids = populate(db_url)
+    app = create_app(store, settings)
+    with running(app) as base:
+        yield Site(base=base, app=app, store=store, accounts=accounts, runs=runs, ids=ids)
+    store.dispose()
