@@ -36,6 +36,21 @@ def loggable_path(path: str) -> str:
     return _TOKEN_PATH.sub("/s/[token]", path)
 
 
+class RedactTokens(logging.Filter):
+    """Defence in depth for any log that sees request paths (uvicorn's access log, if someone turns it on
+    or a handler is attached to it): share tokens in its arguments become `[token]`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_TOKEN_ANYWHERE.sub("/s/[token]", a) if isinstance(a, str) else a for a in record.args)
+        if isinstance(record.msg, str):
+            record.msg = _TOKEN_ANYWHERE.sub("/s/[token]", record.msg)
+        return True
+
+
+_TOKEN_ANYWHERE = re.compile(r"/s/[A-Za-z0-9_-]+")
+
+
 class SecurityHeaders:
     def __init__(self, app: Any) -> None:
         self.app = app

@@ -31,8 +31,16 @@ def check_host(host: str, accounts: int) -> None:
 def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None) -> Any:
     """uvicorn's settings: no Server banner, our access log instead of uvicorn's (which would log share
     tokens), proxy headers trusted only from the addresses given (none by default)."""
+    import logging
+
     import uvicorn
 
+    from stackbench.web.headers import RedactTokens
+
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactTokens) for f in logger.filters):
+            logger.addFilter(RedactTokens())
     return uvicorn.Config(
         SecurityHeaders(app), host=host, port=port, server_header=False, access_log=False,
         proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,

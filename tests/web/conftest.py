@@ -1,0 +1,40 @@
+"""Fixtures of the web tests: one real server for the whole session (its limits raised so that the many
+requests of the suite from 127.0.0.1 are not throttled), and dedicated servers for the tests of limits
+and timeouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from stackbench.web.settings import Settings
+from web.site import Site, site
+
+SHARED = Settings(misses_per_address=100_000, login_failures_per_address=10_000, login_failures_per_account=10_000,
+                  runs_per_page=2)
+
+
+@pytest.fixture(scope="session")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    path: Path = tmp_path_factory.mktemp("web") / "results.db"
+    with site(f"sqlite:///{path}", SHARED) as running:
+        yield running
+
+
+@pytest.fixture
+def fresh_site(tmp_path: Path):  # noqa: ANN201 - a factory: fresh_site(Settings(...)) -> context manager
+    """A server of its own with the given settings (limits, timeouts), over a new store."""
+    count = iter(range(100))
+
+    def make(settings: Settings):  # noqa: ANN202
+        return site(f"sqlite:///{tmp_path / f'results-{next(count)}.db'}", settings)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def as_user(web: Site) -> dict:
+    """Logged-in clients of the shared server, by account name (logging in costs an argon2 hash: once)."""
+    return {name: web.login(name) for name in ("alice", "bob", "carol")}
