@@ -10,7 +10,7 @@ from typing import Iterator
 import pytest
 
 from stackbench.web.settings import Settings
-from web.site import Site, site
+from web.site import Site, Template, site
 
 SHARED = Settings(misses_per_address=100_000, login_failures_per_address=10_000, login_failures_per_account=10_000,
                   runs_per_page=2)
@@ -23,15 +23,15 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield running
 
 
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    return Template(tmp_path_factory.mktemp("web-template"))
+
+
 @pytest.fixture
-def fresh_site(tmp_path: Path):  # noqa: ANN201 - a factory: fresh_site(Settings(...)) -> context manager
-    """A server of its own with the given settings (limits, timeouts), over a new store."""
-    count = iter(range(100))
-
-    def make(settings: Settings):  # noqa: ANN202
-        return site(f"sqlite:///{tmp_path / f'results-{next(count)}.db'}", settings)
-
-    return make
+def fresh_site(template: Template):  # noqa: ANN201 - a factory: fresh_site(Settings(...)) -> context manager
+    """A server of its own with the given settings (limits, timeouts), over a copy of the populated store."""
+    return template.site
 
 
 @pytest.fixture(scope="session")
