@@ -9,11 +9,8 @@ from typing import Iterator
 
 import pytest
 
-from stackbench.web.settings import Settings
-from web.site import Site, Template, site
+from web.site import SHARED, Site, Template, site
 
-SHARED = Settings(misses_per_address=100_000, login_failures_per_address=10_000, login_failures_per_account=10_000,
-                  runs_per_page=2)
 
 
 @pytest.fixture(scope="session")

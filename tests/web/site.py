@@ -28,6 +28,10 @@ from stackbench.web.settings import Settings
 FIO = Path(__file__).resolve().parent.parent / "data" / "fio"
 PASSWORD = "correct horse battery staple"
 HOSTILE = "<script>alert(1)</script>"
+# The shared server's limits, raised so that the suite's many requests from 127.0.0.1 are not throttled;
+# two runs a page so that paging is exercised with few runs.
+SHARED = Settings(misses_per_address=100_000, login_failures_per_address=10_000, login_failures_per_account=10_000,
+                  runs_per_page=2)
 
 
 @dataclass

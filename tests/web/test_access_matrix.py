@@ -83,7 +83,12 @@ def _random(names: list[str]) -> dict[str, str]:
 
 
 def test_everyone_but_the_owner_gets_the_random_id_404(web: Site, as_user: dict) -> None:
-    alice, bob, carol, nobody = as_user["alice"], as_user["bob"], as_user["carol"], web.client()
+    assert_matrix(web, as_user["alice"], as_user["bob"], as_user["carol"])
+
+
+def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: httpx.Client) -> None:
+    """Every object route, for every principal: the owner gets the object, everyone else the random 404."""
+    nobody = web.client()
     tokens = {client: csrf_of(client) for client in (alice, bob, carol)}
     tokens[nobody] = ""
     mine = (web.runs["a"], web.runs["b"])
