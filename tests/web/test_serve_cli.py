@@ -51,9 +51,9 @@ def _user_add(cli, db: str, name: str, *extra: str, password: str = PASSWORD) ->
     return cli("user", "add", name, "--password-stdin", "--db", db, *extra, input=password + "\n")
 
 
-def test_serve_refuses_a_public_address_until_an_account_exists(tmp_path: Path) -> None:
+def test_serve_refuses_a_public_address_until_an_account_exists(tmp_path: Path, cli_here) -> None:
     db = str(tmp_path / "r.db")
-    refused = run_cli("serve", "--host", "0.0.0.0", "--db", db)
+    refused = cli_here("serve", "--host", "0.0.0.0", "--db", db)
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "no account" in refused.stderr and "user add" in refused.stderr
     assert refused.stdout == ""

@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 
 import httpx
+import pytest
 
 from stackbench.web.sessions import LOGIN_COOKIE, SESSION_COOKIE
 from stackbench.web.settings import Settings
@@ -26,6 +27,7 @@ def test_wrong_passwords_for_an_account_are_throttled_with_retry_after(fresh_sit
         assert login(site.client(), "bob", PASSWORD).status_code == 303  # another account is not locked out
 
 
+@pytest.mark.slow
 def test_failures_from_one_address_are_throttled_across_names(fresh_site) -> None:
     with fresh_site(Settings(login_failures_per_address=3, login_window_s=60)) as site:
         client = site.client()
@@ -80,6 +82,7 @@ def test_idle_timeout_ends_a_session(fresh_site) -> None:
         assert client.get("/runs").status_code == 303
 
 
+@pytest.mark.slow
 def test_absolute_timeout_ends_a_busy_session(fresh_site) -> None:
     with fresh_site(Settings(idle_timeout=timedelta(seconds=30), absolute_timeout=timedelta(seconds=1))) as site:
         client = site.login("alice")
