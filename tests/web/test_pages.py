@@ -146,6 +146,11 @@ def test_pages_have_no_inline_style_or_script(web: Site, as_user: dict) -> None:
         assert "<script" not in text and "style=" not in text and "<style" not in text, path
 
 
+def test_no_api_explorer_or_schema_is_served(web: Site, as_user: dict) -> None:
+    for path in ("/docs", "/redoc", "/openapi.json"):
+        assert as_user["alice"].get(path).status_code == 404
+
+
 def test_robots_txt_excludes_everything_and_share_links(web: Site) -> None:
     text = web.client().get("/robots.txt").text
     assert "User-agent: *" in text and "Disallow: /\n" in text
@@ -173,3 +178,21 @@ def test_guessing_ids_and_tokens_runs_into_the_rate_limit(fresh_site) -> None:
         refused = alice.get(f"/runs/{site.runs['a']}")  # once limited, even a real id is refused
         assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
         assert alice.get("/runs").status_code == 200  # pages without an object still work
+
+
+@pytest.mark.slow
+def test_ten_thousand_guesses_find_nothing_and_are_refused_after_the_limit(fresh_site) -> None:
+    """Issue 14: 10,000 random run ids and share tokens at the default limit (60 misses), in a window long
+    enough that the test's own duration cannot reopen it."""
+    settings = Settings(miss_window_s=3600)
+    with fresh_site(settings) as site:
+        alice = site.login("alice")
+        anonymous = site.client()
+        statuses: dict[int, int] = {}
+        for index in range(10_000):
+            if index % 2:
+                answer = anonymous.get(f"/s/{secrets.token_urlsafe(32)}")
+            else:
+                answer = alice.get(f"/runs/{secrets.token_hex(16)}")
+            statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
+        assert statuses == {404: settings.misses_per_address, 429: 10_000 - settings.misses_per_address}

@@ -16,20 +16,18 @@ Secrets (session ids, share tokens) reach this module only as keyed hashes; the 
 
 from __future__ import annotations
 
-import functools
 import secrets
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from sqlalchemy import and_, delete, false, func, insert, or_, select, true, update
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 
 from stackbench.errors import StoreError
 from stackbench.results import Run, new_id
 from stackbench.store import schema
-from stackbench.store.failures import describe
-from stackbench.store.repository import Store, _aware, _run_from_row
+from stackbench.store.repository import Store, _aware, _guarded, _run_from_row
 
 SHARE_KINDS = ("run", "compare")
 
@@ -93,17 +91,6 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def guarded(self: "Accounts", *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except SQLAlchemyError as error:
-            raise describe(error, self.store.where) from None
-
-    return guarded
-
-
 def _visible(viewer: Viewer) -> Any:
     """The one visibility rule as an SQL condition on `runs` (see the module's docstring)."""
     runs = schema.runs
@@ -120,6 +107,7 @@ class Accounts:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
+        self.where = store.where  # how `_guarded` names the store in a one-line error
 
     # -- accounts --------------------------------------------------------------------------------
 

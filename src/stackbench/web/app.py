@@ -40,6 +40,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     accounts = Accounts(store)
     ctx = ServerContext(store=store, accounts=accounts, settings=settings or Settings(),
                         hash_key=accounts.server_secret())
+    accounts.end_sessions_older_than(ctx.settings.idle_timeout, ctx.settings.absolute_timeout)  # refused anyway
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = ctx
     env = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True)

@@ -11,6 +11,7 @@ to a short-lived cookie.
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 from fastapi import Form, Request
 from starlette.responses import Response
@@ -46,7 +47,8 @@ def current(request: Request) -> Principal:
     if moment - record.last_seen_at > ctx.settings.idle_timeout or moment - record.created_at > ctx.settings.absolute_timeout:
         ctx.accounts.end_session(id_hash)
         return Principal()
-    ctx.accounts.touch_session(id_hash, moment)
+    if moment - record.last_seen_at > min(ctx.settings.idle_timeout / 10, timedelta(minutes=1)):
+        ctx.accounts.touch_session(id_hash, moment)  # one write a minute at most, not one per request
     return Principal(account=record.account, session=record, session_hash=id_hash)
 
 
