@@ -71,12 +71,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(app: object) -> Iterator[str]:
+def running(app: object, forwarded_allow_ips: str | None = None) -> Iterator[str]:
     """Serve `app` with uvicorn on a free loopback port until the block ends; yields the base URL."""
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, forwarded_allow_ips))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -126,9 +126,9 @@ def site(db_url: str, settings: Settings | None = None) -> Iterator[Site]:
 
 
 @contextmanager
-def serving(store, accounts, runs, ids, settings) -> Iterator[Site]:  # noqa: ANN001
+def serving(store, accounts, runs, ids, settings, forwarded_allow_ips=None) -> Iterator[Site]:  # noqa: ANN001
     app = create_app(store, settings)
-    with running(app) as base:
+    with running(app, forwarded_allow_ips) as base:
         yield Site(base=base, app=app, store=store, accounts=accounts, runs=runs, ids=ids)
     store.dispose()
 
@@ -145,12 +145,12 @@ class Template:
         self.copies = 0
 
     @contextmanager
-    def site(self, settings: Settings) -> Iterator[Site]:
+    def site(self, settings: Settings, forwarded_allow_ips: str | None = None) -> Iterator[Site]:
         from stackbench.store import open_store
 
         self.copies += 1
         path = self.directory / f"copy-{self.copies}.db"
         shutil.copyfile(self.path, path)
         store = open_store(f"sqlite:///{path}")
-        with serving(store, Accounts(store), dict(self.runs), dict(self.ids), settings) as running:
+        with serving(store, Accounts(store), dict(self.runs), dict(self.ids), settings, forwarded_allow_ips) as running:
             yield running
