@@ -3,6 +3,7 @@ secret, share links, and migration 0005 on a store that already holds runs."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -115,6 +116,7 @@ def test_share_links_expire_and_revoke(accounts: Accounts) -> None:
     accounts.revoke_share_link(link.id)
     assert not accounts.share_link(link.id).live(now())
     assert [x.id for x in accounts.share_links_of(alice.id, "run", [run])] == [link.id]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in (link.id, alice.id, run))  # 128 random bits
     with pytest.raises(StoreError):
         accounts.add_share_link(token_hash="u" * 64, kind="compare", run_ids=[run], owner=alice.id, note="",
                                 expires_at=now())

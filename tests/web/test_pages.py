@@ -153,7 +153,7 @@ def test_no_api_explorer_or_schema_is_served(web: Site, as_user: dict) -> None:
 
 def test_robots_txt_excludes_everything_and_share_links(web: Site) -> None:
     text = web.client().get("/robots.txt").text
-    assert "User-agent: *" in text and "Disallow: /\n" in text
+    assert "User-agent: *" in text and "Disallow: /s/\n" in text and "Disallow: /\n" in text
 
 
 def test_no_share_token_reaches_a_log(web: Site, as_user: dict, caplog: pytest.LogCaptureFixture) -> None:

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from stackbench.errors import StackbenchError
+from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
 from stackbench.web.access import NotFound, Principal, RunView, TooManyMisses, load
@@ -31,7 +32,7 @@ from stackbench.web.sessions import (
 from stackbench.web.settings import Settings
 from stackbench.web.views import fact_rows, html_table
 
-ROBOTS = "User-agent: *\nDisallow: /\n"  # share links (/s/) above all; nothing here is for indexing
+ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
 
 
@@ -307,7 +308,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _shared_view(run: Any) -> Any:
+def _shared_view(run: Run) -> Run:
     """What a share link's holder sees of a run. REDACTION GOES HERE: the report helper's
     report/redact.py (issue 13) removes host names, serials, WWNs and MACs from the facts; until it is
     merged the run is shown as it is stored (docs/server.md says so)."""
