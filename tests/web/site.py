@@ -17,6 +17,7 @@ from typing import Iterator
 
 import httpx
 
+from stackbench.analysis.goals import parse_goal
 from stackbench.importer import import_files
 from stackbench.store import open_store
 from stackbench.store.accounts import Accounts
@@ -114,6 +115,8 @@ def populate(db_url: str) -> tuple[object, Accounts, dict[str, str], dict[str, s
         if owner:
             accounts.claim(ids[owner], [run.id])
     accounts.set_visibility(runs["team"], "team")
+    for goal in ("rnd read 4K >= 10000 IOPS", "p99 <= 50 us"):  # one passes, one fails on this output
+        store.add_goal(parse_goal(goal))
     return store, accounts, runs, ids
 
 

@@ -21,7 +21,7 @@ from stackbench.store.accounts import now
 from stackbench.web.access import OBJECT_PARAMS
 from web.site import Site, csrf_of
 
-NOT_OBJECTS = {"label", "target", "since", "until", "page_number"}  # filters of the runs list
+NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number"}  # filters of the runs list
 
 
 def routes(site: Site) -> list[tuple[str, str, list[str]]]:

@@ -14,7 +14,9 @@ import pytest
 from fastapi.routing import APIRoute
 
 from stackbench.analysis.compare import compare_runs
+from stackbench.analysis.goals import evaluate
 from stackbench.report.compare import comparison_table
+from stackbench.report.goals import goals_table
 from stackbench.report.run import run_table
 from stackbench.web.headers import CSP
 from stackbench.web.settings import Settings
@@ -38,6 +40,16 @@ def test_the_run_page_shows_the_clis_table_cell_for_cell(web: Site, as_user: dic
         for text in row:
             assert html.escape(text, quote=True) in cells
     assert html.escape(table.notes[0], quote=True) in page
+
+
+def test_the_run_page_checks_the_stored_goals_as_the_cli_does(web: Site, as_user: dict) -> None:
+    run = web.store.get_run(web.runs["b"])
+    table = goals_table(evaluate([goal for _, goal in web.store.list_goals()], run))
+    assert table.rows  # site.populate stores goals
+    page = as_user["alice"].get(f"/runs/{web.runs['b']}").text
+    for row in table.rows:
+        for text in row:
+            assert html.escape(text, quote=True) in page
 
 
 def test_the_compare_page_shows_the_clis_verdict_table(web: Site, as_user: dict) -> None:
@@ -75,6 +87,9 @@ def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
     only = alice.get("/runs", params={"label": "alice-b"}).text
     assert re.findall(r'href="/runs/([0-9a-f]{32})"', only) == [web.runs["b"]]
     assert "0 run(s)" in alice.get("/runs", params={"since": "2999-01-01"}).text
+    assert "3 run(s)" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text
+    assert "0 run(s)" in alice.get("/runs", params={"plan": "quick"}).text
+    assert alice.get("/compare", params={"a": web.runs["a"]}).status_code == 400  # one run picked
     assert alice.get("/runs", params={"since": "yesterday"}).status_code == 400
 
 

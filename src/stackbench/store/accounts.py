@@ -83,6 +83,7 @@ class ShareLink:
 class RunFilter:
     label: str | None = None
     target: str | None = None
+    plan: str | None = None  # the preset or plan name (`import` for imported runs)
     since: date | None = None  # created on or after this day (UTC)
     until: date | None = None  # created on or before this day (UTC)
 
@@ -269,6 +270,8 @@ class Accounts:
             conditions.append(runs.c.label == where.label)
         if where.target:
             conditions.append(runs.c.target == where.target)
+        if where.plan:
+            conditions.append(runs.c.plan_name == where.plan)
         if where.since:
             conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
         if where.until:

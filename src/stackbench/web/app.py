@@ -152,15 +152,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return principal if principal.account is not None else RedirectResponse("/login", status_code=303)
 
     @app.get("/runs")
-    def runs_page(request: Request, label: str = "", target: str = "", since: str = "", until: str = "",
-                  page_number: int = 1) -> Response:
+    def runs_page(request: Request, label: str = "", target: str = "", plan: str = "", since: str = "",
+                  until: str = "", page_number: int = 1) -> Response:
         principal = logged_in(request)
         if isinstance(principal, Response):
             return principal
         account = principal.account
         assert account is not None
         try:
-            where = RunFilter(label=label or None, target=target or None,
+            where = RunFilter(label=label or None, target=target or None, plan=plan or None,
                               since=date.fromisoformat(since) if since else None,
                               until=date.fromisoformat(until) if until else None)
         except ValueError:
@@ -170,7 +170,8 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         number = max(1, page_number)
         rows, total = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), where,
                                                  offset=(number - 1) * size, limit=size)
-        filters = {k: v for k, v in (("label", label), ("target", target), ("since", since), ("until", until)) if v}
+        filters = {k: v for k, v in (("label", label), ("target", target), ("plan", plan), ("since", since),
+                                     ("until", until)) if v}
 
         def link(n: int) -> str:
             return "/runs?" + urlencode({**filters, "page_number": n})
@@ -224,6 +225,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     @app.get("/compare")
     def compare_pick(request: Request, a: str = "", b: str = "") -> Response:
         principal = current(request)
+        if principal.account is not None and not (a and b):  # the list's form with one choice missing
+            return page(request, "error.html", 400, principal, title="Pick two runs",
+                        message="Choose run A and run B in the runs list, then compare.")
         first: RunView = load(request, principal, "run", a)
         second: RunView = load(request, principal, "run", b)
         return RedirectResponse(f"/compare/{first.run.id}/{second.run.id}", status_code=303)
