@@ -211,3 +211,15 @@ def test_ten_thousand_guesses_find_nothing_and_are_refused_after_the_limit(fresh
                 answer = alice.get(f"/runs/{secrets.token_hex(16)}")
             statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
         assert statuses == {404: settings.misses_per_address, 429: 10_000 - settings.misses_per_address}
+
+
+def test_the_owner_makes_a_run_team_visible_and_private_again(fresh_site) -> None:
+    with fresh_site(Settings()) as site:
+        alice, bob = site.login("alice"), site.login("bob")
+        run = f"/runs/{site.runs['b']}"
+        assert bob.get(run).status_code == 404
+        assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "team"}).status_code == 303
+        assert bob.get(run).status_code == 200
+        assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "public"}).status_code == 400
+        assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "private"}).status_code == 303
+        assert bob.get(run).status_code == 404

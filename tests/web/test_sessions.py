@@ -113,3 +113,12 @@ def test_login_form_needs_its_own_token(web: Site) -> None:
     assert answer.status_code == 403 and SESSION_COOKIE not in answer.cookies
     cross_site = httpx.Client(base_url=web.base)  # no login cookie, as from another site's form
     assert cross_site.post("/login", data={"name": "alice", "password": PASSWORD, "login_csrf": "a" * 43}).status_code == 403
+
+
+def test_removing_an_account_ends_its_sessions_at_once(fresh_site) -> None:
+    with fresh_site(Settings()) as site:
+        bob = site.login("bob")
+        assert bob.get(f"/runs/{site.runs['bob']}").status_code == 200
+        site.accounts.remove_account("bob")  # what `stackbench user remove bob` does
+        assert bob.get(f"/runs/{site.runs['bob']}").status_code == 404
+        assert bob.get("/runs").status_code == 303
