@@ -223,3 +223,12 @@ def test_the_owner_makes_a_run_team_visible_and_private_again(fresh_site) -> Non
         assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "public"}).status_code == 400
         assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "private"}).status_code == 303
         assert bob.get(run).status_code == 404
+
+
+def test_a_share_link_stops_when_its_run_changes_owner(fresh_site) -> None:
+    with fresh_site(Settings()) as site:
+        alice = site.login("alice")
+        link = _link(_share(alice, f"/runs/{site.runs['b']}"), site)
+        assert site.client().get(link).status_code == 200
+        site.accounts.claim(site.ids["bob"], [site.runs["b"]], take=True)  # `user claim bob RUN --take`
+        assert site.client().get(link).status_code == 404

@@ -62,7 +62,12 @@ def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView 
     if not RUN_ID.fullmatch(run_id):
         return None
     if principal.share is not None:
+        # the link's runs, and only while the link's maker still owns them (a run moved to another
+        # account with `user claim --take` is no longer the maker's to share)
         if run_id not in principal.share.run_ids:
+            return None
+        found = ctx.accounts.run_access(Viewer(principal.share.owner, False), run_id)
+        if found is None or found[0] != principal.share.owner:
             return None
         owner, visibility = principal.share.owner, "shared"
     elif principal.account is not None:
