@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -57,6 +58,15 @@ def test_serve_refuses_a_public_address_until_an_account_exists(tmp_path: Path, 
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "no account" in refused.stderr and "user add" in refused.stderr
     assert refused.stdout == ""
+
+
+def test_serve_on_a_port_in_use_is_one_line(tmp_path: Path, cli_here) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = cli_here("serve", "--port", str(port), "--db", str(tmp_path / "r.db"))
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "--port" in refused.stderr
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.53", "::1", "[::1]", "localhost"])

@@ -42,10 +42,11 @@ def serve_command(
 
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
-    from stackbench.web.server import check_host, uvicorn_config
+    from stackbench.web.server import check_host, check_port, uvicorn_config
 
     store = open_store_from(db)
     check_host(host, Accounts(store).count_accounts())
+    check_port(host, port)
 
     import uvicorn
 

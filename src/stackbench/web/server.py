@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from stackbench.errors import UsageError
+from stackbench.errors import StackbenchError, UsageError
 from stackbench.web.headers import SecurityHeaders
 
 
@@ -26,6 +26,21 @@ def check_host(host: str, accounts: int) -> None:
             f"refusing to listen on {host}: the server has no account yet, so it binds only to 127.0.0.1",
             "Create one first with `stackbench user add NAME --admin`, or leave out --host",
         )
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail with one line before uvicorn starts when the address cannot be bound (uvicorn would log a
+    traceback-like error and exit)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as error:
+            raise StackbenchError(f"cannot listen on {host} port {port}: {error.strerror}",
+                                  "Choose another --port, or stop what listens there") from None
 
 
 def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None) -> Any:
