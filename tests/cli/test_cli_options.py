@@ -17,7 +17,7 @@ RESULTS = {
     "audit", "crypto", "user list",
 }
 # Commands that answer with a line, not a result: --json, and no --format.
-REPLIES = {"rm", "goal add", "facts save", "user add", "user remove", "user claim"}
+REPLIES = {"rm", "goal add", "facts save", "user add", "user passwd", "user remove", "user claim"}
 
 
 def _commands() -> Iterator[tuple[str, Any]]:

@@ -100,6 +100,9 @@ def test_user_commands_add_list_claim_remove(tmp_path: Path, cli_here) -> None:
     taken = run_cli("user", "claim", "alice", "cli-run", "--db", db)
     assert taken.returncode == 1 and "--take" in taken.stderr
     assert run_cli("user", "claim", "alice", "cli-run", "--take", "--db", db).returncode == 0
+    changed = run_cli("user", "passwd", "bob", "--password-stdin", "--json", "--db", db, input="a new passphrase here\n")
+    assert json.loads(changed.stdout) == {"account": "bob", "sessions_ended": True}
+    assert run_cli("user", "passwd", "bob", "--password-stdin", "--db", db, input="short\n").returncode == 2
     removed = run_cli("user", "remove", "alice", "--json", "--db", db)
     assert json.loads(removed.stdout) == {"removed": "alice", "runs_unowned": 1}
     assert run_cli("user", "claim", "bob", "--all-unowned", "--db", db).stdout.startswith("bob now owns 1")

@@ -122,3 +122,14 @@ def test_removing_an_account_ends_its_sessions_at_once(fresh_site) -> None:
         site.accounts.remove_account("bob")  # what `stackbench user remove bob` does
         assert bob.get(f"/runs/{site.runs['bob']}").status_code == 404
         assert bob.get("/runs").status_code == 303
+
+
+def test_a_new_password_ends_every_session(fresh_site) -> None:
+    from stackbench.web.passwords import hash_password
+
+    with fresh_site(Settings()) as site:
+        bob = site.login("bob")
+        site.accounts.set_password_hash(site.ids["bob"], hash_password("another long passphrase"), end_sessions=True)
+        assert bob.get("/runs").status_code == 303  # what `stackbench user passwd bob` does
+        assert login(site.client(), "bob", PASSWORD).status_code == 401
+        assert login(site.client(), "bob", "another long passphrase").status_code == 303

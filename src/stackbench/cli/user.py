@@ -1,4 +1,4 @@
-"""`stackbench user add|list|remove|claim`: the accounts of `stackbench serve` (docs/server.md)."""
+"""`stackbench user add|passwd|list|remove|claim`: the accounts of `stackbench serve` (docs/server.md)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,35 @@ def user_add(
         print_json({"account": {"id": account.id, "name": account.name, "admin": account.is_admin}})
     else:
         out.print(f"Created account {name}{' (admin)' if admin else ''}.")
+
+
+@user_app.command("passwd")
+def user_passwd(
+    name: str = typer.Argument(..., help="Account name.", show_default=False),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read the new password from the first line of standard input."
+    ),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonReplyOption,
+) -> None:
+    """Set a new password for an account; every session of the account ends (logged out everywhere).
+
+    Example:
+
+        stackbench user passwd alice
+    """
+    from stackbench.store.accounts import Accounts
+    from stackbench.web.passwords import check_policy, hash_password
+
+    accounts = Accounts(open_store_from(db))
+    account = accounts.account_named(name)
+    password = _read_password(password_stdin)
+    check_policy(password)
+    accounts.set_password_hash(account.id, hash_password(password), end_sessions=True)
+    if json_output:
+        print_json({"account": account.name, "sessions_ended": True})
+    else:
+        out.print(f"New password for {account.name}; its sessions have ended.")
 
 
 @user_app.command("list")

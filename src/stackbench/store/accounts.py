@@ -148,10 +148,13 @@ class Accounts:
             ).mappings().first()
         return None if row is None else (_account(row), row["password_hash"])
 
-    def set_password_hash(self, account_id: str, password_hash: str) -> None:
+    def set_password_hash(self, account_id: str, password_hash: str, *, end_sessions: bool = False) -> None:
+        """Store a new hash (a rehash at login, or a new password); a new password ends every session."""
         with self.engine.begin() as connection:
             connection.execute(update(schema.accounts).where(schema.accounts.c.id == account_id)
                                .values(password_hash=password_hash))
+            if end_sessions:
+                connection.execute(delete(schema.sessions).where(schema.sessions.c.account_id == account_id))
 
     def remove_account(self, name: str) -> tuple[Account, int]:
         """Remove an account in one transaction: its sessions end, its share links stop working, and its
