@@ -14,10 +14,10 @@ from stackbench.report.formats import FORMATS
 
 RESULTS = {
     "run", "import", "show", "runs", "compare", "ab", "layers", "slog", "synclat", "smallblocks", "goal list",
-    "audit", "crypto",
+    "audit", "crypto", "user list",
 }
 # Commands that answer with a line, not a result: --json, and no --format.
-REPLIES = {"rm", "goal add", "facts save"}
+REPLIES = {"rm", "goal add", "facts save", "user add", "user passwd", "user remove", "user claim"}
 # Commands that write a document file (-o FILE) and answer with a line: their --format names the file's format
 # (html, md, xlsx), not one of the printed formats, and --json is the reply's.
 DOCUMENTS = {"report"}

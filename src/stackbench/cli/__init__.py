@@ -17,6 +17,8 @@ from stackbench.cli import smallblocks as _smallblocks  # noqa: F401,E402
 from stackbench.cli import audit as _audit  # noqa: F401,E402
 from stackbench.cli import crypto as _crypto  # noqa: F401,E402
 from stackbench.cli import report as _report  # noqa: F401,E402
+from stackbench.cli import serve as _serve  # noqa: F401,E402
+from stackbench.cli import user as _user  # noqa: F401,E402
 
 
 def main() -> None:

@@ -40,6 +40,9 @@ runs = Table(
     Column("facts", JSON, nullable=False),
     Column("warnings", JSON, nullable=False),
     Column("stackbench_version", String(32), nullable=False),
+    # 0005: who may see the run on a server (docs/server.md); the CLI stores runs without an owner
+    Column("owner", String(32), index=True),
+    Column("visibility", String(16), nullable=False, server_default="private"),
 )
 
 fio_outputs = Table(
@@ -137,6 +140,9 @@ scans = Table(
     Column("settings", JSON, nullable=False),
     Column("document", JSON, nullable=False),
     Column("stackbench_version", String(32), nullable=False),
+    # 0005: who may see it on a server (docs/server.md), as on runs
+    Column("owner", String(32), index=True),
+    Column("visibility", String(16), nullable=False, server_default="private"),
 )
 
 # 0004: `audit --db` audits: who was audited (`subject_key`, docs/audit.md "Stored audits"), from which
@@ -158,6 +164,9 @@ audits = Table(
     Column("facts", JSON, nullable=False),
     Column("document", JSON, nullable=False),
     Column("stackbench_version", String(32), nullable=False),
+    # 0005: who may see it on a server (docs/server.md), as on runs
+    Column("owner", String(32), index=True),
+    Column("visibility", String(16), nullable=False, server_default="private"),
 )
 
 # 0004: one row per finding of a stored audit, in the audit's order (most severe first)
@@ -173,4 +182,56 @@ audit_findings = Table(
     Column("disks", JSON, nullable=False),
     Column("evidence", Text, nullable=False),
     Column("fix", Text, nullable=False),
+)
+
+# 0005: the tables of results that have an `owner` and a `visibility` (the migration's OWNED)
+VISIBILITIES = ("private", "team")
+
+# 0005: accounts of `stackbench serve`; the password as an argon2id hash, never the password
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("password_hash", Text, nullable=False),
+    Column("is_admin", Boolean, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# 0005: server-side sessions; the cookie's id is stored only as a keyed hash
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("account_id", String(32), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("csrf_secret", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_seen_at", DateTime(timezone=True), nullable=False),
+)
+
+# 0005: read-only links to one run (kind "run") or one comparison (kind "compare": object_id is A,
+# other_id B); the token is stored only as a keyed hash
+share_links = Table(
+    "share_links",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("object_id", String(32), nullable=False, index=True),
+    Column("other_id", String(32)),
+    Column("owner", String(32), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("note", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+    Column("last_used_at", DateTime(timezone=True)),
+)
+
+# 0005: the server's random key, generated on its first start (there is no default secret)
+server_secrets = Table(
+    "server_secrets",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("value", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -1,0 +1,364 @@
+"""Accounts, sessions, share links and ownership of results: what `stackbench serve` stores.
+
+Who may see a stored run is decided here, once, as one SQL condition (`_visible`): the runs list and the
+loading of a single run both use it, so a list can never show what a page would refuse or the other way
+round. The rule (docs/server.md, "Who sees what"):
+
+- an account sees the runs it owns, whatever their visibility;
+- every account sees runs whose owner made them `team`;
+- runs without an owner (stored by the CLI, or by an account since removed) are seen by admins only,
+  until `stackbench user claim` gives them an owner. Nothing is ever visible to everyone.
+
+An admin does not see other accounts' private runs: private means private.
+
+Secrets (session ids, share tokens) reach this module only as keyed hashes; the web layer makes them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Sequence
+
+from sqlalchemy import and_, delete, false, func, insert, or_, select, true, update
+from sqlalchemy.exc import IntegrityError
+
+from stackbench.errors import StoreError
+from stackbench.results import Run, new_id
+from stackbench.store import schema
+from stackbench.store.repository import Store, _aware, _guarded, _run_from_row
+
+SHARE_KINDS = ("run", "compare")
+
+
+@dataclass(frozen=True)
+class Account:
+    id: str
+    name: str
+    is_admin: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is asking, as the visibility rule needs it: an account's id and whether it is an admin."""
+
+    account_id: str
+    is_admin: bool
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    account: Account
+    csrf_secret: str
+    created_at: datetime
+    last_seen_at: datetime
+
+
+@dataclass(frozen=True)
+class ShareLink:
+    id: str
+    kind: str
+    object_id: str
+    other_id: str | None
+    owner: str
+    note: str
+    created_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+    @property
+    def run_ids(self) -> tuple[str, ...]:
+        """The runs this link lets its holder see: one run, or A and B of a comparison."""
+        return (self.object_id,) if self.other_id is None else (self.object_id, self.other_id)
+
+    def live(self, now: datetime) -> bool:
+        """Neither revoked nor expired."""
+        return self.revoked_at is None and now < self.expires_at
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    label: str | None = None
+    target: str | None = None
+    plan: str | None = None  # the preset or plan name (`import` for imported runs)
+    since: date | None = None  # created on or after this day (UTC)
+    until: date | None = None  # created on or before this day (UTC)
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _visible(viewer: Viewer) -> Any:
+    """The one visibility rule as an SQL condition on `runs` (see the module's docstring)."""
+    runs = schema.runs
+    return or_(
+        runs.c.owner == viewer.account_id,
+        and_(runs.c.visibility == "team", runs.c.owner.is_not(None)),
+        and_(runs.c.owner.is_(None), true() if viewer.is_admin else false()),
+    )
+
+
+class Accounts:
+    """The server's tables in a results store (the same SQLite file or PostgreSQL database)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.engine = store.engine
+        self.where = store.where  # how `_guarded` names the store in a one-line error
+
+    # -- accounts --------------------------------------------------------------------------------
+
+    def add_account(self, name: str, password_hash: str, *, admin: bool) -> Account:
+        account = Account(id=new_id(), name=name, is_admin=admin, created_at=now())
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(insert(schema.accounts).values(
+                    id=account.id, name=name, password_hash=password_hash, is_admin=admin,
+                    created_at=account.created_at,
+                ))
+        except IntegrityError:
+            raise StoreError(f"an account named {name!r} exists already",
+                             "Choose another name, or remove it first with `stackbench user remove`") from None
+        return account
+
+    def list_accounts(self) -> list[Account]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(schema.accounts).order_by(schema.accounts.c.name)).mappings().all()
+        return [_account(row) for row in rows]
+
+    def count_accounts(self) -> int:
+        with self.engine.connect() as connection:
+            return int(connection.execute(select(func.count()).select_from(schema.accounts)).scalar_one())
+
+    def account_named(self, name: str) -> Account:
+        found = self.credentials(name)
+        if found is None:
+            raise StoreError(f"no account named {name!r}", "List the accounts with `stackbench user list`")
+        return found[0]
+
+    def credentials(self, name: str) -> tuple[Account, str] | None:
+        """The account and its password hash, for checking a login; None when there is no such account."""
+        with self.engine.connect() as connection:
+            row = connection.execute(
+                select(schema.accounts).where(schema.accounts.c.name == name)
+            ).mappings().first()
+        return None if row is None else (_account(row), row["password_hash"])
+
+    def set_password_hash(self, account_id: str, password_hash: str, *, end_sessions: bool = False) -> None:
+        """Store a new hash (a rehash at login, or a new password); a new password ends every session."""
+        with self.engine.begin() as connection:
+            connection.execute(update(schema.accounts).where(schema.accounts.c.id == account_id)
+                               .values(password_hash=password_hash))
+            if end_sessions:
+                connection.execute(delete(schema.sessions).where(schema.sessions.c.account_id == account_id))
+
+    def remove_account(self, name: str) -> tuple[Account, int]:
+        """Remove an account in one transaction: its sessions end, its share links stop working, and its
+        runs lose their owner (admins only see them then, until claimed). Returns the account and how
+        many runs it owned."""
+        account = self.account_named(name)
+        with self.engine.begin() as connection:
+            connection.execute(delete(schema.sessions).where(schema.sessions.c.account_id == account.id))
+            connection.execute(delete(schema.share_links).where(schema.share_links.c.owner == account.id))
+            owned = connection.execute(
+                update(schema.runs).where(schema.runs.c.owner == account.id).values(owner=None, visibility="private")
+            ).rowcount
+            connection.execute(delete(schema.accounts).where(schema.accounts.c.id == account.id))
+        return account, owned
+
+    # -- the server's secret ---------------------------------------------------------------------
+
+    def server_secret(self, name: str = "hash-key") -> bytes:
+        """The server's random key `name`, generated and stored on first use (no default secret exists)."""
+        table = schema.server_secrets
+        for _ in range(2):
+            with self.engine.connect() as connection:
+                value = connection.execute(select(table.c.value).where(table.c.name == name)).scalar()
+            if value is not None:
+                return bytes.fromhex(value)
+            try:
+                with self.engine.begin() as connection:
+                    connection.execute(insert(table).values(name=name, value=secrets.token_hex(32), created_at=now()))
+            except IntegrityError:
+                pass  # another server process created it first: read theirs
+        raise StoreError(f"cannot create the server secret in {self.store.where}", "Check the store is writable")
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    def create_session(self, account_id: str, id_hash: str, csrf_secret: str) -> None:
+        moment = now()
+        with self.engine.begin() as connection:
+            connection.execute(insert(schema.sessions).values(
+                id_hash=id_hash, account_id=account_id, csrf_secret=csrf_secret, created_at=moment,
+                last_seen_at=moment,
+            ))
+
+    def session(self, id_hash: str) -> SessionRecord | None:
+        s, a = schema.sessions, schema.accounts
+        with self.engine.connect() as connection:
+            row = connection.execute(
+                select(s.c.csrf_secret, s.c.created_at, s.c.last_seen_at, a)
+                .join(a, a.c.id == s.c.account_id).where(s.c.id_hash == id_hash)
+            ).mappings().first()
+        if row is None:
+            return None
+        return SessionRecord(_account(row), row["csrf_secret"], _aware(row["created_at"]), _aware(row["last_seen_at"]))
+
+    def touch_session(self, id_hash: str, moment: datetime) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(update(schema.sessions).where(schema.sessions.c.id_hash == id_hash)
+                               .values(last_seen_at=moment))
+
+    def end_session(self, id_hash: str) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(delete(schema.sessions).where(schema.sessions.c.id_hash == id_hash))
+
+    def end_sessions_older_than(self, idle: timedelta, absolute: timedelta) -> int:
+        """Delete sessions past either timeout (they are refused anyway; this keeps the table small)."""
+        s, moment = schema.sessions, now()
+        with self.engine.begin() as connection:
+            return connection.execute(delete(s).where(
+                or_(s.c.last_seen_at < moment - idle, s.c.created_at < moment - absolute)
+            )).rowcount
+
+    # -- ownership -------------------------------------------------------------------------------
+
+    def claim(self, account_id: str, run_ids: Sequence[str], *, take: bool = False) -> int:
+        """Make `account_id` the owner of these runs (all or none). Runs owned by another account are
+        refused unless `take`: claiming must not silently move someone's results."""
+        runs = schema.runs
+        ids = list(dict.fromkeys(run_ids))
+        with self.engine.begin() as connection:
+            rows = connection.execute(select(runs.c.id, runs.c.owner).where(runs.c.id.in_(ids))).all()
+            missing = sorted(set(ids) - {row[0] for row in rows})
+            if missing:
+                raise StoreError(f"no run with id {missing[0]!r}", "List the stored runs with `stackbench runs`")
+            owned = [row[0] for row in rows if row[1] is not None and row[1] != account_id]
+            if owned and not take:
+                raise StoreError(f"run {owned[0][:12]} has an owner already",
+                                 "Pass --take to move it to this account")
+            return connection.execute(update(runs).where(runs.c.id.in_(ids)).values(owner=account_id)).rowcount
+
+    def unowned_run_ids(self) -> list[str]:
+        with self.engine.connect() as connection:
+            return list(connection.execute(select(schema.runs.c.id).where(schema.runs.c.owner.is_(None))).scalars())
+
+    def run_access(self, viewer: Viewer, run_id: str) -> tuple[str | None, str] | None:
+        """(owner, visibility) of the run when `viewer` may see it, else None: absent and hidden alike."""
+        runs = schema.runs
+        with self.engine.connect() as connection:
+            row = connection.execute(
+                select(runs.c.owner, runs.c.visibility).where(runs.c.id == run_id, _visible(viewer))
+            ).first()
+        return None if row is None else (row[0], row[1])
+
+    def set_visibility(self, run_id: str, visibility: str) -> None:
+        if visibility not in schema.VISIBILITIES:
+            raise StoreError(f"unknown visibility {visibility!r}", "Use private or team")
+        with self.engine.begin() as connection:
+            connection.execute(update(schema.runs).where(schema.runs.c.id == run_id).values(visibility=visibility))
+
+    def visible_runs(
+        self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int
+    ) -> tuple[list[tuple[Run, int, str | None, str]], int]:
+        """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
+        and how many match in all."""
+        runs, cells, accounts = schema.runs, schema.cells, schema.accounts
+        conditions = [_visible(viewer)]
+        if where.label:
+            conditions.append(runs.c.label == where.label)
+        if where.target:
+            conditions.append(runs.c.target == where.target)
+        if where.plan:
+            conditions.append(runs.c.plan_name == where.plan)
+        if where.since:
+            conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
+        if where.until:
+            end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
+            conditions.append(runs.c.created_at < end)
+        counts = select(cells.c.run_id, func.count().label("n")).group_by(cells.c.run_id).subquery()
+        query = (
+            select(runs, func.coalesce(counts.c.n, 0).label("cell_count"), accounts.c.name.label("owner_name"))
+            .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id)
+                         .outerjoin(accounts, accounts.c.id == runs.c.owner))
+            .where(*conditions)
+            .order_by(runs.c.created_at.desc(), runs.c.id)
+            .offset(offset).limit(limit)
+        )
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).mappings().all()
+            total = connection.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
+        return [(_run_from_row(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], int(total)
+
+    # -- share links -----------------------------------------------------------------------------
+
+    def add_share_link(
+        self, *, token_hash: str, kind: str, run_ids: Sequence[str], owner: str, note: str, expires_at: datetime
+    ) -> ShareLink:
+        if kind not in SHARE_KINDS or len(run_ids) != (1 if kind == "run" else 2):
+            raise StoreError(f"a {kind!r} share link cannot name {len(run_ids)} run(s)", "This is a bug")
+        link = ShareLink(
+            id=new_id(), kind=kind, object_id=run_ids[0], other_id=run_ids[1] if kind == "compare" else None,
+            owner=owner, note=note, created_at=now(), expires_at=expires_at, revoked_at=None, last_used_at=None,
+        )
+        with self.engine.begin() as connection:
+            connection.execute(insert(schema.share_links).values(
+                id=link.id, token_hash=token_hash, kind=kind, object_id=link.object_id, other_id=link.other_id,
+                owner=owner, note=note, created_at=link.created_at, expires_at=expires_at,
+            ))
+        return link
+
+    def share_link(self, link_id: str) -> ShareLink | None:
+        return self._one_link(schema.share_links.c.id == link_id)
+
+    def share_link_by_hash(self, token_hash: str) -> ShareLink | None:
+        return self._one_link(schema.share_links.c.token_hash == token_hash)
+
+    def share_links_of(self, owner: str, kind: str, run_ids: Sequence[str]) -> list[ShareLink]:
+        """The owner's links to one run or one comparison, newest first (revoked and expired included)."""
+        links = schema.share_links
+        other = links.c.other_id.is_(None) if kind == "run" else links.c.other_id == run_ids[1]
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(links).where(links.c.owner == owner, links.c.kind == kind, links.c.object_id == run_ids[0],
+                                    other).order_by(links.c.created_at.desc())
+            ).mappings().all()
+        return [_link(row) for row in rows]
+
+    def revoke_share_link(self, link_id: str) -> None:
+        links = schema.share_links
+        with self.engine.begin() as connection:
+            connection.execute(update(links).where(links.c.id == link_id, links.c.revoked_at.is_(None))
+                               .values(revoked_at=now()))
+
+    def touch_share_link(self, link_id: str, moment: datetime) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(update(schema.share_links).where(schema.share_links.c.id == link_id)
+                               .values(last_used_at=moment))
+
+    def _one_link(self, condition: Any) -> ShareLink | None:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(schema.share_links).where(condition)).mappings().first()
+        return None if row is None else _link(row)
+
+
+# Every public method reports a database failure as one line, as Store's do.
+for _name, _method in list(vars(Accounts).items()):
+    if not _name.startswith("_") and callable(_method):
+        setattr(Accounts, _name, _guarded(_method))
+
+
+def _account(row: Any) -> Account:
+    return Account(id=row["id"], name=row["name"], is_admin=bool(row["is_admin"]), created_at=_aware(row["created_at"]))
+
+
+def _link(row: Any) -> ShareLink:
+    return ShareLink(
+        id=row["id"], kind=row["kind"], object_id=row["object_id"], other_id=row["other_id"], owner=row["owner"],
+        note=row["note"], created_at=_aware(row["created_at"]), expires_at=_aware(row["expires_at"]),
+        revoked_at=_aware(row["revoked_at"]), last_used_at=_aware(row["last_used_at"]),
+    )

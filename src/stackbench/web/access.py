@@ -1,0 +1,123 @@
+"""Authorization in one place: every object a route names is loaded through `load`.
+
+`load(request, principal, kind, object_id)` answers the object when the principal may see it, and raises
+the same `NotFound` for an object that does not exist, one that is not the principal's, a malformed id,
+and a dead share link, so the answer tells nothing about what exists. Lookups that find nothing are
+counted per client address; past the limit every lookup from that address is refused with 429 until the
+window passes, so ids and tokens cannot be enumerated. A route takes an object only through a parameter
+named in `OBJECT_PARAMS`; tests/web/test_access_matrix.py walks the app's route table and checks every
+such route for every kind of principal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from starlette.requests import Request
+
+from stackbench.results import Run
+from stackbench.store.accounts import Account, SessionRecord, ShareLink, Viewer, now
+from stackbench.web.context import ServerContext, client_address, context_of
+
+# Route parameter name -> the kind of object it names. Every id in a URL is one of these.
+OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "token": "token"}
+
+RUN_ID = re.compile(r"[0-9a-f]{32}")  # new_id(): 128 random bits
+TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): 256 random bits
+
+
+class NotFound(Exception):
+    """The one answer for "no such object" and "not yours": rendered as the same 404 page."""
+
+
+class TooManyMisses(Exception):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who asks: a logged-in account (with its session), a share link's holder, or nobody."""
+
+    account: Account | None = None
+    session: SessionRecord | None = None
+    session_hash: str | None = None
+    share: ShareLink | None = None
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as a principal may see it, with what the page needs to offer the owner's controls."""
+
+    run: Run
+    owner: str | None
+    visibility: str
+    mine: bool
+
+
+def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView | None:
+    if not RUN_ID.fullmatch(run_id):
+        return None
+    if principal.share is not None:
+        # the link's runs, and only while the link's maker still owns them (a run moved to another
+        # account with `user claim --take` is no longer the maker's to share)
+        if run_id not in principal.share.run_ids:
+            return None
+        found = ctx.accounts.run_access(Viewer(principal.share.owner, False), run_id)
+        if found is None or found[0] != principal.share.owner:
+            return None
+        owner, visibility = principal.share.owner, "shared"
+    elif principal.account is not None:
+        found = ctx.accounts.run_access(Viewer(principal.account.id, principal.account.is_admin), run_id)
+        if found is None:
+            return None
+        owner, visibility = found
+    else:
+        return None
+    run = ctx.store.get_run(run_id)  # an exact id: resolve() never reaches prefixes or labels here
+    mine = principal.account is not None and owner == principal.account.id
+    return RunView(run, owner, visibility, mine)
+
+
+def _load_share(ctx: ServerContext, principal: Principal, link_id: str) -> ShareLink | None:
+    """A share link to manage (list, revoke): its owner's only."""
+    if principal.account is None or not RUN_ID.fullmatch(link_id):
+        return None
+    link = ctx.accounts.share_link(link_id)
+    return link if link is not None and link.owner == principal.account.id else None
+
+
+def _load_token(ctx: ServerContext, principal: Principal, token: str) -> ShareLink | None:
+    """A share token presented by anyone: its link while neither revoked nor expired."""
+    if not TOKEN.fullmatch(token):
+        return None
+    link = ctx.accounts.share_link_by_hash(ctx.digest(token))
+    moment = now()
+    if link is None or not link.live(moment):
+        return None
+    ctx.accounts.touch_share_link(link.id, moment)
+    return link
+
+
+LOADERS: dict[str, Callable[[ServerContext, Principal, str], Any]] = {
+    "run": _load_run,
+    "share": _load_share,
+    "token": _load_token,
+}
+
+
+def load(request: Request, principal: Principal, kind: str, object_id: str) -> Any:
+    """The object `object_id` of `kind` if `principal` may see it; NotFound otherwise (see the module)."""
+    ctx = context_of(request)
+    address = client_address(request)
+    wait = ctx.misses.retry_after(address)
+    if wait is not None:
+        raise TooManyMisses(wait)
+    found = LOADERS[kind](ctx, principal, object_id)
+    if found is None:
+        ctx.misses.hit(address)
+        raise NotFound()
+    return found

@@ -1,0 +1,45 @@
+"""What every request handler shares: the store, the server's key, the settings and the limiters."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from stackbench.store.accounts import Accounts
+from stackbench.store.repository import Store
+from stackbench.web.limits import SlidingWindow
+from stackbench.web.settings import Settings
+
+
+@dataclass
+class ServerContext:
+    store: Store
+    accounts: Accounts
+    settings: Settings
+    hash_key: bytes
+    login_by_account: SlidingWindow = field(init=False)
+    login_by_address: SlidingWindow = field(init=False)
+    misses: SlidingWindow = field(init=False)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.login_by_account = SlidingWindow(s.login_failures_per_account, s.login_window_s)
+        self.login_by_address = SlidingWindow(s.login_failures_per_address, s.login_window_s)
+        self.misses = SlidingWindow(s.misses_per_address, s.miss_window_s)
+
+    def digest(self, secret: str) -> str:
+        """The stored form of a session id or share token: HMAC-SHA256 under the server's key. The secrets
+        are 256 random bits, so a fast hash is enough; the key makes a copied table useless elsewhere."""
+        return hmac.new(self.hash_key, secret.encode(), hashlib.sha256).hexdigest()
+
+
+def context_of(request: Request) -> ServerContext:
+    return request.app.state.server
+
+
+def client_address(request: Request) -> str:
+    """The client's address as uvicorn saw it (the proxy's X-Forwarded-For only with --forwarded-allow-ips)."""
+    return request.client.host if request.client else "unknown"

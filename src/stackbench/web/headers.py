@@ -1,0 +1,82 @@
+"""Security headers on every response, and the access log with share tokens left out.
+
+An ASGI middleware (not Starlette's BaseHTTPMiddleware) so it wraps every response, errors included.
+The CSP allows only our own stylesheet and images, no script at all, forms posting only to us, no
+framing. uvicorn's own access log is off (`server.uvicorn_config`): it would log a share link's token
+with its path; this log writes `/s/[token]` instead, and never a query string.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'")
+
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),  # every page: share links must never leak through Referer
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+    (b"x-robots-tag", b"noindex, nofollow"),
+]
+HSTS = (b"strict-transport-security", b"max-age=31536000")
+
+log = logging.getLogger("stackbench.web.access")
+_TOKEN_PATH = re.compile(r"^/s/[^/]*")
+
+
+def loggable_path(path: str) -> str:
+    """The path as it may be logged: a share token replaced by `[token]`."""
+    return _TOKEN_PATH.sub("/s/[token]", path)
+
+
+class RedactTokens(logging.Filter):
+    """Defence in depth for any log that sees request paths (uvicorn's access log, if someone turns it on
+    or a handler is attached to it): share tokens in its arguments become `[token]`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_TOKEN_ANYWHERE.sub("/s/[token]", a) if isinstance(a, str) else a for a in record.args)
+        if isinstance(record.msg, str):
+            record.msg = _TOKEN_ANYWHERE.sub("/s/[token]", record.msg)
+        return True
+
+
+_TOKEN_ANYWHERE = re.compile(r"/s/[A-Za-z0-9_-]+")
+
+
+class SecurityHeaders:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = {"code": 0}
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() not in (b"content-security-policy", b"server")]
+                headers += HEADERS
+                if scope.get("scheme") == "https":
+                    headers.append(HSTS)
+                if not any(k.lower() == b"cache-control" for k, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            client = scope.get("client") or ("-", 0)
+            log.info('%s "%s %s" %s', client[0], scope.get("method"), loggable_path(scope.get("path", "")),
+                     status["code"] or 500)

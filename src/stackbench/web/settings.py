@@ -1,0 +1,25 @@
+"""The server's tunables in one place, with the defaults docs/server.md states. Tests shorten them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+
+@dataclass(frozen=True)
+class Settings:
+    # A session ends after this long without a request, and this long after login whatever happens.
+    idle_timeout: timedelta = timedelta(minutes=30)
+    absolute_timeout: timedelta = timedelta(hours=12)
+    # Failed logins allowed per account name and per client address within `login_window_s` seconds.
+    login_failures_per_account: int = 5
+    login_failures_per_address: int = 20
+    login_window_s: float = 900.0
+    # Object lookups that find nothing (a run id, a share link, a share token) per client address within
+    # `miss_window_s`: past it every object lookup from that address answers 429 for the rest of the window.
+    misses_per_address: int = 60
+    miss_window_s: float = 60.0
+    # Share links: the default and the longest lifetime, in days.
+    share_default_days: int = 7
+    share_max_days: int = 90
+    runs_per_page: int = 50

@@ -1,0 +1,148 @@
+"""The server's tables in the store: the one visibility rule, claiming, removing an account, the server
+secret, share links, and migration 0005 on a store that already holds runs."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, text
+
+from stackbench.errors import StoreError
+from stackbench.store import Store
+from stackbench.store.accounts import Accounts, RunFilter, Viewer, now
+from stackbench.store.repository import MIGRATIONS
+
+FACTS = {"fio_version": "fio-3.33"}
+
+
+def _run(store: Store, label: str) -> str:
+    return store.create_run(source="imported", label=label, target=None, plan_name="import", planned_cells=0,
+                            facts=FACTS)
+
+
+@pytest.fixture
+def accounts(tmp_path: Path) -> Accounts:
+    return Accounts(Store(f"sqlite:///{tmp_path / 'r.db'}"))
+
+
+def _visible(accounts: Accounts, viewer: Viewer) -> set[str]:
+    rows, total = accounts.visible_runs(viewer, RunFilter(), offset=0, limit=100)
+    assert total == len(rows)
+    return {run.label for run, _, _, _ in rows}
+
+
+def test_the_visibility_rule(accounts: Accounts) -> None:
+    store = accounts.store
+    alice = accounts.add_account("alice", "h", admin=False)
+    bob = accounts.add_account("bob", "h", admin=False)
+    admin = accounts.add_account("root", "h", admin=True)
+    ids = {label: _run(store, label) for label in ("alice-private", "bob-private", "bob-team", "nobodys")}
+    accounts.claim(alice.id, [ids["alice-private"]])
+    accounts.claim(bob.id, [ids["bob-private"], ids["bob-team"]])
+    accounts.set_visibility(ids["bob-team"], "team")
+    as_alice, as_admin = Viewer(alice.id, False), Viewer(admin.id, True)
+    assert _visible(accounts, as_alice) == {"alice-private", "bob-team"}
+    assert _visible(accounts, Viewer(bob.id, False)) == {"bob-private", "bob-team"}
+    assert _visible(accounts, as_admin) == {"bob-team", "nobodys"}  # unowned yes, others' private no
+    # the single-run check is the same rule
+    assert {label for label, i in ids.items() if accounts.run_access(as_alice, i)} == {"alice-private", "bob-team"}
+    assert {label for label, i in ids.items() if accounts.run_access(as_admin, i)} == {"bob-team", "nobodys"}
+    with pytest.raises(StoreError, match="visibility"):
+        accounts.set_visibility(ids["bob-team"], "public")
+
+
+def test_a_run_made_team_without_an_owner_stays_hidden(accounts: Accounts) -> None:
+    run = _run(accounts.store, "loose")
+    accounts.set_visibility(run, "team")
+    alice = accounts.add_account("alice", "h", admin=False)
+    assert accounts.run_access(Viewer(alice.id, False), run) is None
+
+
+def test_claiming_never_moves_someone_elses_run_silently(accounts: Accounts) -> None:
+    alice = accounts.add_account("alice", "h", admin=False)
+    bob = accounts.add_account("bob", "h", admin=False)
+    run = _run(accounts.store, "r")
+    assert accounts.claim(alice.id, [run]) == 1
+    with pytest.raises(StoreError, match="--take"):
+        accounts.claim(bob.id, [run])
+    assert accounts.claim(bob.id, [run], take=True) == 1
+    with pytest.raises(StoreError, match="no run"):
+        accounts.claim(bob.id, ["0" * 32])
+
+
+def test_removing_an_account_ends_its_sessions_and_links_and_unowns_its_runs(accounts: Accounts) -> None:
+    alice = accounts.add_account("alice", "h", admin=False)
+    run = _run(accounts.store, "r")
+    accounts.claim(alice.id, [run])
+    accounts.set_visibility(run, "team")
+    accounts.create_session(alice.id, "s" * 64, "c")
+    link = accounts.add_share_link(token_hash="t" * 64, kind="run", run_ids=[run], owner=alice.id, note="",
+                                   expires_at=now() + timedelta(days=1))
+    removed, owned = accounts.remove_account("alice")
+    assert (removed.name, owned) == ("alice", 1)
+    assert accounts.session("s" * 64) is None and accounts.share_link(link.id) is None
+    assert accounts.unowned_run_ids() == [run]
+    admin = accounts.add_account("root", "h", admin=True)
+    assert accounts.run_access(Viewer(admin.id, True), run) == (None, "private")  # back to private
+    with pytest.raises(StoreError, match="user list"):
+        accounts.remove_account("alice")
+
+
+def test_account_names_are_unique(accounts: Accounts) -> None:
+    accounts.add_account("alice", "h", admin=False)
+    with pytest.raises(StoreError, match="exists already"):
+        accounts.add_account("alice", "h2", admin=True)
+
+
+def test_the_server_secret_is_random_and_kept(tmp_path: Path) -> None:
+    first = Accounts(Store(f"sqlite:///{tmp_path / 'a.db'}")).server_secret()
+    assert len(first) == 32
+    assert Accounts(Store(f"sqlite:///{tmp_path / 'a.db'}")).server_secret() == first
+    assert Accounts(Store(f"sqlite:///{tmp_path / 'b.db'}")).server_secret() != first
+
+
+def test_share_links_expire_and_revoke(accounts: Accounts) -> None:
+    alice = accounts.add_account("alice", "h", admin=False)
+    run = _run(accounts.store, "r")
+    link = accounts.add_share_link(token_hash="t" * 64, kind="run", run_ids=[run], owner=alice.id, note="n",
+                                   expires_at=now() + timedelta(hours=1))
+    assert accounts.share_link_by_hash("t" * 64).live(now())
+    assert not link.live(now() + timedelta(hours=2))
+    accounts.revoke_share_link(link.id)
+    assert not accounts.share_link(link.id).live(now())
+    assert [x.id for x in accounts.share_links_of(alice.id, "run", [run])] == [link.id]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in (link.id, alice.id, run))  # 128 random bits
+    with pytest.raises(StoreError):
+        accounts.add_share_link(token_hash="u" * 64, kind="compare", run_ids=[run], owner=alice.id, note="",
+                                expires_at=now())
+
+
+def test_migration_0005_on_a_store_with_runs_and_back(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003_goals")
+        connection.execute(text(
+            "INSERT INTO runs (id, label, status, source, created_at, facts, warnings, stackbench_version) "
+            "VALUES ('" + "a" * 32 + "', 'old', 'complete', 'imported', '2026-01-01 00:00:00', '{}', '[]', '0.1')"
+        ))
+    store = Store(url)  # migrates to the head
+    accounts = Accounts(store)
+    admin = accounts.add_account("root", "h", admin=True)
+    assert accounts.run_access(Viewer(admin.id, True), "a" * 32) == (None, "private")
+    store.dispose()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0003_goals")
+        columns = [row[1] for row in connection.execute(text("PRAGMA table_info(runs)"))]
+        assert "owner" not in columns and "visibility" not in columns
+        assert connection.execute(text("SELECT label FROM runs")).scalar() == "old"
+    engine.dispose()

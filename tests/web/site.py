@@ -1,0 +1,159 @@
+"""A real `stackbench serve` on 127.0.0.1 for the web tests: uvicorn in a thread with the configuration
+the CLI uses (`web.server.uvicorn_config`), a store of real imported fio outputs, accounts, and helpers
+that log in over HTTP as a browser would."""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from stackbench.analysis.goals import parse_goal
+from stackbench.importer import import_files
+from stackbench.store import open_store
+from stackbench.store.accounts import Accounts
+from stackbench.web.app import create_app
+from stackbench.web.passwords import hash_password
+from stackbench.web.server import uvicorn_config
+from stackbench.web.settings import Settings
+
+FIO = Path(__file__).resolve().parent.parent / "data" / "fio"
+PASSWORD = "correct horse battery staple"
+HOSTILE = "<script>alert(1)</script>"
+# The shared server's limits, raised so that the suite's many requests from 127.0.0.1 are not throttled;
+# two runs a page so that paging is exercised with few runs.
+SHARED = Settings(misses_per_address=100_000, login_failures_per_address=10_000, login_failures_per_account=10_000,
+                  runs_per_page=2)
+
+
+@dataclass
+class Site:
+    base: str
+    app: object
+    store: object
+    accounts: Accounts
+    runs: dict[str, str] = field(default_factory=dict)  # name -> run id
+    ids: dict[str, str] = field(default_factory=dict)  # account name -> id
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=30)
+
+    def login(self, name: str, password: str = PASSWORD) -> httpx.Client:
+        client = self.client()
+        response = login(client, name, password)
+        assert response.status_code == 303, response.text
+        return client
+
+
+def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
+    form = client.get("/login")
+    token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
+    return client.post("/login", data={"name": name, "password": password, "login_csrf": token})
+
+
+def csrf_of(client: httpx.Client, path: str = "/runs") -> str:
+    """The session's CSRF token, as a page's forms carry it."""
+    return re.search(r'name="csrf" value="([^"]+)"', client.get(path).text).group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running(app: object, forwarded_allow_ips: str | None = None) -> Iterator[str]:
+    """Serve `app` with uvicorn on a free loopback port until the block ends; yields the base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, forwarded_allow_ips))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@functools.cache
+def _password_hash() -> str:
+    return hash_password(PASSWORD)  # one argon2 hash for every test account: each costs a tenth of a second
+
+
+def populate(db_url: str) -> tuple[object, Accounts, dict[str, str], dict[str, str]]:
+    """A store with real imported fio outputs and three accounts:
+
+    alice owns `a` (labelled with a script tag) and `b`, both private; bob owns `bob` (private) and `team`
+    (team-visible); `unowned` has no owner; carol is an admin."""
+    store = open_store(db_url)
+    accounts = Accounts(store)
+    ids = {}
+    for name, admin in (("alice", False), ("bob", False), ("carol", True)):
+        ids[name] = accounts.add_account(name, _password_hash(), admin=admin).id
+    runs = {}
+    for name, label, owner in (("a", HOSTILE, "alice"), ("b", "alice-b", "alice"), ("bob", "bob-private", "bob"),
+                               ("team", "bob-team", "bob"), ("unowned", "from-the-cli", None)):
+        run = import_files(store, [FIO / "randread-psync.json"], label=label)[0]
+        runs[name] = run.id
+        if owner:
+            accounts.claim(ids[owner], [run.id])
+    accounts.set_visibility(runs["team"], "team")
+    for goal in ("rnd read 4K >= 10000 IOPS", "p99 <= 50 us"):  # one passes, one fails on this output
+        store.add_goal(parse_goal(goal))
+    return store, accounts, runs, ids
+
+
+@contextmanager
+def site(db_url: str, settings: Settings | None = None) -> Iterator[Site]:
+    """A populated store served with `settings`."""
+    store, accounts, runs, ids = populate(db_url)
+    with serving(store, accounts, runs, ids, settings) as running:
+        yield running
+
+
+@contextmanager
+def serving(store, accounts, runs, ids, settings, forwarded_allow_ips=None) -> Iterator[Site]:  # noqa: ANN001
+    app = create_app(store, settings)
+    with running(app, forwarded_allow_ips) as base:
+        yield Site(base=base, app=app, store=store, accounts=accounts, runs=runs, ids=ids)
+    store.dispose()
+
+
+class Template:
+    """A populated SQLite store made once and copied for each server of its own (migrating and importing
+    anew would cost a second per test)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / "template.db"
+        store, _, self.runs, self.ids = populate(f"sqlite:///{self.path}")
+        store.dispose()
+        self.copies = 0
+
+    @contextmanager
+    def site(self, settings: Settings, forwarded_allow_ips: str | None = None) -> Iterator[Site]:
+        from stackbench.store import open_store
+
+        self.copies += 1
+        path = self.directory / f"copy-{self.copies}.db"
+        shutil.copyfile(self.path, path)
+        store = open_store(f"sqlite:///{path}")
+        with serving(store, Accounts(store), dict(self.runs), dict(self.ids), settings, forwarded_allow_ips) as running:
+            yield running

@@ -1,0 +1,146 @@
+"""The access-control matrix, generated from the app's route table (ASVS 5.0 8.2.2: data-level access).
+
+Every route that takes an object (a parameter named in `access.OBJECT_PARAMS`) is requested by the
+object's owner, by nobody, by another account and with dead share tokens: everyone but the owner gets
+exactly the 404 a random id gets. A new route that takes an id without going through `access.load`
+answers its object to someone and fails here; a route with an id parameter of a new name fails the
+first test until the matrix knows how to fill it.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import timedelta
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+
+from stackbench.store.accounts import now
+from stackbench.web.access import OBJECT_PARAMS
+from web.site import Site, csrf_of
+
+NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number"}  # filters of the runs list
+
+
+def routes(site: Site) -> list[tuple[str, str, list[str]]]:
+    """(method, path, object parameters) of every route."""
+    found = []
+    for route in site.app.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        names = [p.name for p in (*route.dependant.path_params, *route.dependant.query_params)]
+        for method in sorted(route.methods):
+            found.append((method, route.path, names))
+    return found
+
+
+def object_routes(site: Site) -> list[tuple[str, str, list[str]]]:
+    return [(m, p, [n for n in names if n in OBJECT_PARAMS]) for m, p, names in routes(site)
+            if any(n in OBJECT_PARAMS for n in names)]
+
+
+def test_every_route_parameter_is_a_known_object_or_a_list_filter(web: Site) -> None:
+    unknown = {(m, p, n) for m, p, names in routes(web) for n in names if n not in OBJECT_PARAMS.keys() | NOT_OBJECTS}
+    assert unknown == set()
+    assert len(object_routes(web)) >= 8  # runs, compare (2), shares (3), revoke, shared page
+
+
+def _share(web: Site, owner: str = "alice", *, revoked: bool = False, expired: bool = False) -> tuple[str, str]:
+    """A share link of alice's run `a`, made through the store as the server would: (link id, token)."""
+    ctx = web.app.state.server
+    token = secrets.token_urlsafe(32)
+    expires = now() - timedelta(seconds=1) if expired else now() + timedelta(days=1)
+    link = web.accounts.add_share_link(token_hash=ctx.digest(token), kind="run", run_ids=[web.runs["a"]],
+                                       owner=web.ids[owner], note="matrix", expires_at=expires)
+    if revoked:
+        web.accounts.revoke_share_link(link.id)
+    return link.id, token
+
+
+def _request(client: httpx.Client, method: str, path: str, values: dict[str, str], csrf: str) -> httpx.Response:
+    url = path
+    query = {}
+    for name, value in values.items():
+        if "{" + name + "}" in url:
+            url = url.replace("{" + name + "}", value)
+        else:
+            query[name] = value
+    if method == "GET":
+        return client.get(url, params=query)
+    return client.post(url, params=query, data={"csrf": csrf, "visibility": "private", "days": "7", "note": "m"})
+
+
+def _values(names: list[str], runs: tuple[str, str], link: str, token: str) -> dict[str, str]:
+    kinds = {"run_id": runs[0], "a": runs[0], "b": runs[1], "link_id": link, "token": token}
+    return {name: kinds[name] for name in names}
+
+
+def _random(names: list[str]) -> dict[str, str]:
+    return _values(names, (secrets.token_hex(16), secrets.token_hex(16)), secrets.token_hex(16),
+                   secrets.token_urlsafe(32))
+
+
+def test_everyone_but_the_owner_gets_the_random_id_404(web: Site, as_user: dict) -> None:
+    assert_matrix(web, as_user["alice"], as_user["bob"], as_user["carol"])
+
+
+def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: httpx.Client) -> None:
+    """Every object route, for every principal: the owner gets the object, everyone else the random 404."""
+    nobody = web.client()
+    tokens = {client: csrf_of(client) for client in (alice, bob, carol)}
+    tokens[nobody] = ""
+    mine = (web.runs["a"], web.runs["b"])
+    checked = []
+    for method, path, names in object_routes(web):
+        link, token = _share(web)
+        _, revoked = _share(web, revoked=True)
+        _, expired = _share(web, expired=True)
+        for who, client in (("nobody", nobody), ("bob", bob), ("admin carol", carol)):
+            random_answer = _request(client, method, path, _random(names), tokens[client])
+            assert random_answer.status_code == 404, (method, path, who, random_answer.text)
+            if "token" in names:
+                # the token is the principal: only dead tokens are refused, whoever holds them
+                for dead in (revoked, expired):
+                    answer = _request(client, method, path, _values(names, mine, link, dead), tokens[client])
+                    assert (answer.status_code, answer.text) == (404, random_answer.text), (method, path, who)
+                continue
+            answer = _request(client, method, path, _values(names, mine, link, token), tokens[client])
+            assert (answer.status_code, answer.text) == (404, random_answer.text), (method, path, who)
+            checked.append((method, path, who))
+        owner = _request(alice, method, path, _values(names, mine, link, token), tokens[alice])
+        assert owner.status_code in (200, 201, 303), (method, path, owner.status_code, owner.text)
+    assert len(checked) >= 3 * 7
+
+
+def test_team_members_see_team_runs_and_cannot_change_or_share_them(web: Site, as_user: dict) -> None:
+    alice = as_user["alice"]
+    csrf = csrf_of(alice)
+    team = web.runs["team"]
+    assert alice.get(f"/runs/{team}").status_code == 200
+    assert alice.get(f"/compare/{web.runs['a']}/{team}").status_code in (200, 409)
+    assert alice.post(f"/runs/{team}/visibility", data={"csrf": csrf, "visibility": "private"}).status_code == 403
+    assert alice.post(f"/runs/{team}/shares", data={"csrf": csrf, "days": "7"}).status_code == 403
+    assert alice.post(f"/compare/{web.runs['a']}/{team}/shares", data={"csrf": csrf, "days": "7"}).status_code == 403
+    assert re.search(r"bob-team", alice.get("/runs", params={"label": "bob-team"}).text)
+
+
+def test_unowned_runs_are_for_admins_only_and_private_means_private(web: Site, as_user: dict) -> None:
+    alice, carol = as_user["alice"], as_user["carol"]
+    assert alice.get(f"/runs/{web.runs['unowned']}").status_code == 404
+    assert carol.get(f"/runs/{web.runs['unowned']}").status_code == 200
+    assert carol.get(f"/runs/{web.runs['a']}").status_code == 404  # an admin does not read private runs
+    assert "<td>from-the-cli</td>" in carol.get("/runs", params={"label": "from-the-cli"}).text
+    assert "<td>bob-private</td>" not in carol.get("/runs", params={"label": "bob-private"}).text
+    assert "<td>bob-private</td>" in as_user["bob"].get("/runs", params={"label": "bob-private"}).text
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "A" * 32, "0" * 31, "%00", "' OR 1=1 --"])
+def test_malformed_ids_get_the_same_404(web: Site, as_user: dict, bad: str) -> None:
+    alice = as_user["alice"]
+    reference = alice.get(f"/runs/{secrets.token_hex(16)}")
+    answer = alice.get(f"/runs/{bad}")
+    assert answer.status_code == 404
+    if "/" not in bad:
+        assert answer.text == reference.text

@@ -1,0 +1,98 @@
+"""A real browser (Debian's chromium driven by Playwright) through the whole flow: log in, open a run,
+compare two, share one, open the link logged out, revoke it, see it gone. Screenshots are kept under
+$STACKBENCH_ARTEFACTS/web (default test-artefacts/web); any console error (a CSP violation included)
+fails the test."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from stackbench.web.settings import Settings
+from web.site import HOSTILE, PASSWORD
+
+pytestmark = pytest.mark.slow
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _artefacts() -> Path:
+    path = Path(os.environ.get("STACKBENCH_ARTEFACTS", "test-artefacts")) / "web"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run scripts/test, which installs it (apt-get install chromium)")
+    shots = _artefacts()
+    problems: list[str] = []
+    with fresh_site(Settings()) as site, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            def watch(page):  # noqa: ANN001, ANN202
+                page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+                page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+                page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+                return page
+
+            owner = watch(browser.new_context(viewport={"width": 1400, "height": 900}).new_page())
+            owner.goto(site.base + "/runs")
+            expect(owner).to_have_url(re.compile(r"/login$"))
+            owner.get_by_label("Name").fill("alice")
+            owner.get_by_label("Password").fill(PASSWORD)
+            owner.get_by_role("button", name="Log in").click()
+            expect(owner).to_have_url(re.compile(r"/runs$"))
+            expect(owner.get_by_role("cell", name=HOSTILE, exact=True)).to_be_visible()  # shown as text
+            owner.screenshot(path=shots / "01-runs.png", full_page=True)
+
+            owner.click(f"a[href='/runs/{site.runs['b']}']")
+            expect(owner.get_by_role("heading", level=1)).to_contain_text("alice-b")
+            expect(owner.locator("table").first).to_contain_text("4K QD1 rnd read")
+            owner.screenshot(path=shots / "02-run.png", full_page=True)
+
+            owner.goto(site.base + "/runs")
+            owner.get_by_label(f"A: {HOSTILE}").check()
+            owner.get_by_label("B: alice-b").check()
+            owner.get_by_role("button", name="Compare A with B").click()
+            expect(owner).to_have_url(re.compile(rf"/compare/{site.runs['a']}/{site.runs['b']}$"))
+            expect(owner.locator("table").first).to_contain_text("verdict")
+            owner.screenshot(path=shots / "03-compare.png", full_page=True)
+
+            owner.goto(f"{site.base}/runs/{site.runs['b']}")
+            owner.get_by_label("Note").fill("for the vendor")
+            owner.get_by_role("button", name="Create share link").click()
+            link = owner.get_by_label("share link").input_value()
+            assert re.fullmatch(rf"{re.escape(site.base)}/s/[A-Za-z0-9_-]{{43}}", link)
+            owner.screenshot(path=shots / "04-share-created.png", full_page=True)
+
+            stranger = watch(browser.new_context(viewport={"width": 1400, "height": 900}).new_page())
+            opened = stranger.goto(link)
+            assert opened is not None and opened.status == 200
+            expect(stranger.locator("p.banner")).to_contain_text("read-only shared page")
+            expect(stranger.get_by_role("button", name="Log out")).to_have_count(0)
+            stranger.screenshot(path=shots / "05-shared-logged-out.png", full_page=True)
+
+            owner.goto(f"{site.base}/runs/{site.runs['b']}")
+            row = owner.locator("table.links tr", has_text="for the vendor")
+            expect(row).not_to_contain_text("never")  # the stranger's visit shows as last use
+            row.get_by_role("button", name="Revoke").click()
+            expect(owner.locator("table.links tr", has_text="for the vendor")).to_contain_text("revoked")
+            owner.screenshot(path=shots / "06-revoked.png", full_page=True)
+
+            problems_before = len(problems)
+            gone = stranger.goto(link)
+            assert gone is not None and gone.status == 404
+            expect(stranger.get_by_role("heading", level=1)).to_have_text("Not found")
+            stranger.screenshot(path=shots / "07-gone.png", full_page=True)
+            # the browser reports the 404 document itself as a failed resource: that line, and only that
+            expected = "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"
+            assert all(line == expected for line in problems[problems_before:]), problems[problems_before:]
+            del problems[problems_before:]
+        finally:
+            browser.close()
+    assert problems == []

@@ -1,0 +1,234 @@
+"""The pages against the real server: the CLI's numbers, user text rendered inert, share links from
+creation to revocation, security headers on every route, robots.txt, no token in any log line, and
+enumeration of ids and tokens running into the rate limit."""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import secrets
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+
+from stackbench.analysis.compare import compare_runs
+from stackbench.analysis.goals import evaluate
+from stackbench.report.compare import comparison_table
+from stackbench.report.goals import goals_table
+from stackbench.report.run import run_table
+from stackbench.web.headers import CSP
+from stackbench.web.settings import Settings
+from web.site import HOSTILE, Site, csrf_of
+
+
+def _share(client: httpx.Client, path: str, days: str = "7", note: str = "for the vendor") -> httpx.Response:
+    return client.post(f"{path}/shares", data={"csrf": csrf_of(client, path), "days": days, "note": note})
+
+
+def _link(created: httpx.Response, web: Site) -> str:
+    assert created.status_code == 201, created.text
+    return re.search(r'value="(http[^"]+)"', created.text).group(1).removeprefix(web.base)
+
+
+def test_the_run_page_shows_the_clis_table_cell_for_cell(web: Site, as_user: dict) -> None:
+    page = as_user["alice"].get(f"/runs/{web.runs['b']}").text
+    table = run_table(web.store.get_run(web.runs["b"]))
+    for row in table.rows:
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", page)
+        for text in row:
+            assert html.escape(text, quote=True) in cells
+    assert html.escape(table.notes[0], quote=True) in page
+
+
+def test_the_run_page_checks_the_stored_goals_as_the_cli_does(web: Site, as_user: dict) -> None:
+    run = web.store.get_run(web.runs["b"])
+    table = goals_table(evaluate([goal for _, goal in web.store.list_goals()], run))
+    assert table.rows  # site.populate stores goals
+    page = as_user["alice"].get(f"/runs/{web.runs['b']}").text
+    for row in table.rows:
+        for text in row:
+            assert html.escape(text, quote=True) in page
+
+
+def test_the_compare_page_shows_the_clis_verdict_table(web: Site, as_user: dict) -> None:
+    answer = as_user["alice"].get(f"/compare?a={web.runs['a']}&b={web.runs['b']}")
+    assert answer.status_code == 303
+    page = as_user["alice"].get(answer.headers["location"]).text
+    table = comparison_table(compare_runs(web.store.get_run(web.runs["a"]), web.store.get_run(web.runs["b"])))
+    for row in table.rows:
+        for text in row:
+            assert html.escape(text, quote=True) in page
+    assert html.escape(table.notes[-1], quote=True) in page
+
+
+def test_hostile_labels_and_notes_render_inert(web: Site, as_user: dict) -> None:
+    alice = as_user["alice"]
+    link = _link(_share(alice, f"/runs/{web.runs['a']}", note=HOSTILE), web)
+    pages = [alice.get("/runs", params={"label": HOSTILE}).text, alice.get(f"/runs/{web.runs['a']}").text,
+             alice.get(f"/compare/{web.runs['a']}/{web.runs['b']}").text, web.client().get(link).text]
+    for page in pages:
+        assert "<script" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
+    bob = as_user["bob"]  # sees his two runs and no one else's private ones (runs_per_page=2 here)
+    first = bob.get("/runs").text
+    assert "2 run(s) you may see" in first
+    alice = as_user["alice"]  # her two and bob's team run: two pages
+    page_one = alice.get("/runs").text
+    assert "3 run(s) you may see; page 1 of 2" in page_one
+    older = re.search(r'href="([^"]+)" rel="next"', page_one).group(1)
+    page_two = alice.get(html.unescape(older)).text
+    ids = set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_one)) | set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_two))
+    assert ids == {web.runs["a"], web.runs["b"], web.runs["team"]}
+    only = alice.get("/runs", params={"label": "alice-b"}).text
+    assert re.findall(r'href="/runs/([0-9a-f]{32})"', only) == [web.runs["b"]]
+    assert "0 run(s)" in alice.get("/runs", params={"since": "2999-01-01"}).text
+    assert "3 run(s)" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text
+    assert "0 run(s)" in alice.get("/runs", params={"plan": "quick"}).text
+    assert alice.get("/compare", params={"a": web.runs["a"]}).status_code == 400  # one run picked
+    assert alice.get("/runs", params={"since": "yesterday"}).status_code == 400
+
+
+def test_a_share_link_works_logged_out_until_revoked(web: Site, as_user: dict) -> None:
+    alice = as_user["alice"]
+    run_page = f"/runs/{web.runs['b']}"
+    link = _link(_share(alice, run_page), web)
+    assert re.fullmatch(r"/s/[A-Za-z0-9_-]{43}", link)
+    stranger = web.client()
+    shared = stranger.get(link)
+    assert shared.status_code == 200 and "alice-b" in shared.text and "read-only shared page" in shared.text
+    assert shared.headers["referrer-policy"] == "no-referrer"
+    assert 'name="csrf"' not in shared.text and "Share links" not in shared.text  # no owner controls
+    listing = alice.get(run_page).text
+    assert "for the vendor" in listing and "never" not in listing.split("for the vendor", 1)[1].split("</tr>")[0]
+    link_id = re.search(r'action="/shares/([0-9a-f]{32})/revoke"', listing).group(1)
+    assert alice.post(f"/shares/{link_id}/revoke", data={"csrf": csrf_of(alice)}).status_code == 303
+    gone = stranger.get(link)
+    assert gone.status_code == 404
+    assert gone.text == stranger.get(f"/s/{secrets.token_urlsafe(32)}").text
+    assert "revoked" in alice.get(run_page).text
+
+
+def test_a_comparison_can_be_shared(web: Site, as_user: dict) -> None:
+    link = _link(_share(as_user["alice"], f"/compare/{web.runs['a']}/{web.runs['b']}"), web)
+    page = web.client().get(link)
+    assert page.status_code == 200 and "Compare" in page.text and "alice-b" in page.text
+
+
+@pytest.mark.parametrize("days", ["0", "91", "-1", "x"])
+def test_share_lifetime_is_one_to_ninety_days(web: Site, as_user: dict, days: str) -> None:
+    assert _share(as_user["alice"], f"/runs/{web.runs['b']}", days=days).status_code == 400
+
+
+def test_share_notes_are_bounded(web: Site, as_user: dict) -> None:
+    assert _share(as_user["alice"], f"/runs/{web.runs['b']}", note="n" * 501).status_code == 400
+
+
+def _sample_requests(web: Site) -> list[tuple[str, str]]:
+    """One GET of every GET route with real ids filled in, and the routes that answer 404."""
+    fill = {"run_id": web.runs["a"], "a": web.runs["a"], "b": web.runs["b"], "token": "x"}
+    found = []
+    for route in web.app.routes:
+        if isinstance(route, APIRoute) and "GET" in route.methods:
+            path = route.path
+            for name, value in fill.items():
+                path = path.replace("{" + name + "}", value)
+            found.append(("GET", path))
+    return found + [("GET", "/no/such/page"), ("POST", "/logout"), ("POST", "/login")]
+
+
+def test_security_headers_on_every_route(web: Site, as_user: dict) -> None:
+    for client in (web.client(), as_user["alice"]):
+        for method, path in _sample_requests(web):
+            answer = client.request(method, path)
+            assert answer.headers["content-security-policy"] == CSP, path
+            assert "frame-ancestors 'none'" in CSP and "script-src" not in CSP
+            assert answer.headers["x-content-type-options"] == "nosniff", path
+            assert answer.headers["referrer-policy"] == "no-referrer", path
+            assert answer.headers["x-frame-options"] == "DENY", path
+            assert "server" not in answer.headers, path
+            if path != "/static/style.css":
+                assert answer.headers["cache-control"] == "no-store", path
+
+
+def test_pages_have_no_inline_style_or_script(web: Site, as_user: dict) -> None:
+    for method, path in _sample_requests(web):
+        text = as_user["alice"].request(method, path).text
+        assert "<script" not in text and "style=" not in text and "<style" not in text, path
+
+
+def test_no_api_explorer_or_schema_is_served(web: Site, as_user: dict) -> None:
+    for path in ("/docs", "/redoc", "/openapi.json"):
+        assert as_user["alice"].get(path).status_code == 404
+
+
+def test_robots_txt_excludes_everything_and_share_links(web: Site) -> None:
+    text = web.client().get("/robots.txt").text
+    assert "User-agent: *" in text and "Disallow: /s/\n" in text and "Disallow: /\n" in text
+
+
+def test_no_share_token_reaches_a_log(web: Site, as_user: dict, caplog: pytest.LogCaptureFixture) -> None:
+    link = _link(_share(as_user["alice"], f"/runs/{web.runs['b']}"), web)
+    token = link.removeprefix("/s/")
+    with caplog.at_level(logging.INFO):
+        assert web.client().get(link).status_code == 200
+        web.client().get(f"/s/{secrets.token_urlsafe(32)}")
+    # the server's loggers (the test's own HTTP client, httpx, logs its requests too)
+    lines = [r.getMessage() for r in caplog.records if r.name.split(".")[0] in ("uvicorn", "stackbench")]
+    assert any("/s/[token]" in line for line in lines)
+    assert not any(token in line for line in lines), [l for l in lines if token in l]
+
+
+def test_guessing_ids_and_tokens_runs_into_the_rate_limit(fresh_site) -> None:
+    with fresh_site(Settings(misses_per_address=25, miss_window_s=60)) as site:
+        alice = site.login("alice")
+        anonymous = site.client()
+        answers = [alice.get(f"/runs/{secrets.token_hex(16)}").status_code for _ in range(15)]
+        answers += [anonymous.get(f"/s/{secrets.token_urlsafe(32)}").status_code for _ in range(15)]
+        assert answers[:25] == [404] * 25 and set(answers[25:]) == {429}
+        refused = alice.get(f"/runs/{site.runs['a']}")  # once limited, even a real id is refused
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+        assert alice.get("/runs").status_code == 200  # pages without an object still work
+
+
+@pytest.mark.slow
+def test_ten_thousand_guesses_find_nothing_and_are_refused_after_the_limit(fresh_site) -> None:
+    """Issue 14: 10,000 random run ids and share tokens at the default limit (60 misses), in a window long
+    enough that the test's own duration cannot reopen it."""
+    settings = Settings(miss_window_s=3600)
+    with fresh_site(settings) as site:
+        alice = site.login("alice")
+        anonymous = site.client()
+        statuses: dict[int, int] = {}
+        for index in range(10_000):
+            if index % 2:
+                answer = anonymous.get(f"/s/{secrets.token_urlsafe(32)}")
+            else:
+                answer = alice.get(f"/runs/{secrets.token_hex(16)}")
+            statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
+        assert statuses == {404: settings.misses_per_address, 429: 10_000 - settings.misses_per_address}
+
+
+def test_the_owner_makes_a_run_team_visible_and_private_again(fresh_site) -> None:
+    with fresh_site(Settings()) as site:
+        alice, bob = site.login("alice"), site.login("bob")
+        run = f"/runs/{site.runs['b']}"
+        assert bob.get(run).status_code == 404
+        assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "team"}).status_code == 303
+        assert bob.get(run).status_code == 200
+        assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "public"}).status_code == 400
+        assert alice.post(f"{run}/visibility", data={"csrf": csrf_of(alice), "visibility": "private"}).status_code == 303
+        assert bob.get(run).status_code == 404
+
+
+def test_a_share_link_stops_when_its_run_changes_owner(fresh_site) -> None:
+    with fresh_site(Settings()) as site:
+        alice = site.login("alice")
+        link = _link(_share(alice, f"/runs/{site.runs['b']}"), site)
+        assert site.client().get(link).status_code == 200
+        site.accounts.claim(site.ids["bob"], [site.runs["b"]], take=True)  # `user claim bob RUN --take`
+        assert site.client().get(link).status_code == 404

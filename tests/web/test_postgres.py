@@ -1,0 +1,43 @@
+"""The server over PostgreSQL: the same access matrix and a share link's life, in a database of its own
+on the test PostgreSQL server (tests/pg_server.py)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from web.site import SHARED, csrf_of, site
+from web.test_access_matrix import assert_matrix
+
+
+@pytest.fixture
+def pg_database(pg_url: str):  # noqa: ANN201
+    name = f"stackbench_web_{secrets.token_hex(4)}"
+    admin = create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield pg_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_the_server_on_postgresql(pg_database: str) -> None:
+    with site(pg_database, SHARED) as web:
+        alice = web.login("alice")
+        assert_matrix(web, alice, web.login("bob"), web.login("carol"))
+        created = alice.post(f"/runs/{web.runs['b']}/shares",
+                             data={"csrf": csrf_of(alice), "days": "90", "note": "pg"})
+        link = re.search(r'value="http[^"]+(/s/[^"]+)"', created.text).group(1)
+        assert web.client().get(link).status_code == 200
+        listing = alice.get(f"/runs/{web.runs['b']}").text
+        link_id = re.search(r'action="/shares/([0-9a-f]{32})/revoke"', listing).group(1)
+        assert alice.post(f"/shares/{link_id}/revoke", data={"csrf": csrf_of(alice)}).status_code == 303
+        assert web.client().get(link).status_code == 404
