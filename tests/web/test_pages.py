@@ -119,6 +119,28 @@ def test_a_comparison_can_be_shared(web: Site, as_user: dict) -> None:
     assert page.status_code == 200 and "Compare" in page.text and "alice-b" in page.text
 
 
+def test_a_shared_page_is_redacted_and_the_owners_page_is_not(web: Site, as_user: dict, tmp_path) -> None:
+    """A run imported from a file under a home directory: its owner sees the path, a link's holder sees a
+    placeholder (report/redact.py), on the run page and on a shared compare."""
+    import shutil
+
+    from stackbench.importer import import_files
+    from web.site import FIO
+
+    home = tmp_path / "home" / "mallory-fs" / "runs"
+    home.mkdir(parents=True)
+    shutil.copyfile(FIO / "randread-psync.json", home / "out.json")
+    run = import_files(web.store, [home / "out.json"], label="from-home")[0]
+    web.accounts.claim(web.ids["alice"], [run.id])
+    alice = as_user["alice"]
+    assert "mallory-fs" in alice.get(f"/runs/{run.id}").text
+    for page in (f"/runs/{run.id}", f"/compare/{web.runs['b']}/{run.id}"):
+        shared = web.client().get(_link(_share(alice, page), web))
+        assert shared.status_code == 200
+        assert "mallory-fs" not in shared.text
+        assert "user-1" in shared.text or page.startswith("/compare/")  # a compare page shows no facts
+
+
 @pytest.mark.parametrize("days", ["0", "91", "-1", "x"])
 def test_share_lifetime_is_one_to_ninety_days(web: Site, as_user: dict, days: str) -> None:
     assert _share(as_user["alice"], f"/runs/{web.runs['b']}", days=days).status_code == 400

@@ -192,7 +192,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         from stackbench.analysis.goals import evaluate
         from stackbench.report.run import run_report
 
-        run = _shared_view(view.run) if shared else view.run
+        run = _shared_views(view.run)[0] if shared else view.run
         report = run_report(run, evaluate([goal for _, goal in ctx.store.list_goals()], run))
         links = (ctx.accounts.share_links_of(principal.account.id, "run", [run.id])
                  if view.mine and principal.account else [])
@@ -246,7 +246,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
         base, other = first.run, second.run
         if shared:
-            base, other = _shared_view(base), _shared_view(other)
+            base, other = _shared_views(base, other)
         mine = first.mine and second.mine
         links = (ctx.accounts.share_links_of(principal.account.id, "compare", [base.id, other.id])
                  if mine and principal.account and not shared else [])
@@ -312,8 +312,13 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _shared_view(run: Run) -> Run:
-    """What a share link's holder sees of a run. REDACTION GOES HERE: the report helper's
-    report/redact.py (issue 13) removes host names, serials, WWNs and MACs from the facts; until it is
-    merged the run is shown as it is stored (docs/server.md says so)."""
-    return run
+def _shared_views(*runs: Run) -> list[Run]:
+    """What a share link's holder sees of runs: redacted copies, as `stackbench report` makes them
+    (report/redact.py: host names, serials, WWNs, MACs, user names in paths become placeholders), one
+    redactor for all the runs of a page so that a host is the same placeholder in both runs of a compare."""
+    from stackbench.report.redact import redactor
+
+    redact = redactor()
+    for run in runs:
+        redact.learn_run(run)
+    return [redact.run(run) for run in runs]
