@@ -16,6 +16,7 @@ from stackbench.cli import slog as _slog  # noqa: F401,E402
 from stackbench.cli import smallblocks as _smallblocks  # noqa: F401,E402
 from stackbench.cli import audit as _audit  # noqa: F401,E402
 from stackbench.cli import crypto as _crypto  # noqa: F401,E402
+from stackbench.cli import chart as _chart  # noqa: F401,E402
 
 
 def main() -> None:

@@ -17,9 +17,14 @@ from typing import Any, Sequence
 from stackbench.engine.result import DirectionResult, FioResult, Latency
 
 
-def bins_of(document: dict[str, Any], direction: str, sync: bool = False) -> Counter[int] | None:
-    """The json+ histogram of clat (or of the sync latency) of the first job, or None without json+."""
+def bins_of(
+    document: dict[str, Any], direction: str, sync: bool = False, job_name: str | None = None
+) -> Counter[int] | None:
+    """The json+ histogram of clat (or of the sync latency) of the first job (or of the first job named
+    `job_name`, for an imported output of several jobs), or None without json+."""
     jobs = document.get("jobs") or document.get("client_stats") or []
+    if job_name is not None:
+        jobs = [j for j in jobs if isinstance(j, dict) and j.get("jobname") == job_name]
     if not jobs or not isinstance(jobs[0], dict):
         return None
     source = jobs[0].get("sync") if sync else jobs[0].get(direction)
