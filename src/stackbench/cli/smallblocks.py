@@ -27,6 +27,10 @@ def smallblocks_command(
     ),
     one_file_system: bool = typer.Option(False, "--one-file-system", "-x", help="Do not cross mount points."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Parallel directory readers (default 2 x CPUs)."),
+    chart: Optional[Path] = typer.Option(
+        None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md).",
+        show_default=False,
+    ),
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
@@ -44,6 +48,8 @@ def smallblocks_command(
         stackbench smallblocks /tank/data --special-size 58G
 
         stackbench smallblocks /srv/a /srv/b -x --json
+
+        stackbench smallblocks /tank/data --special-size 58G --chart special.png
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -61,6 +67,10 @@ def smallblocks_command(
             f"--recordsize {recordsize} is not a ZFS recordsize (a power of two from 512 to 16M)",
             "Use the dataset's value from `zfs get recordsize`, e.g. 128K",
         )
+    if chart is not None:
+        from stackbench.cli.chart import image_format
+
+        chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
     fmt = chosen_format(output_format, json_output)
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True,
@@ -81,6 +91,12 @@ def smallblocks_command(
     emit(fmt, histogram_table(result), data)
     if fmt == "table":
         out.print(recommendation_text(result, rec, table))
+    if chart is not None and not result.partial:
+        from stackbench.cli.chart import save_figure
+        from stackbench.report.charts import scan_figures
+
+        save_figure(scan_figures(histogram, rec, source=", ".join(str(p) for p in paths))[0], chart, chart_format)
+        err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
     if result.unreadable:
         warn(
             f"{result.unreadable} directories could not be read (e.g. {', '.join(result.unreadable_examples[:3])}); "

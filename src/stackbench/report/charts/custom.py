@@ -139,7 +139,7 @@ def custom_figure(runs: Sequence[Run], *, x: str, y: str, series: str | None = N
                         linestyle=style.linestyle(index), linewidth=1.8, label=label, gid=gid("series"))
             else:
                 positions = [xs_all.index(k) - 0.4 + width * (index + 0.5) for k in keys]
-                ax.bar(positions, ys, width * 0.92, color=style.color(index), hatch=style.hatch(index),
+                style.bars(ax, positions, ys, width * 0.92, color=style.color(index), hatch=style.hatch(index),
                        edgecolor="white", linewidth=0.5, label=label, gid=gid("series"))
         if x in NUMERIC:
             ax.set_xscale("log", base=2)

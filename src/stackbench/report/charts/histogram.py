@@ -35,7 +35,7 @@ def histogram_figure(run: Run, cell: Cell, bins: Counter[int]) -> Figure:
         keys = sorted(grouped)
         lefts = [10 ** (k / BARS_PER_DECADE) / 1000 for k in keys]
         widths = [10 ** ((k + 1) / BARS_PER_DECADE) / 1000 - left for k, left in zip(keys, lefts)]
-        ax.bar(lefts, [grouped[k] / total * 100 for k in keys], widths, align="edge", color=style.color(0),
+        style.bars(ax, lefts, [grouped[k] / total * 100 for k in keys], widths, align="edge", color=style.color(0),
                edgecolor="white", linewidth=0.3, label="share of I/Os", gid=gid("series"))
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -23,7 +23,7 @@ def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the sto
         for index, name in enumerate(gaps.names):
             xs = [c - 0.4 + width * (index + 0.5) for c, row in enumerate(gaps.rows) if row.values[index]]
             ys = [row.values[index] for row in gaps.rows if row.values[index]]
-            ax.bar(xs, ys, width * 0.92, color=style.color(index), hatch=style.hatch(index), edgecolor="white",
+            style.bars(ax, xs, ys, width * 0.92, color=style.color(index), hatch=style.hatch(index), edgecolor="white",
                    linewidth=0.5, label=name, gid=gid("series"))
         for c, row in enumerate(gaps.rows):
             for i, factor in enumerate(row.factors):
@@ -38,7 +38,7 @@ def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the sto
                         color=HIGHLIGHT if biggest else "#333333", gid=gid("factor"))
                 if biggest:
                     for j in (i, i + 1):
-                        ax.bar([c - 0.4 + width * (j + 0.5)], [row.values[j]], width * 0.92, fill=False,
+                        style.bars(ax, [c - 0.4 + width * (j + 0.5)], [row.values[j]], width * 0.92, fill=False,
                                edgecolor=HIGHLIGHT, linewidth=2.5, gid=gid("biggest-gap"))
         ax.set_yscale("log")
         style.set_log_ticks(ax, "y")

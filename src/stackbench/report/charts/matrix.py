@@ -46,7 +46,7 @@ def matrix_figure(run: Run, metric: str = "iops") -> Figure:
                     errors[1].append(low_high[1] - y if low_high else 0.0)
                 if not xs:
                     continue
-                ax.bar(xs, ys, width * 0.92, color=style.color(d_index), hatch=style.hatch(d_index),
+                style.bars(ax, xs, ys, width * 0.92, color=style.color(d_index), hatch=style.hatch(d_index),
                        edgecolor="white", linewidth=0.5, label=depth_labels[depth], gid=gid("series"),
                        yerr=errors if any(errors[0]) or any(errors[1]) else None,
                        error_kw={"ecolor": "#333333", "elinewidth": 1, "capsize": 2})

@@ -30,13 +30,13 @@ def special_figure(histogram: Any, recommendation: Any, *, source: str = "") -> 
     labels = [style.size_label(r["bin"]) for r in rows]
     with style.styled():
         drawing, (files_ax, bytes_ax) = style.new_drawing(7.2, 2, columns=1)
-        files_ax.bar(positions, [r["count"] for r in rows], 0.8, color=style.color(0), label="files",
+        style.bars(files_ax, positions, [r["count"] for r in rows], 0.8, color=style.color(0), label="files",
                      gid=gid("series"))
         files_ax.set_yscale("log")
         style.set_log_ticks(files_ax, "y")
         files_ax.set_ylabel(style.log_axis_note("files (count)"))
         unit, factor = _unit(max(r["bytes"] for r in rows))
-        bytes_ax.bar(positions, [r["bytes"] / factor for r in rows], 0.8, color=style.color(1), hatch="//",
+        style.bars(bytes_ax, positions, [r["bytes"] / factor for r in rows], 0.8, color=style.color(1), hatch="//",
                      edgecolor="white", linewidth=0.5, label=f"bytes in the bin ({unit})", gid=gid("series"))
         bytes_ax.set_ylabel(f"bytes ({unit})")
         style.thousands(bytes_ax)

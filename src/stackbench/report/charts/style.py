@@ -190,3 +190,12 @@ def legend_below(ax: "Axes", ncol: int | None = None, **kwargs: Any) -> None:
         return
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol or min(len(labels), 4),
               frameon=False, **kwargs)
+
+
+def bars(ax: "Axes", *args: Any, gid: str, **kwargs: Any) -> Any:
+    """`ax.bar` whose bars carry SVG ids: the first exactly `gid` (so a test counts one id per series), the
+    others `gid.1`, `gid.2`, ... (ids stay unique in an HTML page that inlines the SVG)."""
+    container = ax.bar(*args, **kwargs)
+    for index, patch in enumerate(container.patches):
+        patch.set_gid(gid if index == 0 else f"{gid}.{index}")
+    return container
