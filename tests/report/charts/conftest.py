@@ -55,7 +55,9 @@ FAST = ["--runtime", "1", "--size", "16M"]
 def measured(tmp_path_factory: pytest.TempPathFactory) -> Store:
     """Small real runs made by `stackbench run` and `stackbench synclat` on a disk-backed directory:
 
-    - `matrix`: 4K/64K x QD1/4 x randread/write, 2 separate fio runs of 1 s ramp + 1 s each;
+    - `matrix`: 4K/64K x QD1/4 x randread/write, one fio run of 1 s each;
+    - `timeline`: 4K QD4 randread, 2 separate fio runs of 1 s ramp + 4 s (8 samples: enough for the median's
+      95 % interval, which needs 6);
     - `fast` and `capped`: 4K QD1 randread/randwrite, 3 runs each; `capped` at 500 IOPS (fio rate_iops),
       a known large loss for compare (revert) and layers (the biggest gap);
     - `sync-a`, `sync-b`: two synclat sweeps 4K..32K.
@@ -71,8 +73,10 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Store:
         assert result.returncode == 0, result.stderr
         runs[label] = json.loads(result.stdout)["run_id"]
 
-    run("matrix", "run", "-t", str(scratch), "--bs", "4k,64k", "--qd", "1,4", "--rw", "randread,write", "--runs", "2",
-        "--ramp", "1", *FAST)
+    run("matrix", "run", "-t", str(scratch), "--bs", "4k,64k", "--qd", "1,4", "--rw", "randread,write", "--runs", "1",
+        "--ramp", "0", *FAST)
+    run("timeline", "run", "-t", str(scratch), "--bs", "4k", "--qd", "4", "--rw", "randread", "--runs", "2",
+        "--ramp", "1", "--runtime", "4", "--size", "16M")
     cells = ["--bs", "4k", "--qd", "1", "--rw", "randread,randwrite", "--runs", "3", "--ramp", "0", *FAST]
     run("fast", "run", "-t", str(scratch), *cells)
     run("capped", "run", "-t", str(scratch), *cells, "--rate-iops", "500")
