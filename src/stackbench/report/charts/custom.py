@@ -31,6 +31,9 @@ FIELD_AXIS = {
     "label": "run",
 }
 
+FIELD_NAMES = {"bs": "block size", "iodepth": "queue depth", "numjobs": "jobs", "rw": "pattern", "label": "run"}
+METRIC_NAMES = {"iops": "IOPS", "mb_s": "MB/s", "p99": "p99 latency"}
+
 
 @dataclass(frozen=True)
 class Point:
@@ -116,8 +119,8 @@ def custom_figure(runs: Sequence[Run], *, x: str, y: str, series: str | None = N
                        and len({p.field(f) for p in points}) > 1]
             raise UsageError(
                 f"several cells fall on one point ({x}={shown(x, key_x)}"
-                + (f", {series}={shown(series, key_series)}" if series else "") + f"): they differ in "
-                + ", ".join(varying),
+                + (f", {series}={shown(series, key_series)}" if series else "") + "): they differ in "
+                + (", ".join(varying) or "what these fields do not show (sync, host)"),
                 f"Pick one with --where (e.g. --where {varying[0]}={shown(varying[0], points[0].field(varying[0]))}) "
                 f"or draw them as --series {varying[0]}" if varying else "Choose other fields",
             )
@@ -156,7 +159,8 @@ def custom_figure(runs: Sequence[Run], *, x: str, y: str, series: str | None = N
         if series:
             style.legend_below(ax, ncol=min(len(names), 4))
         where_text = ", ".join(f"{n}={shown(n, v)}" for n, v in filters)
-        title = f"{y} by {x}" + (f", per {series}" if series else "") + (f" ({where_text})" if where_text else "")
+        title = (f"{METRIC_NAMES[y]} by {FIELD_NAMES[x]}" + (f", per {FIELD_NAMES[series]}" if series else "")
+                 + (f" ({where_text})" if where_text else ""))
         drawing.suptitle(title, x=0.01, ha="left")
         style.footer(drawing, _runs(points))
     return Figure(kind="custom", title=title,

@@ -52,10 +52,10 @@ def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the sto
         legend = ax.get_legend()
         if legend is not None and len(gaps.rows) > 4:
             legend.set_bbox_to_anchor((0.5, -0.3))
-        title = "Layers: where performance is lost"
+        drawing.suptitle("Layers: where performance is lost", x=0.01, ha="left")
         if gap is not None:
-            title += f"; biggest gap ×{gap[3]:.3g} from {gap[1]} to {gap[2]} ({gap[0]})"
-        drawing.suptitle(title, x=0.01, ha="left")
+            ax.set_title(f"biggest gap ×{gap[3]:.3g} from {gap[1]} to {gap[2]} ({gap[0]}), outlined",
+                         loc="left", fontsize=10.5, color=HIGHLIGHT, wrap=True)
         style.footer(drawing, list(runs), extra="" if runs else "layers " + ", ".join(gaps.names))
     return Figure(
         kind="layers",

@@ -91,7 +91,7 @@ def special_figure(histogram: Any, recommendation: Any, *, source: str = "") -> 
     return Figure(
         kind="special",
         title=title,
-        alt=f"Files and bytes per file-size bin with the cumulative share of bytes, "
+        alt="Files and bytes per file-size bin with the cumulative share of bytes, "
             + (f"the special_small_blocks={style.size_label(cut)} cut-off" if cut else "no cut-off recommended")
             + (f" and the special vdev's {format_bytes(recommendation.special_size)} capacity."
                if recommendation.special_size else "."),

@@ -155,11 +155,15 @@ def log_axis_note(axis_label: str) -> str:
 
 
 def set_log_ticks(ax: "Axes", which: str = "y") -> None:
-    """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly."""
+    """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly; call it
+    after plotting: data spanning less than two decades also gets 2 and 5 ticks, so the axis has more than
+    one number on it."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     axis = ax.yaxis if which == "y" else ax.xaxis
-    axis.set_major_locator(LogLocator(base=10, numticks=12))
+    low, high = (ax.dataLim.y0, ax.dataLim.y1) if which == "y" else (ax.dataLim.x0, ax.dataLim.x1)
+    narrow = low > 0 and math.isfinite(low) and math.isfinite(high) and high / low < 100
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,), numticks=12))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
     axis.set_minor_formatter(NullFormatter())
 
