@@ -9,6 +9,7 @@ from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 
 HIGHLIGHT = "#D55E00"
+STAGGER = 1.6  # the factor labels of successive pairs sit this factor higher on the log axis
 
 
 def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the stored runs, for the footer
@@ -26,14 +27,15 @@ def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the sto
             style.bars(ax, xs, ys, width * 0.92, color=style.color(index), hatch=style.hatch(index), edgecolor="white",
                    linewidth=0.5, label=name, gid=gid("series"))
         for c, row in enumerate(gaps.rows):
+            highest = max(v for v in row.values if v)
             for i, factor in enumerate(row.factors):
                 if factor is None:
                     continue
-                lower, upper = row.values[i], row.values[i + 1]
                 x = c - 0.4 + width * (i + 1)
                 biggest = gap is not None and row.pattern == gap[0] and gaps.names[i] == gap[1] and factor == gap[3]
                 text = f"×{factor:.3g}" if factor >= 1 else f"×{factor:.2g}"
-                ax.text(x, max(lower, upper) * 1.12, text, ha="center", va="bottom",
+                # one row of labels per pair of layers above the cell's highest bar: never on top of each other
+                ax.text(x, highest * 1.15 * STAGGER**i, text, ha="center", va="bottom",
                         fontsize=10 if biggest else 9, fontweight="bold" if biggest else "normal",
                         color=HIGHLIGHT if biggest else "#333333", gid=gid("factor"))
                 if biggest:
@@ -42,7 +44,7 @@ def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the sto
                                edgecolor=HIGHLIGHT, linewidth=2.5, gid=gid("biggest-gap"))
         ax.set_yscale("log")
         style.set_log_ticks(ax, "y")
-        ax.set_ylim(top=top * 3)
+        ax.set_ylim(top=top * 1.15 * STAGGER ** (layers - 1) * 1.6)
         ax.set_xticks(range(len(gaps.rows)), [row.pattern for row in gaps.rows],
                       rotation=20 if len(gaps.rows) > 4 else 0, ha="right" if len(gaps.rows) > 4 else "center")
         ax.set_ylabel(style.log_axis_note(unit + (" (10^6 bytes/s)" if unit == "MB/s" else " (I/O per second)")))
