@@ -57,8 +57,8 @@ def test_histogram_from_the_stored_json_plus_buckets(imported: Store, tmp_path: 
     assert "I/Os" in footer and "fio-3.33" in footer
 
 
-def test_histogram_finds_the_named_job_of_a_two_job_output(imported: Store, tmp_path: Path) -> None:
-    """The capture has two jobs; plain json, so there are no buckets: the error names the fix."""
+def test_histogram_of_plain_json_names_the_fix(imported: Store, tmp_path: Path) -> None:
+    """A two-job capture in plain json: no buckets for the named job, and the error says what has them."""
     result = chart(imported, tmp_path / "h.svg", "twojobs", "-k", "histogram")
     assert result.returncode == 1
     assert "no json+ latency buckets" in result.stderr and "percentiles needs no buckets" in result.stderr
