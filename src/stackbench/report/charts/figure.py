@@ -45,4 +45,8 @@ class Figure:
                 self.drawing.savefig(buffer, format="png", dpi=WIDTH_PX / width_in, metadata={"Software": None})
             else:
                 raise ValueError(f"unknown image format {fmt!r}")
+        # The layout (constrained: nothing overlaps) is found on the first render and kept: rendering the
+        # other format costs no second layout pass, and a figure renders to the same bytes every time.
+        if self.drawing.get_layout_engine() is not None:
+            self.drawing.set_layout_engine("none")
         return buffer.getvalue()
