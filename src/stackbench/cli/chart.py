@@ -37,7 +37,7 @@ def chart_command(
     metric: str = typer.Option("iops", "--metric", help="matrix, timeline, layers: iops or mb_s (10^6 bytes/s)."),
     cell: Optional[str] = typer.Option(
         None, "--cell", help='histogram, timeline, cache: the cell, as `show` names it, e.g. "4K QD1 rnd read". '
-        "Default: the first cell with per-second samples.", show_default=False,
+        "Default: the first cell with per-second samples (cache: the first sequential write).", show_default=False,
     ),
     names: Optional[str] = typer.Option(None, "--names", help="layers: layer names, comma-separated: host,vm."),
     x: Optional[str] = typer.Option(None, "--x", help="custom: the x axis: bs, iodepth, numjobs, rw or label.",
@@ -128,7 +128,7 @@ def draw(kind: str, runs: list["Run"], store: Any, **options: Any) -> "Figure":
 
         return timeline_figure(run, pick_cell(run, options["cell"], need_samples=True), options["metric"])
     if kind == "cache":
-        return charts.cache_figures(run, pick_cell(run, options["cell"], need_samples=True))[0]
+        return charts.cache_figures(run, cache_cell(run, options["cell"]))[0]
     if kind == "histogram":
         from stackbench.report.charts.histogram import histogram_figure
 
@@ -176,6 +176,24 @@ def pick_cell(run: "Run", key: str | None, *, need_samples: bool) -> "Cell":
             else "Measure with `stackbench run`, which stores per-second samples",
         )
     return found
+
+
+def cache_cell(run: "Run", key: str | None) -> "Cell":
+    """The write cell the cache chart draws: `key`, or the first sequential write with samples."""
+    if key is None:
+        writes = [c for c in run.cells if c.result.direction == "write" and c.samples]
+        writes.sort(key=lambda c: c.workload.rw != "write")  # sequential first, as a cache test writes
+        if not writes:
+            raise StackbenchError(
+                f"run {run.id[:12]} has no write cell with per-second samples",
+                "Measure a sequential write with `stackbench run --rw write --bs 1m --runtime 10m`",
+            )
+        return writes[0]
+    chosen = pick_cell(run, key, need_samples=True)
+    if chosen.result.direction != "write":
+        raise UsageError(f"cell {chosen.pattern} is not a write: a write cache fills only with writes",
+                         "Choose a write cell with --cell")
+    return chosen
 
 
 def cell_bins(store: Any, run: "Run", cell: "Cell") -> Counter[int]:

@@ -184,3 +184,10 @@ def test_smallblocks_refuses_a_bad_chart_name_before_scanning(tmp_path: Path) ->
     result = cli_here("smallblocks", str(tmp_path), "--chart", str(tmp_path / "x.jpg"))
     assert result.returncode == 2
     assert "Name the file FILE.svg or FILE.png" in result.stderr
+
+
+def test_cache_wants_a_write_cell_with_samples(imported: Store, tmp_path: Path) -> None:
+    result = chart(imported, tmp_path / "c.svg", "seqplus", "-k", "cache")
+    assert result.returncode == 1
+    assert "has no write cell with per-second samples" in result.stderr and "--rw write" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -100,3 +100,10 @@ def test_run_figures_of_a_stored_run_are_matrix_percentiles_timeline_and_histogr
         assert figure.title and figure.alt.endswith(".")
         assert figure.render("svg") == twin.render("svg")  # the same run gives the same bytes
     store.dispose()
+
+
+def test_cache_refuses_a_read_cell(measured: Store, tmp_path: Path) -> None:
+    result = chart(measured, tmp_path / "c.svg", "timeline", "-k", "cache", "--cell", "4K QD4 rnd read")
+    assert result.returncode == 2
+    assert "is not a write" in result.stderr and "--cell" in result.stderr
+    assert list(tmp_path.iterdir()) == []

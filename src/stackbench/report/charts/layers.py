@@ -4,15 +4,19 @@ gap (analysis.layers.LayerGaps.biggest_gap) outlined and named."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from stackbench.analysis.layers import METRICS, LayerGaps
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
+from stackbench.results import Run
 
 HIGHLIGHT = "#D55E00"
 STAGGER = 1.6  # the factor labels of successive pairs sit this factor higher on the log axis
 
 
-def layers_figure(gaps: LayerGaps, runs: tuple = ()) -> Figure:  # runs: the stored runs, for the footer
+def layers_figure(gaps: LayerGaps, runs: Sequence[Run] = ()) -> Figure:
+    """`runs`: the runs behind the layers, for the footer's fio versions and labels."""
     gap = gaps.biggest_gap()
     layers = len(gaps.names)
     unit = METRICS[gaps.metric]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from stackbench.analysis.stats import summarize
+from stackbench.engine.fio_logs import Sample
 from stackbench.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
@@ -19,7 +20,8 @@ from stackbench.report.charts.values import METRICS
 from stackbench.results import Cell, Run
 
 
-def sample_value(sample, metric: str) -> float | None:  # noqa: ANN001 - engine.fio_logs.Sample
+def sample_value(sample: Sample, metric: str) -> float | None:
+    """The sample in `metric`: IOPS, or MB/s (10^6 bytes/s; None where fio logged no bandwidth)."""
     if metric == "iops":
         return sample.iops
     return sample.bw_bytes / 1e6 if sample.bw_bytes is not None else None
