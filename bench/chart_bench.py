@@ -11,7 +11,7 @@ reads the whole run. The ratio says what the charts cost over reading the run at
 The runs are real fio runs (1 s each, one run per cell, a 16 MiB file) in a temporary directory ($TMPDIR or
 --dir; on a disk, not tmpfs), removed afterwards.
 
-Measured here (2 shared cores, load average about 4 from other work, so roughly twice the quiet figures), a
+Measured here on a loaded machine (2 cores shared with other work, load average about 4), a
 48-cell run: build 1.58 s, SVG 2.01 s, PNG 2.35 s; the whole process 7.59 s against `show --format csv`
 2.52 s (3.0x). The lead records the numbers of a quiet machine in bench/RESULTS.md.
 """
