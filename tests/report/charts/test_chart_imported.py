@@ -191,3 +191,10 @@ def test_cache_wants_a_write_cell_with_samples(imported: Store, tmp_path: Path) 
     assert result.returncode == 1
     assert "has no write cell with per-second samples" in result.stderr and "--rw write" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_where_label_takes_the_run_label(imported: Store, tmp_path: Path) -> None:
+    out = tmp_path / "x.svg"
+    _ok(chart(imported, out, "jsonplus", "seqplus", "--x", "label", "--y", "iops", "--where", "label=seqplus"))
+    words = texts(svg_tree(out))
+    assert any(t.startswith("seqplus (") for t in words) and not any(t.startswith("jsonplus (") for t in words)

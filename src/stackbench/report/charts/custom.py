@@ -82,6 +82,10 @@ def parse_where(specs: Sequence[str], points: Sequence[Point]) -> list[tuple[str
                 raise UsageError(f"--where {name}={text!r} is not a whole number",
                                  f"Use one of: {', '.join(shown(name, v) for v in present)}")
             wanted = int(text)
+        elif name == "label":  # the run's label or id prefix, as everywhere, or its name as the chart shows it
+            named = [p.field("label") for p in points
+                     if text in (p.run.label, p.field("label")) or (len(text) >= 4 and p.run.id.startswith(text))]
+            wanted = named[0] if named else text
         else:
             wanted = text
         matches = [v for v in present if v == wanted or (name == "rw" and str(v).split("/")[0] == wanted)]
