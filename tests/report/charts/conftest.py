@@ -44,6 +44,8 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Store:
         "twojobs": _import(url, "twojobs", FIO / "two-jobs-defaults.json"),
         "normal": _import(url, "normal", FIO / "text" / "normal-randwrite-fdatasync.txt"),
         "again": _import(url, "again", FIO / "randwrite-fdatasync-libaio.jsonplus.json"),
+        "nopct": _import(url, "nopct", FIO / "clat-percentiles-off.json"),
+        "rw-both": _import(url, "rw-both", FIO / "unified-rw-both.json"),
     }
     return Store(url, runs)
 

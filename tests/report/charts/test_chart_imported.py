@@ -146,6 +146,10 @@ def test_a_label_is_text_not_mathtext(tmp_path: Path) -> None:
     (["jsonplus", "--x", "bs", "--where", "iodepth=x", "-o", "{tmp}/x.svg"], "Use one of: 4"),
     (["jsonplus", "again", "--x", "bs", "-o", "{tmp}/x.svg"], "they differ in label"),
     (["jsonplus", "-o", "/proc/x.svg"], "cannot write '/proc/x.svg'"),
+    (["nopct", "-k", "percentiles", "-o", "{tmp}/x.svg"], "have no completion-latency percentiles"),
+    (["rw-both", "-k", "synclat", "-o", "{tmp}/x.svg"], "several cells per write size"),
+    (["jsonplus", "seqplus", "-k", "compare", "--force", "-o", "{tmp}/x.svg"], "have no cells in common"),
+    (["jsonplus", "seqplus", "-k", "layers", "-o", "{tmp}/x.svg"], "the runs have no cells in common"),
 ])
 def test_errors_are_one_line_naming_the_fix(imported: Store, tmp_path: Path, args: list[str], message: str) -> None:
     result = cli_here("chart", *[a.replace("{tmp}", str(tmp_path)) for a in args], "--db", imported.url)
@@ -198,3 +202,10 @@ def test_where_label_takes_the_run_label(imported: Store, tmp_path: Path) -> Non
     _ok(chart(imported, out, "jsonplus", "seqplus", "--x", "label", "--y", "iops", "--where", "label=seqplus"))
     words = texts(svg_tree(out))
     assert any(t.startswith("seqplus (") for t in words) and not any(t.startswith("jsonplus (") for t in words)
+
+
+def test_custom_names_a_mixed_cell_by_its_direction(imported: Store, tmp_path: Path) -> None:
+    out = tmp_path / "x.svg"
+    _ok(chart(imported, out, "rw-both", "--x", "rw", "--y", "mb_s", "--where", "rw=randrw"))
+    words = texts(svg_tree(out))
+    assert {"randrw/read", "randrw/write"} <= set(words)
