@@ -57,12 +57,23 @@ def chart_command(
     Every chart has units on its axes, the fio version and the runs in a footer, and colours safe for
     colour-blind readers, with markers or hatches as a second cue (docs/charts.md shows each kind):
 
-    matrix: IOPS or MB/s per block size and queue depth, a panel per pattern. percentiles: p50/p99/p99.9
-    completion latency per cell. histogram: one cell's latency histogram from fio's json+ buckets.
-    timeline: one cell's per-second samples, ramps shaded, median and its interval. compare: the change per
-    cell from A to B with its interval, coloured by verdict. layers: each layer's value per cell and the
-    factor lost between neighbours. synclat: time per sync write against write size, runs overlaid. cache:
-    MB/s against GB written for a sequential write, where throughput falls. custom: any --x/--y/--series.
+    matrix: IOPS or MB/s per block size and queue depth, a panel per pattern.
+
+    percentiles: p50/p99/p99.9 completion latency per cell. histogram: one cell's latency histogram from
+    fio's json+ buckets.
+
+    timeline: one cell's per-second samples, ramps shaded, the median and its interval.
+
+    compare: the change per cell from A to B with its interval, coloured by verdict (--min-effect, --alpha,
+    --force as in `stackbench compare`).
+
+    layers: each layer's value per cell and the factor lost between neighbours, the biggest gap outlined.
+
+    synclat: time per sync write against write size, several runs overlaid.
+
+    cache: MB/s against GB written for a sequential write, and where throughput falls and by how much.
+
+    custom: any --x/--y/--series, filtered by --where.
 
     Examples:
 
