@@ -60,6 +60,15 @@ def test_compare_colours_the_revert_and_shades_the_band(measured: Store, tmp_pat
     assert any("REVERT" in t for t in texts(root))
 
 
+def test_compare_the_other_way_round_colours_the_keep(measured: Store, tmp_path: Path) -> None:
+    root = _draw(measured, tmp_path, "k", "capped", "fast", "-k", "compare")
+    keeps = ids(root, "verdict-keep-")
+    assert len(keeps) == 2 and not ids(root, "verdict-revert-")
+    node = next(n for n in root.iter() if n.get("id") == keeps[0])
+    assert "#0072b2" in "".join(p.get("style", "") for p in node.iter()).lower()  # blue: better
+    assert any("KEEP" in t for t in texts(root))
+
+
 def test_layers_outline_the_biggest_gap(measured: Store, tmp_path: Path) -> None:
     root = _draw(measured, tmp_path, "l", "fast", "capped", "-k", "layers", "--names", "host,capped")
     assert len(ids(root, "biggest-gap-")) == 2 and len(ids(root, "series-")) == 2
