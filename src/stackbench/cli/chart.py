@@ -215,13 +215,17 @@ def cell_bins(store: Any, run: "Run", cell: "Cell") -> Counter[int]:
     outputs = store.fio_outputs(run.id)
     first = next((o for o in outputs if o["id"] == cell.fio_output_id), None)
     group = [o for o in outputs if first is not None and first["group_id"] and o["group_id"] == first["group_id"]]
+    # Cells of one output that share a job name and direction are its repeated job entries, in order.
+    twins = [c.id for c in run.cells if c.fio_output_id == cell.fio_output_id
+             and c.result.job_name == cell.result.job_name and c.result.direction == cell.result.direction]
     bins: Counter[int] = Counter()
     for output in group or ([first] if first else []):
         try:
             document = parse_fio_json(output["raw_text"], source="stored fio output").document
         except StackbenchError:
             continue  # an imported normal or terse output: no buckets in it
-        found = bins_of(document, cell.result.direction, job_name=cell.result.job_name)
+        found = bins_of(document, cell.result.direction, job_name=cell.result.job_name,
+                        occurrence=twins.index(cell.id))
         if found:
             bins.update(found)
     if not bins:

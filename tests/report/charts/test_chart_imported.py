@@ -209,3 +209,27 @@ def test_custom_names_a_mixed_cell_by_its_direction(imported: Store, tmp_path: P
     _ok(chart(imported, out, "rw-both", "--x", "rw", "--y", "mb_s", "--where", "rw=randrw"))
     words = texts(svg_tree(out))
     assert {"randrw/read", "randrw/write"} <= set(words)
+
+
+def test_histogram_buckets_of_repeated_job_names_are_each_jobs_own(tmp_path: Path, fio_path: str) -> None:
+    """Two jobs with one name in one fio json+ output (as numjobs without group_reporting writes): each
+    imported cell gets the buckets of its own job entry, not the first one's. fio runs here, 1 s."""
+    import subprocess
+
+    from stackbench.cli.chart import cell_bins
+    from stackbench.store import open_store
+
+    job = tmp_path / "two.fio"
+    job.write_text(f"[global]\nfilename={tmp_path / 'data'}\nsize=8M\nrw=randread\nbs=4k\nioengine=psync\n"
+                   "time_based=1\nruntime=1\n[x]\nrate_iops=200\n[x]\n")
+    output = tmp_path / "out.json"
+    subprocess.run([fio_path, str(job), "--output-format=json+", f"--output={output}"], check=True,
+                   capture_output=True)
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    assert cli_here("import", str(output), "-l", "dup", "--db", url).returncode == 0
+    store = open_store(url)
+    run = store.get_run("dup")
+    totals = [sum(cell_bins(store, run, cell).values()) for cell in run.cells]
+    store.dispose()
+    assert totals == [cell.result.total_ios for cell in run.cells]
+    assert totals[0] != totals[1]  # the capped job did far fewer I/Os
