@@ -27,9 +27,8 @@ def percentiles_figure(run: Run) -> Figure:
                 continue
             ax.scatter([p[0] / 1000 for p in points], [p[1] for p in points], s=42, color=style.color(index),
                        marker=style.marker(index), label=name, zorder=3, gid=gid("series"))
-        for cell, y in zip(cells, ys):
-            values = [getattr(cell.result.clat, f) for _, f in PERCENTILES if getattr(cell.result.clat, f)]
-            ax.plot([min(values) / 1000, max(values) / 1000], [y, y], color=style.GREY, linewidth=1, zorder=2)
+        spans = [[getattr(c.result.clat, f) / 1000 for _, f in PERCENTILES if getattr(c.result.clat, f)] for c in cells]
+        ax.hlines(ys, [min(v) for v in spans], [max(v) for v in spans], color=style.GREY, linewidth=1, zorder=2)
         ax.set_yticks(ys, [c.pattern for c in cells])
         ax.invert_yaxis()
         ax.set_xscale("log")
