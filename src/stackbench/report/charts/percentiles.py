@@ -30,7 +30,7 @@ def percentiles_figure(run: Run) -> Figure:
         spans = [[getattr(c.result.clat, f) / 1000 for _, f in PERCENTILES if getattr(c.result.clat, f)] for c in cells]
         ax.hlines(ys, [min(v) for v in spans], [max(v) for v in spans], color=style.GREY, linewidth=1, zorder=2)
         ax.set_yticks(ys, [c.pattern for c in cells])
-        ax.invert_yaxis()
+        ax.set_ylim(len(cells) - 0.5, -0.5)  # first cell on top, no empty margin
         ax.set_xscale("log")
         style.set_log_ticks(ax, "x")
         ax.set_xlabel(style.log_axis_note("completion latency (µs)"))
