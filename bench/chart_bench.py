@@ -11,9 +11,10 @@ reads the whole run. The ratio says what the charts cost over reading the run at
 The runs are real fio runs (1 s each, one run per cell, a 16 MiB file) in a temporary directory ($TMPDIR or
 --dir; on a disk, not tmpfs), removed afterwards.
 
-Measured here on a loaded machine (2 cores shared with other work, load average about 4), a
-48-cell run: build 1.58 s, SVG 2.01 s, PNG 2.35 s; the whole process 7.59 s against `show --format csv`
-2.52 s (3.0x). The lead records the numbers of a quiet machine in bench/RESULTS.md.
+Measured here (2 cores shared with other work, load average 2-4), a 48-cell run: build 0.62 s, SVG 1.04 s,
+PNG 1.00 s, charts in total 2.66 s (target met); the whole process 4.33 s against `show --format csv` 1.05 s
+(4.1x). Under heavier load (average about 4) the same took 5.95 s. The lead records the numbers of a quiet
+machine in bench/RESULTS.md.
 """
 
 from __future__ import annotations
