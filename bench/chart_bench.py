@@ -13,8 +13,8 @@ The runs are real fio runs (1 s each, one run per cell, a 16 MiB file) in a temp
 
 Measured here (2 cores shared with other work, load average 2-4), a 48-cell run: build 0.62 s, SVG 1.04 s,
 PNG 1.00 s, charts in total 2.66 s (target met); the whole process 4.33 s against `show --format csv` 1.05 s
-(4.1x). Under heavier load (average about 4) the code before its last speed-up took 5.95 s. The lead records the numbers of a quiet
-machine in bench/RESULTS.md.
+(4.1x). Under heavier load (average about 4) the code before its last speed-up took 5.95 s. The lead
+records the numbers of a quiet machine in bench/RESULTS.md.
 """
 
 from __future__ import annotations
