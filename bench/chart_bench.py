@@ -92,7 +92,8 @@ def main() -> None:
         print(f"run_figures of a {cells}-cell run: {figures} figures (medians of {REPEATS} fresh processes)")
         print(f"  build the figures (matplotlib import included) {build:.2f} s, render all as SVG {svg:.2f} s, "
               f"then as PNG {png:.2f} s")
-        print(f"  charts in total (build + SVG + PNG): {charts:.2f} s; target < 3 s: {'met' if charts < 3 else 'NOT met'}")
+        verdict = "met" if charts < 3 else "NOT met"
+        print(f"  charts in total (build + SVG + PNG): {charts:.2f} s; target < 3 s: {verdict}")
         print(f"  whole process (interpreter start, imports, loading the run from the store {load:.2f} s, charts): "
               f"{draw:.2f} s")
         print(f"  peer `stackbench show RUN --format csv` (whole process): {peer:.2f} s; ratio {draw / peer:.2f}x")

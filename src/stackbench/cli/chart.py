@@ -49,7 +49,9 @@ def chart_command(
                                               "rw=randwrite or bs=4k; repeat for several.", show_default=False),
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
-    force: bool = typer.Option(False, "--force", help="compare: even when key facts (fio version, size, device) differ."),
+    force: bool = typer.Option(
+        False, "--force", help="compare: even when key facts (fio version, size, device) differ."
+    ),
     db: Optional[str] = DbOption,
 ) -> None:
     """Draw one chart of stored runs into an SVG or PNG file (the format from the file's suffix).
@@ -97,7 +99,8 @@ def chart_command(
     if metric not in ("iops", "mb_s"):
         raise UsageError(f"--metric {metric!r} is not iops or mb_s", "Use --metric iops or --metric mb_s")
     if chosen == "custom" and not x:
-        raise UsageError("--kind custom needs --x", "Add e.g. --x bs --y iops (fields: bs, iodepth, numjobs, rw, label)")
+        raise UsageError("--kind custom needs --x",
+                         "Add e.g. --x bs --y iops (fields: bs, iodepth, numjobs, rw, label)")
     if chosen != "custom" and (x or series or where):
         raise UsageError(f"--x, --series and --where belong to --kind custom, not {chosen}",
                          "Leave out --kind (or use --kind custom) to draw any axes")
@@ -106,12 +109,15 @@ def chart_command(
     if names is not None and chosen != "layers":
         raise UsageError(f"--names is for layers, not {chosen}", "Leave out --names")
     if chosen == "compare" and len(runs) != 2:
-        raise UsageError(f"compare takes two runs, A then B; got {len(runs)}", "e.g. stackbench chart base new -k compare -o c.svg")
+        raise UsageError(f"compare takes two runs, A then B; got {len(runs)}",
+                         "e.g. stackbench chart base new -k compare -o c.svg")
     if chosen == "layers" and len(runs) < 2:
-        raise UsageError("layers takes at least two runs, bottom layer first", "e.g. stackbench chart host vm -k layers -o l.svg")
+        raise UsageError("layers takes at least two runs, bottom layer first",
+                         "e.g. stackbench chart host vm -k layers -o l.svg")
     single = ("matrix", "percentiles") + CELL_KINDS
     if chosen in single and len(runs) != 1:
-        raise UsageError(f"{chosen} draws one run; got {len(runs)}", "Give one run, or use --kind custom --x label for several")
+        raise UsageError(f"{chosen} draws one run; got {len(runs)}",
+                         "Give one run, or use --kind custom --x label for several")
 
     from stackbench.cli.common import open_store_from
 

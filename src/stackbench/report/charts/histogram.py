@@ -25,7 +25,8 @@ def histogram_figure(run: Run, cell: Cell, bins: Counter[int]) -> Figure:
     returns them for each stored fio output."""
     total = sum(bins.values())
     if total == 0:
-        raise StackbenchError(f"the latency histogram of {cell.pattern} is empty", "Choose a cell that did I/O with --cell")
+        raise StackbenchError(f"the latency histogram of {cell.pattern} is empty",
+                              "Choose a cell that did I/O with --cell")
     grouped: Counter[int] = Counter()
     for ns, count in bins.items():
         grouped[math.floor(math.log10(max(ns, 1)) * BARS_PER_DECADE)] += count

@@ -16,7 +16,8 @@ from stackbench.results import Run
 def matrix_figure(run: Run, metric: str = "iops") -> Figure:
     cells = [c for c in run.cells if (value(c, metric) or 0) > 0]
     if not cells:
-        raise StackbenchError(f"run {run.id[:12]} has no cell with a value to draw", "Chart a run with finished cells (`stackbench show RUN`)")
+        raise StackbenchError(f"run {run.id[:12]} has no cell with a value to draw",
+                              "Chart a run with finished cells (`stackbench show RUN`)")
     panels: dict[str, list] = {}
     for cell in cells:
         panels.setdefault(panel_name(cell), []).append(cell)
@@ -65,7 +66,8 @@ def matrix_figure(run: Run, metric: str = "iops") -> Figure:
         order = sorted(range(len(labels)), key=lambda i: depths.index(
             next(d for d in depths if depth_labels[d] == labels[i])))
         drawing.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside upper right",
-                       ncol=min(len(labels), 6), frameon=False, title="queue depth (whisker: 95 % interval across runs)")
+                       ncol=min(len(labels), 6), frameon=False,
+                       title="queue depth (whisker: 95 % interval across runs)")
         drawing.suptitle(f"{'IOPS' if metric == 'iops' else 'Throughput'} per block size and queue depth",
                          x=0.01, ha="left")
         style.footer(drawing, [run])

@@ -53,7 +53,8 @@ def special_figure(histogram: Any, recommendation: Any, *, source: str = "") -> 
             if cut:
                 edge = _edge(rows, cut)
                 ax.axvline(edge, color=style.color(3), linestyle="--", linewidth=2,
-                           label=f"special_small_blocks={style.size_label(cut)}: files left of it go to the special vdev",
+                           label=f"special_small_blocks={style.size_label(cut)}: "
+                                 "files left of it go to the special vdev",
                            gid=gid("cutoff"))
         if recommendation.special_size:
             small_budget = max((recommendation.usable_bytes or 0) - recommendation.metadata_bytes, 0)

@@ -73,7 +73,9 @@ def styled() -> Iterator[None]:
         yield
 
 
-def new_drawing(height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None) -> tuple["Drawing", list["Axes"]]:
+def new_drawing(
+    height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None
+) -> tuple["Drawing", list["Axes"]]:
     """A fresh matplotlib Figure (object API, Agg canvas, no pyplot state) with `panels` axes in a grid."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as Drawing

@@ -34,7 +34,8 @@ def synclat_figure(runs: Sequence[Run]) -> Figure:
                     marker=style.marker(index), linestyle=style.linestyle(index), linewidth=1.8, markersize=6,
                     label=style.run_name(run), gid=gid("series"))
         if not drawn:
-            raise StackbenchError("no run has a cell with IOPS to draw", "Chart runs made by `stackbench synclat` or `stackbench slog`")
+            raise StackbenchError("no run has a cell with IOPS to draw",
+                                  "Chart runs made by `stackbench synclat` or `stackbench slog`")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ticks = sorted(sizes)
