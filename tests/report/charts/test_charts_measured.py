@@ -116,3 +116,18 @@ def test_cache_refuses_a_read_cell(measured: Store, tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "is not a write" in result.stderr and "--cell" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_histogram_from_a_postgresql_store(pg_url: str, tmp_path: Path) -> None:
+    """The json+ buckets are read back from PostgreSQL's fio_outputs as from SQLite's (a real server)."""
+    from conftest import DATA
+    from report.charts.conftest import cli_here
+
+    label = f"pg-chart-{tmp_path.name}"
+    imported = cli_here("import", str(DATA / "fio" / "seqwrite-posixaio.jsonplus.json"), "-l", label, "--db", pg_url)
+    assert imported.returncode == 0, imported.stderr
+    out = tmp_path / "h.svg"
+    result = cli_here("chart", label, "-k", "histogram", "-o", str(out), "--db", pg_url)
+    assert result.returncode == 0, result.stderr
+    root = svg_tree(out)
+    assert len(ids(root, "percentile-")) == 3 and any(label in t for t in texts(root))
