@@ -36,6 +36,10 @@ def smallblocks_command(
         None, "--label", "-l", help="A name for the stored scan, usable wherever its id is (needs --db).",
         callback=check_label,
     ),
+    chart: Optional[Path] = typer.Option(
+        None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md).",
+        show_default=False,
+    ),
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
@@ -55,6 +59,8 @@ def smallblocks_command(
         stackbench smallblocks /srv/a /srv/b -x --json
 
         stackbench smallblocks /tank/data --special-size 58G --db ~/.local/share/stackbench/results.db -l tank
+
+        stackbench smallblocks /tank/data --special-size 58G --chart special.png
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -77,6 +83,10 @@ def smallblocks_command(
     if label is not None and db is None:
         raise UsageError("--label names a stored scan, and nothing is stored without --db",
                          "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
+    if chart is not None:
+        from stackbench.cli.chart import image_format
+
+        chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
     fmt = chosen_format(output_format, json_output)
     store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
     progress = Progress(
@@ -114,6 +124,12 @@ def smallblocks_command(
         except StackbenchError as error:  # the scan is still shown; its id is not, since nothing holds it
             failure, data["scan_id"] = error, None
     print_scan(result, rec, table, data, fmt)
+    if chart is not None and not result.partial:
+        from stackbench.cli.chart import save_figure
+        from stackbench.report.charts import scan_figures
+
+        save_figure(scan_figures(histogram, rec, source=", ".join(str(p) for p in paths))[0], chart, chart_format)
+        err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
     if failure is not None:
         raise failure
     if data["scan_id"] and fmt != "json":

@@ -17,9 +17,16 @@ from typing import Any, Sequence
 from stackbench.engine.result import DirectionResult, FioResult, Latency
 
 
-def bins_of(document: dict[str, Any], direction: str, sync: bool = False) -> Counter[int] | None:
-    """The json+ histogram of clat (or of the sync latency) of the first job, or None without json+."""
+def bins_of(
+    document: dict[str, Any], direction: str, sync: bool = False, job_name: str | None = None, occurrence: int = 0
+) -> Counter[int] | None:
+    """The json+ histogram of clat (or of the sync latency) of the first job, or None without json+.
+
+    For an imported output of several jobs: of the `occurrence`-th job named `job_name` (numjobs without
+    group_reporting repeats a name, one entry per job, and each entry is a cell)."""
     jobs = document.get("jobs") or document.get("client_stats") or []
+    if job_name is not None:
+        jobs = [j for j in jobs if isinstance(j, dict) and j.get("jobname") == job_name][occurrence:]
     if not jobs or not isinstance(jobs[0], dict):
         return None
     source = jobs[0].get("sync") if sync else jobs[0].get(direction)

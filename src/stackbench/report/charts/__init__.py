@@ -1,2 +1,100 @@
 """Charts drawn with matplotlib from stored runs (issue 13). Imported only by the commands that draw, so
-that matplotlib never slows the start of the others."""
+that matplotlib never slows the start of the others.
+
+The functions here are what documents (`stackbench report`) and `stackbench chart` call; each returns
+`Figure`s (figure.py) and imports its chart module, and with it matplotlib, only when called. Data that is
+not in a `Run` (json+ latency buckets, which live in the store's fio_outputs) is passed in by the caller:
+report/ never reads the store.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from stackbench.report.charts.figure import IMAGE_FORMATS, Figure
+
+if TYPE_CHECKING:
+    from stackbench.analysis.compare import RunComparison
+    from stackbench.analysis.layers import LayerGaps
+    from stackbench.results import Cell, Run
+
+# Every kind `stackbench chart --kind` draws; `special` is drawn from a smallblocks scan (scan_figures).
+KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom",
+         "special")
+
+
+def representative_cell(run: "Run") -> "Cell | None":
+    """The cell run_figures draws over time and as a histogram: the first with per-second samples (the
+    first cell of the plan, usually the one a reader looks for first), else the first cell."""
+    with_samples = [c for c in run.cells if c.samples]
+    if with_samples:
+        return with_samples[0]
+    return run.cells[0] if run.cells else None
+
+
+def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, metric: str = "iops",
+                cell: "Cell | None" = None) -> list[Figure]:
+    """The charts of one run: matrix bars, latency percentiles (when the cells have them), and for one cell
+    (`cell`, default `representative_cell`) its per-second timeline (when it has samples) and its latency
+    histogram (when `bins`, json+ clat buckets keyed by cell id, hold it)."""
+    from stackbench.report.charts.histogram import histogram_figure
+    from stackbench.report.charts.matrix import matrix_figure
+    from stackbench.report.charts.percentiles import percentiles_figure
+    from stackbench.report.charts.timeline import timeline_figure
+
+    figures = [matrix_figure(run, metric)]
+    if any(c.result.clat is not None and c.result.clat.p50_ns is not None for c in run.cells):
+        figures.append(percentiles_figure(run))
+    chosen = cell or representative_cell(run)
+    if chosen is not None and chosen.samples:
+        figures.append(timeline_figure(run, chosen, metric))
+    if chosen is not None and bins and sum((bins.get(chosen.id) or Counter()).values()):
+        figures.append(histogram_figure(run, chosen, bins[chosen.id]))
+    return figures
+
+
+def compare_figures(comparison: "RunComparison") -> list[Figure]:
+    from stackbench.report.charts.compare import compare_figure
+
+    return [compare_figure(comparison)]
+
+
+def layers_figures(gaps: "LayerGaps", runs: Sequence["Run"] = ()) -> list[Figure]:
+    """`runs`: the runs behind the layers, bottom first, for the footer's fio versions and labels."""
+    from stackbench.report.charts.layers import layers_figure
+
+    return [layers_figure(gaps, tuple(runs))]
+
+
+def synclat_figures(runs: Sequence["Run"]) -> list[Figure]:
+    from stackbench.report.charts.synclat import synclat_figure
+
+    return [synclat_figure(runs)]
+
+
+def scan_figures(histogram: Any, recommendation: Any, *, source: str = "") -> list[Figure]:
+    """`histogram` is a scan.histogram.SizeHistogram, `recommendation` a scan.special_vdev.Recommendation,
+    `source` what was scanned (for the footer)."""
+    from stackbench.report.charts.special import special_figure
+
+    return [special_figure(histogram, recommendation, source=source)]
+
+
+def cache_figures(run: "Run", cell: "Cell") -> list[Figure]:
+    from stackbench.report.charts.cache import cache_figure
+
+    return [cache_figure(run, cell)]
+
+
+def custom_figures(runs: Sequence["Run"], *, x: str, y: str, series: str | None = None,
+                   where: Sequence[str] = ()) -> list[Figure]:
+    from stackbench.report.charts.custom import custom_figure
+
+    return [custom_figure(runs, x=x, y=y, series=series, where=where)]
+
+
+__all__ = [
+    "IMAGE_FORMATS", "KINDS", "Figure", "cache_figures", "compare_figures", "custom_figures", "layers_figures",
+    "representative_cell", "run_figures", "scan_figures", "synclat_figures",
+]

@@ -32,13 +32,21 @@ class Figure:
         """The chart as SVG text (UTF-8, no external reference of any kind) or as a PNG WIDTH_PX wide."""
         import matplotlib
 
+        from stackbench.report.charts.style import styled
+
         buffer = io.BytesIO()
-        if fmt == "svg":
-            with matplotlib.rc_context({"svg.hashsalt": "stackbench", "svg.fonttype": "none"}):
-                self.drawing.savefig(buffer, format="svg", metadata={"Date": None})
-        elif fmt == "png":
-            width_in = self.drawing.get_figwidth()
-            self.drawing.savefig(buffer, format="png", dpi=WIDTH_PX / width_in, metadata={"Software": None})
-        else:
-            raise ValueError(f"unknown image format {fmt!r}")
+        # Under the charts' style: tick labels are made at draw time and must get its sizes and plain text.
+        with styled():
+            if fmt == "svg":
+                with matplotlib.rc_context({"svg.hashsalt": "stackbench", "svg.fonttype": "none"}):
+                    self.drawing.savefig(buffer, format="svg", metadata={"Date": None})
+            elif fmt == "png":
+                width_in = self.drawing.get_figwidth()
+                self.drawing.savefig(buffer, format="png", dpi=WIDTH_PX / width_in, metadata={"Software": None})
+            else:
+                raise ValueError(f"unknown image format {fmt!r}")
+        # The layout (constrained: nothing overlaps) is found on the first render and kept: rendering the
+        # other format costs no second layout pass, and a figure renders to the same bytes every time.
+        if self.drawing.get_layout_engine() is not None:
+            self.drawing.set_layout_engine("none")
         return buffer.getvalue()

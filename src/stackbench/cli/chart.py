@@ -1,0 +1,279 @@
+"""`stackbench chart RUN... --kind K -o FILE`: one chart of stored runs as an SVG or PNG file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import typer
+
+from stackbench.cli.app import app, err
+from stackbench.cli.common import AlphaOption, DbOption, MinEffectOption, split_list
+from stackbench.errors import StackbenchError, UsageError
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.figure import Figure
+    from stackbench.results import Cell, Run
+
+# The same list as report.charts.KINDS less `special` (drawn from a scan: `smallblocks PATH --chart FILE`);
+# repeated here so that `--help` does not import the charts package.
+KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom")
+CELL_KINDS = ("histogram", "timeline", "cache")
+
+
+@app.command("chart")
+def chart_command(
+    runs: list[str] = typer.Argument(..., help="Runs (ids, id prefixes or labels). compare: A then B; layers: "
+                                     "bottom layer first.", show_default=False),
+    output: Path = typer.Option(..., "--output", "-o", help="The file to write: FILE.svg or FILE.png (800 px wide).",
+                                show_default=False),
+    kind: Optional[str] = typer.Option(
+        None, "--kind", "-k", help=f"What to draw: {', '.join(KINDS)}. Default: matrix, or custom with --x.",
+        show_default=False,
+    ),
+    metric: str = typer.Option("iops", "--metric", help="matrix, timeline, layers: iops or mb_s (10^6 bytes/s)."),
+    cell: Optional[str] = typer.Option(
+        None, "--cell", help='histogram, timeline, cache: the cell, as `show` names it, e.g. "4K QD1 rnd read". '
+        "Default: the first cell with per-second samples (cache: the first sequential write).", show_default=False,
+    ),
+    names: Optional[str] = typer.Option(None, "--names", help="layers: layer names, comma-separated: host,vm."),
+    x: Optional[str] = typer.Option(None, "--x", help="custom: the x axis: bs, iodepth, numjobs, rw or label.",
+                                    show_default=False),
+    y: str = typer.Option("iops", "--y", help="custom: the y axis: iops, mb_s (10^6 bytes/s) or p99 (µs)."),
+    series: Optional[str] = typer.Option(None, "--series", help="custom: one line or bar colour per value of this "
+                                         "field (bs, iodepth, numjobs, rw, label).", show_default=False),
+    where: Optional[list[str]] = typer.Option(None, "--where", help="custom: keep cells with FIELD=VALUE, e.g. "
+                                              "rw=randwrite or bs=4k; repeat for several.", show_default=False),
+    min_effect: float = MinEffectOption,
+    alpha: float = AlphaOption,
+    force: bool = typer.Option(
+        False, "--force", help="compare: even when key facts (fio version, size, device) differ."
+    ),
+    db: Optional[str] = DbOption,
+) -> None:
+    """Draw one chart of stored runs into an SVG or PNG file (the format from the file's suffix).
+
+    Every chart has units on its axes, the fio version and the runs in a footer, and colours safe for
+    colour-blind readers, with markers or hatches as a second cue (docs/charts.md shows each kind):
+
+    matrix: IOPS or MB/s per block size and queue depth, a panel per pattern.
+
+    percentiles: p50/p99/p99.9 completion latency per cell. histogram: one cell's latency histogram from
+    fio's json+ buckets.
+
+    timeline: one cell's per-second samples, ramps shaded, the median and its interval.
+
+    compare: the change per cell from A to B with its interval, coloured by verdict (--min-effect, --alpha,
+    --force as in `stackbench compare`).
+
+    layers: each layer's value per cell and the factor lost between neighbours, the biggest gap outlined.
+
+    synclat: time per sync write against write size, several runs overlaid.
+
+    cache: MB/s against GB written for a sequential write, and where throughput falls and by how much.
+
+    custom: any --x/--y/--series, filtered by --where.
+
+    Examples:
+
+        stackbench chart baseline -k matrix -o matrix.svg
+
+        stackbench chart baseline -k timeline --cell "4K QD1 rnd read" -o timeline.png
+
+        stackbench chart baseline lz4-off -k compare -o compare.png
+
+        stackbench chart host vm vm-luks -k layers --names host,vm,vm+luks -o layers.svg
+
+        stackbench chart optane sata-ssd -k synclat -o synclat.png
+
+        stackbench chart host vm --x bs --y mb_s --series label --where rw=write -o custom.svg
+    """
+    fmt = image_format(output)
+    chosen = kind or ("custom" if x else "matrix")
+    if chosen not in KINDS:
+        hint = " (special: `stackbench smallblocks PATH --chart FILE`)" if chosen == "special" else ""
+        raise UsageError(f"--kind {chosen!r} is not a chart kind{hint}", f"Use one of: {', '.join(KINDS)}")
+    if metric not in ("iops", "mb_s"):
+        raise UsageError(f"--metric {metric!r} is not iops or mb_s", "Use --metric iops or --metric mb_s")
+    if chosen == "custom" and not x:
+        raise UsageError("--kind custom needs --x",
+                         "Add e.g. --x bs --y iops (fields: bs, iodepth, numjobs, rw, label)")
+    if chosen != "custom" and (x or series or where):
+        raise UsageError(f"--x, --series and --where belong to --kind custom, not {chosen}",
+                         "Leave out --kind (or use --kind custom) to draw any axes")
+    if cell is not None and chosen not in CELL_KINDS:
+        raise UsageError(f"--cell is for {', '.join(CELL_KINDS)}, not {chosen}", "Leave out --cell")
+    if names is not None and chosen != "layers":
+        raise UsageError(f"--names is for layers, not {chosen}", "Leave out --names")
+    if chosen == "compare" and len(runs) != 2:
+        raise UsageError(f"compare takes two runs, A then B; got {len(runs)}",
+                         "e.g. stackbench chart base new -k compare -o c.svg")
+    if chosen == "layers" and len(runs) < 2:
+        raise UsageError("layers takes at least two runs, bottom layer first",
+                         "e.g. stackbench chart host vm -k layers -o l.svg")
+    single = ("matrix", "percentiles") + CELL_KINDS
+    if chosen in single and len(runs) != 1:
+        raise UsageError(f"{chosen} draws one run; got {len(runs)}",
+                         "Give one run, or use --kind custom --x label for several")
+
+    from stackbench.cli.common import open_store_from
+
+    store = open_store_from(db)
+    loaded = [store.get_run(ref) for ref in runs]
+    figure = draw(chosen, loaded, store, metric=metric, cell=cell, names=names, x=x, y=y, series=series,
+                  where=where or [], min_effect=min_effect, alpha=alpha, force=force)
+    save_figure(figure, output, fmt)
+    err.print(f"wrote {output} ({figure.kind}: {figure.title})", highlight=False, soft_wrap=True)
+
+
+def draw(kind: str, runs: list["Run"], store: Any, **options: Any) -> "Figure":
+    """The one figure of `kind` from loaded runs; `store` gives what a Run does not hold (json+ buckets)."""
+    from stackbench.report import charts
+
+    run = runs[0]
+    if kind == "matrix":
+        return charts.run_figures(run, metric=options["metric"])[0]
+    if kind == "percentiles":
+        from stackbench.report.charts.percentiles import percentiles_figure
+
+        return percentiles_figure(run)
+    if kind == "timeline":
+        from stackbench.report.charts.timeline import timeline_figure
+
+        return timeline_figure(run, pick_cell(run, options["cell"], need_samples=True), options["metric"])
+    if kind == "cache":
+        return charts.cache_figures(run, cache_cell(run, options["cell"]))[0]
+    if kind == "histogram":
+        from stackbench.report.charts.histogram import histogram_figure
+
+        chosen = pick_cell(run, options["cell"], need_samples=False)
+        return histogram_figure(run, chosen, cell_bins(store, run, chosen))
+    if kind == "compare":
+        from stackbench.analysis.compare import compare_runs
+
+        comparison = compare_runs(runs[0], runs[1], alpha=options["alpha"], min_effect=options["min_effect"] / 100,
+                                  force=options["force"])
+        return charts.compare_figures(comparison)[0]
+    if kind == "layers":
+        from stackbench.analysis.layers import layer_gaps
+
+        names = split_list([options["names"]]) if options["names"] else None
+        metric = "bw" if options["metric"] == "mb_s" else "iops"
+        return charts.layers_figures(layer_gaps(runs, names, metric), runs)[0]
+    if kind == "synclat":
+        return charts.synclat_figures(runs)[0]
+    return charts.custom_figures(runs, x=options["x"], y=options["y"], series=options["series"],
+                                 where=options["where"])[0]
+
+
+def pick_cell(run: "Run", key: str | None, *, need_samples: bool) -> "Cell":
+    """The cell named `key` (as `show` prints it, case and spaces ignored), or the default cell."""
+    from stackbench.report.charts import representative_cell
+
+    if not run.cells:
+        raise StackbenchError(f"run {run.id[:12]} has no cells", "Chart a run with finished cells (`stackbench runs`)")
+    if key is None:
+        found = representative_cell(run)
+        assert found is not None
+    else:
+        wanted = " ".join(key.lower().split())
+        matches = [c for c in run.cells if " ".join(c.pattern.lower().split()) == wanted]
+        if not matches:
+            raise UsageError(f"run {run.id[:12]} has no cell {key!r}",
+                             "Use one of: " + "; ".join(c.pattern for c in run.cells))
+        found = matches[0]
+    if need_samples and not found.samples:
+        with_samples = [c.pattern for c in run.cells if c.samples]
+        raise StackbenchError(
+            f"cell {found.pattern} of run {run.id[:12]} has no per-second samples (an imported run has none)",
+            ("Choose a cell that has: " + "; ".join(with_samples)) if with_samples
+            else "Measure with `stackbench run`, which stores per-second samples",
+        )
+    return found
+
+
+def cache_cell(run: "Run", key: str | None) -> "Cell":
+    """The write cell the cache chart draws: `key`, or the first sequential write with samples."""
+    if key is None:
+        writes = [c for c in run.cells if c.result.direction == "write" and c.samples]
+        writes.sort(key=lambda c: c.workload.rw != "write")  # sequential first, as a cache test writes
+        if not writes:
+            raise StackbenchError(
+                f"run {run.id[:12]} has no write cell with per-second samples",
+                "Measure a sequential write with `stackbench run --rw write --bs 1m --runtime 10m`",
+            )
+        return writes[0]
+    chosen = pick_cell(run, key, need_samples=True)
+    if chosen.result.direction != "write":
+        raise UsageError(f"cell {chosen.pattern} is not a write: a write cache fills only with writes",
+                         "Choose a write cell with --cell")
+    return chosen
+
+
+def cell_bins(store: Any, run: "Run", cell: "Cell") -> Counter[int]:
+    """The json+ completion-latency buckets of `cell`, added over all its stored fio runs."""
+    from stackbench.engine.fio_json import parse_fio_json
+    from stackbench.engine.merge import bins_of
+
+    outputs = store.fio_outputs(run.id)
+    first = next((o for o in outputs if o["id"] == cell.fio_output_id), None)
+    group = [o for o in outputs if first is not None and first["group_id"] and o["group_id"] == first["group_id"]]
+    # Cells of one output that share a job name and direction are its repeated job entries, in order.
+    twins = [c.id for c in run.cells if c.fio_output_id == cell.fio_output_id
+             and c.result.job_name == cell.result.job_name and c.result.direction == cell.result.direction]
+    bins: Counter[int] = Counter()
+    for output in group or ([first] if first else []):
+        try:
+            document = parse_fio_json(output["raw_text"], source="stored fio output").document
+        except StackbenchError:
+            continue  # an imported normal or terse output: no buckets in it
+        found = bins_of(document, cell.result.direction, job_name=cell.result.job_name,
+                        occurrence=twins.index(cell.id))
+        if found:
+            bins.update(found)
+    if not bins:
+        raise StackbenchError(
+            f"run {run.id[:12]} has no json+ latency buckets for {cell.pattern} (imported without them?)",
+            "Chart a run measured by `stackbench run` (it stores fio's json+ output), or import fio "
+            "--output-format=json+ output; --kind percentiles needs no buckets",
+        )
+    return bins
+
+
+def image_format(path: Path) -> str:
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in ("svg", "png"):
+        raise UsageError(f"cannot tell the image format of {str(path)!r} from its suffix",
+                         "Name the file FILE.svg or FILE.png")
+    if not path.parent.is_dir():
+        raise UsageError(f"the directory of {str(path)!r} does not exist", "Create it first, or write elsewhere")
+    return suffix
+
+
+def save_figure(figure: "Figure", path: Path, fmt: str) -> None:
+    """Render and write atomically: a temporary file beside the target, renamed over it when complete, so
+    an interrupted or failed write never leaves a half image (and never a stray temporary file)."""
+    data = figure.render(fmt)  # type: ignore[arg-type]
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException as error:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except FileNotFoundError:
+                pass
+        if isinstance(error, OSError):
+            raise StackbenchError(f"cannot write {str(path)!r}: {error.strerror or error}",
+                                  "Write to a directory you can write to, with free space") from None
+        raise
+
+
+__all__ = ["chart_command", "save_figure"]

@@ -1,0 +1,207 @@
+"""The one look of every chart: colours, markers, hatches, sizes, the footer, and user text kept as text.
+
+- Colours are Okabe and Ito's palette ("Color Universal Design", 2008), which stays distinguishable under
+  the common colour-vision deficiencies; series also differ by marker (lines) or hatch (bars), so colour is
+  never the only cue, and a chart printed in grey still reads.
+- Sizes are chosen for an 800 px wide PNG (figure.WIDTH_PX): a 10 in wide drawing at 80 dpi, with 11-13 pt
+  text, gives text about 12-14 px high.
+- Every chart carries a footer with the fio version(s) and the runs it shows (label and short id), so a
+  screenshot posted on a forum still says what it is.
+- User text (labels, patterns, paths) is data: mathtext is off (`text.parse_math`), so a label with `$`
+  signs is printed as it is, never interpreted.
+- Artists that tests count get a `gid` (SVG `id`) from `gid()`, unique within one chart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+
+from stackbench.units import format_size
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as Drawing
+
+    from stackbench.results import Run
+
+# Okabe-Ito, in the order series take them; black is kept for reference lines.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
+LINESTYLES = ("-", "--", "-.", ":")
+GREY = "#999999"
+SHADE = "#DDDDDD"
+# Verdict colours (compare): blue = better, vermillion = worse, grey = same / no evidence; each verdict also
+# has its own marker, so the verdict reads without colour.
+VERDICT_STYLE = {
+    "keep": ("#0072B2", "^"),
+    "revert": ("#D55E00", "v"),
+    "same": ("#009E73", "o"),
+    "no evidence": (GREY, "s"),
+}
+
+WIDTH_IN = 10.0
+RC: dict[str, Any] = {
+    "font.size": 11,
+    "axes.titlesize": 13,
+    "axes.labelsize": 12,
+    "xtick.labelsize": 10.5,
+    "ytick.labelsize": 10.5,
+    "legend.fontsize": 10,
+    "figure.titlesize": 14,
+    "axes.grid": True,
+    "grid.color": "#E5E5E5",
+    "grid.linewidth": 0.8,
+    "axes.axisbelow": True,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "text.parse_math": False,  # labels are data: `$x$` stays `$x$`
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+}
+
+
+@contextmanager
+def styled() -> Iterator[None]:
+    """Draw (and render) under the charts' style."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def new_drawing(
+    height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None
+) -> tuple["Drawing", list["Axes"]]:
+    """A fresh matplotlib Figure (object API, Agg canvas, no pyplot state) with `panels` axes in a grid."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as Drawing
+
+    drawing = Drawing(figsize=(WIDTH_IN, height_in), layout="constrained")
+    FigureCanvasAgg(drawing)
+    if panels == 0:
+        return drawing, []
+    cols = columns or min(panels, 2)
+    rows = math.ceil(panels / cols)
+    axes = drawing.subplots(rows, cols, squeeze=False, sharey=sharey)
+    flat = [ax for row in axes for ax in row]
+    for extra in flat[panels:]:
+        extra.set_visible(False)
+    return drawing, flat[:panels]
+
+
+def run_name(run: "Run") -> str:
+    """How a chart names a run: its label and short id, or the short id alone."""
+    return f"{run.label} ({run.id[:8]})" if run.label else run.id[:12]
+
+
+def fio_versions(runs: Iterable["Run"]) -> list[str]:
+    versions = [str((run.facts or {}).get("fio_version") or "") for run in runs]
+    return [v for v in dict.fromkeys(versions) if v]
+
+
+def footer(drawing: "Drawing", runs: Sequence["Run"] = (), *, extra: str = "") -> None:
+    """The footer every chart carries: fio version(s) and the runs shown (or what else the data is)."""
+    parts = []
+    versions = fio_versions(runs)
+    if runs:
+        parts.append(", ".join(versions) if versions else "fio version unknown")
+        names = [run_name(run) for run in runs]
+        parts.append(("run " if len(names) == 1 else "runs ") + ", ".join(names))
+    if extra:
+        parts.append(extra)
+    parts.append("stackbench")
+    drawing.text(0.005, 0.003, " · ".join(parts), fontsize=9, color="#555555", ha="left", va="bottom",
+                 gid="footer", wrap=True)
+    drawing.get_layout_engine().set(h_pad=0.04, rect=(0, 0.035, 1, 0.965))
+
+
+def color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def marker(index: int) -> str:
+    return MARKERS[index % len(MARKERS)]
+
+
+def hatch(index: int) -> str:
+    return HATCHES[index % len(HATCHES)]
+
+
+def linestyle(index: int) -> str:
+    return LINESTYLES[index % len(LINESTYLES)]
+
+
+class Gids:
+    """Unique SVG ids for the artists tests count: `series-0`, `series-1`, ... per prefix."""
+
+    def __init__(self) -> None:
+        self._used: Counter[str] = Counter()
+
+    def __call__(self, prefix: str) -> str:
+        number = self._used[prefix]
+        self._used[prefix] += 1
+        return f"{prefix}-{number}"
+
+
+def size_label(nbytes: int) -> str:
+    """Block and write sizes as fio users write them: 4K, 64K, 1M, 512B."""
+    return format_size(int(nbytes))
+
+
+def log_axis_note(axis_label: str) -> str:
+    return f"{axis_label}, log scale"
+
+
+def set_log_ticks(ax: "Axes", which: str = "y") -> None:
+    """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly; call it
+    after plotting: data spanning less than two decades also gets 2 and 5 ticks, so the axis has more than
+    one number on it."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    low, high = (ax.dataLim.y0, ax.dataLim.y1) if which == "y" else (ax.dataLim.x0, ax.dataLim.x1)
+    narrow = low > 0 and math.isfinite(low) and math.isfinite(high) and high / low < 100
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,), numticks=12))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def plain_number(value: float) -> str:
+    """1234.5 -> `1,234`, 0.5 -> `0.5`, 0.01 -> `0.01`: tick labels without scientific notation."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:,.3g}"
+    return f"{value:.3g}"
+
+
+def thousands(ax: "Axes", which: str = "y") -> None:
+    """Linear-axis tick labels with thousands separators (12,000 rather than 1.2e4)."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
+
+
+def legend_below(ax: "Axes", ncol: int | None = None, **kwargs: Any) -> None:
+    """A legend under the axes, so it never covers data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol or min(len(labels), 4),
+              frameon=False, **kwargs)
+
+
+def bars(ax: "Axes", *args: Any, gid: str, **kwargs: Any) -> Any:
+    """`ax.bar` whose bars carry SVG ids: the first exactly `gid` (so a test counts one id per series), the
+    others `gid.1`, `gid.2`, ... (ids stay unique in an HTML page that inlines the SVG)."""
+    container = ax.bar(*args, **kwargs)
+    for index, patch in enumerate(container.patches):
+        patch.set_gid(gid if index == 0 else f"{gid}.{index}")
+    return container
