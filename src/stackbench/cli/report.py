@@ -9,6 +9,8 @@ and hands the result to the document format; the files are written all at once o
 
 from __future__ import annotations
 
+import functools
+
 import shlex
 import sys
 from pathlib import Path
@@ -164,7 +166,8 @@ def build_contents(
     gaps = None
     if layers:
         gaps = layer_gaps([safe[run.id] for run in layered], [redact.text(n) for n in names] if names else None)
-    drawn = (figures or _report_figures)([part.run for part in parts], comparison, gaps)
+    drawn = (figures or functools.partial(_report_figures, store, [safe[run.id] for run in layered]))(
+        [part.run for part in parts], comparison, gaps)
     return Contents(
         runs=tuple(parts),
         comparison=comparison,
@@ -176,11 +179,30 @@ def build_contents(
     )
 
 
-def _report_figures(runs: Sequence["Run"], comparison: "RunComparison | None", gaps: "LayerGaps | None") -> list["Figure"]:
-    """The report's charts, drawn from the redacted runs, comparison and layers, in the order shown."""
-    # wired to report.charts at merge (lead): run_figures(run) per run, compare_figures(comparison),
-    # layers_figures(gaps), from stackbench.report.charts
-    return []
+def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
+                    comparison: "RunComparison | None", gaps: "LayerGaps | None") -> list["Figure"]:
+    """The report's charts, drawn from the redacted runs, comparison and layers, in the order shown: per
+    run its matrix, percentiles, timeline and latency histogram (json+ buckets from the store, where
+    the run has them), then the comparison, then the layers."""
+    from stackbench.cli.chart import cell_bins
+    from stackbench.errors import StackbenchError
+    from stackbench.report.charts import compare_figures, layers_figures, representative_cell, run_figures
+
+    drawn: list["Figure"] = []
+    for run in runs:
+        bins = {}
+        cell = representative_cell(run)
+        if cell is not None:
+            try:
+                bins[cell.id] = cell_bins(store, run, cell)
+            except StackbenchError:
+                pass  # an imported run without json+ buckets: no histogram, the other charts still
+        drawn += run_figures(run, bins=bins)
+    if comparison is not None:
+        drawn += compare_figures(comparison)
+    if gaps is not None:
+        drawn += layers_figures(gaps, layered)
+    return drawn
 
 
 def replace_text(goal: Any, text: str) -> Any:
