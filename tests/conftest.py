@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -54,6 +58,32 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = N
         input=input,
         timeout=timeout,
     )
+
+
+@dataclass(frozen=True)
+class Result:
+    returncode: int
+    stderr: str
+    stdout: str = ""
+
+
+def cli_here(*args: str) -> Result:
+    """The real CLI entry point (`run_app`: parsing, the one-line error handler, exit codes) in this process,
+    so that the many error-path tests do not each pay an interpreter start; stderr captured."""
+    from stackbench.cli import run_app
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    stream, out = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        with contextlib.redirect_stderr(stream), contextlib.redirect_stdout(out):
+            run_app(list(args))
+    except SystemExit as done:
+        code = int(done.code or 0)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    return Result(code, stream.getvalue(), out.getvalue())
 
 
 @pytest.fixture

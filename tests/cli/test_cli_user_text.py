@@ -11,20 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, cli_here, run_cli
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
 MARKUP = ["[/x]", "[bold red]loud[/]", "[link=http://x]y", "a\\[b]", "[/]"]
 
 
 def _import(db: str, label: str) -> str:
-    done = run_cli("import", str(CAPTURE), "--label", label, "--db", db, "--json")
+    done = cli_here("import", str(CAPTURE), "--label", label, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["runs"][0]["run_id"]
 
 
 def test_markup_like_labels_print_literally_in_runs_and_show(tmp_path: Path) -> None:
-    """Each label was once read as Rich markup: `[/x]` crashed `runs` on every later call."""
+    """Each label was once read as Rich markup: `[/x]` crashed `runs` on every later call. `runs` runs as a
+    user runs it; the ten `show`s run the same entry point in this process (an interpreter start each
+    otherwise)."""
     db = f"sqlite:///{tmp_path / 'r.db'}"
     ids = {label: _import(db, label) for label in MARKUP}
     listed = run_cli("runs", "--db", db)
@@ -32,7 +34,7 @@ def test_markup_like_labels_print_literally_in_runs_and_show(tmp_path: Path) -> 
     for label, run_id in ids.items():
         assert label in listed.stdout, (label, listed.stdout)
         for ref in (run_id, label):
-            shown = run_cli("show", ref, "--db", db)
+            shown = cli_here("show", ref, "--db", db)
             assert shown.returncode == 0 and label in shown.stdout, (label, shown.stderr)
             assert "Traceback" not in shown.stderr
 

@@ -4,17 +4,14 @@ measured runs; the fast ones draw from the captured fixtures under tests/data/fi
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import signal
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, Result, cli_here, run_cli  # noqa: F401 - Result, cli_here: re-exported for the chart tests
 
 FIO = DATA / "fio"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -101,32 +98,6 @@ def ids(root: ET.Element, prefix: str) -> list[str]:
     counted: a bar series is one id)."""
     found = [node.get("id", "") for node in root.iter()]
     return [i for i in found if i.startswith(prefix) and "." not in i]
-
-
-@dataclass(frozen=True)
-class Result:
-    returncode: int
-    stderr: str
-    stdout: str = ""
-
-
-def cli_here(*args: str) -> Result:
-    """The real CLI entry point (`run_app`: parsing, the one-line error handler, exit codes) in this process,
-    so that the many error-path tests do not each pay an interpreter start; stderr captured."""
-    from stackbench.cli import run_app
-
-    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    stream, out = io.StringIO(), io.StringIO()
-    code = 0
-    try:
-        with contextlib.redirect_stderr(stream), contextlib.redirect_stdout(out):
-            run_app(list(args))
-    except SystemExit as done:
-        code = int(done.code or 0)
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
-    return Result(code, stream.getvalue(), out.getvalue())
 
 
 def chart(store: Store, out: Path, *args: str) -> Result:
