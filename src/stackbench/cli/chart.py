@@ -18,16 +18,17 @@ if TYPE_CHECKING:
     from stackbench.report.charts.figure import Figure
     from stackbench.results import Cell, Run
 
-# The same list as report.charts.KINDS less `special` (drawn from a scan: `smallblocks PATH --chart FILE`);
-# repeated here so that `--help` does not import the charts package.
-KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom")
+# The same list as report.charts.KINDS, repeated here so that `--help` does not import the charts package.
+# `special` draws a stored smallblocks scan, every other kind stored runs.
+KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom",
+         "special")
 CELL_KINDS = ("histogram", "timeline", "cache")
 
 
 @app.command("chart")
 def chart_command(
     runs: list[str] = typer.Argument(..., help="Runs (ids, id prefixes or labels). compare: A then B; layers: "
-                                     "bottom layer first.", show_default=False),
+                                     "bottom layer first; special: one stored smallblocks scan.", show_default=False),
     output: Path = typer.Option(..., "--output", "-o", help="The file to write: FILE.svg or FILE.png (800 px wide).",
                                 show_default=False),
     kind: Optional[str] = typer.Option(
@@ -77,6 +78,9 @@ def chart_command(
 
     custom: any --x/--y/--series, filtered by --where.
 
+    special: a stored `smallblocks --db` scan: files and bytes per size bin, cumulative bytes, the
+    recommended special_small_blocks and the special device's capacity.
+
     Examples:
 
         stackbench chart baseline -k matrix -o matrix.svg
@@ -90,12 +94,13 @@ def chart_command(
         stackbench chart optane sata-ssd -k synclat -o synclat.png
 
         stackbench chart host vm --x bs --y mb_s --series label --where rw=write -o custom.svg
+
+        stackbench chart tank-scan -k special -o special.png
     """
     fmt = image_format(output)
     chosen = kind or ("custom" if x else "matrix")
     if chosen not in KINDS:
-        hint = " (special: `stackbench smallblocks PATH --chart FILE`)" if chosen == "special" else ""
-        raise UsageError(f"--kind {chosen!r} is not a chart kind{hint}", f"Use one of: {', '.join(KINDS)}")
+        raise UsageError(f"--kind {chosen!r} is not a chart kind", f"Use one of: {', '.join(KINDS)}")
     if metric not in ("iops", "mb_s"):
         raise UsageError(f"--metric {metric!r} is not iops or mb_s", "Use --metric iops or --metric mb_s")
     if chosen == "custom" and not x:
@@ -114,14 +119,18 @@ def chart_command(
     if chosen == "layers" and len(runs) < 2:
         raise UsageError("layers takes at least two runs, bottom layer first",
                          "e.g. stackbench chart host vm -k layers -o l.svg")
-    single = ("matrix", "percentiles") + CELL_KINDS
+    single = ("matrix", "percentiles", "special") + CELL_KINDS
     if chosen in single and len(runs) != 1:
-        raise UsageError(f"{chosen} draws one run; got {len(runs)}",
+        raise UsageError(f"{chosen} draws one {'scan' if chosen == 'special' else 'run'}; got {len(runs)}",
                          "Give one run, or use --kind custom --x label for several")
 
     from stackbench.cli.common import open_store_from
 
     store = open_store_from(db)
+    if chosen == "special":
+        save_figure(scan_figure(store, runs[0]), output, fmt)
+        err.print(f"wrote {output} (special vdev sizing chart)", highlight=False, soft_wrap=True)
+        return
     loaded = [store.get_run(ref) for ref in runs]
     figure = draw(chosen, loaded, store, metric=metric, cell=cell, names=names, x=x, y=y, series=series,
                   where=where or [], min_effect=min_effect, alpha=alpha, force=force)
@@ -211,6 +220,29 @@ def cache_cell(run: "Run", key: str | None) -> "Cell":
         raise UsageError(f"cell {chosen.pattern} is not a write: a write cache fills only with writes",
                          "Choose a write cell with --cell")
     return chosen
+
+
+def scan_figure(store: Any, ref: str) -> "Figure":
+    """The special vdev sizing chart of a stored smallblocks scan, as `smallblocks --chart` draws it."""
+    from stackbench.errors import StoreError
+    from stackbench.report.charts import scan_figures
+    from stackbench.scan.document import scan_from_json
+
+    try:
+        _, scan_id = store.resolve_any(ref, kinds=("scan",))
+    except StoreError:
+        raise UsageError(
+            f"--kind special draws a stored smallblocks scan, and {ref!r} names none",
+            "Store one with `stackbench smallblocks PATH --db URL` (list them: `stackbench runs --kind scan`), "
+            "or draw while scanning: `stackbench smallblocks PATH --chart FILE`",
+        ) from None
+    stored = store.get_scan(scan_id)
+    try:
+        result, recommendation, _ = scan_from_json(stored.document)
+    except ValueError as error:
+        raise StoreError(f"the stored scan {scan_id[:12]} is damaged and cannot be drawn ({error})",
+                         f"Delete it with `stackbench rm {scan_id[:12]} --yes` and scan again") from None
+    return scan_figures(result.histogram, recommendation, source=", ".join(stored.paths))[0]
 
 
 def cell_bins(store: Any, run: "Run", cell: "Cell") -> Counter[int]:

@@ -184,6 +184,24 @@ def test_smallblocks_draws_the_special_chart(tmp_path: Path) -> None:
     assert any(f"scan of {tree}" in t for t in words)
 
 
+def test_a_stored_scan_draws_the_same_special_chart(tmp_path: Path) -> None:
+    """`chart SCAN -k special` from the store gives the bytes `smallblocks --chart` drew during the scan."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for size in (100, 3000, 5000, 9000, 70_000, 300_000):
+        (tree / f"f{size}").write_bytes(os.urandom(size))
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    direct, stored = tmp_path / "direct.svg", tmp_path / "stored.svg"
+    scanned = cli_here("smallblocks", str(tree), "--special-size", "1M", "--chart", str(direct), "--db", db,
+                       "-l", "tree-scan")
+    assert scanned.returncode == 0, scanned.stderr
+    drawn = cli_here("chart", "tree-scan", "-k", "special", "-o", str(stored), "--db", db)
+    assert drawn.returncode == 0, drawn.stderr
+    assert stored.read_bytes() == direct.read_bytes()
+    several = cli_here("chart", "tree-scan", "tree-scan", "-k", "special", "-o", str(tmp_path / "x.svg"), "--db", db)
+    assert several.returncode == 2 and "special draws one scan" in several.stderr
+
+
 def test_smallblocks_refuses_a_bad_chart_name_before_scanning(tmp_path: Path) -> None:
     result = cli_here("smallblocks", str(tmp_path), "--chart", str(tmp_path / "x.jpg"))
     assert result.returncode == 2
