@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from stackbench.analysis.compare import RunComparison
     from stackbench.analysis.layers import LayerGaps
     from stackbench.report.charts.figure import Figure
-    from stackbench.report.documents.contents import Contents
+    from stackbench.report.documents.contents import AuditPart, Contents
     from stackbench.results import Run
 
 
@@ -45,6 +45,10 @@ def report_command(
     ),
     names: Optional[str] = typer.Option(None, "--names", help="Layer names for --layers, comma-separated. Default: "
                                         "the runs' labels."),
+    audits: Optional[list[str]] = typer.Option(
+        None, "--audit", help="Add a stored audit (`audit --db`): its findings and what was fixed since the audit "
+        "before it. Repeat for several.", show_default=False,
+    ),
     output_format: Optional[str] = typer.Option(
         None, "--format", "-f", help="Document format: html, md (or markdown: Markdown with PNG charts beside it) or xlsx. "
         "Default: from -o's suffix (.html, .md, .xlsx), else html.", show_default=False,
@@ -80,17 +84,17 @@ def report_command(
     from stackbench.errors import UsageError
     from stackbench.report.documents import document_format
 
-    if not runs and not compare and not layers:
+    if not runs and not compare and not layers and not audits:
         raise UsageError("name at least one run to report", "e.g. stackbench report baseline -o baseline.html, "
-                         "or --compare A B, or --layers R1,R2")
+                         "or --compare A B, or --layers R1,R2, or --audit AUDIT")
     fmt = document_format(output_format, output.suffix if output else "")
     store = open_store_from(db)
     contents = build_contents(
         store, runs or [], compare=compare, layers=split_list(layers), names=split_list([names]) if names else None,
-        keep_identifiers=keep_identifiers, argv=sys.argv[1:],
+        keep_identifiers=keep_identifiers, argv=sys.argv[1:], audits=audits or (),
     )
     if output is None:
-        first = contents.runs[0].run.id[:12] if contents.runs else "layers"
+        first = contents.runs[0].run.id[:12] if contents.runs else "layers" if layers else "audit"
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")
     stem = output.name[: -len(output.suffix)] if output.suffix else output.name
     main, beside = fmt.render(contents, stem)
@@ -108,7 +112,7 @@ def report_command(
 def build_contents(
     store: Any, refs: Sequence[str], *, compare: Sequence[str] | None = None, layers: Sequence[str] | None = None,
     names: Sequence[str] | None = None, keep_identifiers: bool = False, argv: Sequence[str] = (),
-    figures: Callable[..., Sequence["Figure"]] | None = None,
+    figures: Callable[..., Sequence["Figure"]] | None = None, audits: Sequence[str] = (),
 ) -> "Contents":
     """Everything the report shows, from the store, redacted before any analysis, table or chart sees it.
 
@@ -146,6 +150,11 @@ def build_contents(
     for run in loaded.values():
         job_texts = [text for job in jobs.get(run.id, ()) for text in (*job.command, job.job_file or "")]
         redact.learn_run(run, job_texts)
+    stored_audits = [store.get_audit(store.resolve_any(ref, kinds=("audit",))[1]) for ref in audits]
+    for audit in stored_audits:
+        redact.learn("host", audit.subject_name)
+        for text in _strings_of(audit.document):
+            redact.learn_text(text)
     for text in [*(names or ()), *argv]:
         redact.learn_text(text)
     safe = {run_id: redact.run(run) for run_id, run in loaded.items()}
@@ -176,6 +185,7 @@ def build_contents(
         redaction="identifiers kept as they are (--keep-identifiers)" if keep_identifiers else describe(redact.summary()),
         command=redact.text(shlex.join(["stackbench", *without_db(argv)])) if argv else "",
         version=__version__,
+        audits=tuple(_audit_part(audit, redact) for audit in stored_audits),
     )
 
 
@@ -203,6 +213,44 @@ def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
     if gaps is not None:
         drawn += layers_figures(gaps, layered)
     return drawn
+
+
+def _audit_part(audit: Any, redact: Any) -> "AuditPart":
+    """A stored audit's tables, built as `show AUDIT` builds them, from its redacted document."""
+    from stackbench.audit.rule import finding_from_json
+    from stackbench.errors import StoreError
+    from stackbench.report.audit import changes_table, findings_table
+    from stackbench.report.documents.contents import AuditPart
+
+    document = redact.value(audit.document)
+    try:
+        pairs = [finding_from_json(f) for f in document["findings"]]
+        changes = document.get("changes")
+        marks = [f.get("change") or "" for f in document["findings"]] if changes else None
+    except (ValueError, KeyError, TypeError) as error:
+        raise StoreError(f"the stored audit {audit.id[:12]} is damaged and cannot be reported ({error})",
+                         f"Delete it with `stackbench rm {audit.id[:12]} --yes` and audit again") from None
+    findings = [finding for finding, _ in pairs]
+    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
+    tables = [findings_table(findings, {rule.id: rule for _, rule in pairs}, f"{len(findings)} findings{version}",
+                             marks)] if findings else []
+    if changes:
+        tables.append(changes_table(changes))
+    notes = () if findings else (f"No findings from {document.get('rules_checked', 0)} rules{version}.",)
+    subject = redact.text(audit.subject_name) if audit.subject_name else audit.source
+    name = redact.text(audit.label) if audit.label else audit.id[:12]
+    title = f"Audit {name}: {subject}, {audit.created_at:%Y-%m-%d %H:%M} UTC ({audit.source})"
+    return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), notes)
+
+
+def _strings_of(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings_of(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in _strings_of(item)]
+    return []
 
 
 def replace_text(goal: Any, text: str) -> Any:

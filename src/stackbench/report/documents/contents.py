@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from stackbench.analysis.compare import RunComparison
     from stackbench.analysis.layers import LayerGaps
     from stackbench.report.charts.figure import Figure
+    from stackbench.report.tabular import Tabular
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,17 @@ class RunPart:
 
 
 @dataclass(frozen=True)
+class AuditPart:
+    """A stored audit as a report shows it: its findings (and what changed since the audit before it),
+    as `stackbench show AUDIT` builds the tables, from the redacted document."""
+
+    title: str
+    anchor: str
+    tables: tuple["Tabular", ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Contents:
     runs: tuple[RunPart, ...]
     comparison: "RunComparison | None" = None
@@ -70,6 +82,7 @@ class Contents:
     redaction: str = ""  # one sentence: what was replaced by placeholders, or that identifiers were kept
     command: str = ""  # the `stackbench report` command that made this report (redacted like the rest)
     version: str = ""  # stackbench's version
+    audits: tuple[AuditPart, ...] = ()  # stored audits (`report --audit`)
 
     @property
     def title(self) -> str:
@@ -80,6 +93,8 @@ class Contents:
             return f"stackbench report: {a} vs {b}"
         if self.layers is not None and not names:
             return "stackbench report: layers " + " / ".join(self.layers.names)
+        if self.audits and not names:
+            return "stackbench report: " + ", ".join(part.title for part in self.audits[:2])
         return "stackbench report: " + ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 

@@ -16,7 +16,7 @@ import re
 from datetime import timezone
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from stackbench.report.documents.contents import Contents, RunPart
+from stackbench.report.documents.contents import AuditPart, Contents, RunPart
 from stackbench.report.facts import facts_table
 from stackbench.report.run_json import cell_json
 
@@ -72,6 +72,8 @@ def render_xlsx(contents: Contents) -> bytes:
         _compare_sheet(book.create_sheet("Compare"), contents)
     if contents.layers is not None:
         _layers_sheet(book.create_sheet("Layers"), contents)
+    for number, audit in enumerate(contents.audits, 1):
+        _audit_sheet(book.create_sheet(sheet_name(f"Audit {number}", taken)), audit)
     book.properties.creator = "stackbench"
     buffer = io.BytesIO()
     book.save(buffer)
@@ -246,6 +248,16 @@ def _layers_sheet(ws: "Worksheet", contents: Contents) -> None:
                      f"{_letter(len(headers) + 2)}{top}", extra_cols=tuple(range(3, n + 2)))
         chart.y_axis.scaling.logBase = 10
     _widths(ws, {1: 26})
+
+
+def _audit_sheet(ws: "Worksheet", audit: "AuditPart") -> None:
+    row = _title(ws, 1, audit.title)
+    for note in audit.notes:
+        row = _line(ws, row, note)
+    row += 1
+    for table in audit.tables:
+        row = _block(ws, row, table.title or "", table.headers, table.rows, {})
+    _widths(ws, {1: 28, 2: 12, 3: 40})
 
 
 # -- building blocks -------------------------------------------------------------------------------
