@@ -1,0 +1,191 @@
+"""The remote half of a fleet run: what each host's python3 runs, standard library only.
+
+Nothing is installed on a host. `ssh HOST python3 -c BOOTSTRAP` reads one length-prefixed JSON payload from
+stdin: this module's source, the sources of the stackbench modules it reuses (safety, probe: the same code
+a local run uses to approve a target and gather facts, served from memory by an import hook), the command
+and its arguments. No user text is ever on the remote command line. The commands:
+
+- `preflight`: python and fio (path, version), the target checked by the local run's safety rules (plus
+  "no block devices in fleet mode"), the host's facts, O_DIRECT support. One JSON line on stdout.
+- `serve`: start `fio --server=sock:DIR/fio.sock` (a Unix socket in a new 0700 directory: fio never
+  listens on a network address, not even loopback TCP that other local users could reach), say READY, then
+  wait for stdin to close (our side ends the run, or the connection or stackbench dies) and stop fio, remove
+  the scratch files and the socket directory. DIED is printed if fio's server exits first.
+- `cleanup`: remove the scratch files (the pass after a run, whatever the server did).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+MARK = "STACKBENCH-AGENT "
+BOOTSTRAP = (
+    "import sys,json;b=sys.stdin.buffer;p=json.loads(b.read(int(b.readline())));"
+    "exec(compile(p['agent'],'stackbench-agent','exec'),{'__name__':'stackbench_agent','PAYLOAD':p})"
+)
+
+
+def _say(**message: Any) -> None:
+    sys.stdout.write(MARK + json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _install(sources: dict[str, str], packages: list[str]) -> None:
+    """Serve the shipped stackbench modules from memory, ahead of anything installed on the host."""
+    import enum
+    import importlib.abc
+    import importlib.util
+
+    if not hasattr(enum, "StrEnum"):  # python < 3.11: warning.py's WarningCode needs it
+        enum.StrEnum = type("StrEnum", (str, enum.Enum), {})  # type: ignore[attr-defined]
+
+    class Shipped(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name in sources:
+                return importlib.util.spec_from_loader(name, self, is_package=name in packages)
+            return None
+
+        def create_module(self, spec: Any) -> None:
+            return None
+
+        def exec_module(self, module: Any) -> None:
+            if module.__name__ in packages:
+                module.__path__ = []
+            exec(compile(sources[module.__name__], f"<stackbench {module.__name__}>", "exec"), module.__dict__)
+
+    sys.meta_path.insert(0, Shipped())
+
+
+def _fio_version(fio: str) -> str | None:
+    try:
+        done = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[0].strip() if done.returncode == 0 and lines else None
+
+
+def preflight(args: dict[str, Any]) -> None:
+    from stackbench.errors import StackbenchError
+    from stackbench.probe.block import collect_target_facts
+    from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
+    from stackbench.probe.system import collect_system_facts
+    from stackbench.safety import resolve_target
+
+    answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir()}
+    fio = shutil.which("fio")
+    answer["fio_path"] = fio
+    answer["fio_version"] = _fio_version(fio) if fio else None
+    path = Path(args["target"])
+    try:
+        try:
+            is_device = stat.S_ISBLK(os.stat(path).st_mode)
+        except OSError:
+            is_device = False
+        if is_device:
+            raise StackbenchError(f"{path} is a block device, and fleet runs never write to block devices",
+                                  "Pass a directory (a scratch file is created there) as --target")
+        target = resolve_target(path, size=int(args["size"]), destroy_data=False, run_id=args["scratch_id"])
+        answer["target"] = {"kind": target.kind, "file": target.fio_filename, "remove_after": target.remove_after,
+                            "dir": str(target.space_dir)}
+        answer["target_facts"] = collect_target_facts(target.space_dir)
+        ok, why = honours_o_direct(target.space_dir)
+        answer["direct"] = {"ok": ok, "why": why, "alignment": direct_io_alignment(target.space_dir)}
+    except StackbenchError as error:
+        answer["target_error"] = {"what": error.what, "fix": error.fix}
+    answer["system"] = collect_system_facts()
+    _say(**answer)
+
+
+def _remove(paths: list[str]) -> list[str]:
+    removed = []
+    for name in paths:  # only the files preflight approved as new (remove_after): never anything else
+        try:
+            if not stat.S_ISREG(os.lstat(name).st_mode):
+                continue
+            os.unlink(name)
+            removed.append(name)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass
+    return removed
+
+
+def cleanup(args: dict[str, Any]) -> None:
+    _say(removed=_remove(list(args["scratch"])))
+
+
+def serve(args: dict[str, Any]) -> None:
+    """fio's server on a private Unix socket for as long as our side keeps stdin open."""
+    directory = Path(args["socket_dir"])
+    socket_path = directory / "fio.sock"
+    stop = threading.Event()
+
+    def ended(_signum: int, _frame: Any) -> None:
+        raise SystemExit(0)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, ended)
+    os.mkdir(directory, 0o700)  # fails if it exists: never reuse what someone else made
+    server = None
+    try:
+        log = open(directory / "fio-server.log", "wb")
+        server = subprocess.Popen([args["fio_path"], f"--server=sock:{socket_path}"], stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 15
+        while not socket_path.exists():
+            if server.poll() is not None or time.monotonic() > deadline:
+                text = (directory / "fio-server.log").read_text(errors="replace").strip()[-300:]
+                _say(error=f"fio --server did not start: {text or 'no output'}")
+                return
+            time.sleep(0.02)
+        _say(ready=str(socket_path), pid=server.pid)
+
+        def watch() -> None:
+            server.wait()
+            if not stop.is_set():
+                _say(died=server.returncode)
+
+        threading.Thread(target=watch, daemon=True).start()
+        while sys.stdin.buffer.read(65536):  # until EOF: the run ended, or the connection or stackbench died
+            pass
+    finally:
+        stop.set()
+        if server is not None:
+            for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+                try:
+                    os.killpg(server.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    break
+                try:
+                    server.wait(timeout=grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        _remove(list(args.get("scratch", ())))
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+COMMANDS = {"preflight": preflight, "serve": serve, "cleanup": cleanup}
+
+
+def main(payload: dict[str, Any]) -> None:
+    _install(payload["sources"], payload["packages"])
+    COMMANDS[payload["command"]](payload["args"])
+
+
+if __name__ == "stackbench_agent":
+    main(globals()["PAYLOAD"])  # given by BOOTSTRAP

@@ -1,0 +1,91 @@
+"""Every host checked before anything starts anywhere: reachable, logged in, python3, fio of our version,
+a target that passes the local run's safety rules. All hosts are asked at once; any failure stops the run
+with one line per failing host (name, what, fix) and nothing has run on any host."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from stackbench.errors import FleetHostsFailed
+from stackbench.fleet.ssh import AgentFailed, HostFailure, Ssh
+
+PREFLIGHT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class ReadyHost:
+    """A host that passed: its index in the fleet, its scratch file and its facts as the agent found them."""
+
+    name: str
+    index: int
+    scratch: str
+    remove_after: bool
+    answer: dict[str, Any]
+
+    @property
+    def fio_version(self) -> str:
+        return str(self.answer.get("fio_version"))
+
+    @property
+    def tmp(self) -> str:
+        return str(self.answer.get("tmp") or "/tmp")
+
+    def facts(self) -> dict[str, Any]:
+        """What the run stores about this host (the same facts a local run stores about its machine)."""
+        a = self.answer
+        return {
+            "fio_version": a.get("fio_version"),
+            "fio_path": a.get("fio_path"),
+            "python": a.get("python"),
+            "system": a.get("system"),
+            "target": {**(a.get("target_facts") or {}), "kind": a["target"]["kind"], "file": self.scratch},
+            "direct_io": a.get("direct"),
+        }
+
+
+def _judge(name: str, index: int, answer: dict[str, Any], local_version: str) -> ReadyHost | HostFailure:
+    if not answer.get("fio_path"):
+        return HostFailure(name, "fio is not installed there (not on the PATH of an ssh command)",
+                           f"Install fio there, the same version as here ({local_version})")
+    version = answer.get("fio_version")
+    if not version:
+        return HostFailure(name, f"{answer['fio_path']} --version did not answer like fio",
+                           f"Install fio there, the same version as here ({local_version})")
+    if version != local_version:
+        return HostFailure(name, f"runs {version} but this machine runs {local_version}, and fio's client/server "
+                           "protocol refuses different versions",
+                           f"Install {local_version} there, or run stackbench from a machine with {version}")
+    if "target_error" in answer:
+        return HostFailure(name, f"the target is refused: {answer['target_error']['what']}",
+                           answer["target_error"]["fix"])
+    target = answer["target"]
+    return ReadyHost(name, index, target["file"], bool(target["remove_after"]), answer)
+
+
+def preflight(
+    ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str, local_version: str
+) -> list[ReadyHost]:
+    """Ask every host at once; the ready hosts in the given order, or FleetHostsFailed naming each failure."""
+
+    def ask(item: tuple[int, str]) -> ReadyHost | HostFailure:
+        index, name = item
+        args = {"target": target, "size": size, "scratch_id": f"{scratch_id}-h{index}"}
+        try:
+            answer = ssh.call(name, "preflight", args, timeout=PREFLIGHT_TIMEOUT_S)
+        except AgentFailed as failed:
+            return failed.failure
+        return _judge(name, index, answer, local_version)
+
+    with ThreadPoolExecutor(max_workers=min(32, len(hosts))) as pool:
+        answers = list(pool.map(ask, enumerate(hosts)))
+    failures = [a for a in answers if isinstance(a, HostFailure)]
+    if failures:
+        raise FleetHostsFailed(
+            f"{len(failures)} of {len(hosts)} host(s) failed the checks ({', '.join(f.host for f in failures)}), so "
+            "nothing ran on any host",
+            "Fix each host as said above and run again",
+            [f.line() for f in failures],
+        )
+    return [a for a in answers if isinstance(a, ReadyHost)]
