@@ -38,7 +38,7 @@ from stackbench.fleet.servers import HostServer, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh
 from stackbench.plan import Plan, Workload
 from stackbench.probe.system import collect_system_facts
-from stackbench.results import Run, new_id
+from stackbench.results import TOTAL_HOST, Run, new_id
 from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, signals_as_interrupt
 from stackbench.safety import check_target_text
 from stackbench.store import Store
@@ -46,7 +46,6 @@ from stackbench.store.repository import CellRecord, OutputRecord
 from stackbench.units import format_size
 from stackbench.warning import Warning, WarningCode
 
-TOTAL_HOST = "(total)"  # the host of the total's cells: parentheses are never part of a host name
 CLEANUP_TIMEOUT_S = 30.0
 
 
