@@ -30,7 +30,7 @@ from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_client_results
-from stackbench.engine.merge import bins_of, merge_parallel, merge_segments, percentile_from_bins
+from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, UsageError
 from stackbench.fleet.preflight import ReadyHost, preflight

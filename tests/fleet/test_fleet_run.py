@@ -1,0 +1,180 @@
+"""Fleet runs on real hosts: three network namespaces, each with its own sshd, address and scratch directory
+(tests/fleet_hosts.py), reached through the real OpenSSH client, running the real fio server and client.
+
+The two fakes, both because the namespaces share one file system and one set of binaries: "fio is not
+installed" removes the host's fio from the PATH its sshd gives it, and "another fio version" puts a wrapper
+script there that answers `--version` with fio-3.99 (and runs the real fio otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from stackbench.engine.merge import percentile_from_bins
+from stackbench.store import open_store
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+CELL = ["--bs", "4k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0"]
+
+
+def _cli(fleet, db: str, *args: str, hosts: list[str] | None = None) -> list[str]:
+    return [sys.executable, "-m", "stackbench", "run", "--hosts", ",".join(hosts or fleet.names),
+            "-t", str(fleet.hosts[0].target), "--db", db, *args]
+
+
+def _env(fleet) -> dict[str, str]:
+    return {**os.environ, **fleet.env()}
+
+
+def _scratch_left(fleet) -> list[str]:
+    return [str(p) for h in fleet.hosts for p in h.scratch.iterdir()]
+
+
+def _no_fio_left(fleet) -> list[int]:
+    deadline = time.monotonic() + 10
+    while True:
+        left = [pid for h in fleet.hosts for pid in h.processes("fio")]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def test_three_hosts_cell_by_cell_against_each_hosts_own_fio_json(fleet, db_url: str) -> None:
+    """Each host's cell equals its own client_stats entry; the total is the sum and the merged histogram.
+    While it runs, no fio listens on any TCP address in any namespace (the server is on a Unix socket) and
+    our forwards listen on loopback only."""
+    process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "2s", "--runs", "1", "--json"),
+                               env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen_fio = set()
+    listening = []
+    while process.poll() is None:
+        for host in fleet.hosts:
+            if host.processes("fio"):
+                seen_fio.add(host.name)
+            listening += [(host.name, line) for line in host.listening() if '"fio"' in line]
+        time.sleep(0.1)
+    stdout, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert seen_fio == set(fleet.names)  # the servers ran in every namespace while we looked
+    assert listening == []  # and none of them listened on a TCP address, loopback or not
+
+    store = open_store(db_url)
+    run = store.get_run(json.loads(stdout)["run_id"])
+    assert run.status == "complete"
+    assert set(run.facts["hosts"]) == set(fleet.names)
+    assert all(h["fio_version"] == run.facts["fio_version"] for h in run.facts["hosts"].values())
+    [output] = store.fio_outputs(run.id)
+    command = output["command"]
+    ports = [int(a.split(",")[1]) for a in command if a.startswith("--client=")]
+    text = output["raw_text"]
+    document = json.loads(text[text.index("{"):])
+    entries = {e["port"]: e for e in document["client_stats"] if e["jobname"] != "All clients"}
+    assert sorted(entries) == sorted(ports)
+    by_host = {c.result.host: c for c in run.cells}
+    assert set(by_host) == {*fleet.names, "(total)"}
+    merged: Counter[int] = Counter()
+    for name, port in zip(fleet.names, ports):  # clients are given in the host order
+        own = entries[port]["read"]
+        cell = by_host[name].result
+        assert cell.iops == own["iops"] and cell.bw_bytes == own["bw_bytes"]
+        assert cell.total_ios == own["total_ios"]
+        assert cell.clat.p99_ns == own["clat_ns"]["percentile"]["99.000000"]
+        merged.update({int(k): v for k, v in own["clat_ns"]["bins"].items()})
+    total = by_host["(total)"].result
+    assert total.iops == pytest.approx(sum(entries[p]["read"]["iops"] for p in ports))
+    assert total.bw_bytes == pytest.approx(sum(entries[p]["read"]["bw_bytes"] for p in ports))
+    assert total.clat.p99_ns == percentile_from_bins(merged, 99.0)
+    assert total.clat.p50_ns == percentile_from_bins(merged, 50.0)
+    assert _scratch_left(fleet) == []
+    assert _no_fio_left(fleet) == []
+
+
+def test_every_failing_host_is_named_and_nothing_runs_anywhere(fleet, db_url: str, tmp_path: Path) -> None:
+    """node2 has no fio (removed from its PATH) and node3 a wrapper that reports fio-3.99 (the allowed
+    fakes); badkey cannot log in, refused has no sshd, nosuch.invalid does not resolve."""
+    fleet.host("node2").use_fio(None)
+    wrapper = tmp_path / "fio"
+    wrapper.write_text('#!/bin/sh\n[ "$1" = --version ] && { echo fio-3.99; exit 0; }\nexec /usr/bin/fio "$@"\n')
+    wrapper.chmod(0o755)
+    fleet.host("node3").use_fio(str(wrapper))
+    hosts = ["node1", "node2", "node3", "badkey", "refused", "nosuch.invalid"]
+    done = subprocess.run(_cli(fleet, db_url, *CELL, "--runtime", "1s", "--runs", "1", hosts=hosts),
+                          env=_env(fleet), capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    lines = done.stderr.splitlines()
+    named = {line.split()[1].rstrip(":") for line in lines if line.startswith("Error: ")}
+    assert {"node2", "node3", "badkey", "refused", "nosuch.invalid"} <= named
+    assert "node1:" not in done.stderr
+    assert any("node2: fio is not installed" in line for line in lines)
+    assert any("node3: runs fio-3.99 but this machine runs fio-" in line for line in lines)
+    assert "nothing ran on any host" in done.stderr
+    assert open_store(db_url).list_runs() == []
+    assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
+
+
+def test_a_block_device_target_is_refused_on_the_host(fleet, db_url: str, blank_loop: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "stackbench", "run", "--hosts", "node1", "-t", str(blank_loop), "--db", db_url,
+         *CELL, "--runtime", "1s", "--runs", "1"], env=_env(fleet), capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "node1: the target is refused" in done.stderr and "block device" in done.stderr
+
+
+def test_a_host_whose_fio_is_killed_drops_out_and_the_others_are_kept(fleet, db_url: str) -> None:
+    """fio is SIGKILLed in node2's namespace during the second cell: node2's later cells are missing with a
+    warning naming it, node1 and node3 finish every cell, the run is partial, no scratch file is left."""
+    process = subprocess.Popen(
+        _cli(fleet, db_url, "--bs", "4k,8k,16k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
+             "--runtime", "2s", "--runs", "1", "--json"),
+        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = fleet.host("node2")
+    killed = False
+    store = open_store(db_url)
+    while process.poll() is None and not killed:
+        runs = store.list_runs()
+        if runs and len(store.get_run(runs[0][0].id).cells) >= 4:  # the first cell is stored on every host
+            time.sleep(0.8)  # into the second cell
+            for pid in victim.processes("fio"):
+                os.kill(pid, signal.SIGKILL)
+            killed = True
+        time.sleep(0.05)
+    stdout, stderr = process.communicate(timeout=120)
+    assert killed
+    assert process.returncode == 1 and "partial" in stderr and "node2" in stderr
+    run = store.get_run(json.loads(stdout)["run_id"])
+    assert run.status == "partial"
+    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == ["node2"]
+    hosts = Counter(c.result.host for c in run.cells)
+    assert hosts["node1"] == hosts["node3"] == 3
+    assert hosts["node2"] == 1
+    assert hosts["(total)"] == 1  # only where every host reported
+    assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
+
+
+def test_sigterm_stops_servers_and_tunnels_everywhere(fleet, db_url: str) -> None:
+    process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "5s", "--runs", "1"), env=_env(fleet),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not all(h.processes("fio") for h in fleet.hosts) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "SIGTERM" in stderr
+    assert _no_fio_left(fleet) == []
+    assert _scratch_left(fleet) == []
+    children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout
+    assert children.strip() == ""
+    [(run, _)] = open_store(db_url).list_runs()
+    assert run.status == "incomplete"
