@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -40,6 +41,22 @@ def _scratch_left(fleet) -> list[str]:
     return [str(p) for h in fleet.hosts for p in h.scratch.iterdir()]
 
 
+def _our_listeners(parent: int) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket that a child of `parent` (our ssh forwards) listens on."""
+    done = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True)
+    found = []
+    for line in done.stdout.splitlines():
+        for pid in re.findall(r"pid=(\d+)", line):
+            try:
+                ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == parent:
+                address, _, port = line.split()[3].rpartition(":")
+                found.append((address, int(port)))
+    return found
+
+
 def _no_fio_left(fleet) -> list[int]:
     deadline = time.monotonic() + 10
     while True:
@@ -57,16 +74,20 @@ def test_three_hosts_cell_by_cell_against_each_hosts_own_fio_json(fleet, db_url:
                                env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen_fio = set()
     listening = []
+    forwards = set()
     while process.poll() is None:
         for host in fleet.hosts:
             if host.processes("fio"):
                 seen_fio.add(host.name)
             listening += [(host.name, line) for line in host.listening() if '"fio"' in line]
+        forwards |= set(_our_listeners(process.pid))
         time.sleep(0.1)
     stdout, stderr = process.communicate()
     assert process.returncode == 0, stderr
     assert seen_fio == set(fleet.names)  # the servers ran in every namespace while we looked
     assert listening == []  # and none of them listened on a TCP address, loopback or not
+    assert len({port for _, port in forwards}) == 3  # one forward per host on our side...
+    assert {address for address, _ in forwards} == {"127.0.0.1"}  # ...each on loopback only
 
     store = open_store(db_url)
     run = store.get_run(json.loads(stdout)["run_id"])
@@ -178,3 +199,31 @@ def test_sigterm_stops_servers_and_tunnels_everywhere(fleet, db_url: str) -> Non
     assert children.strip() == ""
     [(run, _)] = open_store(db_url).list_runs()
     assert run.status == "incomplete"
+
+
+def test_a_killed_stackbench_leaves_nothing_running_or_written_on_the_hosts(fleet, db_url: str) -> None:
+    """SIGKILL gives no chance to clean up: ssh dies with us (parent-death signal), each host's agent sees its
+    stdin close, and stops fio and removes the scratch file there by itself."""
+    process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "10s", "--runs", "1"), env=_env(fleet),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not all(list(h.scratch.iterdir()) for h in fleet.hosts) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(list(h.scratch.iterdir()) for h in fleet.hosts)  # fio is writing on every host
+    process.kill()
+    process.wait()
+    assert _no_fio_left(fleet) == []
+    deadline = time.monotonic() + 10
+    while _scratch_left(fleet) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _scratch_left(fleet) == []
+
+
+@pytest.mark.postgres
+def test_a_fleet_run_goes_to_postgresql(fleet, pg_url: str) -> None:
+    done = subprocess.run(_cli(fleet, pg_url, *CELL, "--runtime", "1s", "--runs", "1", "--json"),
+                          env=_env(fleet), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = open_store(pg_url).get_run(json.loads(done.stdout)["run_id"])
+    assert sorted(c.result.host for c in run.cells) == sorted([*fleet.names, "(total)"])
+    assert set(run.facts["hosts"]) == set(fleet.names)
