@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 MARK = "STACKBENCH-AGENT "
+OLD_PYTHON = "stackbench: the python3 here is older than 3.8"
 BOOTSTRAP = (
-    "import sys,json;b=sys.stdin.buffer;p=json.loads(b.read(int(b.readline())));"
+    f"import sys,json;sys.version_info<(3,8) and sys.exit('{OLD_PYTHON}');b=sys.stdin.buffer;p=json.loads(b.read(int(b.readline())));"
     "exec(compile(p['agent'],'stackbench-agent','exec'),{'__name__':'stackbench_agent','PAYLOAD':p})"
 )
 
@@ -49,7 +50,12 @@ def _install(sources: dict[str, str], packages: list[str]) -> None:
     import importlib.util
 
     if not hasattr(enum, "StrEnum"):  # python < 3.11: warning.py's WarningCode needs it
-        enum.StrEnum = type("StrEnum", (str, enum.Enum), {})  # type: ignore[attr-defined]
+
+        class StrEnum(str, enum.Enum):
+            def __str__(self) -> str:
+                return str(self.value)
+
+        enum.StrEnum = StrEnum  # type: ignore[attr-defined]
 
     class Shipped(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         def find_spec(self, name: str, path: Any, target: Any = None) -> Any:

@@ -403,7 +403,9 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         with signals_as_interrupt():
             servers = start_servers(request.ssh, hosts, scratch_id[:12])
             for server in servers:
-                _fleet_observer_call(observer, "host_status", server.name, "ready")
+                fs = (server.host.answer.get("target_facts") or {}).get("fs_type") or "unknown fs"
+                _fleet_observer_call(observer, "host_status", server.name,
+                                     f"ready: {server.host.fio_version}, {fs}, {server.host.scratch}")
             measurement = FleetMeasurement(store, plan, names, servers, fio_path, run_id, workdir, observer)
             round_index = 0
             while not measurement.done:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stackbench import spawn
-from stackbench.fleet.agent import BOOTSTRAP, MARK
+from stackbench.fleet.agent import BOOTSTRAP, MARK, OLD_PYTHON
 
 SSH_CONFIG_ENV = "STACKBENCH_SSH_CONFIG"
 # The stackbench modules the agent reuses (all standard library underneath), shipped with it.
@@ -149,6 +149,8 @@ def explain(host: str, exit_code: int | None, stderr: str) -> HostFailure:
     for needle, what, fix in cases:
         if needle in lowered:
             return HostFailure(host, what, fix)
+    if OLD_PYTHON in text:
+        return HostFailure(host, "its python3 is older than 3.8", "Install python3 3.8 or later on that host")
     if exit_code == 127 or "python3: command not found" in lowered or "python3: not found" in lowered:
         return HostFailure(host, "python3 is not installed there (the probe runs on the host's own python3)",
                            "Install python3 on that host (apt-get install python3)")
