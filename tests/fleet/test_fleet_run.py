@@ -227,3 +227,32 @@ def test_a_fleet_run_goes_to_postgresql(fleet, pg_url: str) -> None:
     run = open_store(pg_url).get_run(json.loads(done.stdout)["run_id"])
     assert sorted(c.result.host for c in run.cells) == sorted([*fleet.names, "(total)"])
     assert set(run.facts["hosts"]) == set(fleet.names)
+
+
+def test_a_dropped_connection_ends_that_host_and_the_cleanup_pass_covers_it(fleet, db_url: str) -> None:
+    """Our ssh to node3 is killed mid-cell (a dropped connection, seen from our side): node3 is dropped with a
+    warning, the others finish, and node3's scratch file is gone (its agent and our cleanup pass)."""
+    process = subprocess.Popen(
+        _cli(fleet, db_url, "--bs", "4k,8k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
+             "--runtime", "2s", "--runs", "1", "--json"),
+        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = None
+    deadline = time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline and process.poll() is None:
+        if all(list(h.scratch.iterdir()) for h in fleet.hosts):  # fio is writing everywhere
+            for pid in subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
+                                      text=True).stdout.split():
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if b"-L" in argv and b"node3" in argv:
+                    victim = int(pid)
+        time.sleep(0.05)
+    assert victim is not None
+    os.kill(victim, signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and "node3" in stderr
+    run = open_store(db_url).get_run(json.loads(stdout)["run_id"])
+    assert run.status == "partial"
+    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == ["node3"]
+    hosts = Counter(c.result.host for c in run.cells)
+    assert hosts["node1"] == hosts["node2"] == 2 and hosts["node3"] == 0
+    assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []

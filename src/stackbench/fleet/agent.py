@@ -181,8 +181,14 @@ def serve(args: dict[str, Any]) -> None:
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        _remove(list(args.get("scratch", ())))
+        scratch = list(args.get("scratch", ()))
+        _remove(scratch)
         shutil.rmtree(directory, ignore_errors=True)
+        left = [name for name in scratch if os.path.lexists(name)]
+        try:  # our side skips its own cleanup pass for a host that confirms this
+            _say(stopped=True, left=left)
+        except OSError:
+            pass
 
 
 COMMANDS = {"preflight": preflight, "serve": serve, "cleanup": cleanup}

@@ -11,7 +11,8 @@ The order of things, as in a local run (runner.py), is the safety story:
 4. a host that drops out (fio killed, network, host down) ends its cells with a warning naming it, the
    other hosts go on, and the run is marked `partial`;
 5. whatever happens (success, failure, Ctrl-C, SIGTERM) the servers and forwards are stopped, which makes
-   each host's agent remove its scratch file, and a cleanup pass over ssh removes them again.
+   each host's agent remove its scratch file and confirm it; a cleanup pass over a new ssh connection does
+   it on every host that did not confirm.
 """
 
 from __future__ import annotations
@@ -343,8 +344,8 @@ def _settle_direct(plan: Plan, hosts: list[ReadyHost], warnings: list[Warning], 
 
 
 def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost]) -> list[str]:
-    """Remove every host's scratch file over ssh (the agents did it already unless a host was unreachable);
-    the hosts where that could not be done, each with the reason."""
+    """Remove these hosts' scratch files over ssh (the hosts whose agent did not confirm, as it stopped, that
+    it removed them: its connection dropped, or it was never started); a line per host where that failed."""
 
     def clean(host: ReadyHost) -> str | None:
         if not host.remove_after:
@@ -425,7 +426,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         raise
     finally:
         stop_servers(servers)
-        left = cleanup_pass(request.ssh, hosts)
+        confirmed = {s.name for s in servers if s.cleaned}
+        left = cleanup_pass(request.ssh, [h for h in hosts if h.name not in confirmed])
         shutil.rmtree(workdir, ignore_errors=True)
         notes = [*warnings, *(measurement.dropped if measurement else [])]
         notes += [Warning(WarningCode.SCRATCH_LEFT, line.split(":", 1)[0], line.split(": ", 1)[1],

@@ -43,6 +43,8 @@ class HostServer:
     events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
     stderr: list[str] = field(default_factory=list)
     dead: str | None = None  # why the host dropped out, once it has
+    cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
+    readers: list[threading.Thread] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -54,6 +56,8 @@ class HostServer:
             event = self.events.get_nowait()
             if "died" in event and self.dead is None:
                 self.dead = f"fio's server on {self.name} exited (status {event['died']})"
+            if event.get("stopped") and not event.get("left"):
+                self.cleaned = True
         if self.dead is None and self.process.poll() is not None:
             self.dead = f"the ssh connection to {self.name} ended: {explain(self.name, self.process.returncode, ''.join(self.stderr)).what}"
         return self.dead
@@ -76,8 +80,10 @@ def _launch(ssh: Ssh, host: ReadyHost, socket_dir: str) -> HostServer:
         if answer is not None:
             server.events.put(answer)
 
-    threading.Thread(target=_read_lines, args=(process.stdout, event), daemon=True).start()
-    threading.Thread(target=_read_lines, args=(process.stderr, server.stderr.append), daemon=True).start()
+    server.readers = [threading.Thread(target=_read_lines, args=(process.stdout, event), daemon=True),
+                      threading.Thread(target=_read_lines, args=(process.stderr, server.stderr.append), daemon=True)]
+    for reader in server.readers:
+        reader.start()
     args = {"socket_dir": socket_dir, "fio_path": host.answer["fio_path"],
             "scratch": [host.scratch] if host.remove_after else []}
     try:
@@ -143,3 +149,6 @@ def stop_servers(servers: list[HostServer]) -> None:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait()
+        for reader in server.readers:
+            reader.join(timeout=1.0)
+        server.poll()  # reads the agent's last word: whether it confirmed the cleanup
