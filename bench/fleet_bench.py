@@ -85,8 +85,8 @@ def main() -> None:
         env = {**os.environ, **({"STACKBENCH_SSH_CONFIG": ssh_config} if ssh_config else {})}
         ssh = Ssh.from_environment(ssh_config)
         fio = find_fio()
-        ready = preflight(ssh, hosts, target=target, size=1, scratch_id=new_id(), local_version=fio_version(fio))
-        servers = start_servers(ssh, ready, new_id()[:12])  # the raw side's servers, started once, untimed
+        servers = preflight(ssh, hosts, target=target, size=1, scratch_id=new_id(), local_version=fio_version(fio))
+        start_servers(servers)  # the raw side's servers, started once, untimed
         rows = []
         try:
             for pair in range(1, args.pairs + 1):

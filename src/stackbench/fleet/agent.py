@@ -7,6 +7,7 @@ and its arguments. No user text is ever on the remote command line. The commands
 
 - `preflight`: python and fio (path, version), the target checked by the local run's safety rules (plus
   "no block devices in fleet mode"), the host's facts, O_DIRECT support. One JSON line on stdout.
+- `session`: `preflight`, then wait for `go` on stdin and `serve`: one connection per host for a whole run.
 - `serve`: start `fio --server=sock:DIR/fio.sock` (a Unix socket in a new 0700 directory: fio never
   listens on a network address, not even loopback TCP that other local users could reach), say READY, then
   wait for stdin to close (our side ends the run, or the connection or stackbench dies) and stop fio, remove
@@ -83,7 +84,7 @@ def _fio_version(fio: str) -> str | None:
     return lines[0].strip() if done.returncode == 0 and lines else None
 
 
-def preflight(args: dict[str, Any]) -> None:
+def preflight(args: dict[str, Any]) -> dict[str, Any]:
     from stackbench.errors import StackbenchError
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
@@ -113,6 +114,20 @@ def preflight(args: dict[str, Any]) -> None:
         answer["target_error"] = {"what": error.what, "fix": error.fix}
     answer["system"] = collect_system_facts()
     _say(**answer)
+    return answer
+
+
+def session(args: dict[str, Any]) -> None:
+    """A whole run's connection: the preflight answer, then, on `go`, fio's server until stdin closes.
+
+    Anything but `go` (another host failed its checks; our side closed the connection) ends it with nothing
+    started and nothing written."""
+    answer = preflight(args)
+    if sys.stdin.buffer.readline().strip() != b"go" or "target_error" in answer or not answer.get("fio_path"):
+        return
+    target = answer["target"]
+    serve({"socket_dir": args["socket_dir"], "fio_path": answer["fio_path"],
+           "scratch": [target["file"]] if target["remove_after"] else []})
 
 
 def _remove(paths: list[str]) -> list[str]:
@@ -191,7 +206,7 @@ def serve(args: dict[str, Any]) -> None:
             pass
 
 
-COMMANDS = {"preflight": preflight, "serve": serve, "cleanup": cleanup}
+COMMANDS = {"preflight": preflight, "session": session, "serve": serve, "cleanup": cleanup}
 
 
 def main(payload: dict[str, Any]) -> None:

@@ -1,15 +1,17 @@
 """Every host checked before anything starts anywhere: reachable, logged in, python3, fio of our version,
-a target that passes the local run's safety rules. All hosts are asked at once; any failure stops the run
-with one line per failing host (name, what, fix) and nothing has run on any host."""
+a target that passes the local run's safety rules. All hosts are asked at once, each over the session that
+will later run its fio server (servers.py); any failure closes every session and stops the run with one
+line per failing host (name, what, fix): nothing has run on any host."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from stackbench.errors import FleetHostsFailed
-from stackbench.fleet.ssh import AgentFailed, HostFailure, Ssh
+from stackbench.fleet.servers import HostServer, open_session, stop_servers
+from stackbench.fleet.ssh import HostFailure, Ssh
 
 PREFLIGHT_TIMEOUT_S = 60.0
 
@@ -27,10 +29,6 @@ class ReadyHost:
     @property
     def fio_version(self) -> str:
         return str(self.answer.get("fio_version"))
-
-    @property
-    def tmp(self) -> str:
-        return str(self.answer.get("tmp") or "/tmp")
 
     def facts(self) -> dict[str, Any]:
         """What the run stores about this host (the same facts a local run stores about its machine)."""
@@ -66,26 +64,34 @@ def _judge(name: str, index: int, answer: dict[str, Any], local_version: str) ->
 
 def preflight(
     ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str, local_version: str
-) -> list[ReadyHost]:
-    """Ask every host at once; the ready hosts in the given order, or FleetHostsFailed naming each failure."""
-
-    def ask(item: tuple[int, str]) -> ReadyHost | HostFailure:
-        index, name = item
-        args = {"target": target, "size": size, "scratch_id": f"{scratch_id}-h{index}"}
-        try:
-            answer = ssh.call(name, "preflight", args, timeout=PREFLIGHT_TIMEOUT_S)
-        except AgentFailed as failed:
-            return failed.failure
-        return _judge(name, index, answer, local_version)
-
-    with ThreadPoolExecutor(max_workers=min(32, len(hosts))) as pool:
-        answers = list(pool.map(ask, enumerate(hosts)))
-    failures = [a for a in answers if isinstance(a, HostFailure)]
+) -> list[HostServer]:
+    """Open a session to every host at once and judge each answer; the sessions of the hosts (all passed),
+    ready for `servers.start_servers`, or FleetHostsFailed naming each failure with every session closed."""
+    tag = scratch_id[:12]
+    servers: list[HostServer] = []
+    try:
+        for index, name in enumerate(hosts):
+            args = {"target": target, "size": size, "scratch_id": f"{scratch_id}-h{index}"}
+            servers.append(open_session(ssh, name, index, tag, args))
+        deadline = time.monotonic() + PREFLIGHT_TIMEOUT_S
+        failures = []
+        for server in servers:
+            answer = server.wait_for("python", deadline, "the check")
+            judged = answer if isinstance(answer, HostFailure) else _judge(server.name, server.index, answer,
+                                                                           local_version)
+            if isinstance(judged, HostFailure):
+                failures.append(judged)
+            else:
+                server.host = judged
+    except BaseException:
+        stop_servers(servers)
+        raise
     if failures:
+        stop_servers(servers)
         raise FleetHostsFailed(
             f"{len(failures)} of {len(hosts)} host(s) failed the checks ({', '.join(f.host for f in failures)}), so "
             "nothing ran on any host",
             "Fix each host as said above and run again",
             [f.line() for f in failures],
         )
-    return [a for a in answers if isinstance(a, ReadyHost)]
+    return servers

@@ -368,10 +368,15 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     version = fio_version(fio_path)
     target = check_target_text(request.target)
     scratch_id = new_id()
-    hosts = preflight(request.ssh, request.hosts, target=str(target), size=plan.size, scratch_id=scratch_id,
-                      local_version=version)
+    servers = preflight(request.ssh, request.hosts, target=str(target), size=plan.size, scratch_id=scratch_id,
+                        local_version=version)
+    hosts = [s.host for s in servers if s.host is not None]
     warnings: list[Warning] = []
-    plan = _settle_direct(plan, hosts, warnings, observer)
+    try:
+        plan = _settle_direct(plan, hosts, warnings, observer)
+    except BaseException:
+        stop_servers(servers)
+        raise
     names = [h.name for h in hosts]
     run_id = new_id()
     workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{run_id[:12]}-"))
@@ -394,19 +399,25 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         "hosts": {h.name: h.facts() for h in hosts},
         "process": abandoned.process_record(workdir=workdir, scratch=None),
     }
-    store.create_run(run_id=run_id, source="measured", label=request.label, target=f"{','.join(names)}:{target}",
-                     plan_name=plan.name, planned_cells=len(plan.workloads), facts=facts, warnings=warnings)
+    try:
+        store.create_run(run_id=run_id, source="measured", label=request.label,
+                         target=f"{','.join(names)}:{target}", plan_name=plan.name,
+                         planned_cells=len(plan.workloads), facts=facts, warnings=warnings)
+    except BaseException:
+        stop_servers(servers)
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     observer.run_started(run_id, plan, target)
     status = "failed"
-    servers: list[HostServer] = []
     measurement: FleetMeasurement | None = None
     try:
         with signals_as_interrupt():
-            servers = start_servers(request.ssh, hosts, scratch_id[:12])
+            start_servers(servers)
             for server in servers:
-                fs = (server.host.answer.get("target_facts") or {}).get("fs_type") or "unknown fs"
+                ready = server.host
+                fs = (ready.answer.get("target_facts") or {}).get("fs_type") or "unknown fs"  # type: ignore[union-attr]
                 _fleet_observer_call(observer, "host_status", server.name,
-                                     f"ready: {server.host.fio_version}, {fs}, {server.host.scratch}")
+                                     f"ready: {ready.fio_version}, {fs}, {ready.scratch}")  # type: ignore[union-attr]
             measurement = FleetMeasurement(store, plan, names, servers, fio_path, run_id, workdir, observer)
             round_index = 0
             while not measurement.done:

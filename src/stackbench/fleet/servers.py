@@ -1,10 +1,13 @@
-"""fio's servers on the hosts and the SSH forwards that reach them, started together and always stopped.
+"""One ssh session per host for a whole fleet run: the checks, then fio's server and the forward to it.
 
-One ssh per host runs the agent's `serve` (fleet/agent.py): fio's server on a Unix socket in a private
-directory on that host, never on a network address. The same ssh forwards 127.0.0.1:PORT on our side to
-that socket (`-L`, bound to loopback, ExitOnForwardFailure), so `fio --client=127.0.0.1,PORT` reaches it
-and nothing else can. The ssh's stdin is the server's lifeline: closing it (a normal stop), or our death
-(ssh dies with us), makes the agent stop fio and remove the scratch files there.
+Each session is one `ssh -L 127.0.0.1:PORT:/tmp/stackbench-fleet-TAG-hN/fio.sock HOST python3 -c ...` running
+the agent's `session` (fleet/agent.py): it answers the preflight, then waits. Only when every host has
+passed does our side send `go`, and the agent starts fio's server on that Unix socket, in a new private
+directory, never on a network address; the forward, bound to loopback on our side, is the only way in, so
+`fio --client=127.0.0.1,PORT` reaches it and nothing else can. One connection per host saves a round of
+ssh handshakes per run. The session's stdin is the server's lifeline: closing it (a normal stop, another
+host failing its checks), or our death (ssh dies with us), makes the agent stop fio, remove the scratch
+file and the socket directory, and confirm that it did.
 """
 
 from __future__ import annotations
@@ -15,19 +18,23 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from stackbench import spawn
 from stackbench.engine.fio import die_with_parent
 from stackbench.errors import FleetHostsFailed
-from stackbench.fleet.preflight import ReadyHost
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
+
+if TYPE_CHECKING:
+    from stackbench.fleet.preflight import ReadyHost
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
+SOCKET_ROOT = "/tmp"  # short and on every host: a Unix socket path is limited to 107 bytes
 
 
 def free_port() -> int:
-    """A loopback port nobody listens on now (ssh binds it a moment later; a lost race is retried)."""
+    """A loopback port nobody listens on now (ssh binds it a moment later, or fails and says so)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -35,45 +42,68 @@ def free_port() -> int:
 
 @dataclass
 class HostServer:
-    """One host's running fio server as our side sees it: the local port that reaches it and its ssh."""
+    """One host's session as our side sees it: the local port that reaches its fio server, and its ssh."""
 
-    host: ReadyHost
+    name: str
+    index: int
     port: int
     process: subprocess.Popen
     events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
     stderr: list[str] = field(default_factory=list)
+    host: "ReadyHost | None" = None  # set once its checks passed
     dead: str | None = None  # why the host dropped out, once it has
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
     readers: list[threading.Thread] = field(default_factory=list)
 
-    @property
-    def name(self) -> str:
-        return self.host.name
+    def _event(self, event: dict[str, Any]) -> dict[str, Any]:
+        if "died" in event and self.dead is None:
+            self.dead = f"fio's server on {self.name} exited (status {event['died']})"
+        if event.get("stopped") and not event.get("left"):
+            self.cleaned = True
+        return event
 
     def poll(self) -> str | None:
         """The reason this host is gone (its fio server exited, or its ssh), else None."""
         while not self.events.empty():
-            event = self.events.get_nowait()
-            if "died" in event and self.dead is None:
-                self.dead = f"fio's server on {self.name} exited (status {event['died']})"
-            if event.get("stopped") and not event.get("left"):
-                self.cleaned = True
+            self._event(self.events.get_nowait())
         if self.dead is None and self.process.poll() is not None:
-            self.dead = f"the ssh connection to {self.name} ended: {explain(self.name, self.process.returncode, ''.join(self.stderr)).what}"
+            self.dead = (f"the ssh connection to {self.name} ended: "
+                         f"{explain(self.name, self.process.returncode, ''.join(self.stderr)).what}")
         return self.dead
 
+    def wait_for(self, key: str, deadline: float, what: str) -> dict[str, Any] | HostFailure:
+        """The agent's next message holding `key` (or an `error`), or why it never came."""
+        while True:
+            try:
+                event = self._event(self.events.get(timeout=0.05))
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    for reader in self.readers:
+                        reader.join(timeout=1.0)  # ssh's last words
+                    return explain(self.name, self.process.returncode, "".join(self.stderr))
+                if time.monotonic() > deadline:
+                    return HostFailure(self.name, f"{what} did not answer within {START_TIMEOUT_S:g} s",
+                                       "Check the host's load and that `ssh HOST python3 --version` answers")
+                continue
+            if key in event:
+                return event
+            if "error" in event:
+                return HostFailure(self.name, str(event["error"]), "Run `fio --server` there by hand to see why")
 
-def _read_lines(stream, sink) -> None:  # type: ignore[no-untyped-def]
+
+def _read_lines(stream: Any, sink: Any) -> None:
     for raw in iter(stream.readline, b""):
         sink(raw.decode(errors="replace"))
 
 
-def _launch(ssh: Ssh, host: ReadyHost, socket_dir: str) -> HostServer:
+def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict[str, Any]) -> HostServer:
+    """Start one host's session; its preflight answer arrives as an event (`HostServer.wait_for`)."""
     port = free_port()
-    argv = ssh.agent_command(host.name, forward=(port, f"{socket_dir}/fio.sock"))
+    socket_dir = f"{SOCKET_ROOT}/stackbench-fleet-{tag}-h{index}"
+    argv = ssh.agent_command(name, forward=(port, f"{socket_dir}/fio.sock"))
     process = spawn.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           start_new_session=True, child_setup=die_with_parent)
-    server = HostServer(host, port, process)
+    server = HostServer(name, index, port, process)
 
     def event(line: str) -> None:
         answer = answer_in(line)
@@ -84,43 +114,27 @@ def _launch(ssh: Ssh, host: ReadyHost, socket_dir: str) -> HostServer:
                       threading.Thread(target=_read_lines, args=(process.stderr, server.stderr.append), daemon=True)]
     for reader in server.readers:
         reader.start()
-    args = {"socket_dir": socket_dir, "fio_path": host.answer["fio_path"],
-            "scratch": [host.scratch] if host.remove_after else []}
-    try:
-        assert process.stdin is not None
-        process.stdin.write(payload("serve", args))
-        process.stdin.flush()
-    except OSError:
-        pass  # ssh already gone: reported below from its exit
+    _send(server, payload("session", {**preflight_args, "socket_dir": socket_dir}))
     return server
 
 
-def _wait_ready(server: HostServer, deadline: float) -> HostFailure | None:
-    while True:
-        try:
-            event = server.events.get(timeout=0.05)
-        except queue.Empty:
-            if server.process.poll() is not None:
-                time.sleep(0.1)  # let the stderr reader catch ssh's last words
-                return explain(server.name, server.process.returncode, "".join(server.stderr))
-            if time.monotonic() > deadline:
-                return HostFailure(server.name, f"fio's server did not start within {START_TIMEOUT_S:g} s",
-                                   "Check the host's load and that `fio --server` runs there")
-            continue
-        if "ready" in event:
-            return None
-        if "error" in event:
-            return HostFailure(server.name, str(event["error"]), "Run `fio --server` there by hand to see why")
-
-
-def start_servers(ssh: Ssh, hosts: list[ReadyHost], run_tag: str) -> list[HostServer]:
-    """A fio server and its forward for every host, all ready; or every one stopped and FleetHostsFailed."""
-    servers: list[HostServer] = []
+def _send(server: HostServer, data: bytes) -> None:
     try:
-        for host in hosts:
-            servers.append(_launch(ssh, host, f"{host.tmp.rstrip('/')}/stackbench-fleet-{run_tag}-h{host.index}"))
+        assert server.process.stdin is not None
+        server.process.stdin.write(data)
+        server.process.stdin.flush()
+    except OSError:
+        pass  # ssh already gone: reported from its exit
+
+
+def start_servers(servers: list[HostServer]) -> None:
+    """`go` to every checked host, and wait until each fio server is up; or stop all and FleetHostsFailed."""
+    try:
+        for server in servers:
+            _send(server, b"go\n")
         deadline = time.monotonic() + START_TIMEOUT_S
-        failures = [f for f in (_wait_ready(s, deadline) for s in servers) if f is not None]
+        failures = [f for f in (s.wait_for("ready", deadline, "fio's server") for s in servers)
+                    if isinstance(f, HostFailure)]
     except BaseException:
         stop_servers(servers)
         raise
@@ -131,7 +145,6 @@ def start_servers(ssh: Ssh, hosts: list[ReadyHost], run_tag: str) -> list[HostSe
             f"({', '.join(f.host for f in failures)}), so nothing ran on any host",
             "Fix each host as said above and run again", [f.line() for f in failures],
         )
-    return servers
 
 
 def stop_servers(servers: list[HostServer]) -> None:
