@@ -135,6 +135,7 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
     rig = FleetRig(base, base / "ssh_config")
     namespaces: list[str] = []
+    routes: list[str] = []
     try:
         known = []
         for index in range(1, count + 1):
@@ -187,6 +188,10 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
             )
             rig.hosts.append(host)
             known.append(f"{host.name},{address} ssh-ed25519 {_public_key(host_key)}")
+        # packets to {net}.250.2 go into node1's namespace, which does not forward them: silently dropped,
+        # so a connection there times out, like a host that is down behind a firewall
+        _run("ip", "route", "add", f"{net}.250.0/24", "via", rig.hosts[0].address)
+        routes.append(f"{net}.250.0/24")
         for host in rig.hosts:
             _wait_for_port(host.address, 22)
         (base / "known_hosts").write_text("\n".join(known) + "\n")
@@ -210,6 +215,8 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
             "  GlobalKnownHostsFile /dev/null", "  StrictHostKeyChecking yes", "  LogLevel ERROR",
             # an address where nothing listens: the connection is refused
             "Host refused", "  HostName 127.0.0.1", "  Port 9", *common,
+            # an address whose packets are dropped: the connection times out
+            "Host blackhole", f"  HostName {net}.250.2", *common,
         ]
         rig.ssh_config.write_text("\n".join(entries) + "\n")
         yield rig
@@ -228,6 +235,8 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
                     os.kill(pid, 9)
                 except ProcessLookupError:
                     pass
+        for route in routes:
+            subprocess.run(["ip", "route", "del", route], capture_output=True)
         for ns in namespaces:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)

@@ -122,19 +122,25 @@ def test_three_hosts_cell_by_cell_against_each_hosts_own_fio_json(fleet, db_url:
 
 def test_every_failing_host_is_named_and_nothing_runs_anywhere(fleet, db_url: str, tmp_path: Path) -> None:
     """node2 has no fio (removed from its PATH) and node3 a wrapper that reports fio-3.99 (the allowed
-    fakes); badkey cannot log in, refused has no sshd, nosuch.invalid does not resolve."""
+    fakes); badkey cannot log in, refused has no sshd, blackhole drops every packet (a timeout),
+    nosuch.invalid does not resolve. node1 is fine and is not named."""
     fleet.host("node2").use_fio(None)
     wrapper = tmp_path / "fio"
     wrapper.write_text('#!/bin/sh\n[ "$1" = --version ] && { echo fio-3.99; exit 0; }\nexec /usr/bin/fio "$@"\n')
     wrapper.chmod(0o755)
     fleet.host("node3").use_fio(str(wrapper))
-    hosts = ["node1", "node2", "node3", "badkey", "refused", "nosuch.invalid"]
-    done = subprocess.run(_cli(fleet, db_url, *CELL, "--runtime", "1s", "--runs", "1", hosts=hosts),
+    hosts = ["node1", "node2", "node3", "badkey", "refused", "blackhole", "nosuch.invalid"]
+    done = subprocess.run(_cli(fleet, db_url, *CELL, "--runtime", "1s", "--runs", "1", "--connect-timeout", "1",
+                               hosts=hosts),
                           env=_env(fleet), capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     lines = done.stderr.splitlines()
     named = {line.split()[1].rstrip(":") for line in lines if line.startswith("Error: ")}
-    assert {"node2", "node3", "badkey", "refused", "nosuch.invalid"} <= named
+    assert named == {"node2", "node3", "badkey", "refused", "blackhole", "nosuch.invalid", "6"}  # "6 of 7 ..."
+    assert any("blackhole: the connection timed out" in line for line in lines)
+    assert any("refused: the connection was refused" in line for line in lines)
+    assert any("badkey: the login failed" in line for line in lines)
+    assert any("nosuch.invalid: the name is unknown" in line for line in lines)
     assert "node1:" not in done.stderr
     assert any("node2: fio is not installed" in line for line in lines)
     assert any("node3: runs fio-3.99 but this machine runs fio-" in line for line in lines)
