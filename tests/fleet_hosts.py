@@ -43,7 +43,11 @@ class HostRig:
     scratch: Path  # what the host sees at `target`
     bin_dir: Path  # the host's PATH
     target: Path
+    link: str = ""  # our end of its veth pair: down = the host is cut off the network
     sshd: subprocess.Popen | None = None
+
+    def network(self, up: bool) -> None:
+        _run("ip", "link", "set", self.link, "up" if up else "down")
 
     def namespace_pids(self) -> list[int]:
         done = subprocess.run(["ip", "netns", "pids", self.namespace], capture_output=True, text=True)
@@ -178,7 +182,7 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
                 "LogLevel ERROR",
                 "",
             ]))
-            host = HostRig(f"node{index}", ns, address, scratch, bin_dir, target)
+            host = HostRig(f"node{index}", ns, address, scratch, bin_dir, target, outside)
             host.use_fio(shutil.which("fio"))
             host.sshd = subprocess.Popen(
                 ["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",

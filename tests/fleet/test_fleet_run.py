@@ -262,3 +262,38 @@ def test_a_dropped_connection_ends_that_host_and_the_cleanup_pass_covers_it(flee
     hosts = Counter(c.result.host for c in run.cells)
     assert hosts["node1"] == hosts["node2"] == 2 and hosts["node3"] == 0
     assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
+
+
+def test_a_host_cut_off_the_network_drops_out_and_is_cleaned_up_when_it_is_back(fleet, db_url: str) -> None:
+    """node1's link goes down during the first cell: ssh gives up on it (ServerAlive, about 15 s), fio's
+    client loses it, the other hosts finish, the run is partial. The link is back before the cleanup pass,
+    which stops the fio server still running there and removes what is left."""
+    process = subprocess.Popen(
+        _cli(fleet, db_url, "--bs", "4k,8k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
+             "--runtime", "3s", "--runs", "1", "--json"),
+        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = fleet.host("node1")
+    deadline = time.monotonic() + 60
+    while not all(h.processes("fio") for h in fleet.hosts) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    victim.network(False)
+    store = open_store(db_url)
+    try:
+        deadline = time.monotonic() + 90
+        while process.poll() is None and time.monotonic() < deadline:
+            cells = store.get_run(store.list_runs()[0][0].id).cells
+            if any(c.result.host == "node2" and c.workload.bs == 8192 for c in cells):
+                break  # the second cell is done on the others: node1 was given up
+            time.sleep(0.2)
+    finally:
+        victim.network(True)  # back before the cleanup pass (which waits up to --connect-timeout)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and "node1" in stderr
+    run = open_store(db_url).get_run(json.loads(stdout)["run_id"])
+    assert run.status == "partial"
+    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == ["node1"]
+    hosts = Counter(c.result.host for c in run.cells)
+    assert hosts["node2"] == hosts["node3"] == 2 and hosts["node1"] == 0
+    assert _no_fio_left(fleet) == []
+    assert _scratch_left(fleet) == []

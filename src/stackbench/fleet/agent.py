@@ -145,8 +145,39 @@ def _remove(paths: list[str]) -> list[str]:
     return removed
 
 
+def _stop_group(pid: int, grace: float = 3.0) -> None:
+    """SIGTERM then SIGKILL to fio's server and its job processes (its own process group)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+
+
 def cleanup(args: dict[str, Any]) -> None:
-    _say(removed=_remove(list(args["scratch"])))
+    """After a run whose session to this host was lost: stop its fio server if one is still there, remove
+    the scratch file and the socket directory."""
+    directory = Path(args.get("socket_dir") or "/nonexistent")
+    stopped = False
+    try:
+        pid = int((directory / "server.pid").read_text())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        if f"--server=sock:{directory / 'fio.sock'}" in cmdline:  # that very server, not a reused pid
+            _stop_group(pid)
+            stopped = True
+    except (OSError, ValueError):
+        pass
+    removed = _remove(list(args["scratch"]))
+    if directory.name.startswith("stackbench-fleet-"):
+        shutil.rmtree(directory, ignore_errors=True)
+    _say(removed=removed, stopped_server=stopped)
 
 
 def serve(args: dict[str, Any]) -> None:
@@ -173,12 +204,14 @@ def serve(args: dict[str, Any]) -> None:
                 _say(error=f"fio --server did not start: {text or 'no output'}")
                 return
             time.sleep(0.02)
+        (directory / "server.pid").write_text(str(server.pid))  # for a cleanup pass over a new connection
         _say(ready=str(socket_path), pid=server.pid)
 
         def watch() -> None:
             server.wait()
             if not stop.is_set():
                 _say(died=server.returncode)
+                os.kill(os.getpid(), signal.SIGTERM)  # nothing left to serve: clean up and end now
 
         threading.Thread(target=watch, daemon=True).start()
         while sys.stdin.buffer.read(65536):  # until EOF: the run ended, or the connection or stackbench died
@@ -186,16 +219,8 @@ def serve(args: dict[str, Any]) -> None:
     finally:
         stop.set()
         if server is not None:
-            for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-                try:
-                    os.killpg(server.pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    break
-                try:
-                    server.wait(timeout=grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            _stop_group(server.pid)
+            server.poll()
         scratch = list(args.get("scratch", ()))
         _remove(scratch)
         shutil.rmtree(directory, ignore_errors=True)

@@ -343,15 +343,14 @@ def _settle_direct(plan: Plan, hosts: list[ReadyHost], warnings: list[Warning], 
     return plan
 
 
-def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost]) -> list[str]:
+def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost], socket_dirs: dict[str, str]) -> list[str]:
     """Remove these hosts' scratch files over ssh (the hosts whose agent did not confirm, as it stopped, that
     it removed them: its connection dropped, or it was never started); a line per host where that failed."""
 
     def clean(host: ReadyHost) -> str | None:
-        if not host.remove_after:
-            return None
         try:
-            ssh.call(host.name, "cleanup", {"scratch": [host.scratch]}, timeout=CLEANUP_TIMEOUT_S)
+            ssh.call(host.name, "cleanup", {"scratch": [host.scratch] if host.remove_after else [],
+                                            "socket_dir": socket_dirs.get(host.name)}, timeout=CLEANUP_TIMEOUT_S)
         except AgentFailed as failed:
             return f"{host.name}: {host.scratch} may be left ({failed.failure.what})"
         return None
@@ -438,7 +437,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     finally:
         stop_servers(servers)
         confirmed = {s.name for s in servers if s.cleaned}
-        left = cleanup_pass(request.ssh, [h for h in hosts if h.name not in confirmed])
+        left = cleanup_pass(request.ssh, [h for h in hosts if h.name not in confirmed],
+                            {s.name: s.socket_dir for s in servers})
         shutil.rmtree(workdir, ignore_errors=True)
         notes = [*warnings, *(measurement.dropped if measurement else [])]
         notes += [Warning(WarningCode.SCRATCH_LEFT, line.split(":", 1)[0], line.split(": ", 1)[1],

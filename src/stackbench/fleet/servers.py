@@ -48,6 +48,7 @@ class HostServer:
     index: int
     port: int
     process: subprocess.Popen
+    socket_dir: str
     events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
     stderr: list[str] = field(default_factory=list)
     host: "ReadyHost | None" = None  # set once its checks passed
@@ -103,7 +104,7 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
     argv = ssh.agent_command(name, forward=(port, f"{socket_dir}/fio.sock"))
     process = spawn.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           start_new_session=True, child_setup=die_with_parent)
-    server = HostServer(name, index, port, process)
+    server = HostServer(name, index, port, process, socket_dir)
 
     def event(line: str) -> None:
         answer = answer_in(line)
