@@ -143,6 +143,16 @@ def _measurement(plan: Plan, cell: _FleetCell, runs: int, replicates: list[dict[
     }
 
 
+def host_dropped(host: str, cell_index: int, cell_name: str, reason: str) -> Warning:
+    """The warning for a host that dropped out of a fleet run mid-run (the run becomes partial)."""
+    return Warning(
+        WarningCode.HOST_DROPPED, host,
+        f"dropped out during cell {cell_index + 1} ({cell_name}): {reason}; its results from then on are "
+        "missing and the fleet's total covers only the runs where every host reported",
+        "check the host (fio killed, network, host down) and run again",
+    )
+
+
 class FleetMeasurement:
     """One fleet run being measured: its cells, the hosts still in it, and what to store after each call."""
 
@@ -163,12 +173,7 @@ class FleetMeasurement:
 
     def _drop(self, server: HostServer, reason: str, cell: _FleetCell) -> None:
         server.dead = server.dead or reason
-        note = Warning(
-            WarningCode.HOST_DROPPED, server.name,
-            f"dropped out during cell {cell.index + 1} ({cell.workload.name}): {server.dead}; its results "
-            "from then on are missing and the fleet's total covers only the runs where every host reported",
-            "check the host (fio killed, network, host down) and run again",
-        )
+        note = host_dropped(server.name, cell.index, cell.workload.name, server.dead)
         self.dropped.append(note)
         self.observer.warning(note)
         _fleet_observer_call(self.observer, "host_status", server.name, f"dropped: {server.dead}")
@@ -343,16 +348,19 @@ def _settle_direct(plan: Plan, hosts: list[ReadyHost], warnings: list[Warning], 
     return plan
 
 
-def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost], socket_dirs: dict[str, str]) -> list[str]:
+def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost], socket_dirs: dict[str, str]) -> list[Warning]:
     """Remove these hosts' scratch files over ssh (the hosts whose agent did not confirm, as it stopped, that
-    it removed them: its connection dropped, or it was never started); a line per host where that failed."""
+    it removed them: its connection dropped, or it was never started); a SCRATCH_LEFT warning per host where
+    that failed."""
 
-    def clean(host: ReadyHost) -> str | None:
+    def clean(host: ReadyHost) -> Warning | None:
         try:
             ssh.call(host.name, "cleanup", {"scratch": [host.scratch] if host.remove_after else [],
                                             "socket_dir": socket_dirs.get(host.name)}, timeout=CLEANUP_TIMEOUT_S)
         except AgentFailed as failed:
-            return f"{host.name}: {host.scratch} may be left ({failed.failure.what})"
+            return Warning(WarningCode.SCRATCH_LEFT, host.name,
+                           f"{host.scratch} may be left there: the cleanup could not reach it ({failed.failure.what})",
+                           "remove it by hand")
         return None
 
     with ThreadPoolExecutor(max_workers=min(32, max(1, len(hosts)))) as pool:
@@ -441,8 +449,7 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
                             {s.name: s.socket_dir for s in servers})
         shutil.rmtree(workdir, ignore_errors=True)
         notes = [*warnings, *(measurement.dropped if measurement else [])]
-        notes += [Warning(WarningCode.SCRATCH_LEFT, line.split(":", 1)[0], line.split(": ", 1)[1],
-                          "remove it by hand") for line in left]
+        notes += left
         try:
             stored = list(store.get_run(run_id).cells)
             store.finish_run(run_id, status, [*notes, *run_warnings(stored)])
