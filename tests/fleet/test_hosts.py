@@ -114,3 +114,24 @@ def test_the_total_sums_rates_and_merges_histograms() -> None:
     merged = Counter({1000: 90, 9000: 10, 2000: 300})
     assert total.clat.p99_ns == percentile_from_bins(merged, 99.0) == 9000.0
     assert total.clat.p50_ns == percentile_from_bins(merged, 50.0) == 2000.0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--hosts", "-oProxyCommand=touch /tmp/pwned", "-t", "/tmp"], "is not a host name"),
+    (["--hosts", "node1", "-t", "/tmp", "--destroy-data"], "--destroy-data cannot be used with --hosts"),
+    (["--hosts", "node1", "-t", "relative/dir"], "is relative"),
+    (["--hosts", "node1", "-t", "/tmp", "--ssh-config", "/nonexistent/config"], "is not a file"),
+    (["--hosts-file", "/nonexistent/hosts", "-t", "/tmp"], "cannot read --hosts-file"),
+])
+def test_bad_fleet_input_is_refused_before_any_host_is_contacted(args: list[str], words: str,
+                                                                  tmp_path: Path) -> None:
+    """In process (the one-line printing of a UsageError is the CLI's, tested for every command elsewhere)."""
+    from typer.testing import CliRunner
+
+    from stackbench.cli import app
+
+    result = CliRunner().invoke(app, ["run", *args, "--db", f"sqlite:///{tmp_path / 'r.db'}"],
+                                env={"STACKBENCH_SSH_CONFIG": "/dev/null"})
+    assert isinstance(result.exception, UsageError), result.output
+    assert words in str(result.exception) and result.exception.fix
+    assert not Path("/tmp/pwned").exists() and not (tmp_path / "r.db").exists()

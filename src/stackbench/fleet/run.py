@@ -281,8 +281,13 @@ class FleetMeasurement:
                 merged = replace(merge_segments(runs.results, direction), host=name)
                 replicates = [_replicate(m, _direction(r, direction)) for m, r in zip(runs.runs, runs.results)]
                 seconds = sum(m["seconds"] for m in runs.runs)
+                extra = {"stop_reason": f"the fleet stopped on its total ({cell.stop_reason})"} \
+                    if self.plan.stopping and cell.done and "out of reach" not in cell.stop_reason else {}
+                if self.plan.stopping and cell.done and not extra:  # the total's row carries the warning
+                    extra = {"stop_reason": "the fleet stopped on its total's interval, which stayed wide: "
+                                            f"see the {TOTAL_HOST} row"}
                 records.append(CellRecord(cell.workload, merged, (),
-                                          _measurement(self.plan, cell, len(runs.runs), replicates, seconds)))
+                                          _measurement(self.plan, cell, len(runs.runs), replicates, seconds, extra)))
                 shown.append(merged)
         numbers, per_host = self._total_runs(cell)
         for direction in directions:
