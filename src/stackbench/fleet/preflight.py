@@ -9,8 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from stackbench.errors import FleetHostsFailed
-from stackbench.fleet.servers import HostServer, open_session, stop_servers
+from stackbench.fleet.servers import HostServer, hosts_failed, open_session, stop_servers
 from stackbench.fleet.ssh import HostFailure, Ssh
 
 PREFLIGHT_TIMEOUT_S = 60.0
@@ -88,10 +87,5 @@ def preflight(
         raise
     if failures:
         stop_servers(servers)
-        raise FleetHostsFailed(
-            f"{len(failures)} of {len(hosts)} host(s) failed the checks ({', '.join(f.host for f in failures)}), so "
-            "nothing ran on any host",
-            "Fix each host as said above and run again",
-            [f.line() for f in failures],
-        )
+        raise hosts_failed(failures, f"{len(failures)} of {len(hosts)} host(s) failed the checks")
     return servers

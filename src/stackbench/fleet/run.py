@@ -40,7 +40,7 @@ from stackbench.fleet.ssh import AgentFailed, Ssh
 from stackbench.plan import Plan, Workload
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import TOTAL_HOST, Run, new_id
-from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, signals_as_interrupt
+from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, plan_facts, signals_as_interrupt
 from stackbench.safety import check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
@@ -398,14 +398,7 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         "stackbench_version": __version__,
         "system": collect_system_facts(),  # the machine that ran fio's client
         "target": {"path": str(target), "kind": "fleet"},
-        "plan": {
-            "name": plan.name,
-            "workloads": [w.to_dict() for w in plan.workloads],
-            "runs": plan.runs,
-            "stopping": plan.stopping.to_dict() if plan.stopping else None,
-            "interleaved": True,
-            "direct_auto": plan.direct_auto,
-        },
+        "plan": plan_facts(plan),
         "command": sys.argv,
         "fleet": {"hosts": names, "total_host": TOTAL_HOST, "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
         "hosts": {h.name: h.facts() for h in hosts},

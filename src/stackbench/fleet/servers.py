@@ -141,11 +141,15 @@ def start_servers(servers: list[HostServer]) -> None:
         raise
     if failures:
         stop_servers(servers)
-        raise FleetHostsFailed(
-            f"fio's server could not be started on {len(failures)} host(s) "
-            f"({', '.join(f.host for f in failures)}), so nothing ran on any host",
-            "Fix each host as said above and run again", [f.line() for f in failures],
-        )
+        raise hosts_failed(failures, f"fio's server could not be started on {len(failures)} host(s)")
+
+
+def hosts_failed(failures: list[HostFailure], what: str) -> FleetHostsFailed:
+    """One error for the failing hosts: a line per host (printed first) and the summary with the fix."""
+    return FleetHostsFailed(
+        f"{what} ({', '.join(f.host for f in failures)}), so nothing ran on any host",
+        "Fix each host as said above and run again", [f.line() for f in failures],
+    )
 
 
 def stop_servers(servers: list[HostServer]) -> None:
