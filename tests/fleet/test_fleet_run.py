@@ -33,6 +33,26 @@ def _cli(fleet, db: str, *args: str, hosts: list[str] | None = None) -> list[str
             "-t", str(fleet.hosts[0].target), "--db", db, *args]
 
 
+def _start(fleet, db: str, block_sizes: str, runtime: str) -> subprocess.Popen:
+    """A fleet run of one cell per block size, in the background, printing its JSON."""
+    return subprocess.Popen(
+        _cli(fleet, db, "--bs", block_sizes, "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
+             "--runtime", runtime, "--runs", "1", "--json"),
+        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _assert_partial(fleet, process: subprocess.Popen, db: str, dropped: str, cells: dict[str, int]) -> None:
+    """The run ended partial with exit 1, `dropped` named, `cells` per host, nothing left on any host."""
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and "partial" in stderr and dropped in stderr
+    run = open_store(db).get_run(json.loads(stdout)["run_id"])
+    assert run.status == "partial"
+    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == [dropped]
+    hosts = Counter(c.result.host for c in run.cells)
+    assert {host: hosts[host] for host in cells} == cells
+    assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
+
+
 def _env(fleet) -> dict[str, str]:
     return {**os.environ, **fleet.env()}
 
@@ -118,6 +138,11 @@ def test_three_hosts_cell_by_cell_against_each_hosts_own_fio_json(fleet, db_url:
     assert total.clat.p50_ns == percentile_from_bins(merged, 50.0)
     assert _scratch_left(fleet) == []
     assert _no_fio_left(fleet) == []
+    shown = subprocess.run([sys.executable, "-m", "stackbench", "show", run.id, "--db", db_url],
+                           capture_output=True, text=True, env={**_env(fleet), "COLUMNS": "200"})
+    slowest = min((by_host[n] for n in fleet.names), key=lambda c: c.result.iops).result.host
+    assert "Across hosts" in shown.stdout and "@(total)" in shown.stdout
+    assert re.search(rf"4K QD1 rnd read .* {slowest} [\d,]+ IOPS", shown.stdout.split("Across hosts")[1])
 
 
 def test_every_failing_host_is_named_and_nothing_runs_anywhere(fleet, db_url: str, tmp_path: Path) -> None:
@@ -160,10 +185,7 @@ def test_a_block_device_target_is_refused_on_the_host(fleet, db_url: str, blank_
 def test_a_host_whose_fio_is_killed_drops_out_and_the_others_are_kept(fleet, db_url: str) -> None:
     """fio is SIGKILLed in node2's namespace during the second cell: node2's later cells are missing with a
     warning naming it, node1 and node3 finish every cell, the run is partial, no scratch file is left."""
-    process = subprocess.Popen(
-        _cli(fleet, db_url, "--bs", "4k,8k,16k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
-             "--runtime", "2s", "--runs", "1", "--json"),
-        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = _start(fleet, db_url, "4k,8k,16k", "2s")
     victim = fleet.host("node2")
     killed = False
     store = open_store(db_url)
@@ -175,17 +197,9 @@ def test_a_host_whose_fio_is_killed_drops_out_and_the_others_are_kept(fleet, db_
                 os.kill(pid, signal.SIGKILL)
             killed = True
         time.sleep(0.05)
-    stdout, stderr = process.communicate(timeout=120)
     assert killed
-    assert process.returncode == 1 and "partial" in stderr and "node2" in stderr
-    run = store.get_run(json.loads(stdout)["run_id"])
-    assert run.status == "partial"
-    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == ["node2"]
-    hosts = Counter(c.result.host for c in run.cells)
-    assert hosts["node1"] == hosts["node3"] == 3
-    assert hosts["node2"] == 1
-    assert hosts["(total)"] == 1  # only where every host reported
-    assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
+    # the total only where every host reported
+    _assert_partial(fleet, process, db_url, "node2", {"node1": 3, "node2": 1, "node3": 3, "(total)": 1})
 
 
 def test_sigterm_stops_servers_and_tunnels_everywhere(fleet, db_url: str) -> None:
@@ -238,10 +252,7 @@ def test_a_fleet_run_goes_to_postgresql(fleet, pg_url: str) -> None:
 def test_a_dropped_connection_ends_that_host_and_the_cleanup_pass_covers_it(fleet, db_url: str) -> None:
     """Our ssh to node3 is killed mid-cell (a dropped connection, seen from our side): node3 is dropped with a
     warning, the others finish, and node3's scratch file is gone (its agent and our cleanup pass)."""
-    process = subprocess.Popen(
-        _cli(fleet, db_url, "--bs", "4k,8k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
-             "--runtime", "2s", "--runs", "1", "--json"),
-        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = _start(fleet, db_url, "4k,8k", "2s")
     victim = None
     deadline = time.monotonic() + 60
     while victim is None and time.monotonic() < deadline and process.poll() is None:
@@ -254,24 +265,14 @@ def test_a_dropped_connection_ends_that_host_and_the_cleanup_pass_covers_it(flee
         time.sleep(0.05)
     assert victim is not None
     os.kill(victim, signal.SIGKILL)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 1 and "node3" in stderr
-    run = open_store(db_url).get_run(json.loads(stdout)["run_id"])
-    assert run.status == "partial"
-    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == ["node3"]
-    hosts = Counter(c.result.host for c in run.cells)
-    assert hosts["node1"] == hosts["node2"] == 2 and hosts["node3"] == 0
-    assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
+    _assert_partial(fleet, process, db_url, "node3", {"node1": 2, "node2": 2, "node3": 0})
 
 
 def test_a_host_cut_off_the_network_drops_out_and_is_cleaned_up_when_it_is_back(fleet, db_url: str) -> None:
     """node1's link goes down during the first cell: ssh gives up on it (ServerAlive, about 15 s), fio's
     client loses it, the other hosts finish, the run is partial. The link is back before the cleanup pass,
     which stops the fio server still running there and removes what is left."""
-    process = subprocess.Popen(
-        _cli(fleet, db_url, "--bs", "4k,8k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
-             "--runtime", "3s", "--runs", "1", "--json"),
-        env=_env(fleet), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = _start(fleet, db_url, "4k,8k", "3s")
     victim = fleet.host("node1")
     deadline = time.monotonic() + 60
     while not all(h.processes("fio") for h in fleet.hosts) and time.monotonic() < deadline:
@@ -288,12 +289,4 @@ def test_a_host_cut_off_the_network_drops_out_and_is_cleaned_up_when_it_is_back(
             time.sleep(0.2)
     finally:
         victim.network(True)  # back before the cleanup pass (which waits up to --connect-timeout)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 1 and "node1" in stderr
-    run = open_store(db_url).get_run(json.loads(stdout)["run_id"])
-    assert run.status == "partial"
-    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == ["node1"]
-    hosts = Counter(c.result.host for c in run.cells)
-    assert hosts["node2"] == hosts["node3"] == 2 and hosts["node1"] == 0
-    assert _no_fio_left(fleet) == []
-    assert _scratch_left(fleet) == []
+    _assert_partial(fleet, process, db_url, "node1", {"node1": 0, "node2": 2, "node3": 2})

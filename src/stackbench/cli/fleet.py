@@ -9,6 +9,7 @@ from stackbench.cli.app import err, error_line, out, warn
 from stackbench.cli.common import open_store_from, print_run
 from stackbench.errors import FleetHostsFailed, StackbenchError, UsageError
 from stackbench.plan import Plan
+from stackbench.results import Run
 from stackbench.warning import WarningCode
 
 
@@ -44,13 +45,7 @@ def run_fleet(
             error_line(line)
         raise
     print_run(store, run, fmt)
-    if fmt == "table":
-        from stackbench.analysis.fleet import host_spread
-        from stackbench.cli.common import emit
-        from stackbench.report.fleet import spread_table
-
-        out.print()
-        emit(fmt, spread_table(host_spread(run)), None)
+    print_spread(run, fmt)
     for warning in run.warnings:
         if warning not in observer.shown:
             warn(str(warning))
@@ -60,3 +55,16 @@ def run_fleet(
             f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
             "See the warnings above, fix the host(s) and run again",
         )
+
+
+def print_spread(run: Run, fmt: str) -> None:
+    """Under a run with per-host cells, on the terminal: the table across hosts naming the slowest."""
+    from stackbench.analysis.fleet import host_spread, is_fleet
+
+    if fmt != "table" or not is_fleet(run):
+        return
+    from stackbench.cli.common import emit
+    from stackbench.report.fleet import spread_table
+
+    out.print()
+    emit(fmt, spread_table(host_spread(run)), None)

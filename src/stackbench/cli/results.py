@@ -111,6 +111,9 @@ def show_command(
     stored = store.get_run(run)
     fmt = chosen_format(output_format, json_output)
     print_run(store, stored, fmt)
+    from stackbench.cli.fleet import print_spread
+
+    print_spread(stored, fmt)
     if fmt == "table":
         for warning in stored.warnings:
             warn(str(warning))
