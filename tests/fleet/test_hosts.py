@@ -70,6 +70,8 @@ def test_the_destination_comes_after_double_dash_and_no_user_text_is_remote() ->
     ("ssh: connect to host 1.2.3.4 port 22: Connection timed out", "timed out"),
     ("root@h: Permission denied (publickey).", "login failed"),
     ("bash: line 1: python3: command not found", "python3"),
+    ("channel 2: open failed: administratively prohibited: open failed", "refuses the port forward"),
+    ("bind [127.0.0.1]:4000: Address already in use", "local port"),
 ])
 def test_ssh_failures_become_one_line_with_a_fix(stderr: str, words: str) -> None:
     failure = explain("h", 255 if "python3" not in stderr else 127, stderr)

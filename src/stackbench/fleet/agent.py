@@ -34,7 +34,8 @@ from typing import Any
 MARK = "STACKBENCH-AGENT "
 OLD_PYTHON = "stackbench: the python3 here is older than 3.8"
 BOOTSTRAP = (
-    f"import sys,json;sys.version_info<(3,8) and sys.exit('{OLD_PYTHON}');b=sys.stdin.buffer;p=json.loads(b.read(int(b.readline())));"
+    f"import sys,json;sys.version_info<(3,8) and sys.exit('{OLD_PYTHON}');"
+    "b=sys.stdin.buffer;p=json.loads(b.read(int(b.readline())));"
     "exec(compile(p['agent'],'stackbench-agent','exec'),{'__name__':'stackbench_agent','PAYLOAD':p})"
 )
 

@@ -36,7 +36,7 @@ from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, UsageError
 from stackbench.fleet.preflight import ReadyHost, preflight
 from stackbench.fleet.servers import HostServer, start_servers, stop_servers
-from stackbench.fleet.ssh import AgentFailed, Ssh
+from stackbench.fleet.ssh import AgentFailed, Ssh, explain
 from stackbench.plan import Plan, Workload
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import TOTAL_HOST, Run, new_id
@@ -231,7 +231,10 @@ class FleetMeasurement:
         for server in alive:
             if server.name not in reported and server.dead is None:
                 server.poll()
-                self._drop(server, server.dead or f"fio's client lost it (fio said: {complaint or 'nothing'})", cell)
+                said = "".join(server.stderr)  # ssh's own words about this host (a refused forward, a lost link)
+                why = explain(server.name, None, said).what if said.strip() else ""
+                lost = f"fio's client lost it ({why or 'fio said: ' + (complaint or 'nothing')})"
+                self._drop(server, server.dead or lost, cell)
         if not reported:
             raise FioJobError(
                 f"fio --client failed on {what} on every host (exit {invocation.exit_code})"

@@ -143,6 +143,10 @@ def explain(host: str, exit_code: int | None, stderr: str) -> HostFailure:
         ("network is unreachable", "the network is unreachable", "Check the address and this machine's network"),
         ("host key verification failed", "its host key is not known or has changed",
          f"Connect once with `ssh {host}` and check the key it shows"),
+        ("administratively prohibited", "its ssh server refuses the port forward to fio's socket",
+         "Allow it in that host's sshd_config (AllowStreamLocalForwarding yes, and not DisableForwarding)"),
+        ("address already in use", "the local port for its forward was taken at the same moment",
+         "Run again (the port is chosen afresh)"),
         ("permission denied", "the login failed (stackbench uses your ssh keys and never asks for a password)",
          f"Install your public key there (ssh-copy-id {host}) or name the key in ~/.ssh/config"),
     )
