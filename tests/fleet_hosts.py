@@ -83,7 +83,12 @@ class HostRig:
 class FleetRig:
     base: Path
     ssh_config: Path
-    hosts: list[HostRig] = field(default_factory=list)
+    hosts: list[HostRig] = field(default_factory=list)  # node1..nodeN, as any good host
+    extra: list[HostRig] = field(default_factory=list)  # noforward: an sshd that refuses port forwarding
+
+    @property
+    def every_host(self) -> list[HostRig]:
+        return [*self.hosts, *self.extra]
 
     @property
     def names(self) -> list[str]:
@@ -93,11 +98,11 @@ class FleetRig:
         return {"STACKBENCH_SSH_CONFIG": str(self.ssh_config)}
 
     def host(self, name: str) -> HostRig:
-        return next(h for h in self.hosts if h.name == name)
+        return next(h for h in self.every_host if h.name == name)
 
     def reset(self) -> None:
         """Every host back to its real fio, with an empty scratch directory."""
-        for host in self.hosts:
+        for host in self.every_host:
             host.use_fio(shutil.which("fio"))
             for child in host.scratch.iterdir():
                 child.unlink()
@@ -125,7 +130,8 @@ def _public_key(path: Path) -> str:
 
 @contextmanager
 def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
-    """`count` hosts named node1..nodeN, plus aliases for the failure cases (see the ssh config below)."""
+    """`count` hosts named node1..nodeN, one more named noforward whose sshd refuses port forwarding, and
+    aliases for the failure cases (see the ssh config below)."""
     tag = f"sbf{os.getpid()}"
     net = f"10.{100 + os.getpid() % 100}"
     base.mkdir(parents=True, exist_ok=True)
@@ -142,7 +148,8 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
     routes: list[str] = []
     try:
         known = []
-        for index in range(1, count + 1):
+        for index in range(1, count + 2):  # the last one is "noforward": its sshd refuses forwarding
+            restricted = index == count + 1
             ns, outside, inside = f"{tag}n{index}", f"{tag}h{index}", f"{tag}g{index}"
             address = f"{net}.{index}.2"
             home = base / f"node{index}"
@@ -176,27 +183,29 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
                 "StrictModes no",  # the keys live under /tmp, which is world-writable
                 "UsePAM no",
                 "AllowTcpForwarding yes",
-                "AllowStreamLocalForwarding yes",
+                f"AllowStreamLocalForwarding {'no' if restricted else 'yes'}",
                 # the user's real ~/.bashrc (which bash reads for ssh commands) must not re-add /usr/bin
                 f"SetEnv PATH={bin_dir} HOME={home / 'home'}",
                 "LogLevel ERROR",
                 "",
             ]))
-            host = HostRig(f"node{index}", ns, address, scratch, bin_dir, target, outside)
+            host = HostRig("noforward" if restricted else f"node{index}", ns, address, scratch, bin_dir, target,
+                           outside)
             host.use_fio(shutil.which("fio"))
-            host.sshd = subprocess.Popen(
-                ["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",
-                 'mount --bind "$1" "$2" && exec "$3" -D -e -f "$4"', "sh", str(scratch), str(target), SSHD,
-                 str(config)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(home / "sshd.log", "wb"),
-            )
-            rig.hosts.append(host)
+            with open(home / "sshd.log", "wb") as log:
+                host.sshd = subprocess.Popen(
+                    ["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",
+                     'mount --bind "$1" "$2" && exec "$3" -D -e -f "$4"', "sh", str(scratch), str(target), SSHD,
+                     str(config)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                )
+            (rig.extra if restricted else rig.hosts).append(host)
             known.append(f"{host.name},{address} ssh-ed25519 {_public_key(host_key)}")
         # packets to {net}.250.2 go into node1's namespace, which does not forward them: silently dropped,
         # so a connection there times out, like a host that is down behind a firewall
         _run("ip", "route", "add", f"{net}.250.0/24", "via", rig.hosts[0].address)
         routes.append(f"{net}.250.0/24")
-        for host in rig.hosts:
+        for host in rig.every_host:
             _wait_for_port(host.address, 22)
         (base / "known_hosts").write_text("\n".join(known) + "\n")
         common = [
@@ -209,7 +218,7 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
             "  LogLevel ERROR",
         ]
         entries = []
-        for host in rig.hosts:
+        for host in rig.every_host:
             entries += [f"Host {host.name}", f"  HostName {host.address}", *common]
         first = rig.hosts[0]
         entries += [
@@ -225,7 +234,7 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
         rig.ssh_config.write_text("\n".join(entries) + "\n")
         yield rig
     finally:
-        for host in rig.hosts:
+        for host in rig.every_host:
             if host.sshd is not None and host.sshd.poll() is None:
                 host.sshd.terminate()
                 try:
@@ -233,7 +242,7 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
                 except subprocess.TimeoutExpired:
                     host.sshd.kill()
                     host.sshd.wait()
-        for host in rig.hosts:  # anything our sessions left in a namespace (a fio server, the agent)
+        for host in rig.every_host:  # anything our sessions left in a namespace (a fio server, the agent)
             for pid in host.namespace_pids():
                 try:
                     os.kill(pid, 9)

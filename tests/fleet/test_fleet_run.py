@@ -290,3 +290,19 @@ def test_a_host_cut_off_the_network_drops_out_and_is_cleaned_up_when_it_is_back(
     finally:
         victim.network(True)  # back before the cleanup pass (which waits up to --connect-timeout)
     _assert_partial(fleet, process, db_url, "node1", {"node1": 0, "node2": 2, "node3": 2})
+
+
+def test_a_host_whose_sshd_refuses_forwarding_is_named_with_the_fix(fleet, db_url: str) -> None:
+    """noforward's sshd has AllowStreamLocalForwarding no: its checks pass, but fio's client cannot reach
+    its server; it drops out with ssh's reason and the fix, node1 is measured."""
+    done = subprocess.run(_cli(fleet, db_url, *CELL, "--runtime", "1s", "--runs", "1", "--json",
+                               hosts=["node1", "noforward"]),
+                          env=_env(fleet), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    run = open_store(db_url).get_run(json.loads(done.stdout)["run_id"])
+    [dropped] = [w for w in run.warnings if w.code == "HOST_DROPPED"]
+    assert dropped.subject == "noforward" and "could not open the forward to fio's socket" in dropped.text
+    assert "AllowStreamLocalForwarding yes" in dropped.fix
+    assert {c.result.host for c in run.cells} == {"node1"}
+    assert _scratch_left(fleet) == [] and [p for h in fleet.extra for p in h.scratch.iterdir()] == []
+    assert _no_fio_left(fleet) == [] and not any(h.processes("fio") for h in fleet.extra)

@@ -127,6 +127,7 @@ def run_fio(
     extra_args: tuple[str, ...] = (),
     workdir_parent: Path | None = None,
     extra_files: dict[str, str] | None = None,
+    client: bool = False,
 ) -> FioInvocation:
     """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
 
@@ -135,7 +136,8 @@ def run_fio(
     a still-writing fio. fio also dies with us (Linux parent-death signal), so a SIGKILLed stackbench does
     not leave fio writing; the job directory lives in `workdir_parent`, which the run records beforehand.
     `extra_files` (relative name -> text) are written next to the job file, for `extra_args` that name
-    more job files (a fleet run gives each `--client` its own).
+    more job files (a fleet run gives each `--client` its own). With `client` (fio --client), fio runs with
+    SIGPIPE ignored: one server's connection closing must end that server's part, not the whole client.
     """
     with tempfile.TemporaryDirectory(prefix="stackbench-job-", dir=workdir_parent) as workdir:
         job_path = Path(workdir) / "cell.fio"
@@ -151,7 +153,7 @@ def run_fio(
             try:
                 process = spawn.popen(
                     command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir,
-                    child_setup=die_with_parent,
+                    child_setup=_client_setup if client else die_with_parent,
                 )
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
@@ -195,6 +197,12 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the run's cleanup still stops fio on every other exit
         pass
+
+
+def _client_setup() -> None:
+    """fio --client: die with us, and survive a server's connection closing (SIGPIPE ignored: EPIPE)."""
+    die_with_parent()
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -143,13 +143,13 @@ def _measurement(plan: Plan, cell: _FleetCell, runs: int, replicates: list[dict[
     }
 
 
-def host_dropped(host: str, cell_index: int, cell_name: str, reason: str) -> Warning:
+def host_dropped(host: str, cell_index: int, cell_name: str, reason: str, fix: str = "") -> Warning:
     """The warning for a host that dropped out of a fleet run mid-run (the run becomes partial)."""
     return Warning(
         WarningCode.HOST_DROPPED, host,
         f"dropped out during cell {cell_index + 1} ({cell_name}): {reason}; its results from then on are "
         "missing and the fleet's total covers only the runs where every host reported",
-        "check the host (fio killed, network, host down) and run again",
+        (fix[0].lower() + fix[1:]) if fix else "check the host (fio killed, network, host down) and run again",
     )
 
 
@@ -171,9 +171,9 @@ class FleetMeasurement:
     def alive(self) -> list[HostServer]:
         return [s for s in self.servers if s.dead is None]
 
-    def _drop(self, server: HostServer, reason: str, cell: _FleetCell) -> None:
+    def _drop(self, server: HostServer, reason: str, cell: _FleetCell, fix: str = "") -> None:
         server.dead = server.dead or reason
-        note = host_dropped(server.name, cell.index, cell.workload.name, server.dead)
+        note = host_dropped(server.name, cell.index, cell.workload.name, server.dead, fix)
         self.dropped.append(note)
         self.observer.warning(note)
         _fleet_observer_call(self.observer, "host_status", server.name, f"dropped: {server.dead}")
@@ -210,7 +210,7 @@ class FleetMeasurement:
         invocation = run_fio(
             self.fio_path, jobs[names[-1]], extra_args=tuple(extra_args),
             extra_files={n: jobs[n] for n in names[:-1]},
-            on_tick=lambda t: self.observer.cell_progress(cell.index, t), workdir_parent=self.workdir,
+            on_tick=lambda t: self.observer.cell_progress(cell.index, t), workdir_parent=self.workdir, client=True,
         )
         try:
             clients = parse_client_results(invocation.stdout, source=f"fio --client output of {what}")
@@ -232,9 +232,9 @@ class FleetMeasurement:
             if server.name not in reported and server.dead is None:
                 server.poll()
                 said = "".join(server.stderr)  # ssh's own words about this host (a refused forward, a lost link)
-                why = explain(server.name, None, said).what if said.strip() else ""
-                lost = f"fio's client lost it ({why or 'fio said: ' + (complaint or 'nothing')})"
-                self._drop(server, server.dead or lost, cell)
+                why = explain(server.name, None, said) if said.strip() else None
+                lost = f"fio's client lost it ({why.what if why else 'fio said: ' + (complaint or 'nothing')})"
+                self._drop(server, server.dead or lost, cell, why.fix if why and not server.dead else "")
         if not reported:
             raise FioJobError(
                 f"fio --client failed on {what} on every host (exit {invocation.exit_code})"

@@ -89,6 +89,7 @@ class Ssh:
         return argv + [
             "-o", "BatchMode=yes", "-o", f"ConnectTimeout={self.connect_timeout}",
             "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-T",
+            "-o", "LogLevel=INFO",  # ssh's default; its messages are read to explain a failure, never shown raw
         ]
 
     def agent_command(self, host: str, forward: tuple[int, str] | None = None) -> list[str]:
@@ -145,6 +146,9 @@ def explain(host: str, exit_code: int | None, stderr: str) -> HostFailure:
          f"Connect once with `ssh {host}` and check the key it shows"),
         ("administratively prohibited", "its ssh server refuses the port forward to fio's socket",
          "Allow it in that host's sshd_config (AllowStreamLocalForwarding yes, and not DisableForwarding)"),
+        ("open failed", "its ssh server could not open the forward to fio's socket (forwarding to a Unix socket "
+         "is refused there, or fio's server is gone)",
+         "Allow it in that host's sshd_config (AllowStreamLocalForwarding yes), and check that fio --server runs"),
         ("address already in use", "the local port for its forward was taken at the same moment",
          "Run again (the port is chosen afresh)"),
         ("permission denied", "the login failed (stackbench uses your ssh keys and never asks for a password)",
