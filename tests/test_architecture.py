@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",
                       "warning"},
     "fleet": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "runner", "abandoned",
-                     "warning", "spawn"},
+                     "recovery", "warning", "spawn"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "spawn"},
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},

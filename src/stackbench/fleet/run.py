@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from stackbench import __version__, abandoned
+from stackbench import __version__, abandoned, recovery
 from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_client_results
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, UsageError
+from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
 from stackbench.fleet.preflight import ReadyHost, preflight
 from stackbench.fleet.servers import HostServer, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
@@ -259,7 +259,15 @@ class FleetMeasurement:
             command=invocation.command, job_file="\n".join(f"# {n}\n{t}" for n, t in jobs.items()),
             exit_code=invocation.exit_code, started_at=invocation.started_at,
         )
-        self.store.add_replicate(self.run_id, cell.group_id, output, records)
+        try:
+            self.store.add_replicate(self.run_id, cell.group_id, output, records)
+        except StoreError as error:  # as a local run does: keep fio's output where `import` can store it
+            kept = recovery.keep(invocation.stdout, f"stackbench-{self.run_id[:12]}-cell{cell.index + 1}-run"
+                                                    f"{number + 1}-fleet.json")
+            where = f"its fio output is kept in {kept}" if kept else "its fio output could not be kept anywhere"
+            raise StoreError(f"{error.what}; the finished fio run of {what} could not be stored, so {where}",
+                             f"{error.fix}, then store it with `stackbench import {kept}`" if kept else error.fix
+                             ) from None
         return shown
 
     def _total_runs(self, cell: _FleetCell) -> tuple[list[int], dict[str, list[FioResult]]]:
