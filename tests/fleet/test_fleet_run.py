@@ -202,17 +202,20 @@ def test_a_host_whose_fio_is_killed_drops_out_and_the_others_are_kept(fleet, db_
     _assert_partial(fleet, process, db_url, "node2", {"node1": 3, "node2": 1, "node3": 3, "(total)": 1})
 
 
-def test_sigterm_stops_servers_and_tunnels_everywhere(fleet, db_url: str) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_servers_and_tunnels_everywhere(fleet, db_url: str, sig: signal.Signals) -> None:
+    """SIGTERM (a service manager) or SIGINT (Ctrl-C) mid-cell: fio's client, every server and forward stop,
+    no scratch file is left on any host, the run is kept as incomplete."""
     process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "5s", "--runs", "1"), env=_env(fleet),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not all(h.processes("fio") for h in fleet.hosts) and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.0)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(sig)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
-    assert "SIGTERM" in stderr
+    assert ("SIGTERM" if sig == signal.SIGTERM else "Ctrl-C") in stderr
     assert _no_fio_left(fleet) == []
     assert _scratch_left(fleet) == []
     children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout
