@@ -17,11 +17,14 @@ def run_fleet(
     plan: Plan, target: Path, hosts: Optional[str], hosts_file: Optional[Path], ssh_config: Optional[str],
     connect_timeout: int, label: Optional[str], destroy_data: bool, db: Optional[str], fmt: str,
 ) -> None:
-    """Check the host list, measure on every host, print the run and the spread between hosts."""
-    from stackbench.cli.progress import FleetProgressObserver
+    """Check the host list, measure on every host, print the run and the spread between hosts.
+
+    The hosts' sessions are opened first, with only light modules imported: their ssh handshakes and checks
+    run while the store and the rest of stackbench load."""
     from stackbench.fleet.hosts import parse_hosts
-    from stackbench.fleet.run import FleetRequest, execute_fleet_run
+    from stackbench.fleet.preflight import open_sessions
     from stackbench.fleet.ssh import Ssh
+    from stackbench.results import new_id
     from stackbench.safety import check_target_text
 
     if destroy_data:
@@ -34,9 +37,19 @@ def run_fleet(
     if not target.is_absolute():
         raise UsageError(f"--target {target} is relative, and each host would read it from the login directory",
                          "Pass an absolute path with --hosts")
-    store = open_store_from(db)
-    observer = FleetProgressObserver(plan, names, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
-    request = FleetRequest(names, target, plan, label, Ssh.from_environment(ssh_config, connect_timeout))
+    ssh = Ssh.from_environment(ssh_config, connect_timeout)
+    sessions = open_sessions(ssh, names, target=str(target), size=plan.size, scratch_id=new_id())
+    try:
+        from stackbench.cli.progress import FleetProgressObserver
+        from stackbench.fleet.run import FleetRequest, execute_fleet_run
+
+        store = open_store_from(db)
+        observer = FleetProgressObserver(plan, names, enabled=err.is_terminal and fmt == "table",
+                                         quiet=fmt == "json")
+    except BaseException:
+        sessions.close()
+        raise
+    request = FleetRequest(names, target, plan, label, ssh, sessions)
     try:
         with observer:
             run = execute_fleet_run(store, request, observer)

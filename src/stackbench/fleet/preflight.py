@@ -61,20 +61,39 @@ def _judge(name: str, index: int, answer: dict[str, Any], local_version: str) ->
     return ReadyHost(name, index, target["file"], bool(target["remove_after"]), answer)
 
 
-def preflight(
-    ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str, local_version: str
-) -> list[HostServer]:
-    """Open a session to every host at once and judge each answer; the sessions of the hosts (all passed),
-    ready for `servers.start_servers`, or FleetHostsFailed naming each failure with every session closed."""
-    tag = scratch_id[:12]
+@dataclass
+class Sessions:
+    """Every host's session, opened and asked; the answers are judged by `judge` (the handshakes run
+    meanwhile, so the caller can do its own start-up work in that time)."""
+
+    scratch_id: str
+    hosts: list[str]
+    servers: list[HostServer]
+
+    def close(self) -> None:
+        stop_servers(self.servers)
+
+
+def open_sessions(ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str) -> Sessions:
+    """Start a session to every host at once (nothing runs there but the checks until `go`)."""
     servers: list[HostServer] = []
     try:
         for index, name in enumerate(hosts):
             args = {"target": target, "size": size, "scratch_id": f"{scratch_id}-h{index}"}
-            servers.append(open_session(ssh, name, index, tag, args))
+            servers.append(open_session(ssh, name, index, scratch_id[:12], args))
+    except BaseException:
+        stop_servers(servers)
+        raise
+    return Sessions(scratch_id, hosts, servers)
+
+
+def judge(sessions: Sessions, local_version: str) -> list[HostServer]:
+    """Every host's answer judged; the sessions (all passed), ready for `servers.start_servers`, or
+    FleetHostsFailed naming each failure with every session closed."""
+    failures = []
+    try:
         deadline = time.monotonic() + PREFLIGHT_TIMEOUT_S
-        failures = []
-        for server in servers:
+        for server in sessions.servers:
             answer = server.wait_for("python", deadline, "the check")
             judged = answer if isinstance(answer, HostFailure) else _judge(server.name, server.index, answer,
                                                                            local_version)
@@ -83,9 +102,16 @@ def preflight(
             else:
                 server.host = judged
     except BaseException:
-        stop_servers(servers)
+        sessions.close()
         raise
     if failures:
-        stop_servers(servers)
-        raise hosts_failed(failures, f"{len(failures)} of {len(hosts)} host(s) failed the checks")
-    return servers
+        sessions.close()
+        raise hosts_failed(failures, f"{len(failures)} of {len(sessions.hosts)} host(s) failed the checks")
+    return sessions.servers
+
+
+def preflight(
+    ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str, local_version: str
+) -> list[HostServer]:
+    """`open_sessions` then `judge`: the checked sessions, or FleetHostsFailed with every session closed."""
+    return judge(open_sessions(ssh, hosts, target=target, size=size, scratch_id=scratch_id), local_version)

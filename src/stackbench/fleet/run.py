@@ -34,7 +34,7 @@ from stackbench.engine.fio_json import parse_client_results
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
-from stackbench.fleet.preflight import ReadyHost, preflight
+from stackbench.fleet.preflight import ReadyHost, Sessions, judge, open_sessions
 from stackbench.fleet.servers import HostServer, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
 from stackbench.plan import Plan, Workload
@@ -57,6 +57,7 @@ class FleetRequest:
     plan: Plan
     label: str | None = None
     ssh: Ssh = field(default_factory=Ssh)
+    sessions: Sessions | None = None  # opened early by the caller (see cli/fleet.py); else opened here
 
 
 @dataclass
@@ -387,41 +388,48 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     """Check every host, then measure every cell on all of them at once; return the stored run."""
     observer = observer or SilentObserver()
     plan = request.plan
-    fio_path = find_fio()
-    version = fio_version(fio_path)
-    target = check_target_text(request.target)
-    scratch_id = new_id()
-    servers = preflight(request.ssh, request.hosts, target=str(target), size=plan.size, scratch_id=scratch_id,
-                        local_version=version)
+    try:
+        target = check_target_text(request.target)
+        fio_path = find_fio()
+        version = fio_version(fio_path)
+    except BaseException:
+        if request.sessions:
+            request.sessions.close()
+        raise
+    sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=plan.size,
+                                                 scratch_id=new_id())
+    with ThreadPoolExecutor(max_workers=1) as pool:  # this machine's facts while the hosts answer
+        local_system = pool.submit(collect_system_facts)
+        servers = judge(sessions, version)
+        system = local_system.result()
     hosts = [s.host for s in servers if s.host is not None]
+    names = [h.name for h in hosts]
     warnings: list[Warning] = []
+    run_id = new_id()
+    workdir: Path | None = None
     try:
         plan = _settle_direct(plan, hosts, warnings, observer)
-    except BaseException:
-        stop_servers(servers)
-        raise
-    names = [h.name for h in hosts]
-    run_id = new_id()
-    workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{run_id[:12]}-"))
-    facts: dict[str, Any] = {
-        "fio_version": version,
-        "fio_path": fio_path,
-        "stackbench_version": __version__,
-        "system": collect_system_facts(),  # the machine that ran fio's client
-        "target": {"path": str(target), "kind": "fleet"},
-        "plan": plan_facts(plan),
-        "command": sys.argv,
-        "fleet": {"hosts": names, "total_host": TOTAL_HOST, "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
-        "hosts": {h.name: h.facts() for h in hosts},
-        "process": abandoned.process_record(workdir=workdir, scratch=None),
-    }
-    try:
+        workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{run_id[:12]}-"))
+        facts: dict[str, Any] = {
+            "fio_version": version,
+            "fio_path": fio_path,
+            "stackbench_version": __version__,
+            "system": system,  # the machine that ran fio's client
+            "target": {"path": str(target), "kind": "fleet"},
+            "plan": plan_facts(plan),
+            "command": sys.argv,
+            "fleet": {"hosts": names, "total_host": TOTAL_HOST,
+                      "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
+            "hosts": {h.name: h.facts() for h in hosts},
+            "process": abandoned.process_record(workdir=workdir, scratch=None),
+        }
         store.create_run(run_id=run_id, source="measured", label=request.label,
                          target=f"{','.join(names)}:{target}", plan_name=plan.name,
                          planned_cells=len(plan.workloads), facts=facts, warnings=warnings)
     except BaseException:
         stop_servers(servers)
-        shutil.rmtree(workdir, ignore_errors=True)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
         raise
     observer.run_started(run_id, plan, target)
     status = "failed"
