@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from stackbench.analysis.between_runs import estimate
 from stackbench.engine.fio import find_fio, fio_version
 from stackbench.fleet.preflight import preflight
 from stackbench.fleet.servers import start_servers, stop_servers
@@ -125,10 +126,19 @@ def main() -> None:
 
     ratios = [s / r for s, r, _, _ in rows]
     extra = [sw - rw for _, _, sw, rw in rows]
-    geo = statistics.geometric_mean(ratios)
+    ratio = estimate(ratios)  # geometric mean and its 95 % interval over the pairs
     print(f"\n{len(hosts)} hosts, {args.rw} {args.bs} QD{args.qd}, {args.runtime} s per run, {len(rows)} pairs")
-    print(f"IOPS ratio fleet/raw: geometric mean {geo:.4f} (min {min(ratios):.4f}, max {max(ratios):.4f}); "
-          f"goal >= 0.99: {'met' if geo >= 0.99 else 'NOT met'}")
+    if ratio.low is None or ratio.high is None:
+        verdict = "one pair: no interval, run more pairs"
+    elif ratio.low >= 0.99:
+        verdict = "met (the whole interval is at or above 0.99)"
+    elif ratio.high < 0.99:
+        verdict = "NOT met (the whole interval is below 0.99)"
+    else:
+        verdict = "not decided: the interval spans 0.99 (a busy machine; run more pairs, longer)"
+    interval = f", 95 % interval {ratio.low:.4f} to {ratio.high:.4f}" if ratio.low is not None else ""
+    print(f"IOPS ratio fleet/raw: geometric mean {ratio.centre:.4f}{interval} (pairs from {min(ratios):.4f} to "
+          f"{max(ratios):.4f}); goal >= 0.99: {verdict}")
     print(f"extra wall time per run: median {statistics.median(extra):.2f} s (max {max(extra):.2f} s); "
           f"goal <= 2 s: {'met' if statistics.median(extra) <= 2 else 'NOT met'}")
 
