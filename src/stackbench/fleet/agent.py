@@ -211,7 +211,10 @@ def serve(args: dict[str, Any]) -> None:
         def watch() -> None:
             server.wait()
             if not stop.is_set():
-                _say(died=server.returncode)
+                try:
+                    _say(died=server.returncode)
+                except OSError:  # our side is gone too
+                    pass
                 os.kill(os.getpid(), signal.SIGTERM)  # nothing left to serve: clean up and end now
 
         threading.Thread(target=watch, daemon=True).start()
