@@ -65,3 +65,17 @@ def test_the_spread_names_the_slowest_host() -> None:
     table = spread_table([spread])
     assert table.rows[0][3].startswith("node2 ") and table.rows[0][3].endswith(" IOPS")
     assert table.rows[0][5].endswith(" %")
+
+
+def test_cache_warnings_are_judged_per_host_and_shared() -> None:
+    from stackbench.fleet.preflight import ReadyHost
+    from stackbench.fleet.run import cache_warnings
+    from stackbench.plan import Plan, Workload
+
+    def host(name: str, ram: int, fs: str) -> ReadyHost:
+        return ReadyHost(name, 0, f"/x/{name}", True, {"system": {"ram_bytes": ram}, "target_facts": {"fs_type": fs}})
+
+    plan = Plan(name="p", workloads=(Workload(rw="randread", bs=4096, iodepth=1, size=1024**3),))
+    notes = cache_warnings(plan, [host("a", 8 * 1024**3, "ext4"), host("b", 64 * 1024**2, "ext4"),
+                                  host("c", 8 * 1024**3, "ext4"), host("d", 8 * 1024**3, "tmpfs")])
+    assert sorted((n.code.value, n.subject) for n in notes) == [("PAGE_CACHE", "a, c"), ("TMPFS_TARGET", "d")]

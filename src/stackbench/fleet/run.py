@@ -41,7 +41,7 @@ from stackbench.plan import Plan, Workload
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import TOTAL_HOST, Run, new_id
 from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, plan_facts, signals_as_interrupt
-from stackbench.safety import check_target_text
+from stackbench.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
 from stackbench.units import format_size
@@ -365,6 +365,20 @@ def _settle_direct(plan: Plan, hosts: list[ReadyHost], warnings: list[Warning], 
     return plan
 
 
+def cache_warnings(plan: Plan, hosts: list[ReadyHost]) -> list[Warning]:
+    """A local run's page-cache and tmpfs warnings, judged on each host's RAM and file system; hosts with
+    the same warning share one, naming them all."""
+    direct = all(w.direct for w in plan.workloads)
+    reads = any(w.reads for w in plan.workloads)
+    found: dict[WarningCode, tuple[Warning, list[str]]] = {}
+    for host in hosts:
+        fs_type = (host.answer.get("target_facts") or {}).get("fs_type")
+        note = cache_warning(host.answer.get("system") or {}, plan.size, reads, fs_type, direct=direct)
+        if note is not None:
+            found.setdefault(note.code, (note, []))[1].append(host.name)
+    return [replace(note, subject=", ".join(names)) for note, names in found.values()]
+
+
 def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost], socket_dirs: dict[str, str]) -> list[Warning]:
     """Remove these hosts' scratch files over ssh (the hosts whose agent did not confirm, as it stopped, that
     it removed them: its connection dropped, or it was never started); a SCRATCH_LEFT warning per host where
@@ -409,6 +423,9 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     workdir: Path | None = None
     try:
         plan = _settle_direct(plan, hosts, warnings, observer)
+        for note in cache_warnings(plan, hosts):
+            warnings.append(note)
+            observer.warning(note)
         workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{run_id[:12]}-"))
         facts: dict[str, Any] = {
             "fio_version": version,
