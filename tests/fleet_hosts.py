@@ -101,8 +101,14 @@ class FleetRig:
         return next(h for h in self.every_host if h.name == name)
 
     def reset(self) -> None:
-        """Every host back to its real fio, with an empty scratch directory."""
+        """Every host back to its real fio, with an empty scratch directory and no fio running (a test that
+        left one has failed already; the next one starts clean)."""
         for host in self.every_host:
+            for pid in host.processes("fio"):
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
             host.use_fio(shutil.which("fio"))
             for child in host.scratch.iterdir():
                 child.unlink()

@@ -44,12 +44,12 @@ def _start(fleet, db: str, block_sizes: str, runtime: str) -> subprocess.Popen:
 def _assert_partial(fleet, process: subprocess.Popen, db: str, dropped: str, cells: dict[str, int]) -> None:
     """The run ended partial with exit 1, `dropped` named, `cells` per host, nothing left on any host."""
     stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 1 and "partial" in stderr and dropped in stderr
+    assert process.returncode == 1 and "partial" in stderr and dropped in stderr, stderr
     run = open_store(db).get_run(json.loads(stdout)["run_id"])
     assert run.status == "partial"
-    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == [dropped]
+    assert [w.subject for w in run.warnings if w.code == "HOST_DROPPED"] == [dropped], stderr
     hosts = Counter(c.result.host for c in run.cells)
-    assert {host: hosts[host] for host in cells} == cells
+    assert {host: hosts[host] for host in cells} == cells, stderr
     assert _scratch_left(fleet) == [] and _no_fio_left(fleet) == []
 
 
@@ -278,9 +278,8 @@ def test_a_host_cut_off_the_network_drops_out_and_is_cleaned_up_when_it_is_back(
     process = _start(fleet, db_url, "4k,8k", "3s")
     victim = fleet.host("node1")
     deadline = time.monotonic() + 60
-    while not all(h.processes("fio") for h in fleet.hosts) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
+    while not all(list(h.scratch.iterdir()) for h in fleet.hosts) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until fio writes on every host: the first cell runs
     victim.network(False)
     store = open_store(db_url)
     try:

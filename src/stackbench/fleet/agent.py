@@ -146,35 +146,45 @@ def _remove(paths: list[str]) -> list[str]:
     return removed
 
 
-def _stop_group(pid: int, grace: float = 3.0) -> None:
-    """SIGTERM then SIGKILL to fio's server and its job processes (its own process group)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def _server_processes(socket_path: Path) -> list[int]:
+    """Every process of the fio server on `socket_path`: the server, its per-connection backends and their
+    job processes (which call setsid, so no one process group holds them all; orphans keep the argv)."""
+    mark = f" --server=sock:{socket_path} ".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
         try:
-            os.killpg(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
+            argv = b" " + (entry / "cmdline").read_bytes().replace(b"\0", b" ") + b" "
+            if entry.stat().st_uid == os.getuid() and mark in argv:
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def _stop_server(socket_path: Path, grace: float = 3.0) -> bool:
+    """SIGTERM, then SIGKILL after `grace` seconds, to every process of that fio server; whether any ran."""
+    pids = _server_processes(socket_path)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
             try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and _server_processes(socket_path):
             time.sleep(0.05)
+        if not _server_processes(socket_path):
+            break
+    return bool(pids)
 
 
 def cleanup(args: dict[str, Any]) -> None:
     """After a run whose session to this host was lost: stop its fio server if one is still there, remove
     the scratch file and the socket directory."""
     directory = Path(args.get("socket_dir") or "/nonexistent")
-    stopped = False
-    try:
-        pid = int((directory / "server.pid").read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        if f"--server=sock:{directory / 'fio.sock'}" in cmdline:  # that very server, not a reused pid
-            _stop_group(pid)
-            stopped = True
-    except (OSError, ValueError):
-        pass
+    stopped = _stop_server(directory / "fio.sock") if directory.name.startswith("stackbench-fleet-") else False
     removed = _remove(list(args["scratch"]))
     if directory.name.startswith("stackbench-fleet-"):
         shutil.rmtree(directory, ignore_errors=True)
@@ -205,7 +215,6 @@ def serve(args: dict[str, Any]) -> None:
                 _say(error=f"fio --server did not start: {text or 'no output'}")
                 return
             time.sleep(0.02)
-        (directory / "server.pid").write_text(str(server.pid))  # for a cleanup pass over a new connection
         _say(ready=str(socket_path), pid=server.pid)
 
         def watch() -> None:
@@ -222,8 +231,10 @@ def serve(args: dict[str, Any]) -> None:
             pass
     finally:
         stop.set()
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # a second signal must not cut the cleanup
+            signal.signal(sig, signal.SIG_IGN)
         if server is not None:
-            _stop_group(server.pid)
+            _stop_server(socket_path)
             server.poll()
         scratch = list(args.get("scratch", ()))
         _remove(scratch)
