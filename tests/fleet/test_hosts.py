@@ -137,3 +137,14 @@ def test_bad_fleet_input_is_refused_before_any_host_is_contacted(args: list[str]
     assert isinstance(result.exception, UsageError), result.output
     assert words in str(result.exception) and result.exception.fix
     assert not Path("/tmp/pwned").exists() and not (tmp_path / "r.db").exists()
+
+
+def test_dry_run_lists_the_hosts_and_checks_their_names(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from stackbench.cli import app
+
+    shown = CliRunner().invoke(app, ["run", "--hosts", "node1,admin@node2", "-t", "/srv/bench", "--dry-run"])
+    assert shown.exit_code == 0 and "On 2 host(s) at once (not contacted by --dry-run): node1, admin@node2" in shown.output
+    refused = CliRunner().invoke(app, ["run", "--hosts", "-oProxyCommand=x", "-t", "/srv/bench", "--dry-run"])
+    assert isinstance(refused.exception, UsageError)

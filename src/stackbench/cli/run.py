@@ -115,7 +115,16 @@ def run_command(
         max_runs, max_time, ioengine, rate_iops,
     )
     if dry_run:
+        names = None
+        if hosts is not None or hosts_file is not None:
+            from stackbench.fleet.hosts import parse_hosts
+
+            names = parse_hosts(hosts, hosts_file)
         _print_plan(plan, target)
+        if names is not None:
+            out.print(f"\nOn {len(names)} host(s) at once (not contacted by --dry-run): {', '.join(names)}; each "
+                      "host's job file names its own scratch file, adds unlink=1 and writes no sample logs",
+                      markup=False, highlight=False)
         return
     if hosts is not None or hosts_file is not None:
         from stackbench.cli.fleet import run_fleet
