@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -134,3 +135,22 @@ def tmpfs_mount(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
     finally:
         for point in mounted:
             subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def fleet_rig(tmp_path_factory: pytest.TempPathFactory):
+    """Three real hosts (network namespaces with their own sshd); see tests/fleet_hosts.py."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create network namespaces and run sshd")
+    from fleet_hosts import fleet_rig as make_rig
+
+    with make_rig(Path(tempfile.mkdtemp(prefix="sb-fleet-", dir="/tmp"))) as rig:
+        yield rig
+
+
+@pytest.fixture
+def fleet(fleet_rig):
+    """The shared hosts, each back to its real fio with an empty scratch directory."""
+    fleet_rig.reset()
+    yield fleet_rig
+    fleet_rig.reset()

@@ -35,6 +35,8 @@ ALLOWED: dict[str, set[str]] = {
     "importer": BASE | {"inputs", "engine", "plan", "results", "store"},
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",
                       "warning"},
+    "fleet": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "runner", "abandoned",
+                     "recovery", "warning", "spawn"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "spawn"},
     "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report"},
     "cli": None,  # the top: may import anything

@@ -57,3 +57,11 @@ class Interrupted(StackbenchError):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised where the program is, so the same cleanup as Ctrl-C happens."""
+
+
+class FleetHostsFailed(StackbenchError):
+    """One or more hosts of a fleet run cannot take part; `failures` holds one line per host with its fix."""
+
+    def __init__(self, what: str, fix: str, failures: list[str]) -> None:
+        super().__init__(what, fix)
+        self.failures = failures

@@ -17,6 +17,11 @@ from stackbench.engine.result import DirectionResult
 from stackbench.plan import Workload
 from stackbench.warning import Warning
 
+# The host of a fleet run's total cells (computed by stackbench from the per-host cells): parentheses are
+# never part of a host name, so it cannot collide with one.
+TOTAL_HOST = "(total)"
+
+
 def new_id() -> str:
     """128 random bits as 32 hex characters: run ids are never sequential or guessable."""
     return secrets.token_hex(16)

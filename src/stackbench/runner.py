@@ -165,14 +165,7 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
         "stackbench_version": __version__,
         "system": system,
         "target": {**target_facts, "path": str(request.target), "kind": target.kind, "file": target.fio_filename},
-        "plan": {
-            "name": plan.name,
-            "workloads": [w.to_dict() for w in plan.workloads],
-            "runs": plan.runs,
-            "stopping": plan.stopping.to_dict() if plan.stopping else None,
-            "interleaved": True,
-            "direct_auto": plan.direct_auto,
-        },
+        "plan": plan_facts(plan),
         "command": sys.argv,
     }
     if target.kind != "device":
@@ -183,6 +176,18 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
             warnings.append(cached)
             observer.warning(cached)
     return Prepared(fio_path, version, target, plan, facts, tuple(warnings))
+
+
+def plan_facts(plan: Plan) -> dict[str, Any]:
+    """The plan as the run's facts store it (a fleet run stores the same)."""
+    return {
+        "name": plan.name,
+        "workloads": [w.to_dict() for w in plan.workloads],
+        "runs": plan.runs,
+        "stopping": plan.stopping.to_dict() if plan.stopping else None,
+        "interleaved": True,
+        "direct_auto": plan.direct_auto,
+    }
 
 
 class Measurement:

@@ -30,6 +30,8 @@ class WarningCode(enum.StrEnum):
     NO_SAMPLES = "NO_SAMPLES"  # a compared side has one summary and nothing to test
     WEAK_REPLICATES = "WEAK_REPLICATES"  # a compared side predates separate runs
     ABANDONED = "ABANDONED"  # the run's process died; the run was marked abandoned
+    HOST_DROPPED = "HOST_DROPPED"  # a fleet host dropped out mid-run; the run is partial
+    SCRATCH_LEFT = "SCRATCH_LEFT"  # a fleet host's scratch file could not be removed (host unreachable)
     LEGACY = "LEGACY"  # a plain-text warning stored by a stackbench without codes
 
 

@@ -76,6 +76,21 @@ def _abandoned(tmp_path: Path) -> list[Warning]:
     return notes
 
 
+def _scratch_left() -> list[Warning]:
+    from stackbench.fleet.preflight import ReadyHost
+    from stackbench.fleet.run import cleanup_pass
+    from stackbench.fleet.ssh import Ssh
+
+    gone = Ssh(binary="/nonexistent/ssh")  # the cleanup pass cannot reach the host
+    return cleanup_pass(gone, [ReadyHost("node1", 0, "/srv/stackbench-x-h0.scratch", True, {})], {})
+
+
+def _host_dropped() -> list[Warning]:
+    from stackbench.fleet.run import host_dropped
+
+    return [host_dropped("node2", 1, "4K QD1 rnd read", "fio's server on node2 exited (status -9)")]
+
+
 SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]]] = {
     WarningCode.PAGE_CACHE: lambda mp, tmp: [cache_warning(SMALL_RAM, 1024**3, True, "ext4")],
     WarningCode.TMPFS_TARGET: lambda mp, tmp: [cache_warning(SMALL_RAM, 64 * 1024**3, False, "tmpfs")],
@@ -89,6 +104,8 @@ SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]
     WarningCode.NO_SAMPLES: lambda mp, tmp: _row_warnings(cell(samples=None, iops=100), cell(runs=RUNS)),
     WarningCode.WEAK_REPLICATES: lambda mp, tmp: _row_warnings(cell(samples=STEADY), cell(samples=STEADY)),
     WarningCode.ABANDONED: lambda mp, tmp: _abandoned(tmp),
+    WarningCode.HOST_DROPPED: lambda mp, tmp: _host_dropped(),
+    WarningCode.SCRATCH_LEFT: lambda mp, tmp: _scratch_left(),
     WarningCode.LEGACY: lambda mp, tmp: [Warning.from_json("a warning from before codes")],
 }
 

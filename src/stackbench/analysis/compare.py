@@ -20,7 +20,7 @@ from typing import Any
 from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, paired_ratio, welch_ratio
 from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of
 from stackbench.errors import StackbenchError
-from stackbench.results import Cell, Run
+from stackbench.results import TOTAL_HOST, Cell, Run
 from stackbench.warning import Warning, WarningCode
 
 KEEP, REVERT, SAME, NO_EVIDENCE = "keep", "revert", "same", "no evidence"
@@ -175,7 +175,30 @@ def key_facts(run: Run) -> dict[str, Any]:
         "sync": sorted({w.sync for w in workloads}),
         "direct": sorted({w.direct for w in workloads}),
         "ioengine": sorted({w.ioengine for w in workloads}) if run.source == "measured" else None,
+        # a fleet's total depends on which hosts it sums; None for a run on one machine
+        "hosts": fleet_hosts(run) or None,
     }
+
+
+def fleet_hosts(run: Run) -> list[str]:
+    """The hosts of a fleet run (run --hosts), sorted; [] for a run on one machine."""
+    return sorted({c.result.host for c in run.cells if c.result.host and c.result.host != TOTAL_HOST})
+
+
+def no_common_cells(runs: list[Run]) -> StackbenchError:
+    """Why runs share no cell: cells are matched per host, so a fleet run and a one-machine run never match."""
+    hosts = [fleet_hosts(run) for run in runs]
+    if any(hosts) and any(h != hosts[0] for h in hosts):
+        shown = "; ".join(f"{run.id[:12]}: {', '.join(h) if h else 'one machine'}" for run, h in zip(runs, hosts))
+        return StackbenchError(
+            f"the runs were measured on different hosts ({shown}) and cells are matched per host, never mixed",
+            "Compare fleet runs of the same hosts (their totals are the rows ending in @(total)), or runs of one "
+            "machine with each other",
+        )
+    return StackbenchError(
+        f"runs {', '.join(run.id[:12] for run in runs)} have no cells in common",
+        "Compare runs made with the same --bs/--qd/--rw cells",
+    )
 
 
 def fact_differences(base: Run, other: Run) -> list[str]:
@@ -223,10 +246,7 @@ def compare_runs(
     b = {match_key(c): c for c in other.cells}
     common = [k for k in a if k in b]
     if not common:
-        raise StackbenchError(
-            f"runs {base.id[:12]} and {other.id[:12]} have no cells in common",
-            "Compare runs made with the same --bs/--qd/--rw cells",
-        )
+        raise no_common_cells([base, other])
     weights = weights or {}
     unknown = set(weights) - {a[k].pattern.lower() for k in common}
     if unknown:

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from stackbench.analysis.compare import match_key
+from stackbench.analysis.compare import fleet_hosts, match_key, no_common_cells
 from stackbench.errors import StackbenchError
 from stackbench.results import Cell, Run
 
@@ -94,5 +94,7 @@ def layer_gaps(runs: list[Run], names: list[str] | None = None, metric: str = "i
         )
         rows.append(LayerRow(cell.pattern, values, factors))
     if not any(any(f is not None for f in row.factors) for row in rows):
+        if any(fleet_hosts(run) for run in runs):
+            raise no_common_cells(runs)
         raise StackbenchError("the runs have no cells in common", "Measure the same --bs/--qd/--rw cells at every layer")
     return LayerGaps(tuple(names), tuple(run.id for run in runs), metric, tuple(rows))

@@ -4,6 +4,7 @@ a bar over the plan's expected fio time with its ETA, and a line per finished fi
 from __future__ import annotations
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
 from stackbench.cli.app import err, warn
 from stackbench.plan import Plan, Workload
@@ -24,11 +25,13 @@ class ProgressObserver:
     more runs adds them to the total as they are scheduled, so the ETA never pretends to the worst case.
     """
 
+    progress_class: type[Progress] = Progress
+
     def __init__(self, plan: Plan, *, enabled: bool, quiet: bool, arms: int = 1, rounds: int | None = None) -> None:
         self.plan = plan
         self.quiet = quiet
         self.fixed_rounds = rounds  # `ab`: every cell runs `rounds` times per arm, no adaptive extras
-        self.progress = Progress(
+        self.progress = self.progress_class(
             SpinnerColumn(),
             TextColumn("{task.description}"),
             BarColumn(),
@@ -91,8 +94,9 @@ class ProgressObserver:
             return
         for result in results:
             clat = result.clat
+            where = f" @{result.host}" if getattr(result, "host", None) else ""
             err.print(
-                f"  done {workload.name:<22} {self._runs[index]:>2} run(s) {format_iops(result.iops):>10} IOPS "
+                f"  done {workload.name + where:<22} {self._runs[index]:>2} run(s) {format_iops(result.iops):>10} IOPS "
                 f"{format_mb_per_s(result.bw_bytes):>8} MB/s  p99 {format_latency_ns(clat.p99_ns if clat else None)}",
                 highlight=False,
                 markup=False,
@@ -101,3 +105,28 @@ class ProgressObserver:
     def warning(self, warning: Warning) -> None:
         self.shown.add(warning)
         warn(str(warning))  # stderr, so even with --json a script's log shows it
+
+
+class _HostLinesProgress(Progress):
+    """The plan's bar with one status line per host under it."""
+
+    host_lines: dict[str, str]
+
+    def get_renderables(self):  # type: ignore[no-untyped-def]
+        yield from super().get_renderables()
+        for host, status in getattr(self, "host_lines", {}).items():
+            yield Text(f"  {host}: {status}", no_wrap=True, overflow="ellipsis")
+
+
+class FleetProgressObserver(ProgressObserver):
+    """A fleet run's progress: the plan's bar with its ETA, and a line per host saying what it is doing."""
+
+    progress_class = _HostLinesProgress
+
+    def __init__(self, plan: Plan, hosts: list[str], *, enabled: bool, quiet: bool) -> None:
+        super().__init__(plan, enabled=enabled, quiet=quiet)
+        self.progress.host_lines = {host: "checking" for host in hosts}  # type: ignore[attr-defined]
+
+    def host_status(self, host: str, status: str) -> None:
+        self.progress.host_lines[host] = status  # type: ignore[attr-defined]
+        self.progress.refresh()

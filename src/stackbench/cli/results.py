@@ -161,6 +161,9 @@ def show_command(
         return
     stored = store.get_run(item_id)
     print_run(store, stored, fmt)
+    from stackbench.cli.fleet import print_spread
+
+    print_spread(stored, fmt)
     if fmt == "table":
         for warning in stored.warnings:
             warn(str(warning))

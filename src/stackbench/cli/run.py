@@ -70,6 +70,23 @@ def run_command(
     destroy_data: bool = typer.Option(
         False, "--destroy-data", help="Allow writing to an existing file or a blank, unmounted block device."
     ),
+    hosts: Optional[str] = typer.Option(
+        None, "--hosts", help="Run the plan on these hosts at once over ssh: comma-separated [user@]host names "
+        "(your ~/.ssh/config and keys apply; fio and python3 must be on each). TARGET is then a path on every "
+        "host (a directory or a new file). See docs/fleet.md.", show_default=False,
+    ),
+    hosts_file: Optional[Path] = typer.Option(
+        None, "--hosts-file", help="A file with one host per line (# starts a comment), added to --hosts.",
+        show_default=False,
+    ),
+    ssh_config: Optional[str] = typer.Option(
+        None, "--ssh-config", help="With --hosts: an ssh config file, passed as ssh -F [default: "
+        "$STACKBENCH_SSH_CONFIG, else ssh's own ~/.ssh/config].", show_default=False,
+    ),
+    connect_timeout: int = typer.Option(
+        10, "--connect-timeout", min=1, max=300, help="With --hosts: seconds ssh waits for a host to answer "
+        "(ssh ConnectTimeout).",
+    ),
     label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for this run, usable wherever a run id is.", callback=check_label),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the first job file; run nothing."),
     db: Optional[str] = DbOption,
@@ -90,15 +107,34 @@ def run_command(
         stackbench run -t /tank/bench --preset blog --qd 4 --label baseline
 
         stackbench run -t /tank/vm --bs 4k --qd 4 --rw randwrite --sync --runs 5 --json
+
+        stackbench run --hosts node1,node2,node3 -t /srv/bench --preset quick
     """
     plan = plan_from_options(
         preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, runs, repeat, until_stable, ci_target,
         max_runs, max_time, ioengine, rate_iops,
     )
     if dry_run:
-        from stackbench.runner import settle_size
+        names = None
+        if hosts is not None or hosts_file is not None:
+            from stackbench.fleet.hosts import parse_hosts
 
-        _print_plan(settle_size(plan, target, destroy_data), target)
+            names = parse_hosts(hosts, hosts_file)
+        if names is None:
+            from stackbench.runner import settle_size
+
+            _print_plan(settle_size(plan, target, destroy_data), target)
+            return
+        _print_plan(plan, target)
+        out.print(f"\nOn {len(names)} host(s) at once (not contacted by --dry-run): {', '.join(names)}; each "
+                  "host's job file names its own scratch file, adds unlink=1 and writes no sample logs",
+                  markup=False, highlight=False)
+        return
+    if hosts is not None or hosts_file is not None:
+        from stackbench.cli.fleet import run_fleet
+
+        run_fleet(plan, target, hosts, hosts_file, ssh_config, connect_timeout, label, destroy_data, db,
+                  chosen_format(output_format, json_output))
         return
 
     from stackbench.runner import RunRequest, execute_run

@@ -65,11 +65,13 @@ def job_file(
     title: str | None = None,
     runtime: float | None = None,
     sample_logs: bool = True,
+    unlink: bool = False,
 ) -> str:
     """The fio job file for one cell. Every option is explicit so the stored job reproduces the cell.
 
     With `sample_logs`, fio also writes per-second IOPS/bandwidth/latency logs next to the job file
-    (relative names, so the stored job file works wherever it is replayed).
+    (relative names, so the stored job file works wherever it is replayed). With `unlink`, fio removes the
+    file when the job ends (fleet runs: the file is on another host, where our own cleanup is a round trip).
     """
     runtime_ms = int(round((runtime if runtime is not None else workload.runtime) * 1000))
     options: list[tuple[str, object]] = [
@@ -88,6 +90,8 @@ def job_file(
     ]
     if workload.rate_iops:
         options.append(("rate_iops", int(workload.rate_iops)))
+    if unlink:
+        options.append(("unlink", 1))
     if sample_logs:
         options += log_options(SAMPLE_LOG_PREFIX)
     cell = [
@@ -122,6 +126,8 @@ def run_fio(
     tick_seconds: float = 0.2,
     extra_args: tuple[str, ...] = (),
     workdir_parent: Path | None = None,
+    extra_files: dict[str, str] | None = None,
+    client: bool = False,
 ) -> FioInvocation:
     """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
 
@@ -129,10 +135,15 @@ def run_fio(
     finish writing, then SIGKILL — and is re-raised once fio is gone, so the caller's cleanup never races
     a still-writing fio. fio also dies with us (Linux parent-death signal), so a SIGKILLed stackbench does
     not leave fio writing; the job directory lives in `workdir_parent`, which the run records beforehand.
+    `extra_files` (relative name -> text) are written next to the job file, for `extra_args` that name
+    more job files (a fleet run gives each `--client` its own). With `client` (fio --client), fio runs with
+    SIGPIPE ignored: one server's connection closing must end that server's part, not the whole client.
     """
     with tempfile.TemporaryDirectory(prefix="stackbench-job-", dir=workdir_parent) as workdir:
         job_path = Path(workdir) / "cell.fio"
         job_path.write_text(job_text)
+        for name, text in (extra_files or {}).items():
+            (Path(workdir) / Path(name).name).write_text(text)
         out_path = Path(workdir) / "stdout"
         err_path = Path(workdir) / "stderr"
         command = [fio_path, "--output-format=json+", "--eta=never", *extra_args, str(job_path)]
@@ -142,7 +153,7 @@ def run_fio(
             try:
                 process = spawn.popen(
                     command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir,
-                    child_setup=_die_with_parent,
+                    child_setup=_client_setup if client else die_with_parent,
                 )
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
@@ -178,7 +189,7 @@ def run_fio(
     )
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: ask Linux to SIGKILL fio when stackbench dies (PR_SET_PDEATHSIG)."""
     try:
         import ctypes
@@ -186,6 +197,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the run's cleanup still stops fio on every other exit
         pass
+
+
+def _client_setup() -> None:
+    """fio --client: die with us, and survive a server's connection closing (SIGPIPE ignored: EPIPE)."""
+    die_with_parent()
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

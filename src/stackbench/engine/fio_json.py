@@ -43,6 +43,35 @@ def parse_fio_json(text: str | bytes, *, source: str = "fio output") -> FioResul
     if not isinstance(text, str):
         raise FioOutputError(f"{source} is not text", _FIX)
     document, preamble = _last_document(text, source)
+    return _parse_document(document, text, preamble, source)
+
+
+def parse_client_results(text: str | bytes, *, source: str = "fio output") -> list[tuple[str, int, FioResult]]:
+    """Each client's own result from `fio --client` output: (hostname, port, result), in fio's order.
+
+    fio's "All clients" entry is skipped: its totals have been wrong in fio releases, so a fleet's total is
+    computed from these per-client results instead. Each result's `document` holds only that client's
+    entry, so its json+ histograms are that client's. A client that dropped out has no entry at all.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    document, preamble = _last_document(text, source)
+    entries = document.get("client_stats")
+    if not isinstance(entries, list):
+        raise FioOutputError(f"{source} has no 'client_stats' list (not fio --client output)", _FIX)
+    found = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("jobname") == "All clients":
+            continue
+        host, port = entry.get("hostname"), entry.get("port")
+        if not isinstance(host, str) or not _is_number(port):
+            raise FioOutputError(f"{source} has a client entry without hostname and port", _FIX)
+        one = {**document, "client_stats": [entry]}
+        found.append((host, int(port), _parse_document(one, text, preamble, f"{source} ({host}:{port})")))
+    return found
+
+
+def _parse_document(document: dict[str, Any], text: str, preamble: str, source: str) -> FioResult:
     version = document.get("fio version")
     if not isinstance(version, str) or not version.strip():
         version = "unknown"

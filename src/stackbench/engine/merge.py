@@ -5,6 +5,9 @@ fio run would have: IOPS and bandwidth over the total runtime, and latency perce
 per-segment percentiles is wrong, so percentiles are recomputed from fio's json+ latency histograms (`bins`,
 bucket value in ns -> count), which add exactly. Without bins (plain json) the percentiles of the segment
 with the most I/Os are kept and the result says so through `percentiles_from`.
+
+`merge_parallel` combines results that ran at the same time (the hosts of a fleet run) instead: rates add
+up, and the latency percentiles are again those of all I/Os, from the summed histograms.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from stackbench.engine.result import DirectionResult, FioResult, Latency
 
@@ -121,4 +124,36 @@ def merge_segments(segments: Sequence[FioResult], direction: str) -> DirectionRe
         sync_lat=_merge_latency(
             [p.sync_lat for p in parts], [bins_of(s.document, direction, sync=True) for s in segments]
         ),
+    )
+
+
+def merge_parallel(
+    parts: Sequence[DirectionResult],
+    clat_bins: Sequence[Optional[Counter[int]]],
+    sync_bins: Sequence[Optional[Counter[int]]],
+) -> DirectionResult:
+    """One result for streams that ran concurrently (one per host): IOPS and bytes/s summed, latency merged.
+
+    `clat_bins`/`sync_bins` are each part's json+ histograms (None where a part has none); percentiles come
+    from their sum, so they are those of every I/O of every part, never an average of percentiles.
+    """
+    if not parts:
+        raise ValueError("merge_parallel needs at least one result")
+    first = parts[0]
+
+    def mean_cpu(values: list[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(values) / len(values)  # type: ignore[arg-type]
+
+    return replace(
+        first,
+        iops=sum(p.iops for p in parts),
+        bw_bytes=sum(p.bw_bytes for p in parts),
+        io_bytes=sum(p.io_bytes for p in parts),
+        total_ios=sum(p.total_ios for p in parts),
+        runtime_ms=max(p.runtime_ms for p in parts),
+        usr_cpu=mean_cpu([p.usr_cpu for p in parts]),
+        sys_cpu=mean_cpu([p.sys_cpu for p in parts]),
+        clat=_merge_latency([p.clat for p in parts], list(clat_bins)),
+        sync_lat=_merge_latency([p.sync_lat for p in parts], list(sync_bins)),
+        host=None,
     )

@@ -313,10 +313,10 @@ class Store:
                     finished_at=_now(), segment=segment, group_id=group_id,
                 )
             )
-            existing = {
-                row.direction: (row.id, row.seq)
+            existing = {  # a fleet run's cell has one row per host (and one for the total) per direction
+                (row.direction, row.host): (row.id, row.seq)
                 for row in connection.execute(
-                    select(cl.c.id, cl.c.seq, cl.c.direction)
+                    select(cl.c.id, cl.c.seq, cl.c.direction, cl.c.host)
                     .join(fo, fo.c.id == cl.c.fio_output_id)
                     .where(fo.c.group_id == group_id)
                 )
@@ -325,7 +325,7 @@ class Store:
                 select(func.count()).select_from(cl).where(cl.c.run_id == run_id)
             ).scalar_one()
             for record in cells:
-                direction = record.result.direction
+                direction = (record.result.direction, record.result.host)
                 if direction in existing:
                     cell_id, seq = existing[direction]
                     first_output = connection.execute(

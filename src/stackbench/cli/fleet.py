@@ -1,0 +1,83 @@
+"""`run --hosts`: the fleet side of the run command (fleet/run.py measures; this checks and prints)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from stackbench.cli.app import err, error_line, out, warn
+from stackbench.cli.common import open_store_from, print_run
+from stackbench.errors import FleetHostsFailed, StackbenchError, UsageError
+from stackbench.plan import Plan
+from stackbench.results import Run
+from stackbench.warning import WarningCode
+
+
+def run_fleet(
+    plan: Plan, target: Path, hosts: Optional[str], hosts_file: Optional[Path], ssh_config: Optional[str],
+    connect_timeout: int, label: Optional[str], destroy_data: bool, db: Optional[str], fmt: str,
+) -> None:
+    """Check the host list, measure on every host, print the run and the spread between hosts.
+
+    The hosts' sessions are opened first, with only light modules imported: their ssh handshakes and checks
+    run while the store and the rest of stackbench load."""
+    from stackbench.fleet.hosts import parse_hosts
+    from stackbench.fleet.preflight import open_sessions
+    from stackbench.fleet.ssh import Ssh
+    from stackbench.results import new_id
+    from stackbench.safety import check_target_text
+
+    if destroy_data:
+        raise UsageError("--destroy-data cannot be used with --hosts: fleet runs only write new scratch files",
+                         "Pass a directory (or a new file name) as --target")
+    names = parse_hosts(hosts, hosts_file)
+    if ssh_config is not None and not Path(ssh_config).is_file():
+        raise UsageError(f"--ssh-config {ssh_config} is not a file", "Pass an existing ssh config file")
+    check_target_text(target)
+    if not target.is_absolute():
+        raise UsageError(f"--target {target} is relative, and each host would read it from the login directory",
+                         "Pass an absolute path with --hosts")
+    ssh = Ssh.from_environment(ssh_config, connect_timeout)
+    sessions = open_sessions(ssh, names, target=str(target), size=plan.size, scratch_id=new_id())
+    try:
+        from stackbench.cli.progress import FleetProgressObserver
+        from stackbench.fleet.run import FleetRequest, execute_fleet_run
+
+        store = open_store_from(db)
+        observer = FleetProgressObserver(plan, names, enabled=err.is_terminal and fmt == "table",
+                                         quiet=fmt == "json")
+    except BaseException:
+        sessions.close()
+        raise
+    request = FleetRequest(names, target, plan, label, ssh, sessions)
+    try:
+        with observer:
+            run = execute_fleet_run(store, request, observer)
+    except FleetHostsFailed as failed:
+        for line in failed.failures:
+            error_line(line)
+        raise
+    print_run(store, run, fmt)
+    print_spread(run, fmt)
+    for warning in run.warnings:
+        if warning not in observer.shown:
+            warn(str(warning))
+    if run.status == "partial":  # results are printed and stored, but a script must not take this as a pass
+        dropped = sorted({w.subject for w in run.warnings if w.code == WarningCode.HOST_DROPPED})
+        raise StackbenchError(
+            f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
+            "See the warnings above, fix the host(s) and run again",
+        )
+
+
+def print_spread(run: Run, fmt: str) -> None:
+    """Under a run with per-host cells, on the terminal: the table across hosts naming the slowest."""
+    from stackbench.analysis.fleet import host_spread, is_fleet
+
+    if fmt != "table" or not is_fleet(run):
+        return
+    from stackbench.cli.common import emit
+    from stackbench.report.fleet import spread_table
+
+    out.print()
+    emit(fmt, spread_table(host_spread(run)), None)

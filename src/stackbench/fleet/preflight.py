@@ -1,0 +1,117 @@
+"""Every host checked before anything starts anywhere: reachable, logged in, python3, fio of our version,
+a target that passes the local run's safety rules. All hosts are asked at once, each over the session that
+will later run its fio server (servers.py); any failure closes every session and stops the run with one
+line per failing host (name, what, fix): nothing has run on any host."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from stackbench.fleet.servers import HostServer, hosts_failed, open_session, stop_servers
+from stackbench.fleet.ssh import HostFailure, Ssh
+
+PREFLIGHT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class ReadyHost:
+    """A host that passed: its index in the fleet, its scratch file and its facts as the agent found them."""
+
+    name: str
+    index: int
+    scratch: str
+    remove_after: bool
+    answer: dict[str, Any]
+
+    @property
+    def fio_version(self) -> str:
+        return str(self.answer.get("fio_version"))
+
+    def facts(self) -> dict[str, Any]:
+        """What the run stores about this host (the same facts a local run stores about its machine)."""
+        a = self.answer
+        return {
+            "fio_version": a.get("fio_version"),
+            "fio_path": a.get("fio_path"),
+            "python": a.get("python"),
+            "system": a.get("system"),
+            "target": {**(a.get("target_facts") or {}), "kind": a["target"]["kind"], "file": self.scratch},
+            "direct_io": a.get("direct"),
+        }
+
+
+def _judge(name: str, index: int, answer: dict[str, Any], local_version: str) -> ReadyHost | HostFailure:
+    if not answer.get("fio_path"):
+        return HostFailure(name, "fio is not installed there (not on the PATH of an ssh command)",
+                           f"Install fio there, the same version as here ({local_version})")
+    version = answer.get("fio_version")
+    if not version:
+        return HostFailure(name, f"{answer['fio_path']} --version did not answer like fio",
+                           f"Install fio there, the same version as here ({local_version})")
+    if version != local_version:
+        return HostFailure(name, f"runs {version} but this machine runs {local_version}, and fio's client/server "
+                           "protocol refuses different versions",
+                           f"Install {local_version} there, or run stackbench from a machine with {version}")
+    if "target_error" in answer:
+        return HostFailure(name, f"the target is refused: {answer['target_error']['what']}",
+                           answer["target_error"]["fix"])
+    target = answer["target"]
+    return ReadyHost(name, index, target["file"], bool(target["remove_after"]), answer)
+
+
+@dataclass
+class Sessions:
+    """Every host's session, opened and asked; the answers are judged by `judge` (the handshakes run
+    meanwhile, so the caller can do its own start-up work in that time)."""
+
+    scratch_id: str
+    hosts: list[str]
+    servers: list[HostServer]
+
+    def close(self) -> None:
+        stop_servers(self.servers)
+
+
+def open_sessions(ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str) -> Sessions:
+    """Start a session to every host at once (nothing runs there but the checks until `go`)."""
+    servers: list[HostServer] = []
+    try:
+        for index, name in enumerate(hosts):
+            args = {"target": target, "size": size, "scratch_id": f"{scratch_id}-h{index}"}
+            servers.append(open_session(ssh, name, index, scratch_id[:12], args))
+    except BaseException:
+        stop_servers(servers)
+        raise
+    return Sessions(scratch_id, hosts, servers)
+
+
+def judge(sessions: Sessions, local_version: str) -> list[HostServer]:
+    """Every host's answer judged; the sessions (all passed), ready for `servers.start_servers`, or
+    FleetHostsFailed naming each failure with every session closed."""
+    failures = []
+    try:
+        deadline = time.monotonic() + PREFLIGHT_TIMEOUT_S
+        for server in sessions.servers:
+            answer = server.wait_for("python", deadline, "the check")
+            judged = answer if isinstance(answer, HostFailure) else _judge(server.name, server.index, answer,
+                                                                           local_version)
+            if isinstance(judged, HostFailure):
+                failures.append(judged)
+            else:
+                server.host = judged
+    except BaseException:
+        sessions.close()
+        raise
+    if failures:
+        sessions.close()
+        raise hosts_failed(failures, f"{len(failures)} of {len(sessions.hosts)} host(s) failed the checks")
+    return sessions.servers
+
+
+def preflight(
+    ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch_id: str, local_version: str
+) -> list[HostServer]:
+    """`open_sessions` then `judge`: the checked sessions, or FleetHostsFailed with every session closed."""
+    return judge(open_sessions(ssh, hosts, target=target, size=size, scratch_id=scratch_id), local_version)

@@ -1,0 +1,172 @@
+"""One ssh session per host for a whole fleet run: the checks, then fio's server and the forward to it.
+
+Each session is one `ssh -L 127.0.0.1:PORT:/tmp/stackbench-fleet-TAG-hN/fio.sock HOST python3 -c ...` running
+the agent's `session` (fleet/agent.py): it answers the preflight, then waits. Only when every host has
+passed does our side send `go`, and the agent starts fio's server on that Unix socket, in a new private
+directory, never on a network address; the forward, bound to loopback on our side, is the only way in, so
+`fio --client=127.0.0.1,PORT` reaches it and nothing else can. One connection per host saves a round of
+ssh handshakes per run. The session's stdin is the server's lifeline: closing it (a normal stop, another
+host failing its checks), or our death (ssh dies with us), makes the agent stop fio, remove the scratch
+file and the socket directory, and confirm that it did.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stackbench import spawn
+from stackbench.engine.fio import die_with_parent
+from stackbench.errors import FleetHostsFailed
+from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
+
+if TYPE_CHECKING:
+    from stackbench.fleet.preflight import ReadyHost
+
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+SOCKET_ROOT = "/tmp"  # short and on every host: a Unix socket path is limited to 107 bytes
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (ssh binds it a moment later, or fails and says so)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class HostServer:
+    """One host's session as our side sees it: the local port that reaches its fio server, and its ssh."""
+
+    name: str
+    index: int
+    port: int
+    process: subprocess.Popen
+    socket_dir: str
+    events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
+    stderr: list[str] = field(default_factory=list)
+    host: "ReadyHost | None" = None  # set once its checks passed
+    dead: str | None = None  # why the host dropped out, once it has
+    cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
+    readers: list[threading.Thread] = field(default_factory=list)
+
+    def _event(self, event: dict[str, Any]) -> dict[str, Any]:
+        if "died" in event and self.dead is None:
+            self.dead = f"fio's server on {self.name} exited (status {event['died']})"
+        if event.get("stopped") and not event.get("left"):
+            self.cleaned = True
+        return event
+
+    def poll(self) -> str | None:
+        """The reason this host is gone (its fio server exited, or its ssh), else None."""
+        while not self.events.empty():
+            self._event(self.events.get_nowait())
+        if self.dead is None and self.process.poll() is not None:
+            self.dead = (f"the ssh connection to {self.name} ended: "
+                         f"{explain(self.name, self.process.returncode, ''.join(self.stderr)).what}")
+        return self.dead
+
+    def wait_for(self, key: str, deadline: float, what: str) -> dict[str, Any] | HostFailure:
+        """The agent's next message holding `key` (or an `error`), or why it never came."""
+        while True:
+            try:
+                event = self._event(self.events.get(timeout=0.05))
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    for reader in self.readers:
+                        reader.join(timeout=1.0)  # ssh's last words
+                    return explain(self.name, self.process.returncode, "".join(self.stderr))
+                if time.monotonic() > deadline:
+                    return HostFailure(self.name, f"{what} did not answer within {START_TIMEOUT_S:g} s",
+                                       "Check the host's load and that `ssh HOST python3 --version` answers")
+                continue
+            if key in event:
+                return event
+            if "error" in event:
+                return HostFailure(self.name, str(event["error"]), "Run `fio --server` there by hand to see why")
+
+
+def _read_lines(stream: Any, sink: Any) -> None:
+    for raw in iter(stream.readline, b""):
+        sink(raw.decode(errors="replace"))
+
+
+def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict[str, Any]) -> HostServer:
+    """Start one host's session; its preflight answer arrives as an event (`HostServer.wait_for`)."""
+    port = free_port()
+    socket_dir = f"{SOCKET_ROOT}/stackbench-fleet-{tag}-h{index}"
+    argv = ssh.agent_command(name, forward=(port, f"{socket_dir}/fio.sock"))
+    process = spawn.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True, child_setup=die_with_parent)
+    server = HostServer(name, index, port, process, socket_dir)
+
+    def event(line: str) -> None:
+        answer = answer_in(line)
+        if answer is not None:
+            server.events.put(answer)
+
+    server.readers = [threading.Thread(target=_read_lines, args=(process.stdout, event), daemon=True),
+                      threading.Thread(target=_read_lines, args=(process.stderr, server.stderr.append), daemon=True)]
+    for reader in server.readers:
+        reader.start()
+    _send(server, payload("session", {**preflight_args, "socket_dir": socket_dir}))
+    return server
+
+
+def _send(server: HostServer, data: bytes) -> None:
+    try:
+        assert server.process.stdin is not None
+        server.process.stdin.write(data)
+        server.process.stdin.flush()
+    except OSError:
+        pass  # ssh already gone: reported from its exit
+
+
+def start_servers(servers: list[HostServer]) -> None:
+    """`go` to every checked host, and wait until each fio server is up; or stop all and FleetHostsFailed."""
+    try:
+        for server in servers:
+            _send(server, b"go\n")
+        deadline = time.monotonic() + START_TIMEOUT_S
+        failures = [f for f in (s.wait_for("ready", deadline, "fio's server") for s in servers)
+                    if isinstance(f, HostFailure)]
+    except BaseException:
+        stop_servers(servers)
+        raise
+    if failures:
+        stop_servers(servers)
+        raise hosts_failed(failures, f"fio's server could not be started on {len(failures)} host(s)")
+
+
+def hosts_failed(failures: list[HostFailure], what: str) -> FleetHostsFailed:
+    """One error for the failing hosts: a line per host (printed first) and the summary with the fix."""
+    return FleetHostsFailed(
+        f"{what} ({', '.join(f.host for f in failures)}), so nothing ran on any host",
+        "Fix each host as said above and run again", [f.line() for f in failures],
+    )
+
+
+def stop_servers(servers: list[HostServer]) -> None:
+    """Close every lifeline at once, then wait for each agent to stop fio and clean up; kill what lingers."""
+    for server in servers:
+        try:
+            if server.process.stdin is not None:
+                server.process.stdin.close()
+        except OSError:
+            pass
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for server in servers:
+        try:
+            server.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+        for reader in server.readers:
+            reader.join(timeout=1.0)
+        server.poll()  # reads the agent's last word: whether it confirmed the cleanup

@@ -1,0 +1,150 @@
+"""The host list refuses anything ssh could read as an option or a shell could expand, with the fix; the
+per-client parser and the parallel merge give each host its own numbers and a total computed from them."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from stackbench.engine.fio_json import parse_client_results
+from stackbench.engine.merge import bins_of, merge_parallel, percentile_from_bins
+from stackbench.errors import UsageError
+from stackbench.fleet.hosts import parse_hosts
+from stackbench.fleet.ssh import Ssh, explain
+
+
+def test_good_names_pass_in_order(tmp_path: Path) -> None:
+    listing = tmp_path / "hosts"
+    listing.write_text("# the rack\nnode3\n\nadmin@10.0.0.7   # by address\nfe80::1\n")
+    assert parse_hosts("node1, node2.example.org", listing) == [
+        "node1", "node2.example.org", "node3", "admin@10.0.0.7", "fe80::1"]
+
+
+@pytest.mark.parametrize("bad", [
+    "-oProxyCommand=touch /tmp/x", "-p", "a b", "h;rm -rf /", "$(id)", "`id`", "host:22", "ssh://host",
+    "a@b@c", "..", "host..x", "", "h\nx", "h'x", "h|x",
+])
+def test_names_that_are_not_destinations_are_refused(bad: str) -> None:
+    with pytest.raises(UsageError) as error:
+        parse_hosts(bad or " ", None)
+    assert "~/.ssh/config" in error.value.fix
+
+
+def test_a_bad_line_of_the_hosts_file_is_named(tmp_path: Path) -> None:
+    listing = tmp_path / "hosts"
+    listing.write_text("node1\n-oProxyCommand=sh\n")
+    with pytest.raises(UsageError, match="line 2"):
+        parse_hosts(None, listing)
+
+
+def test_duplicates_missing_file_and_no_hosts(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="twice"):
+        parse_hosts("node1,NODE1", None)
+    with pytest.raises(UsageError, match="cannot read"):
+        parse_hosts(None, tmp_path / "missing")
+    with pytest.raises(UsageError, match="no hosts"):
+        parse_hosts(None, _empty(tmp_path))
+
+
+def _empty(tmp_path: Path) -> Path:
+    path = tmp_path / "empty"
+    path.write_text("# nothing\n")
+    return path
+
+
+def test_the_destination_comes_after_double_dash_and_no_user_text_is_remote() -> None:
+    argv = Ssh("/x/config", 7).agent_command("node1", forward=(4000, "/tmp/s/fio.sock"))
+    assert argv[:3] == ["ssh", "-F", "/x/config"]
+    assert "BatchMode=yes" in argv and "ConnectTimeout=7" in argv
+    assert argv[argv.index("-L") + 1] == "127.0.0.1:4000:/tmp/s/fio.sock"
+    assert argv[-3:-1] == ["--", "node1"]
+    assert argv[-1].startswith("python3 -c '")
+
+
+@pytest.mark.parametrize("stderr, words", [
+    ("ssh: Could not resolve hostname x: Name or service not known", "unknown"),
+    ("ssh: connect to host 1.2.3.4 port 22: Connection refused", "refused"),
+    ("ssh: connect to host 1.2.3.4 port 22: Connection timed out", "timed out"),
+    ("root@h: Permission denied (publickey).", "login failed"),
+    ("bash: line 1: python3: command not found", "python3"),
+    ("channel 2: open failed: administratively prohibited: open failed", "refuses the port forward"),
+    ("bind [127.0.0.1]:4000: Address already in use", "local port"),
+])
+def test_ssh_failures_become_one_line_with_a_fix(stderr: str, words: str) -> None:
+    failure = explain("h", 255 if "python3" not in stderr else 127, stderr)
+    assert words in failure.what and failure.fix
+    assert failure.line().startswith("h: ")
+
+
+def _client_document() -> str:
+    def entry(host: str, port: int, iops: float, bins: dict[str, int]) -> dict:
+        total = sum(bins.values())
+        return {
+            "jobname": "x", "groupid": 0, "error": 0, "hostname": host, "port": port,
+            "job options": {"rw": "randread", "bs": "4096"},
+            "read": {"io_bytes": total * 4096, "total_ios": total, "iops": iops, "bw_bytes": iops * 4096,
+                     "runtime": 1000, "clat_ns": {"N": total, "mean": 1000.0, "min": 100, "max": 9000,
+                                                  "percentile": {"50.000000": 1000, "99.000000": 9000},
+                                                  "bins": bins}},
+            "usr_cpu": 1.0, "sys_cpu": 2.0,
+        }
+    document = {"fio version": "fio-3.33", "global options": {"ioengine": "psync"}, "client_stats": [
+        entry("127.0.0.1", 4001, 100.0, {"1000": 90, "9000": 10}),
+        entry("127.0.0.1", 4002, 300.0, {"2000": 300}),
+        # fio's own aggregate, with a deliberately wrong total: it must never be used
+        {**entry("127.0.0.1", 4002, 12345.0, {"5": 1}), "jobname": "All clients"},
+    ]}
+    return "<vm> notice\n" + json.dumps(document)
+
+
+def test_each_client_is_parsed_alone_and_all_clients_is_skipped() -> None:
+    clients = parse_client_results(_client_document())
+    assert [(h, p, r.directions[0].iops) for h, p, r in clients] == [("127.0.0.1", 4001, 100.0),
+                                                                      ("127.0.0.1", 4002, 300.0)]
+    assert bins_of(clients[1][2].document, "read") == Counter({2000: 300})
+
+
+def test_the_total_sums_rates_and_merges_histograms() -> None:
+    clients = [r for _, _, r in parse_client_results(_client_document())]
+    parts = [r.directions[0] for r in clients]
+    bins = [bins_of(r.document, "read") for r in clients]
+    total = merge_parallel(parts, bins, [None, None])
+    assert total.iops == 400.0 and total.bw_bytes == 400.0 * 4096 and total.total_ios == 400
+    merged = Counter({1000: 90, 9000: 10, 2000: 300})
+    assert total.clat.p99_ns == percentile_from_bins(merged, 99.0) == 9000.0
+    assert total.clat.p50_ns == percentile_from_bins(merged, 50.0) == 2000.0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--hosts", "-oProxyCommand=touch /tmp/pwned", "-t", "/tmp"], "is not a host name"),
+    (["--hosts", "node1", "-t", "/tmp", "--destroy-data"], "--destroy-data cannot be used with --hosts"),
+    (["--hosts", "node1", "-t", "relative/dir"], "is relative"),
+    (["--hosts", "node1", "-t", "/tmp", "--ssh-config", "/nonexistent/config"], "is not a file"),
+    (["--hosts-file", "/nonexistent/hosts", "-t", "/tmp"], "cannot read --hosts-file"),
+])
+def test_bad_fleet_input_is_refused_before_any_host_is_contacted(args: list[str], words: str,
+                                                                  tmp_path: Path) -> None:
+    """In process (the one-line printing of a UsageError is the CLI's, tested for every command elsewhere)."""
+    from typer.testing import CliRunner
+
+    from stackbench.cli import app
+
+    result = CliRunner().invoke(app, ["run", *args, "--db", f"sqlite:///{tmp_path / 'r.db'}"],
+                                env={"STACKBENCH_SSH_CONFIG": "/dev/null"})
+    assert isinstance(result.exception, UsageError), result.output
+    assert words in str(result.exception) and result.exception.fix
+    assert not Path("/tmp/pwned").exists() and not (tmp_path / "r.db").exists()
+
+
+def test_dry_run_lists_the_hosts_and_checks_their_names(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from stackbench.cli import app
+
+    shown = CliRunner().invoke(app, ["run", "--hosts", "node1,admin@node2", "-t", "/srv/bench", "--dry-run"])
+    assert shown.exit_code == 0 and "On 2 host(s) at once (not contacted by --dry-run): node1, admin@node2" in shown.output
+    refused = CliRunner().invoke(app, ["run", "--hosts", "-oProxyCommand=x", "-t", "/srv/bench", "--dry-run"])
+    assert isinstance(refused.exception, UsageError)
