@@ -144,3 +144,13 @@ def test_a_scsi_disk_on_virtio_scsi_pci_gets_single_controller_and_iothread_advi
     assert "iothread=1" in findings[0]["fix"]
     assert [d["disk"] for d in findings[0]["disks"]] == ["scsi0"] and findings[0]["vm"].endswith("/103.conf")
     assert not [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "KVM-IOTHREAD-IGNORED"]
+
+
+def test_an_unreadable_fact_file_with_json_is_the_document_and_one_error_line(tmp_path: Path) -> None:
+    """Found by the CLI fuzz test: with --json an incomplete audit exited 1 with a warning and no error line."""
+    done = run_cli("audit", "--storage-cfg", str(DATA / "fio" / "randread-psync.json"), "--json")
+    assert done.returncode == 1
+    json.loads(done.stdout)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("Error: no findings, but 1 fact file(s) could not be read") and \
+        sum(line.startswith("Error:") for line in lines) == 1, done.stderr

@@ -5,6 +5,8 @@ nothing is written to the target.
 Commands run in-process (one Python, so hundreds of examples take seconds). fio is pointed at a path that
 does not exist, so no example ever measures: what is exercised is every check up to the point where
 stackbench would start fio, which is where bad input must be caught. Shell commands of `ab` are `true`.
+`serve` runs every check it makes (options, host, port, store) and then, instead of serving forever, returns:
+uvicorn's `Server.run` is replaced by a no-op here, the one fake of this test.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def test_every_command_with_generated_arguments_fails_cleanly_or_succeeds(
     monkeypatch.setenv("XDG_STATE_HOME", str(sandbox / "state"))
     monkeypatch.delenv("STACKBENCH_DB", raising=False)
     monkeypatch.chdir(sandbox)
+    monkeypatch.setattr("uvicorn.Server.run", lambda self, *args, **kwargs: None)
     capsys.readouterr()
     try:
         run_app(argv)
