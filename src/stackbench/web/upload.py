@@ -79,6 +79,8 @@ def validate(document: Any) -> None:
                        "planned_cells", "facts", "warnings"})
     _check(isinstance(run["id"], str) and RUN_ID.fullmatch(run["id"]), "run.id is not 32 hex digits")
     _text(run["label"], "run.label", 200, optional=True)
+    _check(run["label"] is None or not any(ord(c) < 32 or ord(c) == 127 for c in run["label"]),
+           "run.label contains control characters (a label prints on one line, as `run --label` requires)")
     _check(run["status"] in PUSHABLE, f"run.status must be one of {', '.join(PUSHABLE)}")
     _check(run["source"] in SOURCES, f"run.source must be one of {', '.join(SOURCES)}")
     _time(run["created_at"], "run.created_at")
