@@ -9,7 +9,6 @@ import json
 import secrets
 from datetime import timedelta
 
-import httpx
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 

@@ -216,6 +216,18 @@ def _connect_error(base: str, error: Exception) -> PushError:
                      "Check the URL and that `stackbench serve` (or its proxy) listens there")
 
 
+# What an HTTP status from the server means for the user, and the fix: (what, fix); {reason} is the server's.
+_REFUSALS = {
+    401: ("refused the token (unknown, revoked or expired)",
+          "Create a new one on the server: stackbench token create --scope push --user NAME"),
+    403: ("refused the token: {reason}", "Use a token made with --scope push"),
+    413: ("refused the run: {reason}", "Push runs with fewer cells"),
+    409: ("refused the run: {reason}", "Push it with the account that stored it"),
+    400: ("refused the run: {reason}", "Use the same stackbench version here and on the server"),
+    404: ("has no /api/runs", "Check the URL names a stackbench server of this version"),
+}
+
+
 def _answer(base: str, response: Any) -> dict[str, Any]:
     try:
         data = response.json()
@@ -225,24 +237,12 @@ def _answer(base: str, response: Any) -> dict[str, Any]:
     status = response.status_code
     if status in (200, 201) and isinstance(data, dict) and "id" in data:
         return data
-    if status == 401:
-        raise PushError(f"{base} refused the token (unknown, revoked or expired)",
-                        "Create a new one on the server: stackbench token create --scope push --user NAME")
-    if status == 403:
-        raise PushError(f"{base} refused the token: {reason or 'forbidden'}",
-                        "Use a token made with --scope push")
-    if status == 413:
-        raise PushError(f"{base} refused the run: {reason or 'too large'}", "Push runs with fewer cells")
-    if status == 409:
-        raise PushError(f"{base} refused the run: {reason or 'conflict'}", "Push it with the account that stored it")
     if status == 429:
-        raise PushError(f"{base} is throttling this address", f"Wait {response.headers.get('retry-after', 'a minute')} s "
+        raise PushError(f"{base} is throttling this address", f"Wait {response.headers.get('retry-after', '60')} s "
                         "and check the token: wrong tokens count against the limit")
-    if status == 400:
-        raise PushError(f"{base} refused the run: {reason or 'bad request'}",
-                        "Use the same stackbench version here and on the server")
-    if status == 404:
-        raise PushError(f"{base} has no /api/runs", "Check the URL names a stackbench server of this version")
+    if status in _REFUSALS:
+        what, fix = _REFUSALS[status]
+        raise PushError(f"{base} {what.format(reason=reason or 'no reason given')}", fix)
     raise PushError(f"{base} answered HTTP {status}{': ' + reason if reason else ''}", "See the server's log")
 
 

@@ -59,11 +59,7 @@ class Tokens:
         return token
 
     def by_hash(self, token_hash: str) -> ApiToken | None:
-        with self.engine.connect() as connection:
-            row = connection.execute(
-                select(schema.api_tokens).where(schema.api_tokens.c.token_hash == token_hash)
-            ).mappings().first()
-        return None if row is None else _token(row)
+        return self._one(schema.api_tokens.c.token_hash == token_hash)
 
     def holder(self, token_hash: str) -> tuple[ApiToken, Account] | None:
         """The token with this hash and the account it acts for (revoked and expired ones too: the caller
@@ -107,10 +103,11 @@ class Tokens:
         return found
 
     def by_id(self, token_id: str) -> ApiToken | None:
+        return self._one(schema.api_tokens.c.id == token_id)
+
+    def _one(self, condition: Any) -> ApiToken | None:
         with self.engine.connect() as connection:
-            row = connection.execute(
-                select(schema.api_tokens).where(schema.api_tokens.c.id == token_id)
-            ).mappings().first()
+            row = connection.execute(select(schema.api_tokens).where(condition)).mappings().first()
         return None if row is None else _token(row)
 
     def touch(self, token_id: str, moment: datetime) -> None:
