@@ -20,7 +20,9 @@ from stackbench.store.uploads import run_document
 from stackbench.web.context import keyed_digest
 from stackbench.web.upload import MAX_BYTES, MAX_DEPTH
 from web.site import FIO, Site
+from web import test_postgres
 
+pg_database = test_postgres.pg_database  # the PostgreSQL fixture of the server's other PostgreSQL test
 HOSTILE_TEXT = '<b>x</b> "quoted" back\\slash\nnew line'
 
 
@@ -220,3 +222,26 @@ def test_metrics_are_the_latest_complete_runs_the_token_owner_may_see(web: Site,
                          "0.999": cell.result.clat.p999_ns / 1e9}
     alice = web.client().get("/metrics", headers=auth(make_token(web, "alice", "metrics"))).text
     assert "/metrics/only-carol" not in alice  # carol's private run is not alice's to monitor
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_push_and_metrics_on_postgresql(pg_database: str, source) -> None:
+    from web.site import SHARED, site
+
+    with site(pg_database, SHARED) as web:
+        doc = document(source, "randread-psync.json", label="on-postgres")
+        doc["run"]["target"] = HOSTILE_TEXT
+        token = make_token(web, "alice", "push")
+        answer = web.client().post("/api/runs", json=doc, headers=auth(token))
+        assert answer.status_code == 201, answer.text
+        run_id = answer.json()["id"]
+        assert web.store.get_run(run_id).cells[0].result == source.get_run(run_id).cells[0].result
+        assert [o["raw_text"] for o in web.store.fio_outputs(run_id)] == [o["raw_text"] for o in source.fio_outputs(run_id)]
+        assert web.client().post("/api/runs", json=doc, headers=auth(token)).status_code == 200
+        text = web.client().get("/metrics", headers=auth(make_token(web, "alice", "metrics"))).text
+        targets = {s.labels["target"] for f in text_string_to_metric_families(text) for s in f.samples}
+        assert HOSTILE_TEXT in targets
+        made = Tokens(web.store).holder(keyed_digest(web.accounts.server_secret(), token))[0]
+        Tokens(web.store).revoke(made.id)
+        assert web.client().post("/api/runs", json=doc, headers=auth(token)).status_code == 401

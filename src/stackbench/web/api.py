@@ -16,6 +16,7 @@ import re
 from typing import Any, Callable
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
 from stackbench.store.accounts import Account, RunFilter, Viewer, now
@@ -81,11 +82,12 @@ async def push_run(request: Request, holder: tuple[ApiToken, Account] = Depends(
         body += chunk
         if len(body) > MAX_BYTES:
             raise Refused(413, f"the upload is larger than {MAX_BYTES // 1024**2} MiB")
-    document = parse(bytes(body))
+    # parsing and storing block: in the thread pool, so that other requests go on meanwhile
+    document = await run_in_threadpool(parse, bytes(body))
     _, account = holder
     base = str(request.base_url).rstrip("/")
     try:
-        run_id = add_uploaded_run(ctx.store, account.id, document)
+        run_id = await run_in_threadpool(add_uploaded_run, ctx.store, account.id, document)
     except RunExists as exists:
         run_id = document["run"]["id"]
         if exists.owner != account.id:
