@@ -8,6 +8,7 @@ import copy
 import json
 import secrets
 from datetime import timedelta
+from typing import Iterator
 
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
@@ -19,11 +20,24 @@ from stackbench.store.tokens import Tokens
 from stackbench.store.uploads import run_document
 from stackbench.web.context import keyed_digest
 from stackbench.web.upload import MAX_BYTES, MAX_DEPTH
-from web.site import FIO, Site
+from web.site import FIO, SHARED, Site, Template
 from web import test_postgres
 
 pg_database = test_postgres.pg_database  # the PostgreSQL fixture of the server's other PostgreSQL test
 HOSTILE_TEXT = '<b>x</b> "quoted" back\\slash\nnew line'
+
+
+@pytest.fixture(scope="module")
+def web(template: Template) -> Iterator[Site]:
+    """A server of this module's own (a copy of the populated store): the runs pushed here must not change
+    what the shared server's page tests count."""
+    with template.site(SHARED) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def as_user(web: Site) -> dict:
+    return {name: web.login(name) for name in ("alice", "bob", "carol")}
 
 
 def make_token(web: Site, owner: str, scope: str, *, revoked: bool = False, expired: bool = False) -> str:

@@ -6,11 +6,20 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from conftest import cli_here, run_cli
-from web.site import FIO, Site, free_port
+from web.site import FIO, SHARED, Site, Template, free_port
+
+
+@pytest.fixture(scope="module")
+def web(template: Template) -> Iterator[Site]:
+    """A server of this module's own (a copy of the populated store): the runs pushed here must not change
+    what the shared server's page tests count."""
+    with template.site(SHARED) as running:
+        yield running
 
 
 def _server_db(web: Site) -> str:
