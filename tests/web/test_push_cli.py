@@ -125,6 +125,7 @@ def test_push_failures_are_one_line_naming_the_fix(web: Site, local_run: str, tm
         (web.base, "sbt_" + "A" * 43, (), "refused the token (unknown, revoked or expired)", "token create"),
         (web.base, _token(web, "alice", "metrics"), (), "scope metrics", "--scope push"),
         ("ftp://example.org", good, (), "is not an http(s) URL", "base URL"),
+        (web.base, good, ("--ca-file", str(tmp_path / "missing.pem")), "as a CA certificate", "--ca-file"),
         (web.base.replace("http://", "https://"), good, (), "TLS with", "--ca-file"),
     ]
     for url, token, extra, what, fix in cases:

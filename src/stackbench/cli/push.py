@@ -181,7 +181,7 @@ def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Option
                              "Push it when it has finished (or was marked abandoned)")
         documents.append(document)
     answers = []
-    verify: Any = str(ca_file) if ca_file else True
+    verify = _tls_context(ca_file)
     with httpx.Client(base_url=base, timeout=120, verify=verify, follow_redirects=False) as client:
         for document in documents:
             body = json.dumps(document, separators=(",", ":")).encode()
@@ -196,6 +196,17 @@ def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Option
                 raise PushError(f"pushing to {base} failed: {error}", "Check the URL and the network") from None
             answers.append(_answer(base, response))
     return answers
+
+
+def _tls_context(ca_file: Optional[Path]) -> Any:
+    """Verification against the system's trusted CAs (not a bundle of httpx's own), or `ca_file`'s."""
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+    except (OSError, ssl.SSLError) as error:
+        raise UsageError(f"cannot use {ca_file} as a CA certificate: {getattr(error, 'strerror', None) or error}",
+                         "Give --ca-file a PEM file with the CA that signed the server's certificate") from None
 
 
 def base_url(url: str) -> str:
