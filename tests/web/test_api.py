@@ -259,3 +259,18 @@ def test_push_and_metrics_on_postgresql(pg_database: str, source) -> None:
         made = Tokens(web.store).holder(keyed_digest(web.accounts.server_secret(), token))[0]
         Tokens(web.store).revoke(made.id)
         assert web.client().post("/api/runs", json=doc, headers=auth(token)).status_code == 401
+
+
+def test_tokens_are_never_logged(web: Site, source, caplog: pytest.LogCaptureFixture) -> None:
+    """The server's access log (web/headers.py) and anything else that logs while tokens are used."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    tokens = [make_token(web, "alice", "push"), make_token(web, "alice", "metrics"), "sbt_" + "B" * 43]
+    client = web.client()
+    client.post("/api/runs", json=document(source), headers=auth(tokens[0]))
+    client.get("/metrics", headers=auth(tokens[1]))
+    client.get("/metrics", headers=auth(tokens[2]))
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "/api/runs" in logged and "/metrics" in logged  # the requests were logged ...
+    assert not [token for token in tokens if token[4:] in logged]  # ... without their tokens

@@ -78,6 +78,8 @@ def test_token_create_list_revoke(web: Site) -> None:
     assert secret not in listed.stdout and secret[4:] not in json.dumps(tokens)
     client = web.client()
     assert client.get("/metrics", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+    used = json.loads(cli_here("token", "list", "--user", "bob", "--db", _server_db(web), "--json").stdout)["tokens"]
+    assert [t["last_used_at"] is not None for t in used if t["id"] == mine[0]["id"]] == [True]
     revoked = cli_here("token", "revoke", mine[0]["id"][:12], "--db", _server_db(web))
     assert revoked.returncode == 0, revoked.stderr
     assert client.get("/metrics", headers={"Authorization": f"Bearer {secret}"}).status_code == 401
