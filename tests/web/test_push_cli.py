@@ -142,3 +142,49 @@ def test_push_without_a_token_names_both_ways_to_give_one(local_run: str, monkey
     monkeypatch.delenv("STACKBENCH_TOKEN", raising=False)
     result = cli_here("push", "one", "--to", "http://127.0.0.1:9", "--db", local_run)
     assert result.returncode != 0 and "--token-file" in result.stderr and "STACKBENCH_TOKEN" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def tls_site(web: Site, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """The module's server app served over real TLS by uvicorn, with a self-signed certificate for
+    127.0.0.1 made by the openssl command (as a TLS reverse proxy would present one)."""
+    import subprocess
+    import threading
+    import time
+
+    import uvicorn
+
+    from stackbench.web.server import uvicorn_config
+
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    port = free_port()
+    config = uvicorn_config(web.app, "127.0.0.1", port)
+    config.ssl_certfile, config.ssl_keyfile = str(cert), str(key)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn with TLS did not start"
+        time.sleep(0.02)
+    yield f"https://127.0.0.1:{port}", cert
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_push_over_tls_verifies_the_certificate(web: Site, tls_site, local_run: str) -> None:  # noqa: ANN001
+    url, cert = tls_site
+    token = _token(web, "alice", "push")
+    untrusted = _push(local_run, url, token)
+    assert untrusted.returncode != 0
+    assert "TLS with" in untrusted.stderr and "CERTIFICATE_VERIFY_FAILED" in untrusted.stderr
+    assert "--ca-file" in untrusted.stderr and len(untrusted.stderr.strip().splitlines()) == 1
+    trusted = _push(local_run, url, token, "--ca-file", str(cert), "--json")
+    assert trusted.returncode == 0, trusted.stderr
+    answer = json.loads(trusted.stdout)["pushed"][0]
+    assert answer["created"] and answer["url"] == f"{url}/runs/{answer['id']}"
+    assert web.store.has_run(answer["id"])
