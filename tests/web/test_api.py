@@ -274,3 +274,15 @@ def test_tokens_are_never_logged(web: Site, source, caplog: pytest.LogCaptureFix
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "/api/runs" in logged and "/metrics" in logged  # the requests were logged ...
     assert not [token for token in tokens if token[4:] in logged]  # ... without their tokens
+
+
+def test_guessing_tokens_is_throttled_per_address(fresh_site) -> None:  # noqa: ANN001
+    from stackbench.web.settings import Settings
+
+    with fresh_site(Settings(misses_per_address=5)) as site:
+        client = site.client()
+        answers = [client.get("/metrics", headers=auth("sbt_" + secrets.token_urlsafe(32))).status_code
+                   for _ in range(6)]
+        assert answers == [401] * 5 + [429]
+        refused = client.get("/metrics", headers=auth(make_token(site, "alice", "metrics")))
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0  # even a good token, for now
