@@ -17,7 +17,8 @@ RESULTS = {
     "audit", "crypto", "user list",
 }
 # Commands that answer with a line, not a result: --json, and no --format.
-REPLIES = {"rm", "goal add", "facts save", "user add", "user passwd", "user remove", "user claim"}
+REPLIES = {"rm", "goal add", "facts save", "user add", "user passwd", "user remove", "user claim",
+           "token create", "token revoke", "push"}
 # Commands that write a document file (-o FILE) and answer with a line: their --format names the file's format
 # (html, md, xlsx), not one of the printed formats, and --json is the reply's.
 DOCUMENTS = {"report"}

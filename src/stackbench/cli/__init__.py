@@ -19,6 +19,7 @@ from stackbench.cli import crypto as _crypto  # noqa: F401,E402
 from stackbench.cli import report as _report  # noqa: F401,E402
 from stackbench.cli import serve as _serve  # noqa: F401,E402
 from stackbench.cli import user as _user  # noqa: F401,E402
+from stackbench.cli import push as _push  # noqa: F401,E402
 from stackbench.cli import chart as _chart  # noqa: F401,E402
 
 

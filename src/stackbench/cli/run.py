@@ -89,6 +89,9 @@ def run_command(
     ),
     label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for this run, usable wherever a run id is.", callback=check_label),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the first job file; run nothing."),
+    push: Optional[str] = typer.Option(
+        None, "--push", help="After the run is stored, push it to this stackbench server URL (token: "
+        "$STACKBENCH_TOKEN; see `stackbench push`).", show_default=False),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
@@ -140,6 +143,11 @@ def run_command(
     from stackbench.runner import RunRequest, execute_run
 
     check_target_text(target)
+    if push:
+        from stackbench.cli.push import base_url, read_token
+
+        base_url(push)  # before the run: a bad URL or a missing token must not cost a whole run
+        token = read_token(None)
     store = open_store_from(db)
     fmt = chosen_format(output_format, json_output)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
@@ -149,6 +157,12 @@ def run_command(
     for warning in run.warnings:
         if warning not in observer.shown:
             warn(str(warning))
+    if push:
+        from stackbench.cli.push import push_runs
+
+        answer = push_runs(store, [run.id], push, token)[0]  # the run is stored: a failed push loses nothing
+        (err if fmt == "json" else out).print(f"Pushed {answer['id'][:12]} {answer['url']}", markup=False,
+                                              highlight=False, soft_wrap=True)
 
 
 def _print_plan(plan: Plan, target: Path) -> None:

@@ -158,12 +158,13 @@ class Accounts:
 
     def remove_account(self, name: str) -> tuple[Account, int]:
         """Remove an account in one transaction: its sessions end, its share links stop working, and its
-        runs lose their owner (admins only see them then, until claimed). Returns the account and how
-        many runs it owned."""
+        runs lose their owner (admins only see them then, until claimed), its API tokens are deleted.
+        Returns the account and how many runs it owned."""
         account = self.account_named(name)
         with self.engine.begin() as connection:
             connection.execute(delete(schema.sessions).where(schema.sessions.c.account_id == account.id))
             connection.execute(delete(schema.share_links).where(schema.share_links.c.owner == account.id))
+            connection.execute(delete(schema.api_tokens).where(schema.api_tokens.c.owner == account.id))
             owned = connection.execute(
                 update(schema.runs).where(schema.runs.c.owner == account.id).values(owner=None, visibility="private")
             ).rowcount

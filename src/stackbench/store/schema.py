@@ -235,3 +235,20 @@ server_secrets = Table(
     Column("value", String(128), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
+
+# 0006: API tokens for `stackbench push` (scope "push") and `/metrics` (scope "metrics"); the token is
+# stored only as a keyed hash; expires_at null: until revoked
+TOKEN_SCOPES = ("push", "metrics")
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("owner", String(32), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("scope", String(16), nullable=False),
+    Column("note", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True)),
+    Column("revoked_at", DateTime(timezone=True)),
+    Column("last_used_at", DateTime(timezone=True)),
+)

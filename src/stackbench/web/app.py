@@ -23,6 +23,7 @@ from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
 from stackbench.web.access import NotFound, Principal, RunView, TooManyMisses, load
+from stackbench.web.api import install as install_api
 from stackbench.web.context import ServerContext, client_address
 from stackbench.web.passwords import needs_rehash, verify_password
 from stackbench.web.sessions import (
@@ -44,6 +45,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     accounts.end_sessions_older_than(ctx.settings.idle_timeout, ctx.settings.absolute_timeout)  # refused anyway
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = ctx
+    install_api(app)  # POST /api/runs and GET /metrics, with API tokens (web/api.py)
     env = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True)
     stylesheet = resources.files("stackbench.web").joinpath("static/style.css").read_text(encoding="utf-8")
 

@@ -31,9 +31,13 @@ class ServerContext:
         self.misses = SlidingWindow(s.misses_per_address, s.miss_window_s)
 
     def digest(self, secret: str) -> str:
-        """The stored form of a session id or share token: HMAC-SHA256 under the server's key. The secrets
-        are 256 random bits, so a fast hash is enough; the key makes a copied table useless elsewhere."""
-        return hmac.new(self.hash_key, secret.encode(), hashlib.sha256).hexdigest()
+        return keyed_digest(self.hash_key, secret)
+
+
+def keyed_digest(key: bytes, secret: str) -> str:
+    """The stored form of a session id, share token or API token: HMAC-SHA256 under the server's key. The
+    secrets are 256 random bits, so a fast hash is enough; the key makes a copied table useless elsewhere."""
+    return hmac.new(key, secret.encode(), hashlib.sha256).hexdigest()
 
 
 def context_of(request: Request) -> ServerContext:

@@ -1,0 +1,315 @@
+"""`stackbench token`, `stackbench push` and `stackbench export --openmetrics` (docs/server.md).
+
+Tokens are made on the server's machine, against the server's store, and shown once; `push` sends runs
+from any machine's store to a server over HTTP(S) with a `push` token; `export` writes the OpenMetrics
+text of a store for node_exporter's textfile collector.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from stackbench.cli.app import app, out
+from stackbench.cli.common import (
+    DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
+)
+from stackbench.errors import StackbenchError, UsageError
+
+token_app = typer.Typer(help="API tokens of the web server, for push and /metrics.", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+TOKEN_PREFIX = "sbt_"  # tells a stackbench API token apart in a secrets scanner or a config file
+
+
+class PushError(StackbenchError):
+    """A push the server or the network refused."""
+
+
+@token_app.command("create")
+def token_create(
+    scope: str = typer.Option(..., "--scope", help="push: upload runs (stackbench push); metrics: read /metrics.",
+                              show_default=False),
+    user: str = typer.Option(..., "--user", help="The account the token acts for: runs pushed with it are its.",
+                             show_default=False),
+    note: str = typer.Option("", "--note", help="What the token is for (shown by `token list`, at most 500 characters)."),
+    expires: Optional[int] = typer.Option(
+        None, "--expires", min=1, max=3650, help="Days until the token stops working. Default: until revoked.",
+        show_default=False),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonReplyOption,
+) -> None:
+    """Create an API token and print it once: it is stored only as a keyed hash and cannot be shown again.
+    Run this on the server's machine, against the server's store. A token can never create tokens.
+
+    Example:
+
+        stackbench token create --scope push --user alice --note "lab box 3" --expires 90
+    """
+    import secrets
+    from datetime import timedelta
+
+    from stackbench.store.accounts import Accounts, now
+    from stackbench.store.schema import TOKEN_SCOPES
+    from stackbench.store.tokens import Tokens
+    from stackbench.web.context import keyed_digest
+
+    if scope not in TOKEN_SCOPES:
+        raise UsageError(f"unknown scope {scope!r}", f"Use --scope {' or --scope '.join(TOKEN_SCOPES)}")
+    if len(note) > 500:
+        raise UsageError("the note is longer than 500 characters", "Shorten --note")
+    store = open_store_from(db)
+    accounts = Accounts(store)
+    account = accounts.account_named(user)
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = Tokens(store).add(token_hash=keyed_digest(accounts.server_secret(), secret), owner=account.id,
+                              scope=scope, note=note, expires_at=now() + timedelta(days=expires) if expires else None)
+    if json_output:
+        print_json({"token": secret, **_token_json(token, account.name)})
+        return
+    out.print(f"Token {token.id[:12]} ({scope}) for {account.name}"
+              + (f", expires {token.expires_at:%Y-%m-%d %H:%M} UTC" if token.expires_at else ", until revoked")
+              + ". It is shown only now; keep it in a file only you can read:", markup=False, highlight=False)
+    out.print(secret, markup=False, highlight=False, soft_wrap=True)
+
+
+@token_app.command("list")
+def token_list(
+    user: Optional[str] = typer.Option(None, "--user", help="Only this account's tokens. Default: every account's.",
+                                       show_default=False),
+    db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """List API tokens (never the tokens themselves): id, account, scope, note, created, expires, last used,
+    revoked.
+
+    Example:
+
+        stackbench token list --user alice
+    """
+    from stackbench.report.tabular import Tabular
+    from stackbench.store.accounts import Accounts
+    from stackbench.store.tokens import Tokens
+
+    store = open_store_from(db)
+    accounts = Accounts(store)
+    names = {a.id: a.name for a in accounts.list_accounts()}
+    tokens = Tokens(store).list(accounts.account_named(user).id if user else None)
+
+    def when(moment: Any) -> str:
+        return moment.strftime("%Y-%m-%d %H:%M") if moment else "-"
+
+    table = Tabular(["Id", "Account", "Scope", "Note", "Created (UTC)", "Expires (UTC)", "Last used (UTC)", "Revoked (UTC)"],
+                    [[t.id[:12], names.get(t.owner, "?"), t.scope, t.note, when(t.created_at),
+                      when(t.expires_at) if t.expires_at else "never", when(t.last_used_at), when(t.revoked_at)]
+                     for t in tokens])
+    emit(chosen_format(output_format, json_output), table,
+         {"tokens": [_token_json(t, names.get(t.owner, "")) for t in tokens]})
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: str = typer.Argument(..., help="The token's id as `token list` shows it (at least 6 characters).",
+                                   show_default=False),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonReplyOption,
+) -> None:
+    """Revoke an API token: it stops working at once (the next request with it gets 401).
+
+    Example:
+
+        stackbench token revoke 3f9a1c2b7d4e
+    """
+    from stackbench.store.tokens import Tokens
+
+    token = Tokens(open_store_from(db)).revoke(token_id)
+    if json_output:
+        print_json({"revoked": token.id})
+    else:
+        out.print(f"Revoked token {token.id[:12]} ({token.scope}).", markup=False, highlight=False)
+
+
+def _token_json(token: Any, account: str) -> dict[str, Any]:
+    def iso(moment: Any) -> str | None:
+        return moment.isoformat() if moment else None
+
+    return {"id": token.id, "account": account, "scope": token.scope, "note": token.note,
+            "created_at": iso(token.created_at), "expires_at": iso(token.expires_at),
+            "last_used_at": iso(token.last_used_at), "revoked_at": iso(token.revoked_at)}
+
+
+# -- push --------------------------------------------------------------------------------------------
+
+PushUrlHelp = "The server's base URL, e.g. https://bench.example.org (https unless the server is on this machine)."
+
+
+def read_token(token_file: Optional[Path]) -> str:
+    """The push token: from --token-file (first line), else $STACKBENCH_TOKEN."""
+    if token_file is not None:
+        try:
+            text = token_file.read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise UsageError(f"cannot read the token file {token_file}: {error.strerror}",
+                             "Check --token-file names a readable file") from None
+    else:
+        text = os.environ.get("STACKBENCH_TOKEN", "").strip()
+    if not text:
+        raise UsageError("no API token", "Pass --token-file FILE or set STACKBENCH_TOKEN "
+                         "(make one on the server: stackbench token create --scope push --user NAME)")
+    return text.splitlines()[0].strip()
+
+
+def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Optional[Path] = None) -> list[dict[str, Any]]:
+    """Push each run to the server; the server's answers ({id, url, created}). Stops at the first failure
+    with one line naming the fix (runs pushed before it stay pushed; pushing them again is harmless)."""
+    import json
+
+    import httpx
+
+    from stackbench.store.uploads import run_document
+
+    base = base_url(url)
+    documents = []
+    for ref in refs:
+        document = run_document(store, ref)
+        if document["run"]["status"] == "running":
+            raise UsageError(f"run {document['run']['id'][:12]} is still running",
+                             "Push it when it has finished (or was marked abandoned)")
+        documents.append(document)
+    answers = []
+    verify = _tls_context(ca_file)
+    with httpx.Client(base_url=base, timeout=120, verify=verify, follow_redirects=False) as client:
+        for document in documents:
+            body = json.dumps(document, separators=(",", ":")).encode()
+            try:
+                response = client.post("/api/runs", content=body, headers={
+                    "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            except httpx.ConnectError as error:
+                raise _connect_error(base, error) from None
+            except httpx.TimeoutException:
+                raise PushError(f"{base} did not answer in 120 s", "Check the server is up and reachable") from None
+            except httpx.HTTPError as error:
+                raise PushError(f"pushing to {base} failed: {error}", "Check the URL and the network") from None
+            answers.append(_answer(base, response))
+    return answers
+
+
+def _tls_context(ca_file: Optional[Path]) -> Any:
+    """Verification against the system's trusted CAs (not a bundle of httpx's own), or `ca_file`'s."""
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+    except (OSError, ssl.SSLError) as error:
+        raise UsageError(f"cannot use {ca_file} as a CA certificate: {getattr(error, 'strerror', None) or error}",
+                         "Give --ca-file a PEM file with the CA that signed the server's certificate") from None
+
+
+def base_url(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"{url!r} is not an http(s) URL", "Give the server's base URL, e.g. https://bench.example.org")
+    return url.rstrip("/")
+
+
+def _connect_error(base: str, error: Exception) -> PushError:
+    text = str(error)
+    if "CERTIFICATE" in text.upper() or "SSL" in text.upper() or "TLS" in text.upper():
+        return PushError(f"TLS with {base} failed: {text.splitlines()[0][:200]}",
+                         "Give the proxy a certificate this machine trusts, or pass --ca-file with its CA")
+    return PushError(f"cannot connect to {base}: {text.splitlines()[0][:200] if text else 'refused'}",
+                     "Check the URL and that `stackbench serve` (or its proxy) listens there")
+
+
+# What an HTTP status from the server means for the user, and the fix: (what, fix); {reason} is the server's.
+_REFUSALS = {
+    401: ("refused the token (unknown, revoked or expired)",
+          "Create a new one on the server: stackbench token create --scope push --user NAME"),
+    403: ("refused the token: {reason}", "Use a token made with --scope push"),
+    413: ("refused the run: {reason}", "Push runs with fewer cells"),
+    409: ("refused the run: {reason}", "Push it with the account that stored it"),
+    400: ("refused the run: {reason}", "Use the same stackbench version here and on the server"),
+    404: ("has no /api/runs", "Check the URL names a stackbench server of this version"),
+}
+
+
+def _answer(base: str, response: Any) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        data = {}
+    reason = data.get("error") if isinstance(data, dict) else None
+    status = response.status_code
+    if status in (200, 201) and isinstance(data, dict) and "id" in data:
+        return data
+    if status == 429:
+        raise PushError(f"{base} is throttling this address", f"Wait {response.headers.get('retry-after', '60')} s "
+                        "and check the token: wrong tokens count against the limit")
+    if status in _REFUSALS:
+        what, fix = _REFUSALS[status]
+        raise PushError(f"{base} {what.format(reason=reason or 'no reason given')}", fix)
+    raise PushError(f"{base} answered HTTP {status}{': ' + reason if reason else ''}", "See the server's log")
+
+
+@app.command("push")
+def push_command(
+    runs: list[str] = typer.Argument(..., help="Runs to push: ids, unique id prefixes or labels.", show_default=False),
+    to: str = typer.Option(..., "--to", help=PushUrlHelp, show_default=False),
+    token_file: Optional[Path] = typer.Option(
+        None, "--token-file", help="File whose first line is a push token. Default: $STACKBENCH_TOKEN.",
+        show_default=False),
+    ca_file: Optional[Path] = typer.Option(
+        None, "--ca-file", help="CA certificate (PEM) to verify the server's TLS certificate with. "
+        "Default: the system's trusted CAs.", show_default=False),
+    db: Optional[str] = DbOption,
+    json_output: bool = JsonReplyOption,
+) -> None:
+    """Upload runs to a `stackbench serve` server with an API token of scope push. The server checks every
+    field again, stores each run with its raw fio output under the token's account, private, and answers
+    its URL. Pushing a run again is harmless: the server answers the URL it already has.
+
+    Examples:
+
+        STACKBENCH_TOKEN=$(cat ~/.config/stackbench/token) stackbench push baseline --to https://bench.example.org
+
+        stackbench push 3f9a1c2b lz4-off --to https://bench.example.org --token-file ~/.config/stackbench/token
+    """
+    token = read_token(token_file)
+    answers = push_runs(open_store_from(db), runs, to, token, ca_file)
+    if json_output:
+        print_json({"pushed": answers})
+        return
+    for answer in answers:
+        verb = "Pushed" if answer.get("created") else "Already on the server:"
+        out.print(f"{verb} {answer['id'][:12]} {answer['url']}", markup=False, highlight=False, soft_wrap=True)
+
+
+# -- export ------------------------------------------------------------------------------------------
+
+@app.command("export")
+def export_command(
+    openmetrics: Path = typer.Option(
+        ..., "--openmetrics", help="File to write the OpenMetrics text to (atomically: a temp file, then rename), "
+        "e.g. in node_exporter's --collector.textfile.directory; use a name ending in .prom.", show_default=False),
+    db: Optional[str] = DbOption,
+) -> None:
+    """Write the latest complete run of each host, target and preset as OpenMetrics text, for
+    node_exporter's textfile collector (the same text as the server's /metrics).
+
+    Example:
+
+        stackbench export --openmetrics /var/lib/node_exporter/textfile/stackbench.prom
+    """
+    from stackbench.cli.output_files import write_all
+    from stackbench.report.openmetrics import latest_complete, openmetrics_text
+
+    store = open_store_from(db)
+    chosen = latest_complete(run for run, _ in store.list_runs())
+    text = openmetrics_text(store.get_run(run.id) for run in chosen)
+    write_all([(openmetrics, text.encode())], force=True)  # replaced on every export, never half-written
