@@ -194,20 +194,12 @@ def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
     """The report's charts, drawn from the redacted runs, comparison and layers, in the order shown: per
     run its matrix, percentiles, timeline and latency histogram (json+ buckets from the store, where
     the run has them), then the comparison, then the layers."""
-    from stackbench.cli.chart import cell_bins
-    from stackbench.errors import StackbenchError
     from stackbench.report.charts import compare_figures, layers_figures, representative_cell, run_figures
+    from stackbench.store.latency_bins import bins_where_stored
 
     drawn: list["Figure"] = []
     for run in runs:
-        bins = {}
-        cell = representative_cell(run)
-        if cell is not None:
-            try:
-                bins[cell.id] = cell_bins(store, run, cell)
-            except StackbenchError:
-                pass  # an imported run without json+ buckets: no histogram, the other charts still
-        drawn += run_figures(run, bins=bins)
+        drawn += run_figures(run, bins=bins_where_stored(store, run, [representative_cell(run)]))
     if comparison is not None:
         drawn += compare_figures(comparison)
     if gaps is not None:
