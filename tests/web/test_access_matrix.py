@@ -21,7 +21,8 @@ from stackbench.store.accounts import now
 from stackbench.web.access import OBJECT_PARAMS
 from web.site import Site, csrf_of
 
-NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number"}  # filters of the runs list
+NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number",  # filters of the runs list
+               "n"}  # which chart of a page
 
 
 def routes(site: Site) -> list[tuple[str, str, list[str]]]:

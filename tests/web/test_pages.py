@@ -63,6 +63,84 @@ def test_the_compare_page_shows_the_clis_verdict_table(web: Site, as_user: dict)
     assert html.escape(table.notes[-1], quote=True) in page
 
 
+def _charts(page: str) -> list[tuple[str, str]]:
+    """(src, alt) of every chart image on a page."""
+    return [(html.unescape(src), html.unescape(alt))
+            for src, alt in re.findall(r'<img src="([^"]+)" alt="([^"]*)"', page)]
+
+
+def _assert_charts_served(client: httpx.Client, page: str, kinds_at_least: int) -> list[str]:
+    """Every chart image of `page` answers SVG to `client`; returns their alt texts."""
+    charts = _charts(page)
+    assert len(charts) >= kinds_at_least, charts
+    for src, alt in charts:
+        assert alt.strip(), src
+        image = client.get(src)
+        assert image.status_code == 200 and image.headers["content-type"].startswith("image/svg+xml"), src
+        assert image.text.lstrip().startswith("<?xml") and "<svg" in image.text and "<script" not in image.text
+    return [alt for _, alt in charts]
+
+
+def test_the_run_page_shows_the_charts_of_the_report(web: Site, as_user: dict) -> None:
+    """The charts `stackbench report` draws for the run (report.charts.run_figures), same alt texts, served
+    as SVG images through the page's own authorization; a chart number past the last is the same 404."""
+    from stackbench.report.charts import representative_cell, run_figures
+    from stackbench.store.latency_bins import bins_where_stored
+
+    alice = as_user["alice"]
+    run = web.store.get_run(web.runs["b"])
+    expected = [f.alt for f in run_figures(run, bins=bins_where_stored(web.store, run, [representative_cell(run)]))]
+    assert len(expected) >= 2  # matrix and percentiles at least, on this capture
+    assert _assert_charts_served(alice, alice.get(f"/runs/{run.id}").text, len(expected)) == expected
+    past = alice.get(f"/runs/{run.id}/chart.svg", params={"n": len(expected)})
+    assert (past.status_code, past.text) == (404, alice.get(f"/runs/{secrets.token_hex(16)}").text)
+    assert alice.get(f"/runs/{run.id}/chart.svg", params={"n": "x"}).status_code == 400
+    for other in (as_user["bob"], web.client()):
+        assert other.get(f"/runs/{run.id}/chart.svg").status_code == 404
+
+
+def test_the_compare_page_shows_the_comparison_chart(web: Site, as_user: dict) -> None:
+    from stackbench.report.charts import compare_figures
+
+    alice = as_user["alice"]
+    base, other = web.store.get_run(web.runs["a"]), web.store.get_run(web.runs["b"])
+    expected = [f.alt for f in compare_figures(compare_runs(base, other))]
+    page = alice.get(f"/compare/{base.id}/{other.id}").text
+    assert _assert_charts_served(alice, page, 1) == expected
+    assert as_user["bob"].get(f"/compare/{base.id}/{other.id}/chart.svg").status_code == 404
+
+
+@pytest.mark.slow
+def test_shared_pages_show_charts_drawn_from_the_redacted_runs(fresh_site, tmp_path) -> None:
+    """A link's holder gets the charts through the link (and only while it lives), drawn from the redacted
+    run: a user name in a path in the run's label, which the owner's charts show, is not in the holder's."""
+    import shutil
+
+    from stackbench.importer import import_files
+    from web.site import FIO
+
+    home = tmp_path / "home" / "mallory-charts" / "runs"
+    home.mkdir(parents=True)
+    shutil.copyfile(FIO / "randread-psync.json", home / "out.json")
+    with fresh_site(Settings()) as site:
+        run = import_files(site.store, [home / "out.json"], label=f"from {home}/out.json")[0]
+        site.accounts.claim(site.ids["alice"], [run.id])
+        alice, stranger = site.login("alice"), site.client()
+        for path in (f"/runs/{run.id}", f"/compare/{site.runs['b']}/{run.id}"):
+            link = _link(_share(alice, path), site)
+            page = stranger.get(link).text
+            for alt in _assert_charts_served(stranger, page, 1):
+                assert "mallory-charts" not in alt
+            for src, _ in _charts(page):
+                assert src.startswith(link + "/chart.svg") and "mallory-charts" not in stranger.get(src).text
+            assert stranger.get(link + "/chart.svg", params={"n": 99}).status_code == 404
+            owners = [alice.get(src).text for src, _ in _charts(alice.get(path).text)]
+            assert any("mallory-charts" in text for text in owners)  # what redaction took out was there
+            revoke = re.search(r'action="(/shares/[0-9a-f]{32}/revoke)"', alice.get(path).text).group(1)
+            assert alice.post(revoke, data={"csrf": csrf_of(alice)}).status_code == 303
+            assert stranger.get(src).status_code == 404  # the link's charts end with the link
+
+
 def test_hostile_labels_and_notes_render_inert(web: Site, as_user: dict) -> None:
     alice = as_user["alice"]
     link = _link(_share(alice, f"/runs/{web.runs['a']}", note=HOSTILE), web)
@@ -178,9 +256,16 @@ def test_security_headers_on_every_route(web: Site, as_user: dict) -> None:
 
 
 def test_pages_have_no_inline_style_or_script(web: Site, as_user: dict) -> None:
+    """HTML pages: no inline style or script at all (the CSP refuses both). Charts are SVG images (their
+    own style inside, shown through <img>, where nothing can run): no script in them either."""
     for method, path in _sample_requests(web):
-        text = as_user["alice"].request(method, path).text
-        assert "<script" not in text and "style=" not in text and "<style" not in text, path
+        answer = as_user["alice"].request(method, path)
+        text = answer.text
+        assert "<script" not in text, path
+        if answer.headers.get("content-type", "").startswith("image/svg+xml"):
+            assert path.endswith("/chart.svg") and "<svg" in text, path
+            continue
+        assert "style=" not in text and "<style" not in text, path
 
 
 def test_no_api_explorer_or_schema_is_served(web: Site, as_user: dict) -> None:

@@ -23,6 +23,7 @@ from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
 from stackbench.web.access import NotFound, Principal, RunView, TooManyMisses, load
+from stackbench.web.charts import Chart
 from stackbench.web.context import ServerContext, client_address
 from stackbench.web.passwords import needs_rehash, verify_password
 from stackbench.web.sessions import (
@@ -186,9 +187,25 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def run_page(request: Request, run_id: str) -> Response:
         principal = current(request)
         view: RunView = load(request, principal, "run", run_id)
-        return _run_response(request, principal, view, shared=None)
+        return _run_response(request, principal, view, shared=None, chart_src=f"/runs/{view.run.id}/chart.svg")
 
-    def _run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None) -> Response:
+    @app.get("/runs/{run_id}/chart.svg")
+    def run_chart(request: Request, run_id: str, n: int = 0) -> Response:
+        view: RunView = load(request, current(request), "run", run_id)
+        return _svg(_run_charts(view.run, shared=False), n)
+
+    def _run_charts(run: Run, shared: bool) -> list[Chart]:
+        """The run's charts as `stackbench report` draws them (`shared`: `run` is the redacted copy)."""
+        def draw() -> list:
+            from stackbench.report.charts import representative_cell, run_figures
+            from stackbench.store.latency_bins import bins_where_stored
+
+            return run_figures(run, bins=bins_where_stored(ctx.store, run, [representative_cell(run)]))
+
+        return ctx.charts.charts(("run", run.id, run.label, shared), draw)
+
+    def _run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None,
+                      chart_src: str) -> Response:
         from stackbench.analysis.goals import evaluate
         from stackbench.report.run import run_report
 
@@ -197,6 +214,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         links = (ctx.accounts.share_links_of(principal.account.id, "run", [run.id])
                  if view.mine and principal.account else [])
         return page(request, "run.html", 200, principal, view=view, run=run, shared=shared,
+                    charts=_run_charts(run, shared=bool(shared)), chart_src=chart_src,
                     tables=[html_table(t) for t in report.terminal_tables], facts=fact_rows(run.facts),
                     warnings=[str(w) for w in run.warnings], links=links, now=now(),
                     share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
@@ -237,10 +255,31 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         principal = current(request)
         first: RunView = load(request, principal, "run", a)
         second: RunView = load(request, principal, "run", b)
-        return _compare_response(request, principal, first, second, shared=None)
+        return _compare_response(request, principal, first, second, shared=None,
+                                 chart_src=f"/compare/{first.run.id}/{second.run.id}/chart.svg")
+
+    @app.get("/compare/{a}/{b}/chart.svg")
+    def compare_chart(request: Request, a: str, b: str, n: int = 0) -> Response:
+        principal = current(request)
+        first: RunView = load(request, principal, "run", a)
+        second: RunView = load(request, principal, "run", b)
+        return _svg(_compare_charts(first.run, second.run, shared=False), n)
+
+    def _compare_charts(base: Run, other: Run, shared: bool) -> list[Chart]:
+        """The comparison's chart (none when the runs cannot be compared: the page says why)."""
+        def draw() -> list:
+            from stackbench.analysis.compare import compare_runs
+            from stackbench.report.charts import compare_figures
+
+            try:
+                return compare_figures(compare_runs(base, other))
+            except StackbenchError:
+                return []
+
+        return ctx.charts.charts(("compare", base.id, base.label, other.id, other.label, shared), draw)
 
     def _compare_response(request: Request, principal: Principal, first: RunView, second: RunView,
-                          shared: ShareLink | None) -> Response:
+                          shared: ShareLink | None, chart_src: str) -> Response:
         from stackbench.analysis.compare import compare_runs
         from stackbench.report.compare import comparison_table
 
@@ -259,6 +298,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         warnings = [f"compared despite a difference in key facts: {d}" for d in result.fact_differences]
         warnings += [str(w) for row in result.rows for w in row.warnings]
         return page(request, "compare.html", 200, principal, base=base, other=other,
+                    charts=_compare_charts(base, other, shared=bool(shared)), chart_src=chart_src,
                     verdict=html_table(comparison_table(result)), problem=None, warnings=warnings, shared=shared,
                     mine=mine, links=links, now=now(), share_days=ctx.settings.share_default_days,
                     share_max=ctx.settings.share_max_days)
@@ -306,8 +346,23 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         holder = Principal(share=link)  # the token is the principal: it sees the link's runs, nothing else
         views = [load(request, holder, "run", run_id) for run_id in link.run_ids]
         if link.kind == "run":
-            return _run_response(request, holder, views[0], shared=link)
-        return _compare_response(request, holder, views[0], views[1], shared=link)
+            return _run_response(request, holder, views[0], shared=link, chart_src=f"/s/{token}/chart.svg")
+        return _compare_response(request, holder, views[0], views[1], shared=link, chart_src=f"/s/{token}/chart.svg")
+
+    @app.get("/s/{token}/chart.svg")
+    def shared_chart(request: Request, token: str, n: int = 0) -> Response:
+        """A shared page's charts, drawn from the redacted runs as the page shows them."""
+        link: ShareLink = load(request, Principal(), "token", token)
+        holder = Principal(share=link)
+        runs = _shared_views(*(load(request, holder, "run", run_id).run for run_id in link.run_ids))
+        if link.kind == "run":
+            return _svg(_run_charts(runs[0], shared=True), n)
+        return _svg(_compare_charts(runs[0], runs[1], shared=True), n)
+
+    def _svg(charts: list[Chart], n: int) -> Response:
+        if not 0 <= n < len(charts):
+            raise NotFound()
+        return Response(charts[n].svg, media_type="image/svg+xml")
 
     return app
 
