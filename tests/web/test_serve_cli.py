@@ -104,7 +104,8 @@ def test_user_commands_add_list_claim_remove(tmp_path: Path, cli_here) -> None:
     assert json.loads(changed.stdout) == {"account": "bob", "sessions_ended": True}
     assert run_cli("user", "passwd", "bob", "--password-stdin", "--db", db, input="short\n").returncode == 2
     removed = run_cli("user", "remove", "alice", "--json", "--db", db)
-    assert json.loads(removed.stdout) == {"removed": "alice", "runs_unowned": 1}
+    assert json.loads(removed.stdout) == {"removed": "alice", "runs_unowned": 1, "scans_unowned": 0,
+                                          "audits_unowned": 0}
     assert run_cli("user", "claim", "bob", "--all-unowned", "--db", db).stdout.startswith("bob now owns 1")
 
 

@@ -209,30 +209,20 @@ def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
 
 def _audit_part(audit: Any, redact: Any) -> "AuditPart":
     """A stored audit's tables, built as `show AUDIT` builds them, from its redacted document."""
-    from stackbench.audit.rule import finding_from_json
     from stackbench.errors import StoreError
-    from stackbench.report.audit import changes_table, findings_table
+    from stackbench.report.audit import stored_audit_tables
     from stackbench.report.documents.contents import AuditPart
 
     document = redact.value(audit.document)
     try:
-        pairs = [finding_from_json(f) for f in document["findings"]]
-        changes = document.get("changes")
-        marks = [f.get("change") or "" for f in document["findings"]] if changes else None
+        tables, notes = stored_audit_tables(document)
     except (ValueError, KeyError, TypeError) as error:
         raise StoreError(f"the stored audit {audit.id[:12]} is damaged and cannot be reported ({error})",
                          f"Delete it with `stackbench rm {audit.id[:12]} --yes` and audit again") from None
-    findings = [finding for finding, _ in pairs]
-    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
-    tables = [findings_table(findings, {rule.id: rule for _, rule in pairs}, f"{len(findings)} findings{version}",
-                             marks)] if findings else []
-    if changes:
-        tables.append(changes_table(changes))
-    notes = () if findings else (f"No findings from {document.get('rules_checked', 0)} rules{version}.",)
     subject = redact.text(audit.subject_name) if audit.subject_name else audit.source
     name = redact.text(audit.label) if audit.label else audit.id[:12]
     title = f"Audit {name}: {subject}, {audit.created_at:%Y-%m-%d %H:%M} UTC ({audit.source})"
-    return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), notes)
+    return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), tuple(notes))
 
 
 def _strings_of(value: Any) -> list[str]:
