@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",
                       "warning"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "spawn"},
-    "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report"},
+    "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report", "scan"},
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},
 }

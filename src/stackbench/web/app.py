@@ -22,7 +22,7 @@ from stackbench.errors import StackbenchError
 from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
-from stackbench.web.access import NotFound, Principal, RunView, TooManyMisses, load
+from stackbench.web.access import ItemView, NotFound, Principal, RunView, TooManyMisses, load
 from stackbench.web.charts import Chart
 from stackbench.web.context import ServerContext, client_address
 from stackbench.web.passwords import needs_rehash, verify_password
@@ -31,7 +31,7 @@ from stackbench.web.sessions import (
     start_session,
 )
 from stackbench.web.settings import Settings
-from stackbench.web.views import fact_rows, html_table
+from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
@@ -309,6 +309,110 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         first: RunView = load(request, principal, "run", a)
         second: RunView = load(request, principal, "run", b)
         return _create_link(request, principal, "compare", [first, second], days, note)
+
+    # -- smallblocks scans and audits -------------------------------------------------------------
+
+    def _items_page(request: Request, kind: str, page_number: int) -> Response:
+        principal = logged_in(request)
+        if isinstance(principal, Response):
+            return principal
+        account = principal.account
+        assert account is not None
+        size = ctx.settings.runs_per_page
+        number = max(1, page_number)
+        rows, total = ctx.accounts.visible_items(Viewer(account.id, account.is_admin), kind,
+                                                 offset=(number - 1) * size, limit=size)
+        pages = (total + size - 1) // size
+        return page(request, f"{kind}s.html", 200, principal, rows=rows, total=total, page_number=number,
+                    pages=pages, previous=f"/{kind}s?page_number={number - 1}" if number > 1 else None,
+                    next=f"/{kind}s?page_number={number + 1}" if number < pages else None)
+
+    @app.get("/scans")
+    def scans_page(request: Request, page_number: int = 1) -> Response:
+        return _items_page(request, "scan", page_number)
+
+    @app.get("/audits")
+    def audits_page(request: Request, page_number: int = 1) -> Response:
+        return _items_page(request, "audit", page_number)
+
+    def _damaged(request: Request, principal: Principal, view: ItemView) -> Response:
+        return page(request, "error.html", 409, principal, title="Damaged",
+                    message=f"The stored {view.kind} {view.item.id[:12]} is damaged and cannot be shown. Delete it "
+                    f"with `stackbench rm {view.item.id[:12]} --yes`.")
+
+    @app.get("/scans/{scan_id}")
+    def scan_page(request: Request, scan_id: str) -> Response:
+        """A stored scan as `stackbench show SCAN` prints it: the size histogram, the usage estimates and
+        the recommendation, and the special vdev chart (`chart SCAN --kind special`)."""
+        from stackbench.report.smallblocks import histogram_table, recommendation_text
+        from stackbench.scan.document import scan_from_json
+
+        principal = current(request)
+        view: ItemView = load(request, principal, "scan", scan_id)
+        try:
+            result, recommendation, estimates = scan_from_json(view.item.document)
+        except ValueError:
+            return _damaged(request, principal, view)
+        return page(request, "scan.html", 200, principal, view=view, scan=view.item,
+                    histogram=html_table(histogram_table(result)),
+                    lines=text_lines(recommendation_text(result, recommendation, estimates)),
+                    charts=_scan_charts(view), chart_src=f"/scans/{view.item.id}/chart.svg")
+
+    @app.get("/scans/{scan_id}/chart.svg")
+    def scan_chart(request: Request, scan_id: str, n: int = 0) -> Response:
+        return _svg(_scan_charts(load(request, current(request), "scan", scan_id)), n)
+
+    def _scan_charts(view: ItemView) -> list[Chart]:
+        def draw() -> list:
+            from stackbench.report.charts import scan_figures
+            from stackbench.scan.document import scan_from_json
+
+            try:
+                result, recommendation, _ = scan_from_json(view.item.document)
+            except ValueError:
+                return []
+            return scan_figures(result.histogram, recommendation, source=", ".join(view.item.paths))
+
+        return ctx.charts.charts(("scan", view.item.id, view.item.label), draw)
+
+    @app.get("/audits/{audit_id}")
+    def audit_page(request: Request, audit_id: str) -> Response:
+        """A stored audit as `report --audit` shows it: the findings (new or still, when compared) and what
+        the previous audit of the same machine had that is gone (fixed, or not rechecked)."""
+        from stackbench.report.audit import stored_audit_tables
+
+        principal = current(request)
+        view: ItemView = load(request, principal, "audit", audit_id)
+        audit = view.item
+        try:
+            tables, notes = stored_audit_tables(audit.document)
+        except (ValueError, KeyError, TypeError):
+            return _damaged(request, principal, view)
+        assert principal.account is not None
+        previous = (audit.previous_id if audit.previous_id and ctx.accounts.access(
+            Viewer(principal.account.id, principal.account.is_admin), "audit", audit.previous_id) else None)
+        return page(request, "audit.html", 200, principal, view=view, audit=audit, notes=notes,
+                    tables=[html_table(t) for t in tables], previous=previous)
+
+    @app.post("/scans/{scan_id}/visibility")
+    def set_scan_visibility(request: Request, scan_id: str, visibility: str = Form(...),
+                            principal: Principal = Depends(csrf_checked)) -> Response:
+        return _set_item_visibility(request, principal, load(request, principal, "scan", scan_id), visibility)
+
+    @app.post("/audits/{audit_id}/visibility")
+    def set_audit_visibility(request: Request, audit_id: str, visibility: str = Form(...),
+                             principal: Principal = Depends(csrf_checked)) -> Response:
+        return _set_item_visibility(request, principal, load(request, principal, "audit", audit_id), visibility)
+
+    def _set_item_visibility(request: Request, principal: Principal, view: ItemView, visibility: str) -> Response:
+        if not view.mine:
+            return page(request, "error.html", 403, principal, title="Forbidden",
+                        message=f"Only the {view.kind}'s owner can change who sees it.")
+        if visibility not in ("private", "team"):
+            return page(request, "error.html", 400, principal, title="Bad request",
+                        message="Visibility is private or team.")
+        ctx.accounts.set_visibility(view.item.id, visibility, kind=view.kind)
+        return RedirectResponse(f"/{view.kind}s/{view.item.id}", status_code=303)
 
     # -- share links -----------------------------------------------------------------------------
 
