@@ -22,7 +22,8 @@ from stackbench.web.access import OBJECT_PARAMS
 from web.site import Site, csrf_of
 
 NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number",  # filters of the runs list
-               "n"}  # which chart of a page
+               "n",  # which chart of a page
+               "names", "metric"}  # how the layers page names its layers and what it compares
 
 
 def routes(site: Site) -> list[tuple[str, str, list[str]]]:
@@ -46,8 +47,8 @@ def test_every_route_parameter_is_a_known_object_or_a_list_filter(web: Site) -> 
     unknown = {(m, p, n) for m, p, names in routes(web) for n in names if n not in OBJECT_PARAMS.keys() | NOT_OBJECTS}
     assert unknown == set()
     # run (page, visibility), compare (pick, page), shares (3), revoke, shared page, charts (run, compare,
-    # shared, scan), scans and audits (a page and a visibility form each)
-    assert len(object_routes(web)) >= 16
+    # shared, scan), scans and audits (a page and a visibility form each), layers (page, chart)
+    assert len(object_routes(web)) >= 18
 
 
 def _share(web: Site, owner: str = "alice", *, revoked: bool = False, expired: bool = False) -> tuple[str, str]:
@@ -80,7 +81,7 @@ def _values(names: list[str], runs: tuple[str, str], link: str, token: str,
     """`items`: a scan and an audit (default: random ids)."""
     scan, audit = items or (secrets.token_hex(16), secrets.token_hex(16))
     kinds = {"run_id": runs[0], "a": runs[0], "b": runs[1], "link_id": link, "token": token, "scan_id": scan,
-             "audit_id": audit}
+             "audit_id": audit, "runs": f"{runs[0]},{runs[1]}"}
     return {name: kinds[name] for name in names}
 
 
@@ -119,9 +120,10 @@ def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: http
             checked.append((method, path, who))
         owner = _request(alice, method, path, _values(names, mine, link, token, items), tokens[alice])
         assert owner.status_code in (200, 201, 303), (method, path, owner.status_code, owner.text)
-    assert len(checked) >= 3 * 14  # every object route but the two a token opens
+    assert len(checked) >= 3 * 16  # every object route but the two a token opens
     assert {p for _, p, _ in checked} >= {"/scans/{scan_id}", "/audits/{audit_id}", "/runs/{run_id}/chart.svg",
-                                         "/scans/{scan_id}/chart.svg", "/compare/{a}/{b}/chart.svg"}
+                                         "/scans/{scan_id}/chart.svg", "/compare/{a}/{b}/chart.svg",
+                                         "/layers", "/layers/chart.svg"}
 
 
 def test_team_members_see_team_runs_and_cannot_change_or_share_them(web: Site, as_user: dict) -> None:

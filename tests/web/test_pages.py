@@ -413,3 +413,58 @@ def test_the_owner_makes_a_scan_team_visible_and_private_again(fresh_site) -> No
             assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "public"}).status_code == 400
             assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "private"}).status_code == 303
             assert bob.get(path).status_code == 404
+
+
+def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user: dict) -> None:
+    """The layers table cell for cell and the layers chart, for runs picked bottom first (the runs list's
+    checkboxes send one value each); a run that is not the viewer's makes the whole page the random 404."""
+    from stackbench.analysis.layers import layer_gaps
+    from stackbench.report.charts import layers_figures
+    from stackbench.report.layers import layers_table
+
+    alice = as_user["alice"]
+    bottom, top = web.store.get_run(web.runs["b"]), web.store.get_run(web.runs["team"])  # hers, bob's team run
+    gaps = layer_gaps([bottom, top], ["host", "vm"], "iops")
+    answer = alice.get("/layers", params={"runs": [bottom.id, top.id], "names": "host,vm"})
+    assert answer.status_code == 200
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", answer.text)]
+    for row in layers_table(gaps).rows:
+        for text in row:
+            assert text in cells
+    assert _assert_charts_served(alice, answer.text, 1) == [f.alt for f in layers_figures(gaps, [bottom, top])]
+    reference = alice.get(f"/runs/{secrets.token_hex(16)}").text
+    for other in (web.runs["bob"], secrets.token_hex(16)):
+        refused = alice.get("/layers", params={"runs": f"{bottom.id},{other}"})
+        assert (refused.status_code, refused.text) == (404, reference)
+    one = alice.get("/layers", params={"runs": bottom.id})
+    assert one.status_code == 409 and "at least two runs" in one.text
+    assert alice.get("/layers").status_code == 200  # the empty form
+    assert web.client().get("/layers").status_code == 303
+
+
+@pytest.mark.slow
+def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp_path) -> None:
+    """A real `stackbench synclat` sweep (4K and 8K, 1 s each) stored in the server's store: its page adds the
+    table `synclat` prints and the synclat chart."""
+    import json
+
+    from conftest import cli_here
+    from stackbench.report.charts import synclat_figures
+    from stackbench.report.synclat import synclat_rows, synclat_table
+
+    with fresh_site(Settings()) as site:
+        done = cli_here("synclat", str(tmp_path), "--sizes", "4k..8k", "--min-time", "1s", "--size", "4M", "--json",
+                        "--db", str(site.store.engine.url))
+        assert done.returncode == 0, done.stderr
+        run_id = json.loads(done.stdout)["run_id"]
+        site.accounts.claim(site.ids["alice"], [run_id])
+        alice = site.login("alice")
+        page = alice.get(f"/runs/{run_id}").text
+        run = site.store.get_run(run_id)
+        cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
+        for row in synclat_table(run.id, synclat_rows(run)).rows:
+            for text in row:
+                assert text in cells
+        alts = _assert_charts_served(alice, page, 2)
+        assert alts[-1] == synclat_figures([run])[0].alt
+        assert "Sync write latency" in page

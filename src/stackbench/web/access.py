@@ -23,7 +23,8 @@ from stackbench.web.context import ServerContext, client_address, context_of
 
 # Route parameter name -> the kind of object it names. Every id in a URL is one of these.
 OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "token": "token",
-                 "scan_id": "scan", "audit_id": "audit"}
+                 "scan_id": "scan", "audit_id": "audit",
+                 "runs": "run"}  # the layers page: run ids, bottom layer first, each loaded on its own
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # new_id(): 128 random bits
 TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): 256 random bits

@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import Depends, FastAPI, Form, Request
+from fastapi import Depends, FastAPI, Form, Query, Request
 from fastapi.exceptions import RequestValidationError
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -35,6 +35,12 @@ from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
+MAX_LAYERS = 12  # runs on one layers page: a stack is a handful of layers
+
+
+def _is_synclat(run: Run) -> bool:
+    """A `stackbench synclat` run (its plan is named so): its page adds the diskinfo -wS style table."""
+    return run.plan_name == "synclat"
 
 
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
@@ -200,7 +206,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             from stackbench.report.charts import representative_cell, run_figures
             from stackbench.store.latency_bins import bins_where_stored
 
-            return run_figures(run, bins=bins_where_stored(ctx.store, run, [representative_cell(run)]))
+            figures = run_figures(run, bins=bins_where_stored(ctx.store, run, [representative_cell(run)]))
+            if _is_synclat(run):
+                from stackbench.report.charts import synclat_figures
+
+                try:
+                    figures += synclat_figures([run])
+                except StackbenchError:
+                    pass  # no finished write size to draw: the table says what there is
+            return figures
 
         return ctx.charts.charts(("run", run.id, run.label, shared), draw)
 
@@ -211,10 +225,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
         run = _shared_views(view.run)[0] if shared else view.run
         report = run_report(run, evaluate([goal for _, goal in ctx.store.list_goals()], run))
+        synclat = None
+        if _is_synclat(run):
+            from stackbench.report.synclat import synclat_rows, synclat_table
+
+            synclat = html_table(synclat_table(run.id, synclat_rows(run)))
         links = (ctx.accounts.share_links_of(principal.account.id, "run", [run.id])
                  if view.mine and principal.account else [])
         return page(request, "run.html", 200, principal, view=view, run=run, shared=shared,
-                    charts=_run_charts(run, shared=bool(shared)), chart_src=chart_src,
+                    charts=_run_charts(run, shared=bool(shared)), chart_src=chart_src, synclat=synclat,
                     tables=[html_table(t) for t in report.terminal_tables], facts=fact_rows(run.facts),
                     warnings=[str(w) for w in run.warnings], links=links, now=now(),
                     share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
@@ -309,6 +328,58 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         first: RunView = load(request, principal, "run", a)
         second: RunView = load(request, principal, "run", b)
         return _create_link(request, principal, "compare", [first, second], days, note)
+
+    # -- layers ----------------------------------------------------------------------------------
+
+    def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
+        """The runs of a layers page, bottom first: `runs` values, each one id or several comma-separated
+        (the runs list's checkboxes send one value each, the page's own form one list), each through load."""
+        ids = [i.strip() for value in runs for i in value.split(",") if i.strip()]
+        return [load(request, principal, "run", run_id) for run_id in ids[:MAX_LAYERS]]
+
+    @app.get("/layers")
+    def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops") -> Response:
+        """`stackbench layers RUN...` as a page: the layers table and chart of the runs, bottom first."""
+        from stackbench.analysis.layers import layer_gaps
+        from stackbench.report.layers import layers_table
+
+        principal = current(request)
+        views = _layer_runs(request, principal, runs)  # before anything else: an id not yours is the 404
+        if principal.account is None:
+            return RedirectResponse("/login", status_code=303)
+        ids = ",".join(v.run.id for v in views)
+        values = dict(ids=ids, names=names, metric=metric, runs=[v.run for v in views])
+        try:
+            gaps = layer_gaps([v.run for v in views], _names(names), metric)
+        except StackbenchError as error:
+            return page(request, "layers.html", 409 if views else 200, principal, problem=error.one_line(),
+                        layers=None, charts=[], **values)
+        query = urlencode({"runs": ids, "names": names, "metric": metric})
+        return page(request, "layers.html", 200, principal, problem=None, layers=html_table(layers_table(gaps)),
+                    charts=_layers_charts(views, names, metric), chart_src=f"/layers/chart.svg?{query}", **values)
+
+    @app.get("/layers/chart.svg")
+    def layers_chart(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops",
+                     n: int = 0) -> Response:
+        principal = current(request)
+        return _svg(_layers_charts(_layer_runs(request, principal, runs), names, metric), n)
+
+    def _names(names: str) -> list[str] | None:
+        return [n.strip() for n in names.split(",")] if names.strip() else None
+
+    def _layers_charts(views: list[RunView], names: str, metric: str) -> list[Chart]:
+        runs = [v.run for v in views]
+
+        def draw() -> list:
+            from stackbench.analysis.layers import layer_gaps
+            from stackbench.report.charts import layers_figures
+
+            try:
+                return layers_figures(layer_gaps(runs, _names(names), metric), runs)
+            except StackbenchError:
+                return []
+
+        return ctx.charts.charts(("layers", tuple((r.id, r.label) for r in runs), names, metric), draw)
 
     # -- smallblocks scans and audits -------------------------------------------------------------
 
