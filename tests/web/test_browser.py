@@ -1,5 +1,5 @@
 """A real browser (Debian's chromium driven by Playwright) through the whole flow: log in, open a run,
-compare two (the run and compare pages with their chart images drawn), share one, open the link logged
+compare two (the run, compare and scan pages with their chart images drawn), share one, open the link logged
 out, revoke it, see it gone. Screenshots are kept under
 $STACKBENCH_ARTEFACTS/web (default test-artefacts/web); any console error (a CSP violation included)
 fails the test."""
@@ -79,6 +79,12 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
             expect(owner.locator("table").first).to_contain_text("verdict")
             _expect_charts_drawn(owner)
             owner.screenshot(path=shots / "03-compare.png", full_page=True)
+
+            owner.click("a[href='/scans']")
+            owner.click(f"a[href='/scans/{site.runs['scan']}']")
+            expect(owner.get_by_role("heading", level=1)).to_contain_text(HOSTILE)  # as text
+            _expect_charts_drawn(owner)
+            owner.screenshot(path=shots / "03b-scan.png", full_page=True)
 
             owner.goto(f"{site.base}/runs/{site.runs['b']}")
             owner.get_by_label("Note").fill("for the vendor")
