@@ -242,14 +242,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def set_visibility(request: Request, run_id: str, visibility: str = Form(...),
                        principal: Principal = Depends(csrf_checked)) -> Response:
         view: RunView = load(request, principal, "run", run_id)
-        if not view.mine:
-            return page(request, "error.html", 403, principal, title="Forbidden",
-                        message="Only the run's owner can change who sees it.")
-        if visibility not in ("private", "team"):
-            return page(request, "error.html", 400, principal, title="Bad request",
-                        message="Visibility is private or team.")
-        ctx.accounts.set_visibility(view.run.id, visibility)
-        return RedirectResponse(f"/runs/{view.run.id}", status_code=303)
+        return _change_visibility(request, principal, "run", view.run.id, view.mine, visibility)
 
     @app.post("/runs/{run_id}/shares")
     def share_run(request: Request, run_id: str, days: int = Form(7), note: str = Form(""),
@@ -476,14 +469,19 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return _set_item_visibility(request, principal, load(request, principal, "audit", audit_id), visibility)
 
     def _set_item_visibility(request: Request, principal: Principal, view: ItemView, visibility: str) -> Response:
-        if not view.mine:
+        return _change_visibility(request, principal, view.kind, view.item.id, view.mine, visibility)
+
+    def _change_visibility(request: Request, principal: Principal, kind: str, object_id: str, mine: bool,
+                           visibility: str) -> Response:
+        """The owner's private/team form of a run, scan or audit (already loaded through `load`)."""
+        if not mine:
             return page(request, "error.html", 403, principal, title="Forbidden",
-                        message=f"Only the {view.kind}'s owner can change who sees it.")
+                        message=f"Only the {kind}'s owner can change who sees it.")
         if visibility not in ("private", "team"):
             return page(request, "error.html", 400, principal, title="Bad request",
                         message="Visibility is private or team.")
-        ctx.accounts.set_visibility(view.item.id, visibility, kind=view.kind)
-        return RedirectResponse(f"/{view.kind}s/{view.item.id}", status_code=303)
+        ctx.accounts.set_visibility(object_id, visibility, kind=kind)
+        return RedirectResponse(f"/{kind}s/{object_id}", status_code=303)
 
     # -- share links -----------------------------------------------------------------------------
 
