@@ -31,24 +31,38 @@ class Chart:
 
 
 class ChartCache:
-    """Pages' charts by key, the least recently used dropped first. One lock: matplotlib is not thread-safe,
-    and uvicorn runs the sync routes in a thread pool."""
+    """Pages' charts by key, the least recently used dropped first. Two locks: one guards the cache and
+    is held only to look up or insert, so that a page whose charts are drawn already never waits; the
+    other serialises drawing, because matplotlib is not thread-safe and uvicorn runs the sync routes in a
+    thread pool."""
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self.entries = entries
         self._charts: OrderedDict[Hashable, list[Chart]] = OrderedDict()
         self._lock = threading.Lock()
+        self._drawing = threading.Lock()
 
-    def charts(self, key: Hashable, draw: Callable[[], Sequence["Figure"]]) -> list[Chart]:
+    def _get(self, key: Hashable) -> list[Chart] | None:
         with self._lock:
             found = self._charts.get(key)
-            if found is None:
-                found = [_chart(figure) for figure in draw()]
-                self._charts[key] = found
-                while len(self._charts) > self.entries:
-                    self._charts.popitem(last=False)
-            self._charts.move_to_end(key)
+            if found is not None:
+                self._charts.move_to_end(key)
             return found
+
+    def charts(self, key: Hashable, draw: Callable[[], Sequence["Figure"]]) -> list[Chart]:
+        found = self._get(key)
+        if found is not None:
+            return found
+        with self._drawing:
+            found = self._get(key)  # drawn by another request while this one waited
+            if found is not None:
+                return found
+            drawn = [_chart(figure) for figure in draw()]
+        with self._lock:
+            self._charts[key] = drawn
+            while len(self._charts) > self.entries:
+                self._charts.popitem(last=False)
+        return drawn
 
 
 def _chart(figure: "Figure") -> Chart:
