@@ -439,6 +439,8 @@ def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user:
     one = alice.get("/layers", params={"runs": bottom.id})
     assert one.status_code == 409 and "at least two runs" in one.text
     assert alice.get("/layers").status_code == 200  # the empty form
+    many = alice.get("/layers", params={"runs": ",".join([bottom.id] * 13)})
+    assert many.status_code == 400 and "at most 12 runs" in many.text
     assert web.client().get("/layers").status_code == 303
 
 

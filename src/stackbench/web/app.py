@@ -38,6 +38,10 @@ NOTE_MAX = 500
 MAX_LAYERS = 12  # runs on one layers page: a stack is a handful of layers
 
 
+class TooManyLayers(Exception):
+    """More runs than MAX_LAYERS on a layers page: refused before any is loaded (says nothing about them)."""
+
+
 def _is_synclat(run: Run) -> bool:
     """A `stackbench synclat` run (its plan is named so): its page adds the diskinfo -wS style table."""
     return run.plan_name == "synclat"
@@ -83,6 +87,11 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                         message="Too many requests for things that do not exist. Try again later.")
         response.headers["Retry-After"] = str(error.retry_after)
         return response
+
+    @app.exception_handler(TooManyLayers)
+    def too_many_layers(request: Request, _error: TooManyLayers) -> HTMLResponse:
+        return page(request, "error.html", 400, current(request), title="Too many layers",
+                    message=f"A layers page shows at most {MAX_LAYERS} runs. Check fewer runs.")
 
     @app.exception_handler(CsrfRejected)
     def csrf_rejected(request: Request, _error: CsrfRejected) -> HTMLResponse:
@@ -328,7 +337,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         """The runs of a layers page, bottom first: `runs` values, each one id or several comma-separated
         (the runs list's checkboxes send one value each, the page's own form one list), each through load."""
         ids = [i.strip() for value in runs for i in value.split(",") if i.strip()]
-        return [load(request, principal, "run", run_id) for run_id in ids[:MAX_LAYERS]]
+        if len(ids) > MAX_LAYERS:
+            raise TooManyLayers()
+        return [load(request, principal, "run", run_id) for run_id in ids]
 
     @app.get("/layers")
     def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops") -> Response:
