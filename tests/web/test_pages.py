@@ -470,3 +470,30 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
         alts = _assert_charts_served(alice, page, 2)
         assert alts[-1] == synclat_figures([run])[0].alt
         assert "Sync write latency" in page
+
+
+@pytest.mark.slow
+def test_the_charts_of_a_run_still_measuring_follow_its_cells(fresh_site) -> None:
+    """A run that gains cells (measured into the server's store, or pushed) is drawn again, not served
+    from the charts cache as it was at the first view."""
+    from dataclasses import replace
+
+    from stackbench.store.repository import CellRecord, OutputRecord
+
+    with fresh_site(Settings()) as site:
+        done = site.store.get_run(site.runs["b"])
+        run_id = site.store.create_run(source=done.source, label="growing", target=done.target,
+                                       plan_name=done.plan_name, planned_cells=2, facts=done.facts, warnings=[])
+        site.accounts.claim(site.ids["alice"], [run_id])
+        cell = done.cells[0]
+
+        def add(bs: int) -> None:
+            site.store.add_measurement(run_id, [OutputRecord(raw_text="{}", fio_version="fio-3.33")],
+                                       [CellRecord(replace(cell.workload, bs=bs), cell.result, (), None)])
+
+        alice = site.login("alice")
+        add(4096)
+        first = alice.get(f"/runs/{run_id}/chart.svg").text
+        add(65536)
+        second = alice.get(f"/runs/{run_id}/chart.svg").text
+        assert ">64K<" not in first and ">64K<" in second  # the matrix chart's new block size

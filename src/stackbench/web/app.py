@@ -42,6 +42,12 @@ class TooManyLayers(Exception):
     """More runs than MAX_LAYERS on a layers page: refused before any is loaded (says nothing about them)."""
 
 
+def _drawn_from(run: Run) -> tuple:
+    """What a run's charts depend on that can change, for the charts cache's key: a relabelled run, or one
+    still measuring (cells added, status changed), is drawn again."""
+    return run.id, run.label, run.status, len(run.cells)
+
+
 def _is_synclat(run: Run) -> bool:
     """A `stackbench synclat` run (its plan is named so): its page adds the diskinfo -wS style table."""
     return run.plan_name == "synclat"
@@ -225,7 +231,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                     pass  # no finished write size to draw: the table says what there is
             return figures
 
-        return ctx.charts.charts(("run", run.id, run.label, shared), draw)
+        return ctx.charts.charts(("run", _drawn_from(run), shared), draw)
 
     def _run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None,
                       chart_src: str) -> Response:
@@ -297,7 +303,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             except StackbenchError:
                 return []
 
-        return ctx.charts.charts(("compare", base.id, base.label, other.id, other.label, shared), draw)
+        return ctx.charts.charts(("compare", _drawn_from(base), _drawn_from(other), shared), draw)
 
     def _compare_response(request: Request, principal: Principal, first: RunView, second: RunView,
                           shared: ShareLink | None, chart_src: str) -> Response:
@@ -383,7 +389,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             except StackbenchError:
                 return []
 
-        return ctx.charts.charts(("layers", tuple((r.id, r.label) for r in runs), names, metric), draw)
+        return ctx.charts.charts(("layers", tuple(_drawn_from(r) for r in runs), names, metric), draw)
 
     # -- smallblocks scans and audits -------------------------------------------------------------
 
