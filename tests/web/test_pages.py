@@ -473,6 +473,29 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
 
 
 @pytest.mark.slow
+def test_a_measured_run_page_charts_its_samples_and_latency_buckets(fresh_site, tmp_path) -> None:
+    """A real `stackbench run` (one cell, 2 s, per-second samples, fio's json+ output stored): its page draws
+    the per-second timeline and the latency histogram from the store's buckets, as the report does."""
+    import json
+
+    from conftest import cli_here
+    from stackbench.report.charts import representative_cell, run_figures
+    from stackbench.store.latency_bins import bins_where_stored
+
+    with fresh_site(Settings()) as site:
+        done = cli_here("run", "-t", str(tmp_path), "--bs", "4k", "--qd", "1", "--rw", "randread", "--runs", "1",
+                        "--ramp", "0", "--runtime", "2", "--size", "4M", "--json", "--db", str(site.store.engine.url))
+        assert done.returncode == 0, done.stderr
+        run_id = json.loads(done.stdout)["run_id"]
+        site.accounts.claim(site.ids["alice"], [run_id])
+        alice = site.login("alice")
+        run = site.store.get_run(run_id)
+        drawn = run_figures(run, bins=bins_where_stored(site.store, run, [representative_cell(run)]))
+        assert {"timeline", "histogram"} <= {f.kind for f in drawn}
+        assert _assert_charts_served(alice, alice.get(f"/runs/{run_id}").text, 4) == [f.alt for f in drawn]
+
+
+@pytest.mark.slow
 def test_the_charts_of_a_run_still_measuring_follow_its_cells(fresh_site) -> None:
     """A run that gains cells (measured into the server's store, or pushed) is drawn again, not served
     from the charts cache as it was at the first view."""
