@@ -115,9 +115,48 @@ def populate(db_url: str) -> tuple[object, Accounts, dict[str, str], dict[str, s
         if owner:
             accounts.claim(ids[owner], [run.id])
     accounts.set_visibility(runs["team"], "team")
+    _add_scans_and_audits(store, accounts, ids, runs)
     for goal in ("rnd read 4K >= 10000 IOPS", "p99 <= 50 us"):  # one passes, one fails on this output
         store.add_goal(parse_goal(goal))
     return store, accounts, runs, ids
+
+
+def _add_scans_and_audits(store, accounts: Accounts, ids: dict[str, str], items: dict[str, str]) -> None:  # noqa: ANN001
+    """Stored smallblocks scans and audits, as `smallblocks --db` and `audit --db` store them (their
+    documents built by the same code, tests/stored_runs.py): alice's scan (labelled with a script tag) and
+    her two audits of one machine, the second with its first finding fixed (audit/history.compare_audits);
+    bob's team scan; an unowned audit. Their ids go into `items` as scan, scan-team, audit-before,
+    audit-after and audit-unowned."""
+    from datetime import datetime, timedelta, timezone
+
+    from stackbench.audit.history import compare_audits
+    from stackbench.results import new_id
+    from stored_runs import audit_document, scan_document
+
+    when = datetime.now(timezone.utc) - timedelta(hours=1)
+    for name, label, owner in (("scan", HOSTILE, "alice"), ("scan-team", "bob-team-scan", "bob")):
+        items[name] = store.add_scan(scan_id=new_id(), label=label, created_at=when, status="complete",
+                                     document=scan_document())
+        accounts.claim_items(ids[owner], [("scan", items[name])])
+    accounts.set_visibility(items["scan-team"], "team", kind="scan")
+    document, findings = audit_document()
+    subject = document["subject"]
+
+    def add(name: str, label: str, at: datetime, document: dict, findings: list, previous: str | None) -> None:
+        items[name] = store.add_audit(
+            audit_id=new_id(), label=label, created_at=at, subject_key=subject["key"], subject_name=subject["name"],
+            source=subject["source"], source_detail=subject["detail"], zfs_version=None, previous_id=previous,
+            facts=document["facts"], document=document, findings=findings)
+
+    add("audit-before", "before", when, document, findings, None)
+    fixed, *kept = findings
+    changes, marks = compare_audits({"audit_id": items["audit-before"], "created_at": when.isoformat(),
+                                     "facts": document["facts"]}, findings, kept, document["facts"])
+    after = {**document, "findings": [{**f, "change": m} for f, m in zip(document["findings"][1:], marks)],
+             "changes": changes}
+    add("audit-after", f"after {HOSTILE}", when + timedelta(minutes=5), after, kept, items["audit-before"])
+    accounts.claim_items(ids["alice"], [("audit", items["audit-before"]), ("audit", items["audit-after"])])
+    add("audit-unowned", "from-the-cli-audit", when, document, findings, None)
 
 
 @contextmanager

@@ -21,7 +21,9 @@ from stackbench.store.accounts import now
 from stackbench.web.access import OBJECT_PARAMS
 from web.site import Site, csrf_of
 
-NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number"}  # filters of the runs list
+NOT_OBJECTS = {"label", "target", "plan", "since", "until", "page_number",  # filters of the runs list
+               "n",  # which chart of a page
+               "names", "metric"}  # how the layers page names its layers and what it compares
 
 
 def routes(site: Site) -> list[tuple[str, str, list[str]]]:
@@ -44,7 +46,9 @@ def object_routes(site: Site) -> list[tuple[str, str, list[str]]]:
 def test_every_route_parameter_is_a_known_object_or_a_list_filter(web: Site) -> None:
     unknown = {(m, p, n) for m, p, names in routes(web) for n in names if n not in OBJECT_PARAMS.keys() | NOT_OBJECTS}
     assert unknown == set()
-    assert len(object_routes(web)) >= 8  # runs, compare (2), shares (3), revoke, shared page
+    # run (page, visibility), compare (pick, page), shares (3), revoke, shared page, charts (run, compare,
+    # shared, scan), scans and audits (a page and a visibility form each), layers (page, chart)
+    assert len(object_routes(web)) >= 18
 
 
 def _share(web: Site, owner: str = "alice", *, revoked: bool = False, expired: bool = False) -> tuple[str, str]:
@@ -72,8 +76,12 @@ def _request(client: httpx.Client, method: str, path: str, values: dict[str, str
     return client.post(url, params=query, data={"csrf": csrf, "visibility": "private", "days": "7", "note": "m"})
 
 
-def _values(names: list[str], runs: tuple[str, str], link: str, token: str) -> dict[str, str]:
-    kinds = {"run_id": runs[0], "a": runs[0], "b": runs[1], "link_id": link, "token": token}
+def _values(names: list[str], runs: tuple[str, str], link: str, token: str,
+            items: tuple[str, str] | None = None) -> dict[str, str]:
+    """`items`: a scan and an audit (default: random ids)."""
+    scan, audit = items or (secrets.token_hex(16), secrets.token_hex(16))
+    kinds = {"run_id": runs[0], "a": runs[0], "b": runs[1], "link_id": link, "token": token, "scan_id": scan,
+             "audit_id": audit, "runs": f"{runs[0]},{runs[1]}"}
     return {name: kinds[name] for name in names}
 
 
@@ -92,6 +100,7 @@ def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: http
     tokens = {client: csrf_of(client) for client in (alice, bob, carol)}
     tokens[nobody] = ""
     mine = (web.runs["a"], web.runs["b"])
+    items = (web.runs["scan"], web.runs["audit-after"])  # alice's, private
     checked = []
     for method, path, names in object_routes(web):
         link, token = _share(web)
@@ -103,15 +112,18 @@ def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: http
             if "token" in names:
                 # the token is the principal: only dead tokens are refused, whoever holds them
                 for dead in (revoked, expired):
-                    answer = _request(client, method, path, _values(names, mine, link, dead), tokens[client])
+                    answer = _request(client, method, path, _values(names, mine, link, dead, items), tokens[client])
                     assert (answer.status_code, answer.text) == (404, random_answer.text), (method, path, who)
                 continue
-            answer = _request(client, method, path, _values(names, mine, link, token), tokens[client])
+            answer = _request(client, method, path, _values(names, mine, link, token, items), tokens[client])
             assert (answer.status_code, answer.text) == (404, random_answer.text), (method, path, who)
             checked.append((method, path, who))
-        owner = _request(alice, method, path, _values(names, mine, link, token), tokens[alice])
+        owner = _request(alice, method, path, _values(names, mine, link, token, items), tokens[alice])
         assert owner.status_code in (200, 201, 303), (method, path, owner.status_code, owner.text)
-    assert len(checked) >= 3 * 7
+    assert len(checked) >= 3 * 16  # every object route but the two a token opens
+    assert {p for _, p, _ in checked} >= {"/scans/{scan_id}", "/audits/{audit_id}", "/runs/{run_id}/chart.svg",
+                                         "/scans/{scan_id}/chart.svg", "/compare/{a}/{b}/chart.svg",
+                                         "/layers", "/layers/chart.svg"}
 
 
 def test_team_members_see_team_runs_and_cannot_change_or_share_them(web: Site, as_user: dict) -> None:

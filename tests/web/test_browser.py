@@ -1,5 +1,6 @@
 """A real browser (Debian's chromium driven by Playwright) through the whole flow: log in, open a run,
-compare two, share one, open the link logged out, revoke it, see it gone. Screenshots are kept under
+compare two (the run, compare and scan pages with their chart images drawn), share one, open the link logged
+out, revoke it, see it gone. Screenshots are kept under
 $STACKBENCH_ARTEFACTS/web (default test-artefacts/web); any console error (a CSP violation included)
 fails the test."""
 
@@ -22,6 +23,20 @@ def _artefacts() -> Path:
     path = Path(os.environ.get("STACKBENCH_ARTEFACTS", "test-artefacts")) / "web"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _expect_charts_drawn(page) -> None:  # noqa: ANN001 - a Playwright page
+    """The page's chart images loaded and were drawn by the browser (an SVG the browser refused has no
+    natural width); CSP violations, were there any, are console errors the test collects."""
+    from playwright.sync_api import expect
+
+    images = page.locator("figure.chart img")
+    expect(images.first).to_be_visible()
+    for index in range(images.count()):
+        image = images.nth(index)
+        assert image.get_attribute("alt")
+        image.scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
 
 
 def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
@@ -53,6 +68,7 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
             owner.click(f"a[href='/runs/{site.runs['b']}']")
             expect(owner.get_by_role("heading", level=1)).to_contain_text("alice-b")
             expect(owner.locator("table").first).to_contain_text("4K QD1 rnd read")
+            _expect_charts_drawn(owner)
             owner.screenshot(path=shots / "02-run.png", full_page=True)
 
             owner.goto(site.base + "/runs")
@@ -61,7 +77,14 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
             owner.get_by_role("button", name="Compare A with B").click()
             expect(owner).to_have_url(re.compile(rf"/compare/{site.runs['a']}/{site.runs['b']}$"))
             expect(owner.locator("table").first).to_contain_text("verdict")
+            _expect_charts_drawn(owner)
             owner.screenshot(path=shots / "03-compare.png", full_page=True)
+
+            owner.click("a[href='/scans']")
+            owner.click(f"a[href='/scans/{site.runs['scan']}']")
+            expect(owner.get_by_role("heading", level=1)).to_contain_text(HOSTILE)  # as text
+            _expect_charts_drawn(owner)
+            owner.screenshot(path=shots / "03b-scan.png", full_page=True)
 
             owner.goto(f"{site.base}/runs/{site.runs['b']}")
             owner.get_by_label("Note").fill("for the vendor")
@@ -75,6 +98,7 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
             assert opened is not None and opened.status == 200
             expect(stranger.locator("p.banner")).to_contain_text("read-only shared page")
             expect(stranger.get_by_role("button", name="Log out")).to_have_count(0)
+            _expect_charts_drawn(stranger)
             stranger.screenshot(path=shots / "05-shared-logged-out.png", full_page=True)
 
             owner.goto(f"{site.base}/runs/{site.runs['b']}")

@@ -63,6 +63,84 @@ def test_the_compare_page_shows_the_clis_verdict_table(web: Site, as_user: dict)
     assert html.escape(table.notes[-1], quote=True) in page
 
 
+def _charts(page: str) -> list[tuple[str, str]]:
+    """(src, alt) of every chart image on a page."""
+    return [(html.unescape(src), html.unescape(alt))
+            for src, alt in re.findall(r'<img src="([^"]+)" alt="([^"]*)"', page)]
+
+
+def _assert_charts_served(client: httpx.Client, page: str, kinds_at_least: int) -> list[str]:
+    """Every chart image of `page` answers SVG to `client`; returns their alt texts."""
+    charts = _charts(page)
+    assert len(charts) >= kinds_at_least, charts
+    for src, alt in charts:
+        assert alt.strip(), src
+        image = client.get(src)
+        assert image.status_code == 200 and image.headers["content-type"].startswith("image/svg+xml"), src
+        assert image.text.lstrip().startswith("<?xml") and "<svg" in image.text and "<script" not in image.text
+    return [alt for _, alt in charts]
+
+
+def test_the_run_page_shows_the_charts_of_the_report(web: Site, as_user: dict) -> None:
+    """The charts `stackbench report` draws for the run (report.charts.run_figures), same alt texts, served
+    as SVG images through the page's own authorization; a chart number past the last is the same 404."""
+    from stackbench.report.charts import representative_cell, run_figures
+    from stackbench.store.latency_bins import bins_where_stored
+
+    alice = as_user["alice"]
+    run = web.store.get_run(web.runs["b"])
+    expected = [f.alt for f in run_figures(run, bins=bins_where_stored(web.store, run, [representative_cell(run)]))]
+    assert len(expected) >= 2  # matrix and percentiles at least, on this capture
+    assert _assert_charts_served(alice, alice.get(f"/runs/{run.id}").text, len(expected)) == expected
+    past = alice.get(f"/runs/{run.id}/chart.svg", params={"n": len(expected)})
+    assert (past.status_code, past.text) == (404, alice.get(f"/runs/{secrets.token_hex(16)}").text)
+    assert alice.get(f"/runs/{run.id}/chart.svg", params={"n": "x"}).status_code == 400
+    for other in (as_user["bob"], web.client()):
+        assert other.get(f"/runs/{run.id}/chart.svg").status_code == 404
+
+
+def test_the_compare_page_shows_the_comparison_chart(web: Site, as_user: dict) -> None:
+    from stackbench.report.charts import compare_figures
+
+    alice = as_user["alice"]
+    base, other = web.store.get_run(web.runs["a"]), web.store.get_run(web.runs["b"])
+    expected = [f.alt for f in compare_figures(compare_runs(base, other))]
+    page = alice.get(f"/compare/{base.id}/{other.id}").text
+    assert _assert_charts_served(alice, page, 1) == expected
+    assert as_user["bob"].get(f"/compare/{base.id}/{other.id}/chart.svg").status_code == 404
+
+
+@pytest.mark.slow
+def test_shared_pages_show_charts_drawn_from_the_redacted_runs(fresh_site, tmp_path) -> None:
+    """A link's holder gets the charts through the link (and only while it lives), drawn from the redacted
+    run: a user name in a path in the run's label, which the owner's charts show, is not in the holder's."""
+    import shutil
+
+    from stackbench.importer import import_files
+    from web.site import FIO
+
+    home = tmp_path / "home" / "mallory-charts" / "runs"
+    home.mkdir(parents=True)
+    shutil.copyfile(FIO / "randread-psync.json", home / "out.json")
+    with fresh_site(Settings()) as site:
+        run = import_files(site.store, [home / "out.json"], label=f"from {home}/out.json")[0]
+        site.accounts.claim(site.ids["alice"], [run.id])
+        alice, stranger = site.login("alice"), site.client()
+        for path in (f"/runs/{run.id}", f"/compare/{site.runs['b']}/{run.id}"):
+            link = _link(_share(alice, path), site)
+            page = stranger.get(link).text
+            for alt in _assert_charts_served(stranger, page, 1):
+                assert "mallory-charts" not in alt
+            for src, _ in _charts(page):
+                assert src.startswith(link + "/chart.svg") and "mallory-charts" not in stranger.get(src).text
+            assert stranger.get(link + "/chart.svg", params={"n": 99}).status_code == 404
+            owners = [alice.get(src).text for src, _ in _charts(alice.get(path).text)]
+            assert any("mallory-charts" in text for text in owners)  # what redaction took out was there
+            revoke = re.search(r'action="(/shares/[0-9a-f]{32}/revoke)"', alice.get(path).text).group(1)
+            assert alice.post(revoke, data={"csrf": csrf_of(alice)}).status_code == 303
+            assert stranger.get(src).status_code == 404  # the link's charts end with the link
+
+
 def test_hostile_labels_and_notes_render_inert(web: Site, as_user: dict) -> None:
     alice = as_user["alice"]
     link = _link(_share(alice, f"/runs/{web.runs['a']}", note=HOSTILE), web)
@@ -178,9 +256,16 @@ def test_security_headers_on_every_route(web: Site, as_user: dict) -> None:
 
 
 def test_pages_have_no_inline_style_or_script(web: Site, as_user: dict) -> None:
+    """HTML pages: no inline style or script at all (the CSP refuses both). Charts are SVG images (their
+    own style inside, shown through <img>, where nothing can run): no script in them either."""
     for method, path in _sample_requests(web):
-        text = as_user["alice"].request(method, path).text
-        assert "<script" not in text and "style=" not in text and "<style" not in text, path
+        answer = as_user["alice"].request(method, path)
+        text = answer.text
+        assert "<script" not in text, path
+        if answer.headers.get("content-type", "").startswith("image/svg+xml"):
+            assert path.endswith("/chart.svg") and "<svg" in text, path
+            continue
+        assert "style=" not in text and "<style" not in text, path
 
 
 def test_no_api_explorer_or_schema_is_served(web: Site, as_user: dict) -> None:
@@ -254,3 +339,184 @@ def test_a_share_link_stops_when_its_run_changes_owner(fresh_site) -> None:
         assert site.client().get(link).status_code == 200
         site.accounts.claim(site.ids["bob"], [site.runs["b"]], take=True)  # `user claim bob RUN --take`
         assert site.client().get(link).status_code == 404
+
+
+def test_the_scan_page_shows_what_show_scan_prints(web: Site, as_user: dict) -> None:
+    """The histogram table cell for cell, the recommendation's lines and the special vdev chart, as
+    `stackbench show SCAN` and `chart SCAN --kind special` make them; the label inert."""
+    from stackbench.report.charts import scan_figures
+    from stackbench.report.smallblocks import histogram_table, recommendation_text
+    from stackbench.scan.document import scan_from_json
+
+    alice = as_user["alice"]
+    stored = web.store.get_scan(web.runs["scan"])
+    result, recommendation, estimates = scan_from_json(stored.document)
+    page = alice.get(f"/scans/{stored.id}").text
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
+    for row in histogram_table(result).rows:
+        for text in row:
+            assert text in cells
+    for line in recommendation_text(result, recommendation, estimates).renderables:
+        assert line.plain in html.unescape(page)
+    expected = [f.alt for f in scan_figures(result.histogram, recommendation, source=", ".join(stored.paths))]
+    assert _assert_charts_served(alice, page, 1) == expected
+    assert HOSTILE not in page and html.escape(HOSTILE) in page
+
+
+def test_the_scan_and_audit_lists_follow_the_visibility_rule(web: Site, as_user: dict) -> None:
+    alice, bob, carol = as_user["alice"], as_user["bob"], as_user["carol"]
+    scans = alice.get("/scans").text
+    assert f"/scans/{web.runs['scan']}" in scans and f"/scans/{web.runs['scan-team']}" in scans  # hers, bob's team
+    assert alice.get(f"/scans/{web.runs['scan-team']}").status_code == 200
+    assert f"/scans/{web.runs['scan']}" not in bob.get("/scans").text
+    assert f"/scans/{web.runs['scan']}" not in carol.get("/scans").text  # an admin does not read private scans
+    audits = alice.get("/audits").text
+    assert f"/audits/{web.runs['audit-before']}" in audits and f"/audits/{web.runs['audit-unowned']}" not in audits
+    assert f"/audits/{web.runs['audit-unowned']}" in carol.get("/audits").text  # unowned: admins only
+    assert carol.get(f"/audits/{web.runs['audit-unowned']}").status_code == 200
+    assert alice.get(f"/audits/{web.runs['audit-unowned']}").status_code == 404
+    assert "No audits to show." in bob.get("/audits").text
+    assert web.client().get("/scans").status_code == 303  # to the login page
+
+
+def test_the_audit_page_shows_the_findings_and_what_was_fixed_since(web: Site, as_user: dict) -> None:
+    """The tables `report --audit` shows (report/audit.stored_audit_tables), from the stored document: the
+    findings marked new or still, and the finding the previous audit had that is gone, as fixed."""
+    from stackbench.report.audit import stored_audit_tables
+
+    alice = as_user["alice"]
+    after = web.store.get_audit(web.runs["audit-after"])
+    tables, _ = stored_audit_tables(after.document)
+    page = alice.get(f"/audits/{after.id}").text
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
+    for table in tables:
+        for row in table.rows:
+            for text in row:
+                assert text in cells
+    fixed = after.document["changes"]["fixed"]
+    assert len(fixed) == 1 and "1 fixed" in page and "<td>fixed</td>" in page
+    assert f'href="/audits/{web.runs["audit-before"]}"' in page  # the previous audit, hers too
+    assert HOSTILE not in page and html.escape(HOSTILE) in page
+    before = alice.get(f"/audits/{web.runs['audit-before']}").text
+    assert "fixed" not in re.findall(r"<td[^>]*>([^<]*)</td>", before)
+
+
+def test_the_owner_makes_a_scan_team_visible_and_private_again(fresh_site) -> None:
+    with fresh_site(Settings()) as site:
+        alice, bob = site.login("alice"), site.login("bob")
+        for kind, item in (("scans", site.runs["scan"]), ("audits", site.runs["audit-after"])):
+            path = f"/{kind}/{item}"
+            assert bob.get(path).status_code == 404
+            assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "team"}).status_code == 303
+            assert bob.get(path).status_code == 200 and "Who sees this" not in bob.get(path).text
+            assert bob.post(f"{path}/visibility", data={"csrf": csrf_of(bob), "visibility": "private"}).status_code == 403
+            assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "public"}).status_code == 400
+            assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "private"}).status_code == 303
+            assert bob.get(path).status_code == 404
+
+
+def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user: dict) -> None:
+    """The layers table cell for cell and the layers chart, for runs picked bottom first (the runs list's
+    checkboxes send one value each); a run that is not the viewer's makes the whole page the random 404."""
+    from stackbench.analysis.layers import layer_gaps
+    from stackbench.report.charts import layers_figures
+    from stackbench.report.layers import layers_table
+
+    alice = as_user["alice"]
+    bottom, top = web.store.get_run(web.runs["b"]), web.store.get_run(web.runs["team"])  # hers, bob's team run
+    gaps = layer_gaps([bottom, top], ["host", "vm"], "iops")
+    answer = alice.get("/layers", params={"runs": [bottom.id, top.id], "names": "host,vm"})
+    assert answer.status_code == 200
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", answer.text)]
+    for row in layers_table(gaps).rows:
+        for text in row:
+            assert text in cells
+    assert _assert_charts_served(alice, answer.text, 1) == [f.alt for f in layers_figures(gaps, [bottom, top])]
+    reference = alice.get(f"/runs/{secrets.token_hex(16)}").text
+    for other in (web.runs["bob"], secrets.token_hex(16)):
+        refused = alice.get("/layers", params={"runs": f"{bottom.id},{other}"})
+        assert (refused.status_code, refused.text) == (404, reference)
+    one = alice.get("/layers", params={"runs": bottom.id})
+    assert one.status_code == 409 and "at least two runs" in one.text
+    assert alice.get("/layers").status_code == 200  # the empty form
+    many = alice.get("/layers", params={"runs": ",".join([bottom.id] * 13)})
+    assert many.status_code == 400 and "at most 12 runs" in many.text
+    assert web.client().get("/layers").status_code == 303
+
+
+@pytest.mark.slow
+def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp_path) -> None:
+    """A real `stackbench synclat` sweep (4K and 8K, 1 s each) stored in the server's store: its page adds the
+    table `synclat` prints and the synclat chart."""
+    import json
+
+    from conftest import cli_here
+    from stackbench.report.charts import synclat_figures
+    from stackbench.report.synclat import synclat_rows, synclat_table
+
+    with fresh_site(Settings()) as site:
+        done = cli_here("synclat", str(tmp_path), "--sizes", "4k..8k", "--min-time", "1s", "--size", "4M", "--json",
+                        "--db", str(site.store.engine.url))
+        assert done.returncode == 0, done.stderr
+        run_id = json.loads(done.stdout)["run_id"]
+        site.accounts.claim(site.ids["alice"], [run_id])
+        alice = site.login("alice")
+        page = alice.get(f"/runs/{run_id}").text
+        run = site.store.get_run(run_id)
+        cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
+        for row in synclat_table(run.id, synclat_rows(run)).rows:
+            for text in row:
+                assert text in cells
+        alts = _assert_charts_served(alice, page, 2)
+        assert alts[-1] == synclat_figures([run])[0].alt
+        assert "Sync write latency" in page
+
+
+@pytest.mark.slow
+def test_a_measured_run_page_charts_its_samples_and_latency_buckets(fresh_site, tmp_path) -> None:
+    """A real `stackbench run` (one cell, 2 s, per-second samples, fio's json+ output stored): its page draws
+    the per-second timeline and the latency histogram from the store's buckets, as the report does."""
+    import json
+
+    from conftest import cli_here
+    from stackbench.report.charts import representative_cell, run_figures
+    from stackbench.store.latency_bins import bins_where_stored
+
+    with fresh_site(Settings()) as site:
+        done = cli_here("run", "-t", str(tmp_path), "--bs", "4k", "--qd", "1", "--rw", "randread", "--runs", "1",
+                        "--ramp", "0", "--runtime", "2", "--size", "4M", "--json", "--db", str(site.store.engine.url))
+        assert done.returncode == 0, done.stderr
+        run_id = json.loads(done.stdout)["run_id"]
+        site.accounts.claim(site.ids["alice"], [run_id])
+        alice = site.login("alice")
+        run = site.store.get_run(run_id)
+        drawn = run_figures(run, bins=bins_where_stored(site.store, run, [representative_cell(run)]))
+        assert {"timeline", "histogram"} <= {f.kind for f in drawn}
+        assert _assert_charts_served(alice, alice.get(f"/runs/{run_id}").text, 4) == [f.alt for f in drawn]
+
+
+@pytest.mark.slow
+def test_the_charts_of_a_run_still_measuring_follow_its_cells(fresh_site) -> None:
+    """A run that gains cells (measured into the server's store, or pushed) is drawn again, not served
+    from the charts cache as it was at the first view."""
+    from dataclasses import replace
+
+    from stackbench.store.repository import CellRecord, OutputRecord
+
+    with fresh_site(Settings()) as site:
+        done = site.store.get_run(site.runs["b"])
+        run_id = site.store.create_run(source=done.source, label="growing", target=done.target,
+                                       plan_name=done.plan_name, planned_cells=2, facts=done.facts, warnings=[])
+        site.accounts.claim(site.ids["alice"], [run_id])
+        cell = done.cells[0]
+
+        def add(bs: int) -> None:
+            site.store.add_measurement(run_id, [OutputRecord(raw_text="{}", fio_version="fio-3.33")],
+                                       [CellRecord(replace(cell.workload, bs=bs), cell.result, (), None)])
+
+        alice = site.login("alice")
+        add(4096)
+        first = alice.get(f"/runs/{run_id}/chart.svg").text
+        add(65536)
+        second = alice.get(f"/runs/{run_id}/chart.svg").text
+        assert ">64K<" not in first and ">64K<" in second  # the matrix chart's new block size

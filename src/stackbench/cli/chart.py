@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -157,6 +156,7 @@ def draw(kind: str, runs: list["Run"], store: Any, **options: Any) -> "Figure":
         return charts.cache_figures(run, cache_cell(run, options["cell"]))[0]
     if kind == "histogram":
         from stackbench.report.charts.histogram import histogram_figure
+        from stackbench.store.latency_bins import cell_bins
 
         chosen = pick_cell(run, options["cell"], need_samples=False)
         return histogram_figure(run, chosen, cell_bins(store, run, chosen))
@@ -243,36 +243,6 @@ def scan_figure(store: Any, ref: str) -> "Figure":
         raise StoreError(f"the stored scan {scan_id[:12]} is damaged and cannot be drawn ({error})",
                          f"Delete it with `stackbench rm {scan_id[:12]} --yes` and scan again") from None
     return scan_figures(result.histogram, recommendation, source=", ".join(stored.paths))[0]
-
-
-def cell_bins(store: Any, run: "Run", cell: "Cell") -> Counter[int]:
-    """The json+ completion-latency buckets of `cell`, added over all its stored fio runs."""
-    from stackbench.engine.fio_json import parse_fio_json
-    from stackbench.engine.merge import bins_of
-
-    outputs = store.fio_outputs(run.id)
-    first = next((o for o in outputs if o["id"] == cell.fio_output_id), None)
-    group = [o for o in outputs if first is not None and first["group_id"] and o["group_id"] == first["group_id"]]
-    # Cells of one output that share a job name and direction are its repeated job entries, in order.
-    twins = [c.id for c in run.cells if c.fio_output_id == cell.fio_output_id
-             and c.result.job_name == cell.result.job_name and c.result.direction == cell.result.direction]
-    bins: Counter[int] = Counter()
-    for output in group or ([first] if first else []):
-        try:
-            document = parse_fio_json(output["raw_text"], source="stored fio output").document
-        except StackbenchError:
-            continue  # an imported normal or terse output: no buckets in it
-        found = bins_of(document, cell.result.direction, job_name=cell.result.job_name,
-                        occurrence=twins.index(cell.id))
-        if found:
-            bins.update(found)
-    if not bins:
-        raise StackbenchError(
-            f"run {run.id[:12]} has no json+ latency buckets for {cell.pattern} (imported without them?)",
-            "Chart a run measured by `stackbench run` (it stores fio's json+ output), or import fio "
-            "--output-format=json+ output; --kind percentiles needs no buckets",
-        )
-    return bins
 
 
 def image_format(path: Path) -> str:

@@ -194,20 +194,12 @@ def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
     """The report's charts, drawn from the redacted runs, comparison and layers, in the order shown: per
     run its matrix, percentiles, timeline and latency histogram (json+ buckets from the store, where
     the run has them), then the comparison, then the layers."""
-    from stackbench.cli.chart import cell_bins
-    from stackbench.errors import StackbenchError
     from stackbench.report.charts import compare_figures, layers_figures, representative_cell, run_figures
+    from stackbench.store.latency_bins import bins_where_stored
 
     drawn: list["Figure"] = []
     for run in runs:
-        bins = {}
-        cell = representative_cell(run)
-        if cell is not None:
-            try:
-                bins[cell.id] = cell_bins(store, run, cell)
-            except StackbenchError:
-                pass  # an imported run without json+ buckets: no histogram, the other charts still
-        drawn += run_figures(run, bins=bins)
+        drawn += run_figures(run, bins=bins_where_stored(store, run, [representative_cell(run)]))
     if comparison is not None:
         drawn += compare_figures(comparison)
     if gaps is not None:
@@ -217,30 +209,20 @@ def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
 
 def _audit_part(audit: Any, redact: Any) -> "AuditPart":
     """A stored audit's tables, built as `show AUDIT` builds them, from its redacted document."""
-    from stackbench.audit.rule import finding_from_json
     from stackbench.errors import StoreError
-    from stackbench.report.audit import changes_table, findings_table
+    from stackbench.report.audit import stored_audit_tables
     from stackbench.report.documents.contents import AuditPart
 
     document = redact.value(audit.document)
     try:
-        pairs = [finding_from_json(f) for f in document["findings"]]
-        changes = document.get("changes")
-        marks = [f.get("change") or "" for f in document["findings"]] if changes else None
+        tables, notes = stored_audit_tables(document)
     except (ValueError, KeyError, TypeError) as error:
         raise StoreError(f"the stored audit {audit.id[:12]} is damaged and cannot be reported ({error})",
                          f"Delete it with `stackbench rm {audit.id[:12]} --yes` and audit again") from None
-    findings = [finding for finding, _ in pairs]
-    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
-    tables = [findings_table(findings, {rule.id: rule for _, rule in pairs}, f"{len(findings)} findings{version}",
-                             marks)] if findings else []
-    if changes:
-        tables.append(changes_table(changes))
-    notes = () if findings else (f"No findings from {document.get('rules_checked', 0)} rules{version}.",)
     subject = redact.text(audit.subject_name) if audit.subject_name else audit.source
     name = redact.text(audit.label) if audit.label else audit.id[:12]
     title = f"Audit {name}: {subject}, {audit.created_at:%Y-%m-%d %H:%M} UTC ({audit.source})"
-    return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), notes)
+    return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), tuple(notes))
 
 
 def _strings_of(value: Any) -> list[str]:

@@ -124,8 +124,8 @@ def user_remove(
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:
-    """Remove an account: its sessions end, its share links stop working, and its runs lose their owner
-    (admins see them then, until someone claims them).
+    """Remove an account: its sessions end, its share links stop working, and its runs, scans and audits
+    lose their owner (admins see them then, until someone claims them).
 
     Example:
 
@@ -135,22 +135,27 @@ def user_remove(
 
     account, owned = Accounts(open_store_from(db)).remove_account(name)
     if json_output:
-        print_json({"removed": account.name, "runs_unowned": owned})
+        print_json({"removed": account.name, "runs_unowned": owned["run"], "scans_unowned": owned["scan"],
+                    "audits_unowned": owned["audit"]})
     else:
-        out.print(f"Removed account {account.name}; {owned} run(s) it owned now have no owner.")
+        out.print(f"Removed account {account.name}; {owned['run']} run(s), {owned['scan']} scan(s) and "
+                  f"{owned['audit']} audit(s) it owned now have no owner.")
 
 
 @user_app.command("claim")
 def user_claim(
     name: str = typer.Argument(..., help="Account that becomes the owner.", show_default=False),
-    runs: Optional[list[str]] = typer.Argument(None, help="Runs: ids, unique id prefixes or labels.", show_default=False),
-    unowned: bool = typer.Option(False, "--all-unowned", help="Claim every run that has no owner."),
-    take: bool = typer.Option(False, "--take", help="Also move runs that another account owns."),
+    runs: Optional[list[str]] = typer.Argument(
+        None, help="Runs, smallblocks scans or audits: ids, unique id prefixes or labels.", show_default=False
+    ),
+    unowned: bool = typer.Option(False, "--all-unowned", help="Claim every run, scan and audit that has no owner."),
+    take: bool = typer.Option(False, "--take", help="Also move items that another account owns."),
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:
-    """Give runs an owner. Runs stored by the CLI have none, and a server shows them to admins only until
-    they are claimed; a claimed run is private to its owner until the owner makes it team-visible.
+    """Give runs, scans and audits an owner. Those stored by the CLI have none, and a server shows them to
+    admins only until they are claimed; a claimed item is private to its owner until the owner makes it
+    team-visible. All the named items are claimed, or none.
 
     Example:
 
@@ -166,9 +171,10 @@ def user_claim(
     account = accounts.account_named(name)
     if bool(runs) == unowned:
         raise UsageError("name the runs to claim, or pass --all-unowned (not both)", "See 'stackbench user claim --help'")
-    ids = accounts.unowned_run_ids() if unowned else [store.resolve(ref) for ref in runs or []]
-    claimed = accounts.claim(account.id, ids, take=take) if ids else 0
+    items = accounts.unowned_items() if unowned else [store.resolve_any(ref) for ref in runs or []]
+    claimed = accounts.claim_items(account.id, items, take=take) if items else 0
     if json_output:
-        print_json({"owner": account.name, "claimed": ids})
+        print_json({"owner": account.name, "claimed": [i for _, i in items],
+                    "kinds": {kind: [i for k, i in items if k == kind] for kind in ("run", "scan", "audit")}})
     else:
-        out.print(f"{account.name} now owns {claimed} more run(s).")
+        out.print(f"{account.name} now owns {claimed} more item(s) (runs, scans, audits).")

@@ -115,3 +115,23 @@ def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule | Rule
         parts += [head, grid]
     parts.append(Text(EXPLAIN_HINT, style="dim"))
     return Group(*parts)
+
+
+def stored_audit_tables(document: Mapping[str, Any]) -> tuple[list[Tabular], list[str]]:
+    """A stored audit's document (`audit --json`, possibly redacted) as the tables every reader shows (the
+    report's documents and the server's page): the findings, marked new or still when compared, and what
+    the previous audit of the subject had that is gone (fixed, or not rechecked); a note when there is no
+    finding. ValueError, KeyError or TypeError when the document is damaged."""
+    from stackbench.audit.rule import finding_from_json
+
+    pairs = [finding_from_json(f) for f in document["findings"]]
+    changes = document.get("changes")
+    marks = [f.get("change") or "" for f in document["findings"]] if changes else None
+    findings = [finding for finding, _ in pairs]
+    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
+    tables = [findings_table(findings, {rule.id: rule for _, rule in pairs}, f"{len(findings)} findings{version}",
+                             marks)] if findings else []
+    if changes:
+        tables.append(changes_table(changes))
+    notes = [] if findings else [f"No findings from {document.get('rules_checked', 0)} rules{version}."]
+    return tables, notes

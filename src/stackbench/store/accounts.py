@@ -1,12 +1,12 @@
 """Accounts, sessions, share links and ownership of results: what `stackbench serve` stores.
 
-Who may see a stored run is decided here, once, as one SQL condition (`_visible`): the runs list and the
-loading of a single run both use it, so a list can never show what a page would refuse or the other way
-round. The rule (docs/server.md, "Who sees what"):
+Who may see a stored run, scan or audit is decided here, once, as one SQL condition (`_visible`, the same
+for the three tables in `OWNED`): the lists and the loading of a single item all use it, so a list can
+never show what a page would refuse or the other way round. The rule (docs/server.md, "Who sees what"):
 
-- an account sees the runs it owns, whatever their visibility;
-- every account sees runs whose owner made them `team`;
-- runs without an owner (stored by the CLI, or by an account since removed) are seen by admins only,
+- an account sees the runs (scans, audits) it owns, whatever their visibility;
+- every account sees those whose owner made them `team`;
+- those without an owner (stored by the CLI, or by an account since removed) are seen by admins only,
   until `stackbench user claim` gives them an owner. Nothing is ever visible to everyone.
 
 An admin does not see other accounts' private runs: private means private.
@@ -92,13 +92,16 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _visible(viewer: Viewer) -> Any:
-    """The one visibility rule as an SQL condition on `runs` (see the module's docstring)."""
-    runs = schema.runs
+# The results that have an owner and a visibility (migration 0005), by kind.
+OWNED = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits}
+
+
+def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:
+    """The one visibility rule as an SQL condition on `table`, one of OWNED (see the module's docstring)."""
     return or_(
-        runs.c.owner == viewer.account_id,
-        and_(runs.c.visibility == "team", runs.c.owner.is_not(None)),
-        and_(runs.c.owner.is_(None), true() if viewer.is_admin else false()),
+        table.c.owner == viewer.account_id,
+        and_(table.c.visibility == "team", table.c.owner.is_not(None)),
+        and_(table.c.owner.is_(None), true() if viewer.is_admin else false()),
     )
 
 
@@ -156,18 +159,21 @@ class Accounts:
             if end_sessions:
                 connection.execute(delete(schema.sessions).where(schema.sessions.c.account_id == account_id))
 
-    def remove_account(self, name: str) -> tuple[Account, int]:
+    def remove_account(self, name: str) -> tuple[Account, dict[str, int]]:
         """Remove an account in one transaction: its sessions end, its share links stop working, and its
-        runs lose their owner (admins only see them then, until claimed), its API tokens are deleted.
-        Returns the account and how many runs it owned."""
+        runs, scans and audits lose their owner (admins only see them then, until claimed), its API tokens are
+        deleted. Returns the account and how many of each kind ("run", "scan", "audit") it owned."""
         account = self.account_named(name)
         with self.engine.begin() as connection:
             connection.execute(delete(schema.sessions).where(schema.sessions.c.account_id == account.id))
             connection.execute(delete(schema.share_links).where(schema.share_links.c.owner == account.id))
             connection.execute(delete(schema.api_tokens).where(schema.api_tokens.c.owner == account.id))
-            owned = connection.execute(
-                update(schema.runs).where(schema.runs.c.owner == account.id).values(owner=None, visibility="private")
-            ).rowcount
+            owned = {
+                kind: connection.execute(
+                    update(table).where(table.c.owner == account.id).values(owner=None, visibility="private")
+                ).rowcount
+                for kind, table in OWNED.items()
+            }
             connection.execute(delete(schema.accounts).where(schema.accounts.c.id == account.id))
         return account, owned
 
@@ -229,39 +235,77 @@ class Accounts:
     # -- ownership -------------------------------------------------------------------------------
 
     def claim(self, account_id: str, run_ids: Sequence[str], *, take: bool = False) -> int:
-        """Make `account_id` the owner of these runs (all or none). Runs owned by another account are
-        refused unless `take`: claiming must not silently move someone's results."""
-        runs = schema.runs
-        ids = list(dict.fromkeys(run_ids))
+        """Make `account_id` the owner of these runs (all or none); see `claim_items`."""
+        return self.claim_items(account_id, [("run", run_id) for run_id in run_ids], take=take)
+
+    def claim_items(self, account_id: str, items: Sequence[tuple[str, str]], *, take: bool = False) -> int:
+        """Make `account_id` the owner of these (kind, id) runs, scans and audits, all or none in one
+        transaction. Items owned by another account are refused unless `take`: claiming must not silently
+        move someone's results. Returns how many were claimed."""
+        claimed = 0
         with self.engine.begin() as connection:
-            rows = connection.execute(select(runs.c.id, runs.c.owner).where(runs.c.id.in_(ids))).all()
-            missing = sorted(set(ids) - {row[0] for row in rows})
-            if missing:
-                raise StoreError(f"no run with id {missing[0]!r}", "List the stored runs with `stackbench runs`")
-            owned = [row[0] for row in rows if row[1] is not None and row[1] != account_id]
-            if owned and not take:
-                raise StoreError(f"run {owned[0][:12]} has an owner already",
-                                 "Pass --take to move it to this account")
-            return connection.execute(update(runs).where(runs.c.id.in_(ids)).values(owner=account_id)).rowcount
+            for kind, table in OWNED.items():
+                ids = list(dict.fromkeys(i for k, i in items if k == kind))
+                if not ids:
+                    continue
+                rows = connection.execute(select(table.c.id, table.c.owner).where(table.c.id.in_(ids))).all()
+                missing = sorted(set(ids) - {row[0] for row in rows})
+                if missing:
+                    raise StoreError(f"no {kind} with id {missing[0]!r}",
+                                     f"List the stored {kind}s with `stackbench runs --kind {kind}`")
+                owned = [row[0] for row in rows if row[1] is not None and row[1] != account_id]
+                if owned and not take:
+                    raise StoreError(f"{kind} {owned[0][:12]} has an owner already",
+                                     "Pass --take to move it to this account")
+                claimed += connection.execute(update(table).where(table.c.id.in_(ids)).values(owner=account_id)).rowcount
+        return claimed
 
     def unowned_run_ids(self) -> list[str]:
+        return [i for _, i in self.unowned_items(("run",))]
+
+    def unowned_items(self, kinds: Sequence[str] = tuple(OWNED)) -> list[tuple[str, str]]:
+        """(kind, id) of every run, scan and audit without an owner."""
         with self.engine.connect() as connection:
-            return list(connection.execute(select(schema.runs.c.id).where(schema.runs.c.owner.is_(None))).scalars())
+            return [(kind, i) for kind in kinds
+                    for i in connection.execute(select(OWNED[kind].c.id).where(OWNED[kind].c.owner.is_(None))).scalars()]
 
     def run_access(self, viewer: Viewer, run_id: str) -> tuple[str | None, str] | None:
-        """(owner, visibility) of the run when `viewer` may see it, else None: absent and hidden alike."""
-        runs = schema.runs
+        return self.access(viewer, "run", run_id)
+
+    def access(self, viewer: Viewer, kind: str, object_id: str) -> tuple[str | None, str] | None:
+        """(owner, visibility) of the run, scan or audit when `viewer` may see it, else None: absent and
+        hidden alike."""
+        table = OWNED[kind]
         with self.engine.connect() as connection:
             row = connection.execute(
-                select(runs.c.owner, runs.c.visibility).where(runs.c.id == run_id, _visible(viewer))
+                select(table.c.owner, table.c.visibility).where(table.c.id == object_id, _visible(viewer, table))
             ).first()
         return None if row is None else (row[0], row[1])
 
-    def set_visibility(self, run_id: str, visibility: str) -> None:
+    def set_visibility(self, object_id: str, visibility: str, kind: str = "run") -> None:
         if visibility not in schema.VISIBILITIES:
             raise StoreError(f"unknown visibility {visibility!r}", "Use private or team")
+        table = OWNED[kind]
         with self.engine.begin() as connection:
-            connection.execute(update(schema.runs).where(schema.runs.c.id == run_id).values(visibility=visibility))
+            connection.execute(update(table).where(table.c.id == object_id).values(visibility=visibility))
+
+    def visible_items(self, viewer: Viewer, kind: str, *, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """A page of the scans or audits `viewer` may see, newest first, as rows of their listed columns
+        (not their documents) with `owner_name`, and how many there are in all."""
+        table, accounts = OWNED[kind], schema.accounts
+        heavy = {"document", "facts", "settings"}
+        condition = _visible(viewer, table)
+        query = (
+            select(*[c for c in table.c if c.name not in heavy], accounts.c.name.label("owner_name"))
+            .select_from(table.outerjoin(accounts, accounts.c.id == table.c.owner))
+            .where(condition).order_by(table.c.created_at.desc(), table.c.id).offset(offset).limit(limit)
+        )
+        with self.engine.connect() as connection:
+            rows = [dict(r) for r in connection.execute(query).mappings().all()]
+            total = connection.execute(select(func.count()).select_from(table).where(condition)).scalar_one()
+        for row in rows:
+            row["created_at"] = _aware(row["created_at"])
+        return rows, int(total)
 
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int
@@ -281,11 +325,13 @@ class Accounts:
         if where.until:
             end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
             conditions.append(runs.c.created_at < end)
-        counts = select(cells.c.run_id, func.count().label("n")).group_by(cells.c.run_id).subquery()
+        # Cells are counted for the page's runs only (a correlated count over the indexed run_id), not
+        # grouped over every cell of the store: the list stays fast with 10,000 runs (bench/serve_bench.py).
+        cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
+                      .correlate(runs).scalar_subquery())
         query = (
-            select(runs, func.coalesce(counts.c.n, 0).label("cell_count"), accounts.c.name.label("owner_name"))
-            .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id)
-                         .outerjoin(accounts, accounts.c.id == runs.c.owner))
+            select(runs, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
+            .select_from(runs.outerjoin(accounts, accounts.c.id == runs.c.owner))
             .where(*conditions)
             .order_by(runs.c.created_at.desc(), runs.c.id)
             .offset(offset).limit(limit)

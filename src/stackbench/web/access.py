@@ -22,7 +22,9 @@ from stackbench.store.accounts import Account, SessionRecord, ShareLink, Viewer,
 from stackbench.web.context import ServerContext, client_address, context_of
 
 # Route parameter name -> the kind of object it names. Every id in a URL is one of these.
-OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "token": "token"}
+OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "token": "token",
+                 "scan_id": "scan", "audit_id": "audit",
+                 "runs": "run"}  # the layers page: run ids, bottom layer first, each loaded on its own
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # new_id(): 128 random bits
 TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): 256 random bits
@@ -82,6 +84,33 @@ def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView 
     return RunView(run, owner, visibility, mine)
 
 
+@dataclass(frozen=True)
+class ItemView:
+    """A stored smallblocks scan or audit (`StoredScan`, `StoredAudit`) as a principal may see it."""
+
+    kind: str  # scan | audit
+    item: Any
+    owner: str | None
+    visibility: str
+    mine: bool
+
+
+def _load_item(kind: str) -> Callable[[ServerContext, Principal, str], ItemView | None]:
+    """The loader of scans or audits: an account's only, by the visibility rule of runs
+    (store/accounts.py `_visible`); share links do not reach them."""
+
+    def load_item(ctx: ServerContext, principal: Principal, object_id: str) -> ItemView | None:
+        if principal.account is None or principal.share is not None or not RUN_ID.fullmatch(object_id):
+            return None
+        found = ctx.accounts.access(Viewer(principal.account.id, principal.account.is_admin), kind, object_id)
+        if found is None:
+            return None
+        item = ctx.store.get_scan(object_id) if kind == "scan" else ctx.store.get_audit(object_id)
+        return ItemView(kind, item, found[0], found[1], found[0] == principal.account.id)
+
+    return load_item
+
+
 def _load_share(ctx: ServerContext, principal: Principal, link_id: str) -> ShareLink | None:
     """A share link to manage (list, revoke): its owner's only."""
     if principal.account is None or not RUN_ID.fullmatch(link_id):
@@ -106,6 +135,8 @@ LOADERS: dict[str, Callable[[ServerContext, Principal, str], Any]] = {
     "run": _load_run,
     "share": _load_share,
     "token": _load_token,
+    "scan": _load_item("scan"),
+    "audit": _load_item("audit"),
 }
 
 

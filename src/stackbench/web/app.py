@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import Depends, FastAPI, Form, Request
+from fastapi import Depends, FastAPI, Form, Query, Request
 from fastapi.exceptions import RequestValidationError
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -22,8 +22,9 @@ from stackbench.errors import StackbenchError
 from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
-from stackbench.web.access import NotFound, Principal, RunView, TooManyMisses, load
+from stackbench.web.access import ItemView, NotFound, Principal, RunView, TooManyMisses, load
 from stackbench.web.api import install as install_api
+from stackbench.web.charts import Chart
 from stackbench.web.context import ServerContext, client_address
 from stackbench.web.passwords import needs_rehash, verify_password
 from stackbench.web.sessions import (
@@ -31,10 +32,26 @@ from stackbench.web.sessions import (
     start_session,
 )
 from stackbench.web.settings import Settings
-from stackbench.web.views import fact_rows, html_table
+from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
+MAX_LAYERS = 12  # runs on one layers page: a stack is a handful of layers
+
+
+class TooManyLayers(Exception):
+    """More runs than MAX_LAYERS on a layers page: refused before any is loaded (says nothing about them)."""
+
+
+def _drawn_from(run: Run) -> tuple:
+    """What a run's charts depend on that can change, for the charts cache's key: a relabelled run, or one
+    still measuring (cells added, status changed), is drawn again."""
+    return run.id, run.label, run.status, len(run.cells)
+
+
+def _is_synclat(run: Run) -> bool:
+    """A `stackbench synclat` run (its plan is named so): its page adds the diskinfo -wS style table."""
+    return run.plan_name == "synclat"
 
 
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
@@ -78,6 +95,11 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                         message="Too many requests for things that do not exist. Try again later.")
         response.headers["Retry-After"] = str(error.retry_after)
         return response
+
+    @app.exception_handler(TooManyLayers)
+    def too_many_layers(request: Request, _error: TooManyLayers) -> HTMLResponse:
+        return page(request, "error.html", 400, current(request), title="Too many layers",
+                    message=f"A layers page shows at most {MAX_LAYERS} runs. Check fewer runs.")
 
     @app.exception_handler(CsrfRejected)
     def csrf_rejected(request: Request, _error: CsrfRejected) -> HTMLResponse:
@@ -188,17 +210,47 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def run_page(request: Request, run_id: str) -> Response:
         principal = current(request)
         view: RunView = load(request, principal, "run", run_id)
-        return _run_response(request, principal, view, shared=None)
+        return _run_response(request, principal, view, shared=None, chart_src=f"/runs/{view.run.id}/chart.svg")
 
-    def _run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None) -> Response:
+    @app.get("/runs/{run_id}/chart.svg")
+    def run_chart(request: Request, run_id: str, n: int = 0) -> Response:
+        view: RunView = load(request, current(request), "run", run_id)
+        return _svg(_run_charts(view.run, shared=False), n)
+
+    def _run_charts(run: Run, shared: bool) -> list[Chart]:
+        """The run's charts as `stackbench report` draws them (`shared`: `run` is the redacted copy)."""
+        def draw() -> list:
+            from stackbench.report.charts import representative_cell, run_figures
+            from stackbench.store.latency_bins import bins_where_stored
+
+            figures = run_figures(run, bins=bins_where_stored(ctx.store, run, [representative_cell(run)]))
+            if _is_synclat(run):
+                from stackbench.report.charts import synclat_figures
+
+                try:
+                    figures += synclat_figures([run])
+                except StackbenchError:
+                    pass  # no finished write size to draw: the table says what there is
+            return figures
+
+        return ctx.charts.charts(("run", _drawn_from(run), shared), draw)
+
+    def _run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None,
+                      chart_src: str) -> Response:
         from stackbench.analysis.goals import evaluate
         from stackbench.report.run import run_report
 
         run = _shared_views(view.run)[0] if shared else view.run
         report = run_report(run, evaluate([goal for _, goal in ctx.store.list_goals()], run))
+        synclat = None
+        if _is_synclat(run):
+            from stackbench.report.synclat import synclat_rows, synclat_table
+
+            synclat = html_table(synclat_table(run.id, synclat_rows(run)))
         links = (ctx.accounts.share_links_of(principal.account.id, "run", [run.id])
                  if view.mine and principal.account else [])
         return page(request, "run.html", 200, principal, view=view, run=run, shared=shared,
+                    charts=_run_charts(run, shared=bool(shared)), chart_src=chart_src, synclat=synclat,
                     tables=[html_table(t) for t in report.terminal_tables], facts=fact_rows(run.facts),
                     warnings=[str(w) for w in run.warnings], links=links, now=now(),
                     share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
@@ -207,14 +259,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def set_visibility(request: Request, run_id: str, visibility: str = Form(...),
                        principal: Principal = Depends(csrf_checked)) -> Response:
         view: RunView = load(request, principal, "run", run_id)
-        if not view.mine:
-            return page(request, "error.html", 403, principal, title="Forbidden",
-                        message="Only the run's owner can change who sees it.")
-        if visibility not in ("private", "team"):
-            return page(request, "error.html", 400, principal, title="Bad request",
-                        message="Visibility is private or team.")
-        ctx.accounts.set_visibility(view.run.id, visibility)
-        return RedirectResponse(f"/runs/{view.run.id}", status_code=303)
+        return _change_visibility(request, principal, "run", view.run.id, view.mine, visibility)
 
     @app.post("/runs/{run_id}/shares")
     def share_run(request: Request, run_id: str, days: int = Form(7), note: str = Form(""),
@@ -239,10 +284,31 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         principal = current(request)
         first: RunView = load(request, principal, "run", a)
         second: RunView = load(request, principal, "run", b)
-        return _compare_response(request, principal, first, second, shared=None)
+        return _compare_response(request, principal, first, second, shared=None,
+                                 chart_src=f"/compare/{first.run.id}/{second.run.id}/chart.svg")
+
+    @app.get("/compare/{a}/{b}/chart.svg")
+    def compare_chart(request: Request, a: str, b: str, n: int = 0) -> Response:
+        principal = current(request)
+        first: RunView = load(request, principal, "run", a)
+        second: RunView = load(request, principal, "run", b)
+        return _svg(_compare_charts(first.run, second.run, shared=False), n)
+
+    def _compare_charts(base: Run, other: Run, shared: bool) -> list[Chart]:
+        """The comparison's chart (none when the runs cannot be compared: the page says why)."""
+        def draw() -> list:
+            from stackbench.analysis.compare import compare_runs
+            from stackbench.report.charts import compare_figures
+
+            try:
+                return compare_figures(compare_runs(base, other))
+            except StackbenchError:
+                return []
+
+        return ctx.charts.charts(("compare", _drawn_from(base), _drawn_from(other), shared), draw)
 
     def _compare_response(request: Request, principal: Principal, first: RunView, second: RunView,
-                          shared: ShareLink | None) -> Response:
+                          shared: ShareLink | None, chart_src: str) -> Response:
         from stackbench.analysis.compare import compare_runs
         from stackbench.report.compare import comparison_table
 
@@ -261,6 +327,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         warnings = [f"compared despite a difference in key facts: {d}" for d in result.fact_differences]
         warnings += [str(w) for row in result.rows for w in row.warnings]
         return page(request, "compare.html", 200, principal, base=base, other=other,
+                    charts=_compare_charts(base, other, shared=bool(shared)), chart_src=chart_src,
                     verdict=html_table(comparison_table(result)), problem=None, warnings=warnings, shared=shared,
                     mine=mine, links=links, now=now(), share_days=ctx.settings.share_default_days,
                     share_max=ctx.settings.share_max_days)
@@ -271,6 +338,169 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         first: RunView = load(request, principal, "run", a)
         second: RunView = load(request, principal, "run", b)
         return _create_link(request, principal, "compare", [first, second], days, note)
+
+    # -- layers ----------------------------------------------------------------------------------
+
+    def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
+        """The runs of a layers page, bottom first: `runs` values, each one id or several comma-separated
+        (the runs list's checkboxes send one value each, the page's own form one list), each through load."""
+        ids = [i.strip() for value in runs for i in value.split(",") if i.strip()]
+        if len(ids) > MAX_LAYERS:
+            raise TooManyLayers()
+        return [load(request, principal, "run", run_id) for run_id in ids]
+
+    @app.get("/layers")
+    def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops") -> Response:
+        """`stackbench layers RUN...` as a page: the layers table and chart of the runs, bottom first."""
+        from stackbench.analysis.layers import layer_gaps
+        from stackbench.report.layers import layers_table
+
+        principal = current(request)
+        views = _layer_runs(request, principal, runs)  # before anything else: an id not yours is the 404
+        if principal.account is None:
+            return RedirectResponse("/login", status_code=303)
+        ids = ",".join(v.run.id for v in views)
+        values = dict(ids=ids, names=names, metric=metric, runs=[v.run for v in views])
+        try:
+            gaps = layer_gaps([v.run for v in views], _names(names), metric)
+        except StackbenchError as error:
+            return page(request, "layers.html", 409 if views else 200, principal, problem=error.one_line(),
+                        layers=None, charts=[], **values)
+        query = urlencode({"runs": ids, "names": names, "metric": metric})
+        return page(request, "layers.html", 200, principal, problem=None, layers=html_table(layers_table(gaps)),
+                    charts=_layers_charts(views, names, metric), chart_src=f"/layers/chart.svg?{query}", **values)
+
+    @app.get("/layers/chart.svg")
+    def layers_chart(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops",
+                     n: int = 0) -> Response:
+        principal = current(request)
+        return _svg(_layers_charts(_layer_runs(request, principal, runs), names, metric), n)
+
+    def _names(names: str) -> list[str] | None:
+        return [n.strip() for n in names.split(",")] if names.strip() else None
+
+    def _layers_charts(views: list[RunView], names: str, metric: str) -> list[Chart]:
+        runs = [v.run for v in views]
+
+        def draw() -> list:
+            from stackbench.analysis.layers import layer_gaps
+            from stackbench.report.charts import layers_figures
+
+            try:
+                return layers_figures(layer_gaps(runs, _names(names), metric), runs)
+            except StackbenchError:
+                return []
+
+        return ctx.charts.charts(("layers", tuple(_drawn_from(r) for r in runs), names, metric), draw)
+
+    # -- smallblocks scans and audits -------------------------------------------------------------
+
+    def _items_page(request: Request, kind: str, page_number: int) -> Response:
+        principal = logged_in(request)
+        if isinstance(principal, Response):
+            return principal
+        account = principal.account
+        assert account is not None
+        size = ctx.settings.runs_per_page
+        number = max(1, page_number)
+        rows, total = ctx.accounts.visible_items(Viewer(account.id, account.is_admin), kind,
+                                                 offset=(number - 1) * size, limit=size)
+        pages = (total + size - 1) // size
+        return page(request, f"{kind}s.html", 200, principal, rows=rows, total=total, page_number=number,
+                    pages=pages, previous=f"/{kind}s?page_number={number - 1}" if number > 1 else None,
+                    next=f"/{kind}s?page_number={number + 1}" if number < pages else None)
+
+    @app.get("/scans")
+    def scans_page(request: Request, page_number: int = 1) -> Response:
+        return _items_page(request, "scan", page_number)
+
+    @app.get("/audits")
+    def audits_page(request: Request, page_number: int = 1) -> Response:
+        return _items_page(request, "audit", page_number)
+
+    def _damaged(request: Request, principal: Principal, view: ItemView) -> Response:
+        return page(request, "error.html", 409, principal, title="Damaged",
+                    message=f"The stored {view.kind} {view.item.id[:12]} is damaged and cannot be shown. Delete it "
+                    f"with `stackbench rm {view.item.id[:12]} --yes`.")
+
+    @app.get("/scans/{scan_id}")
+    def scan_page(request: Request, scan_id: str) -> Response:
+        """A stored scan as `stackbench show SCAN` prints it: the size histogram, the usage estimates and
+        the recommendation, and the special vdev chart (`chart SCAN --kind special`)."""
+        from stackbench.report.smallblocks import histogram_table, recommendation_text
+        from stackbench.scan.document import scan_from_json
+
+        principal = current(request)
+        view: ItemView = load(request, principal, "scan", scan_id)
+        try:
+            result, recommendation, estimates = scan_from_json(view.item.document)
+        except ValueError:
+            return _damaged(request, principal, view)
+        return page(request, "scan.html", 200, principal, view=view, scan=view.item,
+                    histogram=html_table(histogram_table(result)),
+                    lines=text_lines(recommendation_text(result, recommendation, estimates)),
+                    charts=_scan_charts(view), chart_src=f"/scans/{view.item.id}/chart.svg")
+
+    @app.get("/scans/{scan_id}/chart.svg")
+    def scan_chart(request: Request, scan_id: str, n: int = 0) -> Response:
+        return _svg(_scan_charts(load(request, current(request), "scan", scan_id)), n)
+
+    def _scan_charts(view: ItemView) -> list[Chart]:
+        def draw() -> list:
+            from stackbench.report.charts import scan_figures
+            from stackbench.scan.document import scan_from_json
+
+            try:
+                result, recommendation, _ = scan_from_json(view.item.document)
+            except ValueError:
+                return []
+            return scan_figures(result.histogram, recommendation, source=", ".join(view.item.paths))
+
+        return ctx.charts.charts(("scan", view.item.id, view.item.label), draw)
+
+    @app.get("/audits/{audit_id}")
+    def audit_page(request: Request, audit_id: str) -> Response:
+        """A stored audit as `report --audit` shows it: the findings (new or still, when compared) and what
+        the previous audit of the same machine had that is gone (fixed, or not rechecked)."""
+        from stackbench.report.audit import stored_audit_tables
+
+        principal = current(request)
+        view: ItemView = load(request, principal, "audit", audit_id)
+        audit = view.item
+        try:
+            tables, notes = stored_audit_tables(audit.document)
+        except (ValueError, KeyError, TypeError):
+            return _damaged(request, principal, view)
+        assert principal.account is not None
+        previous = (audit.previous_id if audit.previous_id and ctx.accounts.access(
+            Viewer(principal.account.id, principal.account.is_admin), "audit", audit.previous_id) else None)
+        return page(request, "audit.html", 200, principal, view=view, audit=audit, notes=notes,
+                    tables=[html_table(t) for t in tables], previous=previous)
+
+    @app.post("/scans/{scan_id}/visibility")
+    def set_scan_visibility(request: Request, scan_id: str, visibility: str = Form(...),
+                            principal: Principal = Depends(csrf_checked)) -> Response:
+        return _set_item_visibility(request, principal, load(request, principal, "scan", scan_id), visibility)
+
+    @app.post("/audits/{audit_id}/visibility")
+    def set_audit_visibility(request: Request, audit_id: str, visibility: str = Form(...),
+                             principal: Principal = Depends(csrf_checked)) -> Response:
+        return _set_item_visibility(request, principal, load(request, principal, "audit", audit_id), visibility)
+
+    def _set_item_visibility(request: Request, principal: Principal, view: ItemView, visibility: str) -> Response:
+        return _change_visibility(request, principal, view.kind, view.item.id, view.mine, visibility)
+
+    def _change_visibility(request: Request, principal: Principal, kind: str, object_id: str, mine: bool,
+                           visibility: str) -> Response:
+        """The owner's private/team form of a run, scan or audit (already loaded through `load`)."""
+        if not mine:
+            return page(request, "error.html", 403, principal, title="Forbidden",
+                        message=f"Only the {kind}'s owner can change who sees it.")
+        if visibility not in ("private", "team"):
+            return page(request, "error.html", 400, principal, title="Bad request",
+                        message="Visibility is private or team.")
+        ctx.accounts.set_visibility(object_id, visibility, kind=kind)
+        return RedirectResponse(f"/{kind}s/{object_id}", status_code=303)
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -308,8 +538,23 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         holder = Principal(share=link)  # the token is the principal: it sees the link's runs, nothing else
         views = [load(request, holder, "run", run_id) for run_id in link.run_ids]
         if link.kind == "run":
-            return _run_response(request, holder, views[0], shared=link)
-        return _compare_response(request, holder, views[0], views[1], shared=link)
+            return _run_response(request, holder, views[0], shared=link, chart_src=f"/s/{token}/chart.svg")
+        return _compare_response(request, holder, views[0], views[1], shared=link, chart_src=f"/s/{token}/chart.svg")
+
+    @app.get("/s/{token}/chart.svg")
+    def shared_chart(request: Request, token: str, n: int = 0) -> Response:
+        """A shared page's charts, drawn from the redacted runs as the page shows them."""
+        link: ShareLink = load(request, Principal(), "token", token)
+        holder = Principal(share=link)
+        runs = _shared_views(*(load(request, holder, "run", run_id).run for run_id in link.run_ids))
+        if link.kind == "run":
+            return _svg(_run_charts(runs[0], shared=True), n)
+        return _svg(_compare_charts(runs[0], runs[1], shared=True), n)
+
+    def _svg(charts: list[Chart], n: int) -> Response:
+        if not 0 <= n < len(charts):
+            raise NotFound()
+        return Response(charts[n].svg, media_type="image/svg+xml")
 
     return app
 

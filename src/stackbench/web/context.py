@@ -10,6 +10,7 @@ from starlette.requests import Request
 
 from stackbench.store.accounts import Accounts
 from stackbench.store.repository import Store
+from stackbench.web.charts import ChartCache
 from stackbench.web.limits import SlidingWindow
 from stackbench.web.settings import Settings
 
@@ -23,6 +24,7 @@ class ServerContext:
     login_by_account: SlidingWindow = field(init=False)
     login_by_address: SlidingWindow = field(init=False)
     misses: SlidingWindow = field(init=False)
+    charts: ChartCache = field(default_factory=ChartCache)
 
     def __post_init__(self) -> None:
         s = self.settings

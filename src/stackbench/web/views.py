@@ -39,6 +39,12 @@ def html_table(table: Tabular) -> HtmlTable:
     return HtmlTable(table.title, list(table.headers), rows, list(table.notes))
 
 
+def text_lines(group: Any) -> list[tuple[str, str]]:
+    """Lines of Rich text (a Group of `Text`, as report/smallblocks.recommendation_text builds them for the
+    terminal) as (plain text, CSS classes): the words are the terminal's, the style only a class."""
+    return [(line.plain, _classes(str(line.style or ""))) for line in group.renderables]
+
+
 def fact_rows(facts: dict[str, Any], limit: int = 400) -> list[tuple[str, str]]:
     """A run's facts as (name, value) rows: nested objects one level deep as `target.fs_type`, anything
     deeper or a list as compact JSON, cut at `limit` characters."""

@@ -234,7 +234,7 @@ def test_histogram_buckets_of_repeated_job_names_are_each_jobs_own(tmp_path: Pat
     imported cell gets the buckets of its own job entry, not the first one's. fio runs here, 1 s."""
     import subprocess
 
-    from stackbench.cli.chart import cell_bins
+    from stackbench.store.latency_bins import cell_bins
     from stackbench.store import open_store
 
     job = tmp_path / "two.fio"

@@ -96,7 +96,7 @@ def test_custom_lines_per_depth(measured: Store, tmp_path: Path) -> None:
 
 
 def test_run_figures_of_a_stored_run_are_matrix_percentiles_timeline_and_histogram(measured: Store) -> None:
-    from stackbench.cli.chart import cell_bins
+    from stackbench.store.latency_bins import cell_bins
     from stackbench.report.charts import representative_cell, run_figures
 
     store = open_store(measured.url)
