@@ -11,6 +11,7 @@ uvicorn's `Server.run` is replaced by a no-op here, the one fake of this test.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -93,6 +94,9 @@ def test_every_command_with_generated_arguments_fails_cleanly_or_succeeds(
     monkeypatch.delenv("STACKBENCH_DB", raising=False)
     monkeypatch.chdir(sandbox)
     monkeypatch.setattr("uvicorn.Server.run", lambda self, *args, **kwargs: None)
+    access = logging.getLogger("stackbench.web.access")  # serve configures it: undone after the test
+    monkeypatch.setattr(access, "handlers", list(access.handlers))
+    monkeypatch.setattr(access, "level", access.level)
     capsys.readouterr()
     try:
         run_app(argv)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Optional
+import logging
+import sys
+from typing import Any, Optional
 
 import typer
 
@@ -38,8 +40,6 @@ def serve_command(
 
         stackbench serve --port 8080
     """
-    import logging
-
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
     from stackbench.web.server import check_host, check_port, uvicorn_config
@@ -53,14 +53,31 @@ def serve_command(
     from stackbench.web.app import create_app
 
     access = logging.getLogger("stackbench.web.access")
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    access.addHandler(handler)
+    if not any(isinstance(h, _CurrentStderr) for h in access.handlers):  # once, however often serve runs
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        access.addHandler(handler)
     access.setLevel(logging.INFO)
     app_ = create_app(store)
     shown = f"[{host}]" if ":" in host else host
     err.print(f"Serving {store.where} on http://{shown}:{port} (Ctrl-C stops)", soft_wrap=True)
     uvicorn.Server(uvicorn_config(app_, host, port, forwarded_allow_ips)).run()
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """The access log on the stderr of the moment it writes, not the one of the moment it was made (a
+    replaced stderr, as under a test harness or a daemon manager, may since have been closed)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
 
 
 __all__ = ["serve_command"]
