@@ -198,7 +198,12 @@ def serve(args: dict[str, Any]) -> None:
     stop = threading.Event()
 
     def ended(_signum: int, _frame: Any) -> None:
-        raise SystemExit(0)
+        # Only the first signal ends the serving: sshd may send SIGHUP and SIGTERM back to back when the
+        # connection drops, and a second SystemExit raised inside the cleanup below would cut it short
+        # (a fio left running after stackbench was SIGKILLed, seen in CI).
+        if not stop.is_set():
+            stop.set()
+            raise SystemExit(0)
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, ended)
@@ -219,7 +224,7 @@ def serve(args: dict[str, Any]) -> None:
 
         def watch() -> None:
             server.wait()
-            if not stop.is_set():
+            if not stop.is_set():  # not ended by us: fio's server died on its own
                 try:
                     _say(died=server.returncode)
                 except OSError:  # our side is gone too
