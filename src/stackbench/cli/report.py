@@ -125,7 +125,7 @@ def build_contents(
     from stackbench.analysis.layers import layer_gaps
     from stackbench.errors import UsageError
     from stackbench.report.documents.contents import Contents, FioJob, RunPart, fio_jobs, without_db
-    from stackbench.report.redact import describe, redactor
+    from stackbench.report.redact import describe, redactor, strings_of
 
     if compare is not None and len(compare) != 2:
         raise UsageError(f"--compare takes two runs, A and B, not {len(compare)}", "e.g. --compare baseline lz4")
@@ -153,7 +153,7 @@ def build_contents(
     stored_audits = [store.get_audit(store.resolve_any(ref, kinds=("audit",))[1]) for ref in audits]
     for audit in stored_audits:
         redact.learn("host", audit.subject_name)
-        for text in _strings_of(audit.document):
+        for text in strings_of(audit.document):
             redact.learn_text(text)
     for text in [*(names or ()), *argv]:
         redact.learn_text(text)
@@ -223,16 +223,6 @@ def _audit_part(audit: Any, redact: Any) -> "AuditPart":
     name = redact.text(audit.label) if audit.label else audit.id[:12]
     title = f"Audit {name}: {subject}, {audit.created_at:%Y-%m-%d %H:%M} UTC ({audit.source})"
     return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), tuple(notes))
-
-
-def _strings_of(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _strings_of(item)]
-    if isinstance(value, (list, tuple)):
-        return [text for item in value for text in _strings_of(item)]
-    return []
 
 
 def replace_text(goal: Any, text: str) -> Any:

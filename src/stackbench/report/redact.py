@@ -236,24 +236,23 @@ _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _NOT_IDENTIFIERS = frozenset({"localhost", "none", "null", "unknown", "n/a", "default", "shared", "public", "root"})
 
 
+def strings_of(value: Any) -> list[str]:
+    """Every string in a JSON-like value, in a fixed order (dicts by sorted key), for learning patterns."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for key in sorted(value, key=str) for text in strings_of(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in strings_of(item)]
+    return []
+
+
 def _strings(run: Run) -> list[str]:
     """Every string of a run, in a fixed order (facts by sorted key), for learning patterns."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for key in sorted(value, key=str):
-                walk(value[key])
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                walk(item)
-
-    walk([run.label or "", run.target or ""])
-    walk(run.facts)
+    found = strings_of([run.label or "", run.target or ""]) + strings_of(run.facts)
     for warning in run.warnings:
-        walk([warning.subject, warning.text, warning.fix])
+        found += strings_of([warning.subject, warning.text, warning.fix])
     for cell in run.cells:
-        walk([cell.result.job_name, cell.result.host or "", dict(cell.result.options), cell.measurement or {}])
+        found += strings_of([cell.result.job_name, cell.result.host or "", dict(cell.result.options),
+                             cell.measurement or {}])
     return found
