@@ -1,4 +1,5 @@
-"""What every request handler shares: the store, the server's key, the settings and the limiters."""
+"""What every request handler shares: the store, the server's key, the settings and the limiters (counted
+in the store, so shared by every worker process)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from starlette.requests import Request
 
 from stackbench.store.accounts import Accounts
+from stackbench.store.rate_limits import RateEvents
 from stackbench.store.repository import Store
 from stackbench.web.charts import ChartCache
 from stackbench.web.limits import SlidingWindow
@@ -28,9 +30,14 @@ class ServerContext:
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.login_by_account = SlidingWindow(s.login_failures_per_account, s.login_window_s)
-        self.login_by_address = SlidingWindow(s.login_failures_per_address, s.login_window_s)
-        self.misses = SlidingWindow(s.misses_per_address, s.miss_window_s)
+        events, keep_s = RateEvents(self.store), max(s.login_window_s, s.miss_window_s)
+
+        def window(scope: str, limit: int, window_s: float) -> SlidingWindow:
+            return SlidingWindow(events, scope, limit, window_s, self.digest, keep_s)
+
+        self.login_by_account = window("login-account", s.login_failures_per_account, s.login_window_s)
+        self.login_by_address = window("login-address", s.login_failures_per_address, s.login_window_s)
+        self.misses = window("miss", s.misses_per_address, s.miss_window_s)
 
     def digest(self, secret: str) -> str:
         return keyed_digest(self.hash_key, secret)
