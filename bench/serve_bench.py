@@ -167,11 +167,28 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def bench(url: str, backend: str, args: argparse.Namespace) -> bool:
+def stored(url: str) -> tuple[list[str], str]:
+    """The runs of a store `fill` made before (--store), oldest first, and the account name."""
+    from sqlalchemy import select
+
+    from stackbench.store import open_store, schema
+
+    store = open_store(url)
+    with store.engine.connect() as connection:
+        ids = list(connection.execute(select(schema.runs.c.id).order_by(schema.runs.c.created_at)).scalars())
+    store.dispose()
+    return ids, "bench"
+
+
+def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False) -> bool:
     clock = time.monotonic()
-    ids, name = fill(url, args.runs)
-    print(f"{backend}: stored {len(ids):,} runs through the Store API in {time.monotonic() - clock:.0f} s",
-          file=sys.stderr)
+    if reuse:
+        ids, name = stored(url)
+        print(f"{backend}: {len(ids):,} runs already in the store", file=sys.stderr)
+    else:
+        ids, name = fill(url, args.runs)
+        print(f"{backend}: stored {len(ids):,} runs through the Store API in {time.monotonic() - clock:.0f} s",
+              file=sys.stderr)
     from stackbench.web.settings import Settings
 
     middle = len(ids) // 2
@@ -205,14 +222,20 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=25, help="requests per page per client (default 25)")
     parser.add_argument("--workers", type=int, default=2,
                         help="`stackbench serve --workers` (default 2: this machine's cores)")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="a SQLite file to keep: filled with --runs runs if it does not exist, reused if it "
+                        "does (filling 10,000 runs takes minutes)")
     parser.add_argument("--postgres", action="store_true",
                         help="also against a throw-away PostgreSQL server (tests/pg_server.py)")
     args = parser.parse_args()
     if args.runs < 2 or args.clients < 1 or args.requests < 1:
         parser.error("--runs needs at least 2, --clients and --requests at least 1")
     met = True
-    with tempfile.TemporaryDirectory() as directory:
-        met &= bench(f"sqlite:///{Path(directory) / 'bench.db'}", "SQLite", args)
+    if args.store is not None:  # kept between runs: filled once, measured as often as asked
+        met &= bench(f"sqlite:///{args.store.resolve()}", "SQLite", args, reuse=args.store.exists())
+    else:
+        with tempfile.TemporaryDirectory() as directory:
+            met &= bench(f"sqlite:///{Path(directory) / 'bench.db'}", "SQLite", args)
     if args.postgres:
         sys.path.insert(0, str(ROOT / "tests"))
         from pg_server import postgres_server
