@@ -9,10 +9,7 @@ real `synclat` run on the page is in test_pages.py (slow)."""
 
 from __future__ import annotations
 
-import csv
 import html
-import io
-import json
 import re
 import secrets
 from dataclasses import replace
@@ -23,12 +20,11 @@ from typing import Iterator
 import httpx
 import pytest
 
-from conftest import cli_here
 from stackbench.importer import import_files
 from stackbench.results import new_id
 from stored_runs import store_run
 from synthetic import cell, run
-from web.site import HOSTILE, SHARED, Site, Template
+from web.site import HOSTILE, SHARED, Site, Template, assert_slog_page_is_the_clis, first_table
 
 DISKINFO = Path(__file__).resolve().parent.parent / "data" / "diskinfo"
 
@@ -78,39 +74,15 @@ def alice(slog_site: Site) -> httpx.Client:
     return slog_site.login("alice")
 
 
-def _first_table(page: str) -> list[list[str]]:
-    """The rows of the page's first table (the ranking), cells as text."""
-    body = re.search(r"<table>.*?</table>", page, re.S).group(0)
-    return [[html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", row)]
-            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S) if "<td" in row]
-
-
 def _listed(page: str) -> set[str]:
     return set(re.findall(r'name="runs" value="([0-9a-f]{32})"', page))
-
-
-def assert_same_as_the_cli(client: httpx.Client, db_url: str, ids: list[str]) -> str:
-    """/slog?runs=IDS shows `stackbench slog --run ID...`'s table cell for cell (its CSV output) in the
-    order of its --json ranking; returns the page."""
-    answer = client.get("/slog", params={"runs": ids})
-    assert answer.status_code == 200, answer.text
-    refs = [arg for run_id in ids for arg in ("--run", run_id)]
-    as_csv = cli_here("slog", *refs, "--db", db_url, "--format", "csv")
-    as_json = cli_here("slog", *refs, "--db", db_url, "--json")
-    assert as_csv.returncode == 0 and as_json.returncode == 0, as_csv.stderr + as_json.stderr
-    cli_rows = list(csv.reader(io.StringIO(as_csv.stdout)))[1:]
-    page_rows = _first_table(answer.text)
-    assert page_rows == cli_rows
-    ranked = json.loads(as_json.stdout)["candidates"]
-    assert [(r[0], r[-1]) for r in page_rows] == [(c["candidate"], c["verdict"]) for c in ranked]
-    return answer.text
 
 
 def test_the_slog_page_ranks_the_checked_runs_as_stackbench_slog_does(slog_site: Site, alice: httpx.Client) -> None:
     """Hers and bob's team candidate, slog runs and diskinfo sweeps mixed: the CLI's table, best first."""
     ids = [slog_site.runs[n] for n in ("slog-hdd", "sweep-hdd", "slog-team", "sweep-optane", "slog-sata")]
-    page = assert_same_as_the_cli(alice, str(slog_site.store.engine.url), ids)
-    first = _first_table(page)
+    page = assert_slog_page_is_the_clis(alice, str(slog_site.store.engine.url), ids)
+    first = first_table(page)
     assert [r[0] for r in first] == ["sweep-optane", "slog:bob-team", "slog:sata-ssd", f"slog:{HOSTILE}", "sweep-hdd"]  # 15.8 µs .. 11 ms
     assert HOSTILE not in page and html.escape(HOSTILE) in page  # the label is text, in the table and the list
     assert "power-loss protection cannot be measured" in page  # the CLI's notes under the table
