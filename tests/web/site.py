@@ -31,6 +31,7 @@ from stackbench.web.server import uvicorn_config
 from stackbench.web.settings import Settings
 
 FIO = Path(__file__).resolve().parent.parent / "data" / "fio"
+DISKINFO = FIO.parent / "diskinfo"  # diskinfo -wS outputs: sync-write sweeps that cost no fio time
 PASSWORD = "correct horse battery staple"
 HOSTILE = "<script>alert(1)</script>"
 # The shared server's limits, raised so that the suite's many requests from 127.0.0.1 are not throttled;

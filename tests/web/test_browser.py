@@ -15,9 +15,7 @@ import pytest
 
 from stackbench.importer import import_files
 from stackbench.web.settings import Settings
-from web.site import HOSTILE, PASSWORD
-
-DISKINFO = Path(__file__).resolve().parent.parent / "data" / "diskinfo"
+from web.site import DISKINFO, HOSTILE, PASSWORD
 
 pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"

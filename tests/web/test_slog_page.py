@@ -14,7 +14,6 @@ import re
 import secrets
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Iterator
 
 import httpx
@@ -24,9 +23,8 @@ from stackbench.importer import import_files
 from stackbench.results import new_id
 from stored_runs import store_run
 from synthetic import cell, run
-from web.site import HOSTILE, SHARED, Site, Template, assert_slog_page_is_the_clis, first_table
+from web.site import DISKINFO, HOSTILE, SHARED, Site, Template, assert_slog_page_is_the_clis, first_table
 
-DISKINFO = Path(__file__).resolve().parent.parent / "data" / "diskinfo"
 
 
 def _slog_run(label: str, qd1_median_us: float, qd16_median_us: float, hour: int) -> object:
