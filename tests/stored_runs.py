@@ -125,27 +125,32 @@ def audit_document() -> tuple[dict, list[dict]]:
     return document, [f.to_json() for f in report.findings]
 
 
+def store_run(store, stored: Run) -> None:  # noqa: ANN001 - a Store
+    """Write one synthetic run into `store` as the runner would, its id and times included."""
+    store.create_run(
+        source=stored.source, label=stored.label, target=stored.target, plan_name=stored.plan_name,
+        planned_cells=stored.planned_cells, facts=stored.facts, warnings=stored.warnings, run_id=stored.id,
+    )
+    for each in stored.cells:
+        store.add_measurement(
+            stored.id,
+            [OutputRecord(raw_text="synthetic", fio_version=stored.facts["fio_version"])],
+            [CellRecord(each.workload, each.result, each.samples, each.measurement)],
+        )
+    store.finish_run(stored.id, stored.status)
+    with store.engine.begin() as connection:
+        connection.execute(
+            update(schema.runs)
+            .where(schema.runs.c.id == stored.id)
+            .values(created_at=stored.created_at, finished_at=stored.finished_at)
+        )
+
+
 def build_store(url: str) -> None:
     """Write the runs and the goal into a new store at `url`, times and ids included."""
     store = open_store(url)
     for stored in runs():
-        store.create_run(
-            source=stored.source, label=stored.label, target=stored.target, plan_name=stored.plan_name,
-            planned_cells=stored.planned_cells, facts=stored.facts, warnings=stored.warnings, run_id=stored.id,
-        )
-        for each in stored.cells:
-            store.add_measurement(
-                stored.id,
-                [OutputRecord(raw_text="synthetic", fio_version=stored.facts["fio_version"])],
-                [CellRecord(each.workload, each.result, each.samples, each.measurement)],
-            )
-        store.finish_run(stored.id, stored.status)
-        with store.engine.begin() as connection:
-            connection.execute(
-                update(schema.runs)
-                .where(schema.runs.c.id == stored.id)
-                .values(created_at=stored.created_at, finished_at=stored.finished_at)
-            )
+        store_run(store, stored)
     store.add_scan(scan_id=SCAN_ID, label="tank-files", created_at=_at(5, 9), status="complete",
                    document=scan_document())
     document, findings = audit_document()

@@ -4,7 +4,11 @@ that log in over HTTP as a browser would."""
 
 from __future__ import annotations
 
+import csv
 import functools
+import html
+import io
+import json
 import re
 import shutil
 import socket
@@ -27,6 +31,7 @@ from stackbench.web.server import uvicorn_config
 from stackbench.web.settings import Settings
 
 FIO = Path(__file__).resolve().parent.parent / "data" / "fio"
+DISKINFO = FIO.parent / "diskinfo"  # diskinfo -wS outputs: sync-write sweeps that cost no fio time
 PASSWORD = "correct horse battery staple"
 HOSTILE = "<script>alert(1)</script>"
 # The shared server's limits, raised so that the suite's many requests from 127.0.0.1 are not throttled;
@@ -90,6 +95,32 @@ def running(app: object, forwarded_allow_ips: str | None = None) -> Iterator[str
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def first_table(page: str) -> list[list[str]]:
+    """The rows of the page's first table (the ranking), cells as text."""
+    body = re.search(r"<table>.*?</table>", page, re.S).group(0)
+    return [[html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S) if "<td" in row]
+
+
+def assert_slog_page_is_the_clis(client: httpx.Client, db_url: str, ids: list[str]) -> str:
+    """/slog?runs=IDS shows `stackbench slog --run ID...`'s table cell for cell (its CSV output) in the
+    order of its --json ranking; returns the page."""
+    from conftest import cli_here
+
+    answer = client.get("/slog", params={"runs": ids})
+    assert answer.status_code == 200, answer.text
+    refs = [arg for run_id in ids for arg in ("--run", run_id)]
+    as_csv = cli_here("slog", *refs, "--db", db_url, "--format", "csv")
+    as_json = cli_here("slog", *refs, "--db", db_url, "--json")
+    assert as_csv.returncode == 0 and as_json.returncode == 0, as_csv.stderr + as_json.stderr
+    cli_rows = list(csv.reader(io.StringIO(as_csv.stdout)))[1:]
+    page_rows = first_table(answer.text)
+    assert page_rows == cli_rows
+    ranked = json.loads(as_json.stdout)["candidates"]
+    assert [(r[0], r[-1]) for r in page_rows] == [(c["candidate"], c["verdict"]) for c in ranked]
+    return answer.text
 
 
 @functools.cache

@@ -1,5 +1,6 @@
 """A real browser (Debian's chromium driven by Playwright) through the whole flow: log in, open a run,
-compare two (the run, compare and scan pages with their chart images drawn), share one, open the link logged
+compare two (the run, compare, scan and SLOG pages with their chart images drawn; the SLOG page at phone
+width too), share one, open the link logged
 out, revoke it, see it gone. Screenshots are kept under
 $STACKBENCH_ARTEFACTS/web (default test-artefacts/web); any console error (a CSP violation included)
 fails the test."""
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from stackbench.importer import import_files
 from stackbench.web.settings import Settings
-from web.site import HOSTILE, PASSWORD
+from web.site import DISKINFO, HOSTILE, PASSWORD
 
 pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"
@@ -85,6 +87,23 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
             expect(owner.get_by_role("heading", level=1)).to_contain_text(HOSTILE)  # as text
             _expect_charts_drawn(owner)
             owner.screenshot(path=shots / "03b-scan.png", full_page=True)
+
+            # the SLOG page: check two imported diskinfo sweeps, rank them, their chart; at phone width too
+            for file in ("optane-4k-start.txt", "hdd-512-start.txt"):
+                sweep = import_files(site.store, [DISKINFO / file], label=file.split("-")[0])[0]
+                site.accounts.claim(site.ids["alice"], [sweep.id])
+            owner.click("a[href='/slog']")
+            owner.get_by_label("Rank: optane").check()
+            owner.get_by_label("Rank: hdd").check()
+            owner.get_by_role("button", name="Rank the checked runs").click()
+            expect(owner.locator("table").first).to_contain_text("excellent: Optane class")
+            _expect_charts_drawn(owner)
+            owner.screenshot(path=shots / "03c-slog.png", full_page=True)
+            owner.set_viewport_size({"width": 390, "height": 844})
+            wide = owner.evaluate("document.documentElement.scrollWidth")
+            assert wide <= 390, f"the SLOG page is {wide} px wide on a phone"  # wide tables scroll on their own
+            owner.screenshot(path=shots / "03d-slog-phone.png", full_page=True)
+            owner.set_viewport_size({"width": 1400, "height": 900})
 
             owner.goto(f"{site.base}/runs/{site.runs['b']}")
             owner.get_by_label("Note").fill("for the vendor")

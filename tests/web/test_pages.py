@@ -20,7 +20,7 @@ from stackbench.report.goals import goals_table
 from stackbench.report.run import run_table
 from stackbench.web.headers import CSP
 from stackbench.web.settings import Settings
-from web.site import HOSTILE, Site, csrf_of
+from web.site import HOSTILE, Site, assert_slog_page_is_the_clis, csrf_of, first_table
 
 
 def _share(client: httpx.Client, path: str, days: str = "7", note: str = "for the vendor") -> httpx.Response:
@@ -470,6 +470,13 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
         alts = _assert_charts_served(alice, page, 2)
         assert alts[-1] == synclat_figures([run])[0].alt
         assert "Sync write latency" in page
+        # the SLOG page lists it and ranks it with another run as `stackbench slog --run` does, and charts it
+        assert run_id in alice.get("/slog").text
+        other = site.runs["b"]  # a random-read import: ranked last, "unknown", not a candidate in the list
+        ranked = assert_slog_page_is_the_clis(alice, str(site.store.engine.url), [other, run_id])
+        assert first_table(ranked)[0][0] == run.id[:12]
+        # its chart is `stackbench chart B RUN -k synclat`, which draws any run with one cell per size
+        assert [alt for _, alt in _charts(ranked)] == [synclat_figures([site.store.get_run(other), run])[0].alt]
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The server over PostgreSQL: the same access matrix and a share link's life, in a database of its own
+"""The server over PostgreSQL: the same access matrix, a share link's life and the SLOG page's list, in a database of its own
 on the test PostgreSQL server (tests/pg_server.py)."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import secrets
 import pytest
 from sqlalchemy import create_engine, text
 
-from web.site import SHARED, csrf_of, site
+from stackbench.importer import import_files
+from web.site import DISKINFO, SHARED, assert_slog_page_is_the_clis, csrf_of, site
 from web.test_access_matrix import assert_matrix
+
 
 
 @pytest.fixture
@@ -41,3 +43,8 @@ def test_the_server_on_postgresql(pg_database: str) -> None:
         link_id = re.search(r'action="/shares/([0-9a-f]{32})/revoke"', listing).group(1)
         assert alice.post(f"/shares/{link_id}/revoke", data={"csrf": csrf_of(alice)}).status_code == 303
         assert web.client().get(link).status_code == 404
+        # the SLOG page's list: runs with a 4 KiB sync-write cell (an SQL EXISTS over cells), ranked as the CLI
+        sweep = import_files(web.store, [DISKINFO / "optane-4k-start.txt"], label="optane")[0]
+        web.accounts.claim(web.ids["alice"], [sweep.id])
+        assert set(re.findall(r'name="runs" value="([0-9a-f]{32})"', alice.get("/slog").text)) == {sweep.id}
+        assert_slog_page_is_the_clis(alice, pg_database, [web.runs["b"], sweep.id])

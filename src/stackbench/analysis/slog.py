@@ -100,6 +100,12 @@ def candidate_from_run(name: str, run: Run) -> Candidate:
     return Candidate(name=name, run_id=run.id, qd1=_depth(_find(run, 1)), qd16=_depth(_find(run, 16)), fs_type=fs_type)
 
 
+def stored_candidate(run: Run) -> Candidate:
+    """A stored run as a candidate (`slog --run`, the server's SLOG page), named by its label, else its
+    short id."""
+    return candidate_from_run(run.label or run.id[:12], run)
+
+
 def rank(candidates: list[Candidate]) -> list[Candidate]:
     """Lowest QD1 median latency first; candidates without a QD1 result last."""
     return sorted(candidates, key=lambda c: (c.qd1_latency_ns is None, c.qd1_latency_ns or 0.0))

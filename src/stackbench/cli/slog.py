@@ -42,7 +42,7 @@ def slog_command(
 
         stackbench slog --run optane-diskinfo --run old-ssd
     """
-    from stackbench.analysis.slog import PLP_NOTE, candidate_from_run, rank
+    from stackbench.analysis.slog import PLP_NOTE, candidate_from_run, rank, stored_candidate
     from stackbench.cli.progress import ProgressObserver
     from stackbench.errors import StackbenchError
     from stackbench.plan import build_plan
@@ -70,7 +70,6 @@ def slog_command(
             )
         results.append(candidate_from_run(name, run))
     for ref in run_refs or []:
-        run = store.get_run(ref)
-        results.append(candidate_from_run(run.label or run.id[:12], run))
+        results.append(stored_candidate(store.get_run(ref)))
     ranked = rank(results)
     emit(fmt, slog_table(ranked, PLP_NOTE), {"candidates": [c.to_json() for c in ranked], "note": PLP_NOTE})

@@ -86,6 +86,7 @@ class RunFilter:
     plan: str | None = None  # the preset or plan name (`import` for imported runs)
     since: date | None = None  # created on or after this day (UTC)
     until: date | None = None  # created on or before this day (UTC)
+    sync_writes: bool = False  # only runs with a 4 KiB random synchronous write cell: SLOG candidates
 
 
 def now() -> datetime:
@@ -102,6 +103,20 @@ def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:
         table.c.owner == viewer.account_id,
         and_(table.c.visibility == "team", table.c.owner.is_not(None)),
         and_(table.c.owner.is_(None), true() if viewer.is_admin else false()),
+    )
+
+
+def _has_sync_write_cell() -> Any:
+    """A run with a 4 KiB random synchronous write cell: what `stackbench slog` ranks (analysis/slog.py
+    looks for that cell at QD1 and QD16), so `synclat` sweeps, `slog` candidates, `run --preset slog` and
+    imported `diskinfo -wS` or fio sync-write outputs."""
+    cells, runs = schema.cells, schema.runs
+    return (
+        select(cells.c.id)
+        .where(cells.c.run_id == runs.c.id, cells.c.rw == "randwrite", cells.c.bs == 4096,
+               cells.c.direction == "write", cells.c.sync.is_(True))
+        .correlate(runs)
+        .exists()
     )
 
 
@@ -325,6 +340,8 @@ class Accounts:
         if where.until:
             end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
             conditions.append(runs.c.created_at < end)
+        if where.sync_writes:
+            conditions.append(_has_sync_write_cell())
         # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
         # index), and only those runs are read whole: skipping to a deep page walks the index, not every
         # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed

@@ -36,11 +36,16 @@ from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
-MAX_LAYERS = 12  # runs on one layers page: a stack is a handful of layers
+MAX_PICKED = 12  # runs on one layers or SLOG page: a stack is a handful of layers, a shoot-out of candidates
 
 
-class TooManyLayers(Exception):
-    """More runs than MAX_LAYERS on a layers page: refused before any is loaded (says nothing about them)."""
+class TooManyRuns(Exception):
+    """More runs than MAX_PICKED on a layers or SLOG page: refused before any is loaded (says nothing about
+    them). `what` names the page's runs in the message ("A layers page shows ...")."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
 
 
 def _drawn_from(run: Run) -> tuple:
@@ -96,10 +101,10 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         response.headers["Retry-After"] = str(error.retry_after)
         return response
 
-    @app.exception_handler(TooManyLayers)
-    def too_many_layers(request: Request, _error: TooManyLayers) -> HTMLResponse:
-        return page(request, "error.html", 400, current(request), title="Too many layers",
-                    message=f"A layers page shows at most {MAX_LAYERS} runs. Check fewer runs.")
+    @app.exception_handler(TooManyRuns)
+    def too_many_runs(request: Request, error: TooManyRuns) -> HTMLResponse:
+        return page(request, "error.html", 400, current(request), title="Too many runs",
+                    message=f"{error.what} at most {MAX_PICKED} runs. Check fewer runs.")
 
     @app.exception_handler(CsrfRejected)
     def csrf_rejected(request: Request, _error: CsrfRejected) -> HTMLResponse:
@@ -341,13 +346,16 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
     # -- layers ----------------------------------------------------------------------------------
 
-    def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
-        """The runs of a layers page, bottom first: `runs` values, each one id or several comma-separated
+    def _picked_runs(request: Request, principal: Principal, runs: list[str], what: str) -> list[RunView]:
+        """The runs of a layers or SLOG page, in order: `runs` values, each one id or several comma-separated
         (the runs list's checkboxes send one value each, the page's own form one list), each through load."""
         ids = [i.strip() for value in runs for i in value.split(",") if i.strip()]
-        if len(ids) > MAX_LAYERS:
-            raise TooManyLayers()
+        if len(ids) > MAX_PICKED:
+            raise TooManyRuns(what)
         return [load(request, principal, "run", run_id) for run_id in ids]
+
+    def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
+        return _picked_runs(request, principal, runs, "A layers page shows")
 
     @app.get("/layers")
     def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops") -> Response:
@@ -392,6 +400,80 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                 return []
 
         return ctx.charts.charts(("layers", tuple(_drawn_from(r) for r in runs), names, metric), draw)
+
+    # -- sync latency / SLOG ----------------------------------------------------------------------
+
+    def _slog_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
+        """The SLOG page's candidates, each run once (a run checked in the list and kept from another page
+        of it is one candidate), in the order given; every one through load."""
+        views = _picked_runs(request, principal, runs, "A SLOG page ranks")
+        return list({v.run.id: v for v in views}.values())
+
+    @app.get("/slog")
+    def slog_page(request: Request, runs: list[str] = Query([]), page_number: int = 1) -> Response:
+        """The sync-latency runs the viewer may see, to check, and `stackbench slog --run ID...` of the
+        checked ones: the ranking table, and `chart --kind synclat` of the sweeps among them."""
+        from stackbench.analysis.slog import PLP_NOTE, rank, stored_candidate
+        from stackbench.report.slog import slog_table
+
+        principal = current(request)
+        views = _slog_runs(request, principal, runs)  # before anything else: an id not yours is the 404
+        if principal.account is None:
+            return RedirectResponse("/login", status_code=303)
+        account = principal.account
+        size = ctx.settings.runs_per_page
+        number = max(1, page_number)
+        rows, total = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), RunFilter(sync_writes=True),
+                                                offset=(number - 1) * size, limit=size)
+        ids = [v.run.id for v in views]
+        listed = {run.id for run, *_ in rows}
+
+        def link(n: int) -> str:
+            return "/slog?" + urlencode({**({"runs": ",".join(ids)} if ids else {}), "page_number": n})
+
+        pages = (total + size - 1) // size
+        values: dict[str, Any] = dict(
+            rows=rows, total=total, page_number=number, pages=pages, picked=set(ids),
+            kept=[i for i in ids if i not in listed],  # checked on another page of the list: sent again
+            previous=link(number - 1) if number > 1 else None, next=link(number + 1) if number < pages else None)
+        if not views:
+            return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], **values)
+        ranking = slog_table(rank([stored_candidate(v.run) for v in views]), PLP_NOTE)
+        _, left_out = _sweeps([v.run for v in views])
+        query = urlencode({"runs": ",".join(ids)})
+        return page(request, "slog.html", 200, principal, ranking=html_table(ranking), charts=_slog_charts(views),
+                    chart_src=f"/slog/chart.svg?{query}", left_out=left_out, **values)
+
+    @app.get("/slog/chart.svg")
+    def slog_chart(request: Request, runs: list[str] = Query([]), n: int = 0) -> Response:
+        return _svg(_slog_charts(_slog_runs(request, current(request), runs)), n)
+
+    def _sweeps(runs: list[Run]) -> tuple[list[Run], list[str]]:
+        """The runs the synclat chart draws (one line per sync-latency sweep), and why each other is left out:
+        a `slog` run measures 4 KiB at two queue depths, not a sweep of write sizes."""
+        from stackbench.report.charts.synclat import sweep_rows
+
+        drawn, left_out = [], []
+        for run in runs:
+            try:
+                if sweep_rows(run):
+                    drawn.append(run)
+                else:
+                    left_out.append(f"{run.label or run.id[:12]}: no cell with a time per write")
+            except StackbenchError as error:
+                left_out.append(error.what)
+        return drawn, left_out
+
+    def _slog_charts(views: list[RunView]) -> list[Chart]:
+        runs = [v.run for v in views]
+
+        def draw() -> list:
+            from stackbench.report.charts import synclat_figures
+
+            drawn, _ = _sweeps(runs)
+            return synclat_figures(drawn) if drawn else []
+
+        return ctx.charts.charts(("slog", tuple(_drawn_from(r) for r in runs)), draw)
 
     # -- smallblocks scans and audits -------------------------------------------------------------
 

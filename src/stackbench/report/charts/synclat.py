@@ -4,13 +4,26 @@ overlaid (the SLOG shoot-out, FreeBSD's `diskinfo -wS` as a picture). The values
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from stackbench.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.synclat import synclat_rows
 from stackbench.results import Run
+
+
+def sweep_rows(run: Run) -> list[dict[str, Any]]:
+    """The `synclat` rows of `run` this chart draws (those with a time per write), smallest write first.
+    Refused when a write size has several cells (a `slog` run: 4 KiB at QD1 and QD16): one line per run
+    needs one point per size. Without matplotlib, so a page can say which runs the chart leaves out."""
+    rows = sorted((r for r in synclat_rows(run) if r["usec_per_io"]), key=lambda r: r["size_bytes"])
+    if len({r["size_bytes"] for r in rows}) < len(rows):
+        raise StackbenchError(
+            f"run {style.run_name(run)} has several cells per write size: it is not a synclat sweep",
+            "Chart runs made by `stackbench synclat` (or use --kind custom --x bs --where ...)",
+        )
+    return rows
 
 
 def synclat_figure(runs: Sequence[Run]) -> Figure:
@@ -20,14 +33,9 @@ def synclat_figure(runs: Sequence[Run]) -> Figure:
         drawing, (ax,) = style.new_drawing(5.4)
         sizes: set[int] = set()
         for index, run in enumerate(runs):
-            rows = sorted((r for r in synclat_rows(run) if r["usec_per_io"]), key=lambda r: r["size_bytes"])
+            rows = sweep_rows(run)
             if not rows:
                 continue
-            if len({r["size_bytes"] for r in rows}) < len(rows):
-                raise StackbenchError(
-                    f"run {style.run_name(run)} has several cells per write size: it is not a synclat sweep",
-                    "Chart runs made by `stackbench synclat` (or use --kind custom --x bs --where ...)",
-                )
             drawn.append(run)
             sizes.update(r["size_bytes"] for r in rows)
             ax.plot([r["size_bytes"] for r in rows], [r["usec_per_io"] for r in rows], color=style.color(index),
