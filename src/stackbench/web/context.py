@@ -3,6 +3,7 @@ in the store, so shared by every worker process)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ class ServerContext:
     login_by_address: SlidingWindow = field(init=False)
     misses: SlidingWindow = field(init=False)
     charts: ChartCache = field(default_factory=ChartCache)
+    upload_slots: asyncio.Semaphore = field(init=False)  # see Settings.uploads_at_once
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -38,6 +40,7 @@ class ServerContext:
         self.login_by_account = window("login-account", s.login_failures_per_account, s.login_window_s)
         self.login_by_address = window("login-address", s.login_failures_per_address, s.login_window_s)
         self.misses = window("miss", s.misses_per_address, s.miss_window_s)
+        self.upload_slots = asyncio.Semaphore(s.uploads_at_once)
 
     def digest(self, secret: str) -> str:
         return keyed_digest(self.hash_key, secret)
