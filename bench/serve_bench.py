@@ -80,32 +80,37 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(url: str) -> Iterator[str]:
-    """`stackbench serve --db URL` on a free loopback port until the block ends; yields the base URL."""
+def serving(url: str, workers: int = 1) -> Iterator[str]:
+    """`stackbench serve --db URL --workers N` on a free loopback port until the block ends; yields the
+    base URL. Its log (an access-log line per request) goes to a file: a pipe nobody reads would fill and
+    stall the server."""
     import httpx
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "stackbench", "serve", "--db", url, "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(base + "/robots.txt", timeout=1)
-                break
-            except httpx.TransportError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"stackbench serve did not start: {server.stderr.read() if server.stderr else ''}")
-                time.sleep(0.2)
-        yield base
-    finally:
-        server.terminate()
+    with tempfile.TemporaryFile("w+") as log:
+        server = subprocess.Popen([sys.executable, "-m", "stackbench", "serve", "--db", url, "--port", str(port),
+                                   "--workers", str(workers)], stdout=subprocess.DEVNULL, stderr=log, text=True)
+        base = f"http://127.0.0.1:{port}"
         try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(base + "/robots.txt", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise SystemExit(f"stackbench serve did not start: {log.read()}")
+                time.sleep(0.2)
+            yield base
+        finally:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 def logged_in(base: str, name: str):  # noqa: ANN201 - an httpx.Client
@@ -162,11 +167,28 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def bench(url: str, backend: str, args: argparse.Namespace) -> bool:
+def stored(url: str) -> tuple[list[str], str]:
+    """The runs of a store `fill` made before (--store), oldest first, and the account name."""
+    from sqlalchemy import select
+
+    from stackbench.store import open_store, schema
+
+    store = open_store(url)
+    with store.engine.connect() as connection:
+        ids = list(connection.execute(select(schema.runs.c.id).order_by(schema.runs.c.created_at)).scalars())
+    store.dispose()
+    return ids, "bench"
+
+
+def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False) -> bool:
     clock = time.monotonic()
-    ids, name = fill(url, args.runs)
-    print(f"{backend}: stored {len(ids):,} runs through the Store API in {time.monotonic() - clock:.0f} s",
-          file=sys.stderr)
+    if reuse:
+        ids, name = stored(url)
+        print(f"{backend}: {len(ids):,} runs already in the store", file=sys.stderr)
+    else:
+        ids, name = fill(url, args.runs)
+        print(f"{backend}: stored {len(ids):,} runs through the Store API in {time.monotonic() - clock:.0f} s",
+              file=sys.stderr)
     from stackbench.web.settings import Settings
 
     middle = len(ids) // 2
@@ -177,11 +199,11 @@ def bench(url: str, backend: str, args: argparse.Namespace) -> bool:
         "run": f"/runs/{ids[middle]}",
         "compare": f"/compare/{ids[middle]}/{ids[middle + 1]}",
     }
-    with serving(url) as base:
+    with serving(url, args.workers) as base:
         timings = load(base, name, pages, args.clients, args.requests)
     met = True
-    print(f"\n{backend}, {len(ids):,} runs, {args.clients} clients x {args.requests} requests per page "
-          f"(goal: p95 <= {GOAL_MS:.0f} ms)")
+    print(f"\n{backend}, {len(ids):,} runs, serve --workers {args.workers}, {args.clients} clients x "
+          f"{args.requests} requests per page (goal: p95 <= {GOAL_MS:.0f} ms)")
     print("| page | requests | p50 (ms) | p95 (ms) | max (ms) | goal |")
     print("|---|---:|---:|---:|---:|---|")
     for page, values in timings.items():
@@ -198,14 +220,22 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10_000, help="runs in the store (default 10000)")
     parser.add_argument("--clients", type=int, default=20, help="concurrent clients (default 20)")
     parser.add_argument("--requests", type=int, default=25, help="requests per page per client (default 25)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="`stackbench serve --workers` (default 2: this machine's cores)")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="a SQLite file to keep: filled with --runs runs if it does not exist, reused if it "
+                        "does (filling 10,000 runs takes minutes)")
     parser.add_argument("--postgres", action="store_true",
                         help="also against a throw-away PostgreSQL server (tests/pg_server.py)")
     args = parser.parse_args()
     if args.runs < 2 or args.clients < 1 or args.requests < 1:
         parser.error("--runs needs at least 2, --clients and --requests at least 1")
     met = True
-    with tempfile.TemporaryDirectory() as directory:
-        met &= bench(f"sqlite:///{Path(directory) / 'bench.db'}", "SQLite", args)
+    if args.store is not None:  # kept between runs: filled once, measured as often as asked
+        met &= bench(f"sqlite:///{args.store.resolve()}", "SQLite", args, reuse=args.store.exists())
+    else:
+        with tempfile.TemporaryDirectory() as directory:
+            met &= bench(f"sqlite:///{Path(directory) / 'bench.db'}", "SQLite", args)
     if args.postgres:
         sys.path.insert(0, str(ROOT / "tests"))
         from pg_server import postgres_server

@@ -79,7 +79,8 @@ def signals_as_interrupt() -> Iterator[None]:
     previous = {}
     try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, handler)
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's ignored SIGHUP stays ignored
+                previous[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread: leave signals alone
         yield
         return

@@ -5,8 +5,9 @@ nothing is written to the target.
 Commands run in-process (one Python, so hundreds of examples take seconds). fio is pointed at a path that
 does not exist, so no example ever measures: what is exercised is every check up to the point where
 stackbench would start fio, which is where bad input must be caught. Shell commands of `ab` are `true`.
-`serve` runs every check it makes (options, host, port, store) and then, instead of serving forever, returns:
-uvicorn's `Server.run` is replaced by a no-op here, the one fake of this test.
+`serve` runs every check it makes (options, host, port, store) and builds uvicorn's configuration, then,
+instead of serving forever, returns: `web.server.serve` (which runs uvicorn, with one process or a
+supervisor of several) is replaced by a no-op here, the one fake of this test.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def test_every_command_with_generated_arguments_fails_cleanly_or_succeeds(
     monkeypatch.setenv("XDG_STATE_HOME", str(sandbox / "state"))
     monkeypatch.delenv("STACKBENCH_DB", raising=False)
     monkeypatch.chdir(sandbox)
-    monkeypatch.setattr("uvicorn.Server.run", lambda self, *args, **kwargs: None)
+    monkeypatch.setattr("stackbench.web.server.serve", lambda config: None)
     access = logging.getLogger("stackbench.web.access")  # serve configures it: undone after the test
     monkeypatch.setattr(access, "handlers", list(access.handlers))
     monkeypatch.setattr(access, "level", access.level)

@@ -117,3 +117,50 @@ def test_a_signal_at_several_points_of_a_run_keeps_finished_runs_and_removes_the
         if finished and runs:
             kept = json.loads(run_cli("show", runs[0]["run_id"], "--db", str(db), "--json").stdout)
             assert sum(cell["runs"]["n"] for cell in kept["cells"]) == int(finished.group(1))
+
+
+def _catches(pid: int, sig: signal.Signals) -> bool:
+    """Whether process `pid` has a handler for `sig` (the SigCgt mask of /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = int(re.search(r"^SigCgt:\s*([0-9a-f]+)", status, re.M).group(1), 16)
+    return bool(mask >> (sig - 1) & 1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_stackbench_is_still_loading_is_an_interruption_not_a_kill(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """The signal is sent the moment the process first catches it, which the entry point arranges before
+    it imports the CLI (a few tenths of a second, longer on a loaded machine): it must end like a Ctrl-C at
+    start-up (exit 130, one Error line) instead of the default action killing the process (-15/-1). Were
+    the handler installed only by `run_app` after the imports, the message would be run_app's."""
+    process = subprocess.Popen([sys.executable, "-m", "stackbench", "runs", "--db", str(tmp_path / "r.db")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not _catches(process.pid, sig):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.001)
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stderr) == (130, "Error: interrupted while starting. Nothing was written.\n")
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_nohup_keeps_sighup_ignored(tmp_path: Path) -> None:
+    """`nohup stackbench ...` ignores SIGHUP (a closed terminal) and stackbench leaves it ignored, also
+    once the command runs: the signal arrives while `user add` waits for its password on stdin (its
+    handlers for SIGTERM are in place by then), and the command still finishes."""
+    process = subprocess.Popen(["nohup", sys.executable, "-m", "stackbench", "user", "add", "alice", "--password-stdin",
+                                "--db", str(tmp_path / "r.db")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while not _catches(process.pid, signal.SIGTERM):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(1.0)  # past the entry point, into run_app and the command, which now reads stdin
+    process.send_signal(signal.SIGHUP)
+    _, stderr = process.communicate("correct horse battery staple\n", timeout=60)
+    assert process.returncode == 0, stderr

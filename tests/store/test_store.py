@@ -11,7 +11,7 @@ from stackbench.engine.fio import job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.errors import StoreError
 from stackbench.plan import Workload
-from stackbench.store import Store
+from stackbench.store import Store, open_store
 from stackbench.store.repository import normalise_url
 from stackbench.warning import Warning, WarningCode
 
@@ -141,3 +141,20 @@ def test_opening_a_current_store_does_not_import_alembic(tmp_path) -> None:
     first = subprocess.run([sys.executable, "-c", probe, str(db)], capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", probe, str(db)], capture_output=True, text=True, check=True)
     assert (first.stdout.strip(), second.stdout.strip()) == ("True", "False")
+
+
+def test_the_migrations_build_exactly_the_tables_of_schema_py(tmp_path: Path) -> None:
+    """schema.py and migrations/versions must change together (schema.py's docstring): a column, an
+    index or a table in one and not the other is a difference Alembic's comparison reports."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from sqlalchemy import create_engine
+
+    from stackbench.store import schema
+
+    url = f"sqlite:///{tmp_path / 'migrated.db'}"
+    open_store(url).dispose()
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), schema.metadata) == []
+    engine.dispose()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import secrets
+import time
 from datetime import timedelta
 from typing import Iterator
 
@@ -286,3 +287,39 @@ def test_guessing_tokens_is_throttled_per_address(fresh_site) -> None:  # noqa: 
         assert answers == [401] * 5 + [429]
         refused = client.get("/metrics", headers=auth(make_token(site, "alice", "metrics")))
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0  # even a good token, for now
+
+
+def test_uploads_past_the_concurrent_limit_are_answered_503_and_memory_stays_bounded(fresh_site, source) -> None:  # noqa: ANN001
+    """While `uploads_at_once` bodies are being read, another push is refused at once (503, Retry-After)
+    instead of holding one more 32 MiB body in memory; the upload in progress is stored as usual."""
+    import threading
+
+    from stackbench.web.settings import Settings
+
+    body = json.dumps(document(source, label="slow upload")).encode()
+    first_half_sent, finish = threading.Event(), threading.Event()
+
+    def slowly():
+        yield body[: len(body) // 2]
+        first_half_sent.set()
+        assert finish.wait(30)
+        yield body[len(body) // 2:]
+
+    with fresh_site(Settings(uploads_at_once=1)) as site:
+        token = make_token(site, "alice", "push")
+        answers = {}
+        pushing = threading.Thread(target=lambda: answers.update(slow=site.client().post(
+            "/api/runs", content=slowly(), headers=auth(token))))
+        pushing.start()
+        assert first_half_sent.wait(30)
+        time.sleep(0.2)  # the server has the first half of the body by now
+        busy = site.client().post("/api/runs", content=json.dumps(document(source, label="other")).encode(),
+                                  headers=auth(token))
+        finish.set()
+        pushing.join(30)
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "5", busy.text
+        assert "other uploads" in busy.json()["error"]
+        assert answers["slow"].status_code == 201, answers["slow"].text
+        again = site.client().post("/api/runs", content=json.dumps(document(source, label="later")).encode(),
+                                   headers=auth(token))
+        assert again.status_code == 201  # the slot is free again

@@ -114,9 +114,10 @@ def run_app(argv: list[str] | None = None) -> None:
     from stackbench.errors import StackbenchError
 
     # SIGTERM and SIGHUP (a closed terminal, a killed tmux or ssh session) clean up exactly like Ctrl-C,
-    # in every command, not only while fio runs.
+    # in every command, not only while fio runs; a signal the caller ignores (nohup) stays ignored.
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _terminate)
     try:
         # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C into Exit(130).
         code = app(args=argv, prog_name="stackbench", standalone_mode=False)

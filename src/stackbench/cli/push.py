@@ -8,6 +8,7 @@ text of a store for node_exporter's textfile collector.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -185,15 +186,20 @@ def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Option
     with httpx.Client(base_url=base, timeout=120, verify=verify, follow_redirects=False) as client:
         for document in documents:
             body = json.dumps(document, separators=(",", ":")).encode()
-            try:
-                response = client.post("/api/runs", content=body, headers={
-                    "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-            except httpx.ConnectError as error:
-                raise _connect_error(base, error) from None
-            except httpx.TimeoutException:
-                raise PushError(f"{base} did not answer in 120 s", "Check the server is up and reachable") from None
-            except httpx.HTTPError as error:
-                raise PushError(f"pushing to {base} failed: {error}", "Check the URL and the network") from None
+            for attempt in range(BUSY_RETRIES + 1):
+                try:
+                    response = client.post("/api/runs", content=body, headers={
+                        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+                except httpx.ConnectError as error:
+                    raise _connect_error(base, error) from None
+                except httpx.TimeoutException:
+                    raise PushError(f"{base} did not answer in 120 s", "Check the server is up and reachable") from None
+                except httpx.HTTPError as error:
+                    raise PushError(f"pushing to {base} failed: {error}", "Check the URL and the network") from None
+                if response.status_code != 503 or attempt == BUSY_RETRIES:
+                    break
+                wait = response.headers.get("retry-after", "")  # the server is reading other uploads
+                time.sleep(min(30, int(wait)) if wait.isdigit() else 5)
             answers.append(_answer(base, response))
     return answers
 
@@ -236,7 +242,9 @@ _REFUSALS = {
     409: ("refused the run: {reason}", "Push it with the account that stored it"),
     400: ("refused the run: {reason}", "Use the same stackbench version here and on the server"),
     404: ("has no /api/runs", "Check the URL names a stackbench server of this version"),
+    503: ("is busy storing other uploads: {reason}", "Push again later"),
 }
+BUSY_RETRIES = 3  # a 503 (the server reads as many uploads as it may at once) is retried after Retry-After
 
 
 def _answer(base: str, response: Any) -> dict[str, Any]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import logging
-import sys
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
@@ -26,6 +24,11 @@ def serve_command(
         "trusted (client address for rate limits, https for Secure cookies). Default: none trusted.",
         show_default=False,
     ),
+    workers: int = typer.Option(
+        1, "--workers", min=1, max=64,
+        help="Worker processes answering requests (each one CPU core at most; about 100 MB of memory each). "
+        "For a team, the number of cores. Limits and sessions are shared through the store.",
+    ),
     db: Optional[str] = DbOption,
 ) -> None:
     """Serve the stored runs as web pages: runs list, run, compare, share links.
@@ -39,45 +42,30 @@ def serve_command(
         stackbench user add alice --admin
 
         stackbench serve --port 8080
+
+        stackbench serve --workers 4 --host 0.0.0.0   # behind a TLS reverse proxy
     """
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
-    from stackbench.web.server import check_host, check_port, uvicorn_config
+    from stackbench.web.server import WorkerApp, check_host, check_port, install_access_log, serve, uvicorn_config
 
     store = open_store_from(db)
-    check_host(host, Accounts(store).count_accounts())
+    accounts = Accounts(store)
+    check_host(host, accounts.count_accounts())
     check_port(host, port)
+    accounts.server_secret()  # made here on the first start, before any worker could race to make it
+    if workers > 1:
+        target = WorkerApp(store.url)
+        store.dispose()  # the workers open their own engines
+    else:
+        from stackbench.web.app import create_app
 
-    import uvicorn
-
-    from stackbench.web.app import create_app
-
-    access = logging.getLogger("stackbench.web.access")
-    if not any(isinstance(h, _CurrentStderr) for h in access.handlers):  # once, however often serve runs
-        handler = _CurrentStderr()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-        access.addHandler(handler)
-    access.setLevel(logging.INFO)
-    app_ = create_app(store)
+        install_access_log()
+        target = create_app(store)
     shown = f"[{host}]" if ":" in host else host
-    err.print(f"Serving {store.where} on http://{shown}:{port} (Ctrl-C stops)", soft_wrap=True)
-    uvicorn.Server(uvicorn_config(app_, host, port, forwarded_allow_ips)).run()
-
-
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """The access log on the stderr of the moment it writes, not the one of the moment it was made (a
-    replaced stderr, as under a test harness or a daemon manager, may since have been closed)."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    @property  # type: ignore[override]
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: Any) -> None:
-        pass
+    processes = f", {workers} worker processes" if workers > 1 else ""
+    err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
+    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers))
 
 
 __all__ = ["serve_command"]

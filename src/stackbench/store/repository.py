@@ -431,7 +431,11 @@ class Store:
         return self.resolve_any(ref, kinds=("run",))[1]
 
     def get_run(self, ref: str) -> Run:
-        run_id = self.resolve(ref)
+        return self.run_by_id(self.resolve(ref))
+
+    def run_by_id(self, run_id: str) -> Run:
+        """The run with this exact id (known to exist: the server's authorization has just found it), without
+        resolving prefixes and labels as `get_run` does."""
         with self.engine.connect() as connection:
             row = connection.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().one()
             cell_rows = connection.execute(

@@ -16,6 +16,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -251,4 +252,19 @@ api_tokens = Table(
     Column("expires_at", DateTime(timezone=True)),
     Column("revoked_at", DateTime(timezone=True)),
     Column("last_used_at", DateTime(timezone=True)),
+)
+
+# 0007: the runs list's order and visibility test from one index (newest first; see the migration)
+Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility)
+
+# 0007: rate-limit events of `stackbench serve` (failed logins, lookups that found nothing), shared by
+# all its worker processes; the key (an address, an account name) only as a keyed hash
+rate_events = Table(
+    "rate_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(16), nullable=False),
+    Column("key_hash", String(64), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False, index=True),
+    Index("ix_rate_events_key", "scope", "key_hash", "at"),
 )

@@ -79,7 +79,7 @@ def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView 
         owner, visibility = found
     else:
         return None
-    run = ctx.store.get_run(run_id)  # an exact id: resolve() never reaches prefixes or labels here
+    run = ctx.store.run_by_id(run_id)  # an exact id, never a prefix or a label
     mine = principal.account is not None and owner == principal.account.id
     return RunView(run, owner, visibility, mine)
 

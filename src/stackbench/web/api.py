@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from stackbench.store.accounts import Account, RunFilter, Viewer, now
 from stackbench.store.tokens import ApiToken, Tokens
-from stackbench.web.context import client_address, context_of
+from stackbench.web.context import ServerContext, client_address, context_of
 from stackbench.web.upload import MAX_BYTES, Refused, parse
 
 TOKEN = re.compile(r"sbt_[A-Za-z0-9_-]{43}")  # "sbt_" + secrets.token_urlsafe(32): 256 random bits
@@ -70,13 +70,21 @@ router = APIRouter()
 async def push_run(request: Request, holder: tuple[ApiToken, Account] = Depends(bearer("push"))) -> Response:
     """Store an uploaded run under the token's owner, private. 201 with its id and URL; pushing a run
     the owner has already pushed answers 200 with the same id and URL (idempotent); an id stored for
-    another account answers 409."""
-    from stackbench.store.uploads import RunExists, add_uploaded_run
-
+    another account answers 409; a push while `uploads_at_once` others are being read answers 503."""
     ctx = context_of(request)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BYTES:
         raise Refused(413, f"the upload is larger than {MAX_BYTES // 1024**2} MiB")
+    if ctx.upload_slots.locked():  # bounded memory: never more than uploads_at_once bodies held at once
+        raise ApiRefused(503, "the server is storing other uploads", "Push again in a few seconds",
+                         {"Retry-After": "5"})
+    async with ctx.upload_slots:
+        return await _store_upload(request, ctx, holder)
+
+
+async def _store_upload(request: Request, ctx: ServerContext, holder: tuple[ApiToken, Account]) -> Response:
+    from stackbench.store.uploads import RunExists, add_uploaded_run
+
     body = bytearray()
     async for chunk in request.stream():
         body += chunk

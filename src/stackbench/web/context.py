@@ -1,7 +1,9 @@
-"""What every request handler shares: the store, the server's key, the settings and the limiters."""
+"""What every request handler shares: the store, the server's key, the settings and the limiters (counted
+in the store, so shared by every worker process)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 from dataclasses import dataclass, field
@@ -9,6 +11,7 @@ from dataclasses import dataclass, field
 from starlette.requests import Request
 
 from stackbench.store.accounts import Accounts
+from stackbench.store.rate_limits import RateEvents
 from stackbench.store.repository import Store
 from stackbench.web.charts import ChartCache
 from stackbench.web.limits import SlidingWindow
@@ -25,12 +28,19 @@ class ServerContext:
     login_by_address: SlidingWindow = field(init=False)
     misses: SlidingWindow = field(init=False)
     charts: ChartCache = field(default_factory=ChartCache)
+    upload_slots: asyncio.Semaphore = field(init=False)  # see Settings.uploads_at_once
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.login_by_account = SlidingWindow(s.login_failures_per_account, s.login_window_s)
-        self.login_by_address = SlidingWindow(s.login_failures_per_address, s.login_window_s)
-        self.misses = SlidingWindow(s.misses_per_address, s.miss_window_s)
+        events, keep_s = RateEvents(self.store), max(s.login_window_s, s.miss_window_s)
+
+        def window(scope: str, limit: int, window_s: float) -> SlidingWindow:
+            return SlidingWindow(events, scope, limit, window_s, self.digest, keep_s)
+
+        self.login_by_account = window("login-account", s.login_failures_per_account, s.login_window_s)
+        self.login_by_address = window("login-address", s.login_failures_per_address, s.login_window_s)
+        self.misses = window("miss", s.misses_per_address, s.miss_window_s)
+        self.upload_slots = asyncio.Semaphore(s.uploads_at_once)
 
     def digest(self, secret: str) -> str:
         return keyed_digest(self.hash_key, secret)

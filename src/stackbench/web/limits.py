@@ -1,49 +1,30 @@
-"""Sliding-window counters for login failures and for lookups that find nothing.
-
-In-process: each server process counts on its own (docs/server.md says so; run one process, or put a
-limiter in the reverse proxy in front of several).
-"""
+"""The server's rate limits: failed logins per account and per address, lookups that find nothing per
+address, each a sliding window counted in the store (store/rate_limits.py), so that every worker process
+of a server sees one count and a restart forgets nothing."""
 
 from __future__ import annotations
 
-import math
-import threading
-import time
-from collections import deque
+from typing import Callable
+
+from stackbench.store.rate_limits import RateEvents
 
 
 class SlidingWindow:
-    """At most `limit` events per key within `window_s` seconds."""
+    """At most `limit` events per key within `window_s` seconds. Keys are hashed with the server's key
+    (`digest`) before they reach the store; `keep_s` is the longest window of any scope, after which an
+    event may be deleted."""
 
-    MAX_KEYS = 100_000  # past this, keys whose events have all expired are dropped
-
-    def __init__(self, limit: int, window_s: float, clock=time.monotonic) -> None:  # noqa: ANN001
-        self.limit, self.window_s, self.clock = limit, window_s, clock
-        self._events: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
+    def __init__(self, events: RateEvents, scope: str, limit: int, window_s: float, digest: Callable[[str], str],
+                 keep_s: float) -> None:
+        self.events, self.scope, self.limit, self.window_s = events, scope, limit, window_s
+        self.digest, self.keep_s = digest, max(keep_s, window_s)
 
     def retry_after(self, key: str) -> int | None:
         """Whole seconds until `key` may try again, or None if it may now."""
-        with self._lock:
-            events = self._live(key)
-            if len(events) < self.limit:
-                return None
-            return max(1, math.ceil(events[0] + self.window_s - self.clock()))
+        return self.events.retry_after(self.scope, self.digest(key), self.limit, self.window_s)
 
     def hit(self, key: str) -> None:
-        with self._lock:
-            if len(self._events) >= self.MAX_KEYS:
-                for stale in [k for k in self._events if not self._live(k)]:
-                    del self._events[stale]
-            self._live(key).append(self.clock())
+        self.events.hit(self.scope, self.digest(key), self.keep_s)
 
     def reset(self, key: str) -> None:
-        with self._lock:
-            self._events.pop(key, None)
-
-    def _live(self, key: str) -> deque[float]:
-        events = self._events.setdefault(key, deque())
-        cutoff = self.clock() - self.window_s
-        while events and events[0] <= cutoff:
-            events.popleft()
-        return events
+        self.events.reset(self.scope, self.digest(key))

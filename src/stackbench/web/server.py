@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
+import sys
+from dataclasses import dataclass
 from typing import Any
 
 from stackbench.errors import StackbenchError, UsageError
@@ -43,11 +46,10 @@ def check_port(host: str, port: int) -> None:
                                   "Choose another --port, or stop what listens there") from None
 
 
-def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None) -> Any:
+def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None, workers: int = 1) -> Any:
     """uvicorn's settings: no Server banner, our access log instead of uvicorn's (which would log share
-    tokens), proxy headers trusted only from the addresses given (none by default)."""
-    import logging
-
+    tokens), proxy headers trusted only from the addresses given (none by default). `app` is the app
+    itself for one process, or a `WorkerApp` that each of several worker processes calls to build its own."""
     import uvicorn
 
     from stackbench.web.headers import RedactTokens
@@ -57,7 +59,70 @@ def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | No
         if not any(isinstance(f, RedactTokens) for f in logger.filters):
             logger.addFilter(RedactTokens())
     return uvicorn.Config(
-        SecurityHeaders(app), host=host, port=port, server_header=False, access_log=False,
+        app if isinstance(app, WorkerApp) else SecurityHeaders(app), factory=isinstance(app, WorkerApp),
+        workers=workers, host=host, port=port, server_header=False, access_log=False,
         proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,
         log_level="info", lifespan="off",
     )
+
+
+@dataclass(frozen=True)
+class WorkerApp:
+    """How a worker process of `serve --workers N` builds its app. uvicorn starts the workers as new
+    interpreters and hands each this factory (pickled), never a live store: each opens its own engine.
+    Everything the workers must agree on lives in the store (the server's key, sessions, share links,
+    the rate-limit counts); only the chart cache is per process."""
+
+    db_url: str
+
+    def __call__(self) -> Any:
+        from stackbench.store import open_store
+        from stackbench.web.app import create_app
+
+        install_access_log()
+        return SecurityHeaders(create_app(open_store(self.db_url)))
+
+
+def install_access_log() -> None:
+    """The server's access log (web/headers.py writes it) on stderr, installed once per process."""
+    access = logging.getLogger("stackbench.web.access")
+    if not any(isinstance(h, _CurrentStderr) for h in access.handlers):  # once, however often serve runs
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        access.addHandler(handler)
+    access.setLevel(logging.INFO)
+
+
+def serve(config: Any) -> None:
+    """Run uvicorn with `config`: one process, or a supervisor over `config.workers` processes sharing
+    one listening socket (uvicorn's own, which restarts a worker that dies)."""
+    import uvicorn
+
+    if config.workers > 1:
+        import inspect
+
+        from uvicorn.supervisors import Multiprocess
+
+        sockets = [config.bind_socket()]
+        if "target" in inspect.signature(Multiprocess).parameters:  # uvicorn before its 2025 supervisor
+            Multiprocess(config, target=uvicorn.Server(config).run, sockets=sockets).run()
+        else:
+            Multiprocess(config, sockets=sockets).run()
+    else:
+        uvicorn.Server(config).run()
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """The access log on the stderr of the moment it writes, not the one of the moment it was made (a
+    replaced stderr, as under a test harness or a daemon manager, may since have been closed)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass

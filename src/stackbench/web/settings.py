@@ -23,3 +23,6 @@ class Settings:
     share_default_days: int = 7
     share_max_days: int = 90
     runs_per_page: int = 50
+    # Pushed runs read and parsed at once by one server process: each holds up to 32 MiB of body and its
+    # parsed document in memory; past it a push is answered 503 with Retry-After (`push` says so).
+    uploads_at_once: int = 2
