@@ -31,6 +31,7 @@ from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_client_results
+from stackbench.engine.fio_logs import Sample
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
@@ -66,6 +67,7 @@ class _HostRuns:
 
     results: list[FioResult] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
+    latest: dict[str, list[Sample]] = field(default_factory=dict)  # the last run's per-second samples
 
 
 @dataclass
@@ -144,6 +146,11 @@ def _measurement(plan: Plan, cell: _FleetCell, runs: int, replicates: list[dict[
     }
 
 
+def _log_prefix(server: HostServer) -> str:
+    """The per-second logs' prefix in a host's job file (`host0`, like its job file `host0.fio`)."""
+    return f"host{server.host.index}"  # type: ignore[union-attr]
+
+
 def host_dropped(host: str, cell_index: int, cell_name: str, reason: str, fix: str = "") -> Warning:
     """The warning for a host that dropped out of a fleet run mid-run (the run becomes partial)."""
     return Warning(
@@ -199,7 +206,9 @@ class FleetMeasurement:
     def _measure(self, cell: _FleetCell, alive: list[HostServer], round_index: int) -> list[DirectionResult]:
         workload = cell.workload
         what = f"cell {cell.index + 1} ({workload.name}), run {len(cell.rounds) + 1}"
-        jobs = {f"host{s.host.index}.fio": job_file(workload, s.host.scratch, sample_logs=False, unlink=True,
+        # each host's per-second logs under its own prefix: fio's servers send them to the client, which
+        # writes them all in its directory (engine/fio_logs.py)
+        jobs = {f"host{s.host.index}.fio": job_file(workload, s.host.scratch, unlink=True, log_prefix=_log_prefix(s),
                                                     title=f"{workload.name} on {s.name}") for s in alive}
         names = list(jobs)
         extra_args: list[str] = []
@@ -212,6 +221,7 @@ class FleetMeasurement:
             self.fio_path, jobs[names[-1]], extra_args=tuple(extra_args),
             extra_files={n: jobs[n] for n in names[:-1]},
             on_tick=lambda t: self.observer.cell_progress(cell.index, t), workdir_parent=self.workdir, client=True,
+            client_logs=tuple(_log_prefix(s) for s in alive),
         )
         try:
             clients = parse_client_results(invocation.stdout, source=f"fio --client output of {what}")
@@ -245,10 +255,15 @@ class FleetMeasurement:
                 "started_at": invocation.started_at.isoformat()}
         cell.rounds.append(meta)
         cell.seconds += invocation.seconds
+        prefixes = {s.name: _log_prefix(s) for s in alive}
+        for runs in cell.hosts.values():
+            runs.latest = {}
         for name, result in reported.items():
             runs = cell.hosts.setdefault(name, _HostRuns())
             runs.results.append(result)
             runs.runs.append(meta)
+            runs.latest = {direction: [replace(v, segment=number) for v in values]
+                           for direction, values in invocation.client_samples.get(prefixes[name], {}).items()}
         for server in alive:
             if server.name in reported:
                 _fleet_observer_call(self.observer, "host_status", server.name,
@@ -298,7 +313,7 @@ class FleetMeasurement:
                 if self.plan.stopping and cell.done and not extra:  # the total's row carries the warning
                     extra = {"stop_reason": "the fleet stopped on its total's interval, which stayed wide: "
                                             f"see the {TOTAL_HOST} row"}
-                records.append(CellRecord(cell.workload, merged, (),
+                records.append(CellRecord(cell.workload, merged, tuple(runs.latest.get(direction, ())),
                                           _measurement(self.plan, cell, len(runs.runs), replicates, seconds, extra)))
                 shown.append(merged)
         numbers, per_host = self._total_runs(cell)
