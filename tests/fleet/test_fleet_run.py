@@ -263,7 +263,7 @@ def test_a_dropped_connection_ends_that_host_and_the_cleanup_pass_covers_it(flee
             for pid in subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
                                       text=True).stdout.split():
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if b"-L" in argv and b"node3" in argv:
+                if b"ControlMaster=yes" in argv and b"node3" in argv:  # its connection (the forward's too)
                     victim = int(pid)
         time.sleep(0.05)
     assert victim is not None

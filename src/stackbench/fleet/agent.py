@@ -8,7 +8,8 @@ and its arguments. No user text is ever on the remote command line. The commands
 - `preflight`: python and fio (path, version), the target checked by the local run's safety rules (plus
   "no block devices in fleet mode"), the host's facts, O_DIRECT support. One JSON line on stdout.
 - `session`: `preflight`, then wait for `go` on stdin and `serve`: one connection per host for a whole run.
-- `serve`: start `fio --server=sock:DIR/fio.sock` (a Unix socket in a new 0700 directory: fio never
+- `serve`: start `fio --server=sock:DIR/fio.sock` (a Unix socket in a new 0700 directory in the user's
+  $TMPDIR, else /tmp, whose path the preflight answer gives (`socket_dir`): fio never
   listens on a network address, not even loopback TCP that other local users could reach), say READY, then
   wait for stdin to close (our side ends the run, or the connection or stackbench dies) and stop fio, remove
   the scratch files and the socket directory. DIED is printed if fio's server exits first.
@@ -93,6 +94,8 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     from stackbench.safety import resolve_target
 
     answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir()}
+    if args.get("socket_name"):
+        answer["socket_dir"] = socket_dir(str(args["socket_name"]))
     fio = shutil.which("fio")
     answer["fio_path"] = fio
     answer["fio_version"] = _fio_version(fio) if fio else None
@@ -118,6 +121,20 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
+SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with the terminating NUL
+SOCKET_FALLBACK = "/tmp"
+
+
+def socket_dir(name: str) -> str:
+    """Where fio's socket goes: a new directory `name` in the user's $TMPDIR when it is set (a per-user
+    temporary directory, pam_tmpdir and the like), else in /tmp; /tmp too when $TMPDIR is not an absolute
+    directory or would make the socket's path longer than a Unix socket's path can be."""
+    root = os.environ.get("TMPDIR") or ""
+    if not (os.path.isabs(root) and os.path.isdir(root)) or len(f"{root}/{name}/fio.sock") > SOCKET_PATH_MAX:
+        root = SOCKET_FALLBACK
+    return os.path.join(root, name)
+
+
 def session(args: dict[str, Any]) -> None:
     """A whole run's connection: the preflight answer, then, on `go`, fio's server until stdin closes.
 
@@ -127,7 +144,7 @@ def session(args: dict[str, Any]) -> None:
     if sys.stdin.buffer.readline().strip() != b"go" or "target_error" in answer or not answer.get("fio_path"):
         return
     target = answer["target"]
-    serve({"socket_dir": args["socket_dir"], "fio_path": answer["fio_path"],
+    serve({"socket_dir": answer["socket_dir"], "fio_path": answer["fio_path"],
            "scratch": [target["file"]] if target["remove_after"] else []})
 
 
