@@ -91,7 +91,7 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
     from stackbench.probe.system import collect_system_facts
-    from stackbench.safety import resolve_target
+    from stackbench.safety import resolve_target, room_for
 
     answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir()}
     if args.get("socket_name"):
@@ -108,9 +108,10 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
         if is_device:
             raise StackbenchError(f"{path} is a block device, and fleet runs never write to block devices",
                                   "Pass a directory (a scratch file is created there) as --target")
+        room, _ = room_for(path, destroy_data=False)  # before the scratch file exists: what a size may take
         target = resolve_target(path, size=int(args["size"]), destroy_data=False, run_id=args["scratch_id"])
         answer["target"] = {"kind": target.kind, "file": target.fio_filename, "remove_after": target.remove_after,
-                            "dir": str(target.space_dir)}
+                            "dir": str(target.space_dir), "room": room}
         answer["target_facts"] = collect_target_facts(target.space_dir)
         ok, why = honours_o_direct(target.space_dir)
         answer["direct"] = {"ok": ok, "why": why, "alignment": direct_io_alignment(target.space_dir)}

@@ -38,7 +38,7 @@ from stackbench.errors import FioJobError, FioOutputError, Interrupted, Stackben
 from stackbench.fleet.preflight import ReadyHost, Sessions, judge, open_sessions
 from stackbench.fleet.servers import HostServer, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
-from stackbench.plan import Plan, Workload
+from stackbench.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import TOTAL_HOST, Run, new_id
 from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, plan_facts, signals_as_interrupt
@@ -380,6 +380,24 @@ def _settle_direct(plan: Plan, hosts: list[ReadyHost], warnings: list[Warning], 
     return plan
 
 
+def fleet_size(hosts: list[ReadyHost]) -> int:
+    """The one file size of a plan sized from its target (cache-exhaustion without --size) on every host:
+    the largest host's need (2x its RAM, as `plan.auto_size` gives a local run) but no more than the
+    tightest host's room (90 % of its free space); UsageError naming that host when it has too little."""
+    rams = [int((h.answer.get("system") or {}).get("ram_bytes") or 0) for h in hosts]
+    rooms = [(h.answer.get("target") or {}).get("room") for h in hosts]
+    need = max(rams) if any(rams) else None
+    known = [(room, h) for room, h in zip(rooms, hosts) if room is not None]
+    tightest = min(known, key=lambda pair: pair[0]) if known else None
+    try:
+        return auto_size(need, tightest[0] if tightest else None)
+    except UsageError as error:
+        if tightest is None:
+            raise
+        raise UsageError(f"{tightest[1].name}: {error.what}", error.fix.replace(
+            "Free some space there", f"Free some space on {tightest[1].name}")) from None
+
+
 def cache_warnings(plan: Plan, hosts: list[ReadyHost]) -> list[Warning]:
     """A local run's page-cache and tmpfs warnings, judged on each host's RAM and file system; hosts with
     the same warning share one, naming them all."""
@@ -425,7 +443,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         if request.sessions:
             request.sessions.close()
         raise
-    sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=plan.size,
+    checked_size = MIN_AUTO_SIZE if plan.size_from_target else plan.size  # sized from the answers below
+    sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=checked_size,
                                                  scratch_id=new_id())
     with ThreadPoolExecutor(max_workers=1) as pool:  # this machine's facts while the hosts answer
         local_system = pool.submit(collect_system_facts)
@@ -437,6 +456,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     run_id = new_id()
     workdir: Path | None = None
     try:
+        if plan.size_from_target:  # every host's RAM and room are known now
+            plan = plan.with_size(fleet_size(hosts))
         plan = _settle_direct(plan, hosts, warnings, observer)
         for note in cache_warnings(plan, hosts):
             warnings.append(note)
