@@ -474,7 +474,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
             "fleet": {"hosts": names, "total_host": TOTAL_HOST,
                       "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
             "hosts": {h.name: h.facts() for h in hosts},
-            "process": abandoned.process_record(workdir=workdir, scratch=None),
+            "process": abandoned.process_record(workdir=workdir, scratch=None,
+                                                control_dirs=tuple(s.control_dir for s in servers)),
         }
         store.create_run(run_id=run_id, source="measured", label=request.label,
                          target=f"{','.join(names)}:{target}", plan_name=plan.name,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stackbench import spawn
+from stackbench.abandoned import CONTROL_DIR_PREFIX
 from stackbench.engine.fio import die_with_parent
 from stackbench.errors import FleetHostsFailed
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
@@ -109,7 +110,7 @@ def _read_lines(stream: Any, sink: Any) -> None:
 def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict[str, Any]) -> HostServer:
     """Start one host's session; its preflight answer arrives as an event (`HostServer.wait_for`)."""
     port = free_port()
-    control_dir = tempfile.mkdtemp(prefix="stackbench-ssh-")  # 0700: only we may use the connection
+    control_dir = tempfile.mkdtemp(prefix=CONTROL_DIR_PREFIX)  # 0700: only we may use the connection
     try:
         process = spawn.popen(ssh.agent_command(name, control=f"{control_dir}/c"), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
