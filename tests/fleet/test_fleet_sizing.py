@@ -72,19 +72,20 @@ def _small_targets(fleet, sizes_mib: dict[str, int]) -> Iterator[str]:
                 (host.scratch / "small").rmdir()
 
 
-def _run(fleet, db_url: str, target: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stackbench", "run", "--hosts", ",".join(fleet.names), "-t", target, "--db", db_url,
-         "--preset", "cache-exhaustion", "--json"],
-        env={**os.environ, **fleet.env()}, capture_output=True, text=True, timeout=180)
+def _run(fleet, db_url: str, sizes_mib: dict[str, int]) -> tuple[subprocess.CompletedProcess, list]:
+    """The preset on every host's own tmpfs of `sizes_mib`; its process and what it left on the hosts."""
+    with _small_targets(fleet, sizes_mib) as target:
+        done = subprocess.run(
+            [sys.executable, "-m", "stackbench", "run", "--hosts", ",".join(fleet.names), "-t", target, "--db",
+             db_url, "--preset", "cache-exhaustion", "--json"],
+            env={**os.environ, **fleet.env()}, capture_output=True, text=True, timeout=180)
+        return done, [p for h in fleet.hosts for p in (h.scratch / "small").iterdir()]
 
 
 @pytest.mark.root
 @pytest.mark.slow
 def test_a_real_fleet_is_sized_by_its_tightest_host(fleet, db_url: str) -> None:
-    with _small_targets(fleet, {"node1": 96, "node2": 64, "node3": 80}) as target:
-        done = _run(fleet, db_url, target)
-        left = [p for h in fleet.hosts for p in (h.scratch / "small").iterdir()]
+    done, left = _run(fleet, db_url, {"node1": 96, "node2": 64, "node3": 80})
     assert done.returncode == 0, done.stderr
     run = open_store(db_url).get_run(json.loads(done.stdout)["run_id"])
     expected = int(64 * MIB * 0.9) // MIB * MIB  # node2's room; 2x this machine's RAM is far more
@@ -96,9 +97,7 @@ def test_a_real_fleet_is_sized_by_its_tightest_host(fleet, db_url: str) -> None:
 @pytest.mark.root
 @pytest.mark.slow
 def test_a_host_too_small_for_the_preset_is_refused_before_anything_runs(fleet, db_url: str) -> None:
-    with _small_targets(fleet, {"node1": 96, "node2": 8, "node3": 96}) as target:
-        done = _run(fleet, db_url, target)
-        left = [p for h in fleet.hosts for p in (h.scratch / "small").iterdir()]
+    done, left = _run(fleet, db_url, {"node1": 96, "node2": 8, "node3": 96})
     assert done.returncode != 0
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
     assert errors[0].startswith("Error: node2: ") and "free" in errors[0], done.stderr

@@ -14,23 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import fill, run_cli
 from stackbench.store import open_store
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-
-
-def _fill(directory: Path) -> None:
-    fd = os.open(directory / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for chunk in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * chunk)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
 
 
 def _left_on_hosts(fleet) -> list[str]:
@@ -65,7 +52,7 @@ def test_a_store_that_fills_mid_run_is_one_line_and_leaves_nothing_on_any_host(f
     while process.poll() is None and time.monotonic() < deadline and not filled:
         runs = store.list_runs()
         if runs and len(store.get_run(runs[0][0].id).cells) >= 4:  # the first cell is stored on every host
-            _fill(mount)  # before the second cell is stored
+            fill(mount)  # before the second cell is stored
             filled = True
         time.sleep(0.05)
     assert filled
