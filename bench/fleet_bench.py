@@ -110,7 +110,8 @@ def main() -> None:
                     path.write_text(job)
                     argv += [f"--client=127.0.0.1,{server.port}", str(path)]
                 clock = time.monotonic()
-                raw = subprocess.run(argv, capture_output=True, text=True, check=True)
+                # in workdir: the stored job files ask for per-second logs, which fio's client writes in its cwd
+                raw = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=workdir)
                 raw_wall = time.monotonic() - clock
                 text = raw.stdout
                 document = json.loads(text[text.index('{\n  "fio version"'):])

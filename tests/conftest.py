@@ -137,6 +137,20 @@ def tmpfs_mount(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
             subprocess.run(["umount", "-l", str(point)], capture_output=True)
 
 
+def fill(directory: Path) -> None:
+    """Write a filler file (`filler`) until the file system under `directory` is full."""
+    fd = os.open(directory / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for chunk in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * chunk)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
 @pytest.fixture(scope="session")
 def fleet_rig(tmp_path_factory: pytest.TempPathFactory):
     """Three real hosts (network namespaces with their own sshd); see tests/fleet_hosts.py."""

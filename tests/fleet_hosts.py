@@ -11,6 +11,7 @@ What a namespace does not separate, and how the rig makes it separate anyway:
 - The file system is shared. Each sshd runs in its own mount namespace where the host's own scratch
   directory is bind-mounted over one common path (`HostRig.target`), so `--target <that path>` lands in a
   different directory on every host, as it would on separate machines.
+- node1's sshd also sets TMPDIR (SetEnv) to a directory of its own, so fio's socket directory goes there.
 - fio and python3 are the same binaries everywhere. Each sshd sets PATH (sshd_config SetEnv) to the host's
   own bin directory holding links to python3 and fio; a test may remove a host's fio link ("fio is not
   installed there") or replace it with a wrapper script that reports another version. Those two are the
@@ -44,6 +45,7 @@ class HostRig:
     bin_dir: Path  # the host's PATH
     target: Path
     link: str = ""  # our end of its veth pair: down = the host is cut off the network
+    tmpdir: Path | None = None  # the TMPDIR its sshd sets (node1 only; the others have none: /tmp)
     sshd: subprocess.Popen | None = None
 
     def network(self, up: bool) -> None:
@@ -190,14 +192,18 @@ def fleet_rig(base: Path, count: int = 3) -> Iterator[FleetRig]:
                 "UsePAM no",
                 "AllowTcpForwarding yes",
                 f"AllowStreamLocalForwarding {'no' if restricted else 'yes'}",
-                # the user's real ~/.bashrc (which bash reads for ssh commands) must not re-add /usr/bin
-                f"SetEnv PATH={bin_dir} HOME={home / 'home'}",
+                # the user's real ~/.bashrc (which bash reads for ssh commands) must not re-add /usr/bin;
+                # node1 has its own TMPDIR (a per-user temporary directory, as pam_tmpdir makes one)
+                f"SetEnv PATH={bin_dir} HOME={home / 'home'}" + (f" TMPDIR={home / 'tmp'}" if index == 1 else ""),
                 "LogLevel ERROR",
                 "",
             ]))
             host = HostRig("noforward" if restricted else f"node{index}", ns, address, scratch, bin_dir, target,
                            outside)
             host.use_fio(shutil.which("fio"))
+            if index == 1:
+                host.tmpdir = home / "tmp"
+                host.tmpdir.mkdir(mode=0o700)
             with open(home / "sshd.log", "wb") as log:
                 host.sshd = subprocess.Popen(
                     ["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",

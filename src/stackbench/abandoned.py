@@ -19,6 +19,7 @@ from typing import Any
 from stackbench.warning import Warning, WarningCode
 
 WORKDIR_PREFIX = "stackbench-run-"
+CONTROL_DIR_PREFIX = "stackbench-ssh-"  # a fleet run's private directories of ssh control sockets
 
 
 def _boot_id() -> str | None:
@@ -40,7 +41,7 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
-def process_record(*, workdir: Path, scratch: str | None) -> dict[str, Any]:
+def process_record(*, workdir: Path, scratch: str | None, control_dirs: tuple[str, ...] = ()) -> dict[str, Any]:
     pid = os.getpid()
     return {
         "pid": pid,
@@ -49,6 +50,7 @@ def process_record(*, workdir: Path, scratch: str | None) -> dict[str, Any]:
         "start_ticks": _start_ticks(pid),
         "workdir": str(workdir),
         "scratch": scratch,
+        **({"control_dirs": list(control_dirs)} if control_dirs else {}),
     }
 
 
@@ -80,6 +82,12 @@ def _clean(record: dict[str, Any]) -> list[str]:
     if workdir and Path(workdir).name.startswith(WORKDIR_PREFIX) and Path(workdir).is_dir():
         shutil.rmtree(workdir, ignore_errors=True)
         removed.append(f"job directory {workdir}")
+    controls = [d for d in record.get("control_dirs") or [] if isinstance(d, str)
+                and Path(d).name.startswith(CONTROL_DIR_PREFIX) and Path(d).is_dir() and not Path(d).is_symlink()]
+    for directory in controls:  # a fleet run's: its ssh connections died with it, their sockets are stale
+        shutil.rmtree(directory, ignore_errors=True)
+    if controls:
+        removed.append(f"ssh control director{'y' if len(controls) == 1 else 'ies'} {', '.join(controls)}")
     return removed
 
 

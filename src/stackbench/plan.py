@@ -209,6 +209,7 @@ class Plan:
 CACHE_EXHAUSTION_CAP_S = 6 * 3600.0
 AUTO_FREE_SHARE = 0.9  # of the free space a file may take when its size is chosen for the target
 PLACEHOLDER_SIZE = 1024**3  # the size a `size_from_target` plan's cells hold until the target is known
+MIN_AUTO_SIZE = 16 * 1024**2  # the smallest size auto_size accepts: below it no drive cache fills
 
 
 def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = False) -> int:
@@ -224,7 +225,7 @@ def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = F
     if not limits:
         raise UsageError("cannot tell the RAM size or the room on the target to size the test file", "Give --size")
     size = min(limits) // 1024**2 * 1024**2
-    if size < 16 * 1024**2:
+    if size < MIN_AUTO_SIZE:
         raise UsageError(
             f"the target has room for only {format_size(max(0, min(limits)))}, too little to fill any drive cache",
             "Free some space there, or use another --target",

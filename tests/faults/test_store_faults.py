@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, fill as _fill, run_cli
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
 
@@ -25,20 +25,6 @@ def _one_error_line(stderr: str) -> str:
     assert len(lines) == 1, lines
     assert lines[0].startswith("Error: ") and "Traceback" not in stderr
     return lines[0]
-
-
-def _fill(directory: Path) -> None:
-    """Write a filler file until the file system is full."""
-    fd = os.open(directory / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for chunk in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * chunk)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
 
 
 def test_a_garbage_file_is_not_a_database_and_is_left_alone(tmp_path: Path) -> None:

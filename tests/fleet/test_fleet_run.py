@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -226,13 +227,17 @@ def test_a_signal_stops_servers_and_tunnels_everywhere(fleet, db_url: str, sig: 
 
 def test_a_killed_stackbench_leaves_nothing_running_or_written_on_the_hosts(fleet, db_url: str) -> None:
     """SIGKILL gives no chance to clean up: ssh dies with us (parent-death signal), each host's agent sees its
-    stdin close, and stops fio and removes the scratch file there by itself."""
+    stdin close, and stops fio and removes the scratch file there by itself. Here, the next command finds the
+    run abandoned and removes what it left (its job directory, its ssh control directories)."""
+    controls_before = set(Path(tempfile.gettempdir()).glob("stackbench-ssh-*"))
     process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "10s", "--runs", "1"), env=_env(fleet),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not all(list(h.scratch.iterdir()) for h in fleet.hosts) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert all(list(h.scratch.iterdir()) for h in fleet.hosts)  # fio is writing on every host
+    controls = set(Path(tempfile.gettempdir()).glob("stackbench-ssh-*")) - controls_before
+    assert len(controls) == 3  # one per host's connection
     process.kill()
     process.wait()
     assert _no_fio_left(fleet) == []
@@ -240,6 +245,10 @@ def test_a_killed_stackbench_leaves_nothing_running_or_written_on_the_hosts(flee
     while _scratch_left(fleet) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _scratch_left(fleet) == []
+    listed = subprocess.run([sys.executable, "-m", "stackbench", "runs", "--db", db_url, "--json"],
+                            capture_output=True, text=True, env=_env(fleet))
+    assert json.loads(listed.stdout)["runs"][0]["status"] == "abandoned", listed.stderr
+    assert [p for p in controls if p.exists()] == []
 
 
 @pytest.mark.postgres
@@ -263,7 +272,7 @@ def test_a_dropped_connection_ends_that_host_and_the_cleanup_pass_covers_it(flee
             for pid in subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
                                       text=True).stdout.split():
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if b"-L" in argv and b"node3" in argv:
+                if b"ControlMaster=yes" in argv and b"node3" in argv:  # its connection (the forward's too)
                     victim = int(pid)
         time.sleep(0.05)
     assert victim is not None

@@ -56,12 +56,34 @@ def _empty(tmp_path: Path) -> Path:
 
 
 def test_the_destination_comes_after_double_dash_and_no_user_text_is_remote() -> None:
-    argv = Ssh("/x/config", 7).agent_command("node1", forward=(4000, "/tmp/s/fio.sock"))
+    ssh = Ssh("/x/config", 7)
+    argv = ssh.agent_command("node1", control="/tmp/ours/c")
     assert argv[:3] == ["ssh", "-F", "/x/config"]
     assert "BatchMode=yes" in argv and "ConnectTimeout=7" in argv
-    assert argv[argv.index("-L") + 1] == "127.0.0.1:4000:/tmp/s/fio.sock"
+    assert "ControlMaster=yes" in argv and "ControlPath=/tmp/ours/c" in argv and "ControlPersist=no" in argv
     assert argv[-3:-1] == ["--", "node1"]
     assert argv[-1].startswith("python3 -c '")
+    forward = ssh.forward_command("node1", "/tmp/ours/c", 4000, "/home/u/tmp/s/fio.sock")
+    assert forward[:3] == ["ssh", "-F", "/x/config"] and "ControlPath=/tmp/ours/c" in forward
+    assert forward[forward.index("-O") + 1] == "forward"
+    assert forward[forward.index("-L") + 1] == "127.0.0.1:4000:/home/u/tmp/s/fio.sock"  # loopback on our side
+    assert forward[-2:] == ["--", "node1"]
+
+
+def test_the_socket_directory_is_in_tmpdir_when_it_is_set_and_fits(tmp_path: Path, monkeypatch) -> None:
+    from stackbench.fleet.agent import SOCKET_PATH_MAX, socket_dir
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert socket_dir("stackbench-fleet-x-h0") == f"{tmp_path}/stackbench-fleet-x-h0"
+    monkeypatch.delenv("TMPDIR")
+    assert socket_dir("stackbench-fleet-x-h0") == "/tmp/stackbench-fleet-x-h0"
+    for unusable in ("relative/dir", str(tmp_path / "missing")):
+        monkeypatch.setenv("TMPDIR", unusable)
+        assert socket_dir("s") == "/tmp/s"
+    deep = tmp_path / ("d" * (SOCKET_PATH_MAX - len(str(tmp_path))))
+    deep.mkdir()
+    monkeypatch.setenv("TMPDIR", str(deep))
+    assert socket_dir("s") == "/tmp/s"  # a Unix socket's path could not be that long
 
 
 @pytest.mark.parametrize("stderr, words", [

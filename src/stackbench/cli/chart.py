@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # The same list as report.charts.KINDS, repeated here so that `--help` does not import the charts package.
 # `special` draws a stored smallblocks scan, every other kind stored runs.
 KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom",
-         "special")
+         "hosts", "special")
 CELL_KINDS = ("histogram", "timeline", "cache")
 
 
@@ -34,7 +34,7 @@ def chart_command(
         None, "--kind", "-k", help=f"What to draw: {', '.join(KINDS)}. Default: matrix, or custom with --x.",
         show_default=False,
     ),
-    metric: str = typer.Option("iops", "--metric", help="matrix, timeline, layers: iops or mb_s (10^6 bytes/s)."),
+    metric: str = typer.Option("iops", "--metric", help="matrix, timeline, layers, hosts: iops or mb_s (10^6 bytes/s)."),
     cell: Optional[str] = typer.Option(
         None, "--cell", help='histogram, timeline, cache: the cell, as `show` names it, e.g. "4K QD1 rnd read". '
         "Default: the first cell with per-second samples (cache: the first sequential write).", show_default=False,
@@ -77,6 +77,9 @@ def chart_command(
 
     custom: any --x/--y/--series, filtered by --where.
 
+    hosts: a fleet run (`run --hosts`): per cell, a bar per host with the slowest host and the spread named,
+    and the fleet's total.
+
     special: a stored `smallblocks --db` scan: files and bytes per size bin, cumulative bytes, the
     recommended special_small_blocks and the special device's capacity.
 
@@ -93,6 +96,8 @@ def chart_command(
         stackbench chart optane sata-ssd -k synclat -o synclat.png
 
         stackbench chart host vm --x bs --y mb_s --series label --where rw=write -o custom.svg
+
+        stackbench chart rack4 -k hosts -o hosts.svg
 
         stackbench chart tank-scan -k special -o special.png
     """
@@ -118,7 +123,7 @@ def chart_command(
     if chosen == "layers" and len(runs) < 2:
         raise UsageError("layers takes at least two runs, bottom layer first",
                          "e.g. stackbench chart host vm -k layers -o l.svg")
-    single = ("matrix", "percentiles", "special") + CELL_KINDS
+    single = ("matrix", "percentiles", "hosts", "special") + CELL_KINDS
     if chosen in single and len(runs) != 1:
         raise UsageError(f"{chosen} draws one {'scan' if chosen == 'special' else 'run'}; got {len(runs)}",
                          "Give one run, or use --kind custom --x label for several")
@@ -174,6 +179,14 @@ def draw(kind: str, runs: list["Run"], store: Any, **options: Any) -> "Figure":
         return charts.layers_figures(layer_gaps(runs, names, metric), runs)[0]
     if kind == "synclat":
         return charts.synclat_figures(runs)[0]
+    if kind == "hosts":
+        from stackbench.analysis.fleet import is_fleet
+
+        if not is_fleet(run):
+            raise UsageError(f"run {run.id[:12]} is not a fleet run (it was measured on one machine), and "
+                             "--kind hosts draws the hosts of a `stackbench run --hosts` run",
+                             "Chart a fleet run, or use --kind matrix for this one")
+        return charts.hosts_figures(run, options["metric"])[0]
     return charts.custom_figures(runs, x=options["x"], y=options["y"], series=options["series"],
                                  where=options["where"])[0]
 

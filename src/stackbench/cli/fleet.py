@@ -8,7 +8,7 @@ from typing import Optional
 from stackbench.cli.app import err, error_line, out, warn
 from stackbench.cli.common import open_store_from, print_run
 from stackbench.errors import FleetHostsFailed, StackbenchError, UsageError
-from stackbench.plan import Plan
+from stackbench.plan import MIN_AUTO_SIZE, Plan
 from stackbench.results import Run
 from stackbench.warning import WarningCode
 
@@ -38,7 +38,10 @@ def run_fleet(
         raise UsageError(f"--target {target} is relative, and each host would read it from the login directory",
                          "Pass an absolute path with --hosts")
     ssh = Ssh.from_environment(ssh_config, connect_timeout)
-    sessions = open_sessions(ssh, names, target=str(target), size=plan.size, scratch_id=new_id())
+    # a plan sized from the target (cache-exhaustion) is sized from every host's answer (fleet_size); until
+    # then each host checks only that the smallest useful file fits
+    size = MIN_AUTO_SIZE if plan.size_from_target else plan.size
+    sessions = open_sessions(ssh, names, target=str(target), size=size, scratch_id=new_id())
     try:
         from stackbench.cli.progress import FleetProgressObserver
         from stackbench.fleet.run import FleetRequest, execute_fleet_run

@@ -129,8 +129,10 @@ def run_command(
             _print_plan(settle_size(plan, target, destroy_data), target)
             return
         _print_plan(plan, target)
+        sized = ("; the file size is chosen when the hosts answer: 2x the largest host's RAM, at most 90 % of "
+                 "the tightest host's free space") if plan.size_from_target else ""
         out.print(f"\nOn {len(names)} host(s) at once (not contacted by --dry-run): {', '.join(names)}; each "
-                  "host's job file names its own scratch file, adds unlink=1 and writes no sample logs",
+                  "host's job file names its own scratch file and per-second logs and adds unlink=1" + sized,
                   markup=False, highlight=False)
         return
     if hosts is not None or hosts_file is not None:

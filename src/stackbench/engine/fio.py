@@ -66,12 +66,15 @@ def job_file(
     runtime: float | None = None,
     sample_logs: bool = True,
     unlink: bool = False,
+    log_prefix: str = SAMPLE_LOG_PREFIX,
 ) -> str:
     """The fio job file for one cell. Every option is explicit so the stored job reproduces the cell.
 
     With `sample_logs`, fio also writes per-second IOPS/bandwidth/latency logs next to the job file
     (relative names, so the stored job file works wherever it is replayed). With `unlink`, fio removes the
     file when the job ends (fleet runs: the file is on another host, where our own cleanup is a round trip).
+    `log_prefix` names the logs: a fleet run gives every host's job file its own, since fio's client writes
+    all the hosts' logs into one directory.
     """
     runtime_ms = int(round((runtime if runtime is not None else workload.runtime) * 1000))
     options: list[tuple[str, object]] = [
@@ -93,7 +96,7 @@ def job_file(
     if unlink:
         options.append(("unlink", 1))
     if sample_logs:
-        options += log_options(SAMPLE_LOG_PREFIX)
+        options += log_options(log_prefix)
     cell = [
         ("rw", workload.rw),
         ("bs", workload.bs),
@@ -116,6 +119,8 @@ class FioInvocation:
     started_at: datetime
     seconds: float
     samples: dict[str, list[Sample]] = field(default_factory=dict)
+    # fio --client: the servers' samples, by the log prefix of each server's job file (`client_logs`)
+    client_samples: dict[str, dict[str, list[Sample]]] = field(default_factory=dict)
 
 
 def run_fio(
@@ -128,6 +133,7 @@ def run_fio(
     workdir_parent: Path | None = None,
     extra_files: dict[str, str] | None = None,
     client: bool = False,
+    client_logs: tuple[str, ...] = (),
 ) -> FioInvocation:
     """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
 
@@ -138,6 +144,8 @@ def run_fio(
     `extra_files` (relative name -> text) are written next to the job file, for `extra_args` that name
     more job files (a fleet run gives each `--client` its own). With `client` (fio --client), fio runs with
     SIGPIPE ignored: one server's connection closing must end that server's part, not the whole client.
+    `client_logs`: the log prefixes of those job files, whose per-second logs the servers send to the client
+    (`FioInvocation.client_samples`).
     """
     with tempfile.TemporaryDirectory(prefix="stackbench-job-", dir=workdir_parent) as workdir:
         job_path = Path(workdir) / "cell.fio"
@@ -170,12 +178,17 @@ def run_fio(
                 raise
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
-        try:
-            samples = read_samples(Path(workdir), SAMPLE_LOG_PREFIX)
-        except FioOutputError:
-            if process.returncode == 0:
-                raise
-            samples = {}  # a failed fio run is reported from its output, not its logs
+
+        def logs(prefix: str, of_client: bool) -> dict[str, list[Sample]]:
+            try:
+                return read_samples(Path(workdir), prefix, client=of_client)
+            except FioOutputError:
+                if process.returncode == 0:
+                    raise
+                return {}  # a failed fio run (or host) is reported from its output, not its logs
+
+        samples = logs(SAMPLE_LOG_PREFIX, False)
+        client_samples = {prefix: logs(prefix, True) for prefix in client_logs}
     # Store the command with the job file name it will have when replayed by hand.
     return FioInvocation(
         command=[*command[:-1], "cell.fio"],
@@ -186,6 +199,7 @@ def run_fio(
         started_at=started,
         seconds=time.monotonic() - clock,
         samples=samples,
+        client_samples=client_samples,
     )
 
 

@@ -17,7 +17,11 @@ from stackbench.errors import FioOutputError
 
 LOG_AVG_MSEC = 1000
 DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
-_NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|clat)\.(?P<job>\d+)\.log$")
+# fio's client (--client) writes the logs each server sends it with the server's host name appended
+# (client.c, fio_client_handle_iolog: "%s.%s", the log's name, the client's hostname), so a fleet run's
+# logs are `<prefix>_iops.<job>.log.127.0.0.1`: the prefix, different in every host's job file, tells them
+# apart, since every host is reached through a forward on 127.0.0.1.
+_NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|clat)\.(?P<job>\d+)\.log(?P<client>\..+)?$")
 
 
 @dataclass(frozen=True)
@@ -42,12 +46,13 @@ def log_options(prefix: str) -> list[tuple[str, str]]:
     ]
 
 
-def read_samples(directory: Path, prefix: str) -> dict[str, list[Sample]]:
-    """Samples per direction ("read", "write", "trim") from the logs fio wrote in `directory`."""
+def read_samples(directory: Path, prefix: str, *, client: bool = False) -> dict[str, list[Sample]]:
+    """Samples per direction ("read", "write", "trim") from the logs fio wrote in `directory`; with
+    `client`, the logs fio's client wrote for its servers (their names end in the server's host name)."""
     values: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for path in sorted(directory.iterdir()):
         match = _NAME.match(path.name)
-        if not match or match["prefix"] != prefix:
+        if not match or match["prefix"] != prefix or bool(match["client"]) != client:
             continue
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             if not line.strip():

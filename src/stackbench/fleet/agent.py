@@ -8,7 +8,8 @@ and its arguments. No user text is ever on the remote command line. The commands
 - `preflight`: python and fio (path, version), the target checked by the local run's safety rules (plus
   "no block devices in fleet mode"), the host's facts, O_DIRECT support. One JSON line on stdout.
 - `session`: `preflight`, then wait for `go` on stdin and `serve`: one connection per host for a whole run.
-- `serve`: start `fio --server=sock:DIR/fio.sock` (a Unix socket in a new 0700 directory: fio never
+- `serve`: start `fio --server=sock:DIR/fio.sock` (a Unix socket in a new 0700 directory in the user's
+  $TMPDIR, else /tmp, whose path the preflight answer gives (`socket_dir`): fio never
   listens on a network address, not even loopback TCP that other local users could reach), say READY, then
   wait for stdin to close (our side ends the run, or the connection or stackbench dies) and stop fio, remove
   the scratch files and the socket directory. DIED is printed if fio's server exits first.
@@ -90,9 +91,11 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
     from stackbench.probe.system import collect_system_facts
-    from stackbench.safety import resolve_target
+    from stackbench.safety import resolve_target, room_for
 
     answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir()}
+    if args.get("socket_name"):
+        answer["socket_dir"] = socket_dir(str(args["socket_name"]))
     fio = shutil.which("fio")
     answer["fio_path"] = fio
     answer["fio_version"] = _fio_version(fio) if fio else None
@@ -105,9 +108,10 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
         if is_device:
             raise StackbenchError(f"{path} is a block device, and fleet runs never write to block devices",
                                   "Pass a directory (a scratch file is created there) as --target")
+        room, _ = room_for(path, destroy_data=False)  # before the scratch file exists: what a size may take
         target = resolve_target(path, size=int(args["size"]), destroy_data=False, run_id=args["scratch_id"])
         answer["target"] = {"kind": target.kind, "file": target.fio_filename, "remove_after": target.remove_after,
-                            "dir": str(target.space_dir)}
+                            "dir": str(target.space_dir), "room": room}
         answer["target_facts"] = collect_target_facts(target.space_dir)
         ok, why = honours_o_direct(target.space_dir)
         answer["direct"] = {"ok": ok, "why": why, "alignment": direct_io_alignment(target.space_dir)}
@@ -116,6 +120,20 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     answer["system"] = collect_system_facts()
     _say(**answer)
     return answer
+
+
+SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with the terminating NUL
+SOCKET_FALLBACK = "/tmp"
+
+
+def socket_dir(name: str) -> str:
+    """Where fio's socket goes: a new directory `name` in the user's $TMPDIR when it is set (a per-user
+    temporary directory, pam_tmpdir and the like), else in /tmp; /tmp too when $TMPDIR is not an absolute
+    directory or would make the socket's path longer than a Unix socket's path can be."""
+    root = os.environ.get("TMPDIR") or ""
+    if not (os.path.isabs(root) and os.path.isdir(root)) or len(f"{root}/{name}/fio.sock") > SOCKET_PATH_MAX:
+        root = SOCKET_FALLBACK
+    return os.path.join(root, name)
 
 
 def session(args: dict[str, Any]) -> None:
@@ -127,7 +145,7 @@ def session(args: dict[str, Any]) -> None:
     if sys.stdin.buffer.readline().strip() != b"go" or "target_error" in answer or not answer.get("fio_path"):
         return
     target = answer["target"]
-    serve({"socket_dir": args["socket_dir"], "fio_path": answer["fio_path"],
+    serve({"socket_dir": answer["socket_dir"], "fio_path": answer["fio_path"],
            "scratch": [target["file"]] if target["remove_after"] else []})
 
 

@@ -31,13 +31,14 @@ from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_client_results
+from stackbench.engine.fio_logs import Sample
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
 from stackbench.fleet.preflight import ReadyHost, Sessions, judge, open_sessions
 from stackbench.fleet.servers import HostServer, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
-from stackbench.plan import Plan, Workload
+from stackbench.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import TOTAL_HOST, Run, new_id
 from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, plan_facts, signals_as_interrupt
@@ -66,6 +67,7 @@ class _HostRuns:
 
     results: list[FioResult] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
+    latest: dict[str, list[Sample]] = field(default_factory=dict)  # the last run's per-second samples
 
 
 @dataclass
@@ -144,6 +146,11 @@ def _measurement(plan: Plan, cell: _FleetCell, runs: int, replicates: list[dict[
     }
 
 
+def _log_prefix(server: HostServer) -> str:
+    """The per-second logs' prefix in a host's job file (`host0`, like its job file `host0.fio`)."""
+    return f"host{server.host.index}"  # type: ignore[union-attr]
+
+
 def host_dropped(host: str, cell_index: int, cell_name: str, reason: str, fix: str = "") -> Warning:
     """The warning for a host that dropped out of a fleet run mid-run (the run becomes partial)."""
     return Warning(
@@ -199,7 +206,9 @@ class FleetMeasurement:
     def _measure(self, cell: _FleetCell, alive: list[HostServer], round_index: int) -> list[DirectionResult]:
         workload = cell.workload
         what = f"cell {cell.index + 1} ({workload.name}), run {len(cell.rounds) + 1}"
-        jobs = {f"host{s.host.index}.fio": job_file(workload, s.host.scratch, sample_logs=False, unlink=True,
+        # each host's per-second logs under its own prefix: fio's servers send them to the client, which
+        # writes them all in its directory (engine/fio_logs.py)
+        jobs = {f"host{s.host.index}.fio": job_file(workload, s.host.scratch, unlink=True, log_prefix=_log_prefix(s),
                                                     title=f"{workload.name} on {s.name}") for s in alive}
         names = list(jobs)
         extra_args: list[str] = []
@@ -212,6 +221,7 @@ class FleetMeasurement:
             self.fio_path, jobs[names[-1]], extra_args=tuple(extra_args),
             extra_files={n: jobs[n] for n in names[:-1]},
             on_tick=lambda t: self.observer.cell_progress(cell.index, t), workdir_parent=self.workdir, client=True,
+            client_logs=tuple(_log_prefix(s) for s in alive),
         )
         try:
             clients = parse_client_results(invocation.stdout, source=f"fio --client output of {what}")
@@ -245,10 +255,15 @@ class FleetMeasurement:
                 "started_at": invocation.started_at.isoformat()}
         cell.rounds.append(meta)
         cell.seconds += invocation.seconds
+        prefixes = {s.name: _log_prefix(s) for s in alive}
+        for runs in cell.hosts.values():
+            runs.latest = {}
         for name, result in reported.items():
             runs = cell.hosts.setdefault(name, _HostRuns())
             runs.results.append(result)
             runs.runs.append(meta)
+            runs.latest = {direction: [replace(v, segment=number) for v in values]
+                           for direction, values in invocation.client_samples.get(prefixes[name], {}).items()}
         for server in alive:
             if server.name in reported:
                 _fleet_observer_call(self.observer, "host_status", server.name,
@@ -298,7 +313,7 @@ class FleetMeasurement:
                 if self.plan.stopping and cell.done and not extra:  # the total's row carries the warning
                     extra = {"stop_reason": "the fleet stopped on its total's interval, which stayed wide: "
                                             f"see the {TOTAL_HOST} row"}
-                records.append(CellRecord(cell.workload, merged, (),
+                records.append(CellRecord(cell.workload, merged, tuple(runs.latest.get(direction, ())),
                                           _measurement(self.plan, cell, len(runs.runs), replicates, seconds, extra)))
                 shown.append(merged)
         numbers, per_host = self._total_runs(cell)
@@ -365,6 +380,24 @@ def _settle_direct(plan: Plan, hosts: list[ReadyHost], warnings: list[Warning], 
     return plan
 
 
+def fleet_size(hosts: list[ReadyHost]) -> int:
+    """The one file size of a plan sized from its target (cache-exhaustion without --size) on every host:
+    the largest host's need (2x its RAM, as `plan.auto_size` gives a local run) but no more than the
+    tightest host's room (90 % of its free space); UsageError naming that host when it has too little."""
+    rams = [int((h.answer.get("system") or {}).get("ram_bytes") or 0) for h in hosts]
+    rooms = [(h.answer.get("target") or {}).get("room") for h in hosts]
+    need = max(rams) if any(rams) else None
+    known = [(room, h) for room, h in zip(rooms, hosts) if room is not None]
+    tightest = min(known, key=lambda pair: pair[0]) if known else None
+    try:
+        return auto_size(need, tightest[0] if tightest else None)
+    except UsageError as error:
+        if tightest is None:
+            raise
+        raise UsageError(f"{tightest[1].name}: {error.what}", error.fix.replace(
+            "Free some space there", f"Free some space on {tightest[1].name}")) from None
+
+
 def cache_warnings(plan: Plan, hosts: list[ReadyHost]) -> list[Warning]:
     """A local run's page-cache and tmpfs warnings, judged on each host's RAM and file system; hosts with
     the same warning share one, naming them all."""
@@ -410,7 +443,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         if request.sessions:
             request.sessions.close()
         raise
-    sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=plan.size,
+    checked_size = MIN_AUTO_SIZE if plan.size_from_target else plan.size  # sized from the answers below
+    sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=checked_size,
                                                  scratch_id=new_id())
     with ThreadPoolExecutor(max_workers=1) as pool:  # this machine's facts while the hosts answer
         local_system = pool.submit(collect_system_facts)
@@ -422,6 +456,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     run_id = new_id()
     workdir: Path | None = None
     try:
+        if plan.size_from_target:  # every host's RAM and room are known now
+            plan = plan.with_size(fleet_size(hosts))
         plan = _settle_direct(plan, hosts, warnings, observer)
         for note in cache_warnings(plan, hosts):
             warnings.append(note)
@@ -438,7 +474,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
             "fleet": {"hosts": names, "total_host": TOTAL_HOST,
                       "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
             "hosts": {h.name: h.facts() for h in hosts},
-            "process": abandoned.process_record(workdir=workdir, scratch=None),
+            "process": abandoned.process_record(workdir=workdir, scratch=None,
+                                                control_dirs=tuple(s.control_dir for s in servers)),
         }
         store.create_run(run_id=run_id, source="measured", label=request.label,
                          target=f"{','.join(names)}:{target}", plan_name=plan.name,

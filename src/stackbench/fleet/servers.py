@@ -1,9 +1,12 @@
 """One ssh session per host for a whole fleet run: the checks, then fio's server and the forward to it.
 
-Each session is one `ssh -L 127.0.0.1:PORT:/tmp/stackbench-fleet-TAG-hN/fio.sock HOST python3 -c ...` running
-the agent's `session` (fleet/agent.py): it answers the preflight, then waits. Only when every host has
-passed does our side send `go`, and the agent starts fio's server on that Unix socket, in a new private
-directory, never on a network address; the forward, bound to loopback on our side, is the only way in, so
+Each session is one `ssh -o ControlMaster=yes -o ControlPath=OURS HOST python3 -c ...` running the agent's
+`session` (fleet/agent.py): it answers the preflight, naming the directory its fio socket will have (a new
+one in the host's $TMPDIR when set, else /tmp; known only there, hence the forward is added afterwards),
+then waits. Only when every host has passed does our side add the forward through the running connection
+(`ssh -O forward -L 127.0.0.1:PORT:DIR/fio.sock`, no new handshake), send `go`, and the agent starts fio's
+server on that Unix socket, in its new private directory, never on a network address; the forward, bound
+to loopback on our side, is the only way in, so
 `fio --client=127.0.0.1,PORT` reaches it and nothing else can. One connection per host saves a round of
 ssh handshakes per run. The session's stdin is the server's lifeline: closing it (a normal stop, another
 host failing its checks), or our death (ssh dies with us), makes the agent stop fio, remove the scratch
@@ -13,14 +16,17 @@ file and the socket directory, and confirm that it did.
 from __future__ import annotations
 
 import queue
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stackbench import spawn
+from stackbench.abandoned import CONTROL_DIR_PREFIX
 from stackbench.engine.fio import die_with_parent
 from stackbench.errors import FleetHostsFailed
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
-SOCKET_ROOT = "/tmp"  # short and on every host: a Unix socket path is limited to 107 bytes
+FORWARD_TIMEOUT_S = 15.0
 
 
 def free_port() -> int:
@@ -48,13 +54,15 @@ class HostServer:
     index: int
     port: int
     process: subprocess.Popen
-    socket_dir: str
+    control_dir: str  # ours, private (0700): the connection's ControlMaster socket
+    socket_dir: str | None = None  # on the host, as its agent chose it ($TMPDIR or /tmp); set by its answer
     events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
     stderr: list[str] = field(default_factory=list)
     host: "ReadyHost | None" = None  # set once its checks passed
     dead: str | None = None  # why the host dropped out, once it has
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
     readers: list[threading.Thread] = field(default_factory=list)
+    ssh: Ssh | None = None
 
     def _event(self, event: dict[str, Any]) -> dict[str, Any]:
         if "died" in event and self.dead is None:
@@ -87,6 +95,8 @@ class HostServer:
                                        "Check the host's load and that `ssh HOST python3 --version` answers")
                 continue
             if key in event:
+                if event.get("socket_dir"):
+                    self.socket_dir = str(event["socket_dir"])
                 return event
             if "error" in event:
                 return HostFailure(self.name, str(event["error"]), "Run `fio --server` there by hand to see why")
@@ -100,11 +110,15 @@ def _read_lines(stream: Any, sink: Any) -> None:
 def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict[str, Any]) -> HostServer:
     """Start one host's session; its preflight answer arrives as an event (`HostServer.wait_for`)."""
     port = free_port()
-    socket_dir = f"{SOCKET_ROOT}/stackbench-fleet-{tag}-h{index}"
-    argv = ssh.agent_command(name, forward=(port, f"{socket_dir}/fio.sock"))
-    process = spawn.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          start_new_session=True, child_setup=die_with_parent)
-    server = HostServer(name, index, port, process, socket_dir)
+    control_dir = tempfile.mkdtemp(prefix=CONTROL_DIR_PREFIX)  # 0700: only we may use the connection
+    try:
+        process = spawn.popen(ssh.agent_command(name, control=f"{control_dir}/c"), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                              child_setup=die_with_parent)
+    except BaseException:
+        shutil.rmtree(control_dir, ignore_errors=True)
+        raise
+    server = HostServer(name, index, port, process, control_dir)
 
     def event(line: str) -> None:
         answer = answer_in(line)
@@ -115,8 +129,34 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
                       threading.Thread(target=_read_lines, args=(process.stderr, server.stderr.append), daemon=True)]
     for reader in server.readers:
         reader.start()
-    _send(server, payload("session", {**preflight_args, "socket_dir": socket_dir}))
+    _send(server, payload("session", {**preflight_args, "socket_name": f"stackbench-fleet-{tag}-h{index}"}))
+    server.ssh = ssh
     return server
+
+
+def add_forwards(servers: list[HostServer]) -> list[HostFailure]:
+    """Each connection's forward from 127.0.0.1:PORT on our side to fio's socket in the directory its agent
+    named (all at once: each is a request to the running connection, not a new one); the failures."""
+    started = []
+    for server in servers:
+        assert server.ssh is not None and server.socket_dir is not None
+        argv = server.ssh.forward_command(server.name, f"{server.control_dir}/c", server.port,
+                                          f"{server.socket_dir}/fio.sock")
+        started.append((server, spawn.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, child_setup=die_with_parent)))
+    failures = []
+    for server, process in started:
+        try:
+            _, err = process.communicate(timeout=FORWARD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate()
+        if process.returncode != 0:
+            said = err.decode(errors="replace")
+            why = explain(server.name, process.returncode, said)
+            failures.append(HostFailure(server.name, f"the forward to fio's socket could not be added: {why.what}",
+                                        why.fix))
+    return failures
 
 
 def _send(server: HostServer, data: bytes) -> None:
@@ -131,6 +171,9 @@ def _send(server: HostServer, data: bytes) -> None:
 def start_servers(servers: list[HostServer]) -> None:
     """`go` to every checked host, and wait until each fio server is up; or stop all and FleetHostsFailed."""
     try:
+        failures = add_forwards(servers)
+        if failures:  # nothing started anywhere yet: every session is closed below
+            raise hosts_failed(failures, f"the forward to fio's socket failed for {len(failures)} host(s)")
         for server in servers:
             _send(server, b"go\n")
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -170,3 +213,4 @@ def stop_servers(servers: list[HostServer]) -> None:
         for reader in server.readers:
             reader.join(timeout=1.0)
         server.poll()  # reads the agent's last word: whether it confirmed the cleanup
+        shutil.rmtree(server.control_dir, ignore_errors=True)  # ssh removed its socket; the directory is ours

@@ -92,14 +92,21 @@ class Ssh:
             "-o", "LogLevel=INFO",  # ssh's default; its messages are read to explain a failure, never shown raw
         ]
 
-    def agent_command(self, host: str, forward: tuple[int, str] | None = None) -> list[str]:
-        """ssh running the agent on `host`; `forward` = (local port, remote Unix socket) adds the tunnel,
-        bound to 127.0.0.1 on our side."""
+    def agent_command(self, host: str, control: str | None = None) -> list[str]:
+        """ssh running the agent on `host`; with `control` (a socket path in a private directory of ours),
+        the connection is also a ControlMaster there, so `forward_command` can add the tunnel to fio's socket
+        once the agent has said where that socket will be (in the host's $TMPDIR, known only then)."""
         argv = self.options()
-        if forward is not None:
-            port, socket_path = forward
-            argv += ["-o", "ExitOnForwardFailure=yes", "-L", f"127.0.0.1:{port}:{socket_path}"]
+        if control is not None:
+            argv += ["-o", "ControlMaster=yes", "-o", f"ControlPath={control}", "-o", "ControlPersist=no"]
         return argv + ["--", host, "python3 -c " + shlex.quote(BOOTSTRAP)]
+
+    def forward_command(self, host: str, control: str, port: int, socket_path: str) -> list[str]:
+        """Ask the running connection (its ControlMaster at `control`) to forward 127.0.0.1:`port` on our side
+        to the Unix socket `socket_path` on the host (OpenSSH's `ssh -O forward`, no new connection)."""
+        argv = [self.binary, *(["-F", self.config] if self.config else []), "-o", f"ControlPath={control}",
+                "-o", "BatchMode=yes", "-O", "forward", "-L", f"127.0.0.1:{port}:{socket_path}"]
+        return argv + ["--", host]
 
     def call(self, host: str, command: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Run one agent command on `host` and return its answer; AgentFailed with the fix otherwise."""

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # Every kind `stackbench chart --kind` draws; `special` is drawn from a smallblocks scan (scan_figures).
 KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom",
-         "special")
+         "hosts", "special")
 
 
 def representative_cell(run: "Run") -> "Cell | None":
@@ -37,7 +37,9 @@ def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, m
                 cell: "Cell | None" = None) -> list[Figure]:
     """The charts of one run: matrix bars, latency percentiles (when the cells have them), and for one cell
     (`cell`, default `representative_cell`) its per-second timeline (when it has samples) and its latency
-    histogram (when `bins`, json+ clat buckets keyed by cell id, hold it)."""
+    histogram (when `bins`, json+ clat buckets keyed by cell id, hold it); for a fleet run, its hosts side by
+    side with the total (hosts.py)."""
+    from stackbench.analysis.fleet import is_fleet
     from stackbench.report.charts.histogram import histogram_figure
     from stackbench.report.charts.matrix import matrix_figure
     from stackbench.report.charts.percentiles import percentiles_figure
@@ -51,7 +53,17 @@ def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, m
         figures.append(timeline_figure(run, chosen, metric))
     if chosen is not None and bins and sum((bins.get(chosen.id) or Counter()).values()):
         figures.append(histogram_figure(run, chosen, bins[chosen.id]))
+    if is_fleet(run):
+        figures += hosts_figures(run, metric)
     return figures
+
+
+def hosts_figures(run: "Run", metric: str = "iops") -> list[Figure]:
+    """A fleet run's hosts per cell with the total and the slowest host named; StackbenchError for a run of
+    one machine."""
+    from stackbench.report.charts.hosts import hosts_figure
+
+    return [hosts_figure(run, metric)]
 
 
 def compare_figures(comparison: "RunComparison") -> list[Figure]:
@@ -95,6 +107,7 @@ def custom_figures(runs: Sequence["Run"], *, x: str, y: str, series: str | None 
 
 
 __all__ = [
-    "IMAGE_FORMATS", "KINDS", "Figure", "cache_figures", "compare_figures", "custom_figures", "layers_figures",
+    "IMAGE_FORMATS", "KINDS", "Figure", "cache_figures", "compare_figures", "custom_figures", "hosts_figures",
+    "layers_figures",
     "representative_cell", "run_figures", "scan_figures", "synclat_figures",
 ]

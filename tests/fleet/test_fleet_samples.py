@@ -1,0 +1,41 @@
+"""Per-second samples in fleet mode, on the real 3-host rig (tests/fleet_hosts.py): fio's servers send each
+host's logs to the client (client.c, fio_client_handle_iolog), every host's job file names them with its own
+prefix, and each host's cell stores its own samples as a local run does (a segment per separate fio run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import pytest
+
+from stackbench.store import open_store
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+def test_each_hosts_cell_has_its_own_samples_that_agree_with_its_result(fleet, db_url: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "stackbench", "run", "--hosts", ",".join(fleet.names), "-t", str(fleet.hosts[0].target),
+         "--db", db_url, "--bs", "4k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
+         "--runtime", "4s", "--runs", "2", "--json"],
+        env={**os.environ, **fleet.env()}, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    run = open_store(db_url).get_run(json.loads(done.stdout)["run_id"])
+    by_host = {c.result.host: c for c in run.cells}
+    assert set(by_host) == {*fleet.names, "(total)"}
+    means = {}
+    for name in fleet.names:
+        cell = by_host[name]
+        assert len(cell.samples) >= 6, (name, cell.samples)  # about 4 per fio run, 2 runs
+        assert {s.segment for s in cell.samples} == {0, 1}
+        means[name] = sum(s.iops for s in cell.samples) / len(cell.samples)
+        # the host's own samples agree with the host's own result (fio's per-second windows vs its summary)
+        assert means[name] == pytest.approx(cell.result.iops, rel=0.15), (name, means[name], cell.result.iops)
+    assert len(set(means.values())) == len(fleet.names)  # three hosts' logs, not one host's three times
+    assert by_host["(total)"].samples == ()  # the total is computed from the hosts, not sampled
+    # the servers sent their logs to us: nothing was written on the hosts (scratch or home directory)
+    for host in fleet.hosts:
+        assert list(host.scratch.iterdir()) == []
+        assert [p.name for p in (host.scratch.parent / "home").rglob("*.log*")] == []
