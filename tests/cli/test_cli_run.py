@@ -212,7 +212,7 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
     db_file = tmp_path / "results.db"
     process = subprocess.Popen(
         [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--preset", "quick",
-         "--runtime", "2", "--size", "16M", "--db", f"sqlite:///{db_file}"],
+         "--runtime", "1", "--size", "16M", "--db", f"sqlite:///{db_file}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -131,7 +131,7 @@ def test_a_measured_run_the_full_store_cannot_take_is_kept_in_a_recovery_file(
     assert cli_here("runs", "--db", str(db)).returncode == 0
     process = subprocess.Popen(
         [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--bs", "4k", "--rw", "randwrite",
-         "--qd", "1", "--runs", "1", "--runtime", "2", "--ramp", "0", "--size", "16M", "--db", str(db)],
+         "--qd", "1", "--runs", "1", "--runtime", "1", "--ramp", "0", "--size", "16M", "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     first = process.stderr.readline()
