@@ -20,6 +20,13 @@ from pg_server import postgres_server  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 
+# A suite started in the background by a shell without job control (`scripts/test ... &`, `(pytest &)`, some CI
+# runners) inherits SIGINT ignored, and every `stackbench` it starts would inherit that too: the Ctrl-C tests
+# then see a run that never stops (a failure) or an import that finishes (a skip). Ctrl-C as a terminal
+# sends it: the children start with SIGINT at its default, as Python's own handler leaves it after exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(scope="session")
 def pg_url():
