@@ -20,6 +20,13 @@ from pg_server import postgres_server  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 
+# A suite started in the background by a shell without job control (`scripts/test ... &`, `(pytest &)`, some CI
+# runners) inherits SIGINT ignored, and every `stackbench` it starts would inherit that too: the Ctrl-C tests
+# then see a run that never stops (a failure) or an import that finishes (a skip). Ctrl-C as a terminal
+# sends it: the children start with SIGINT at its default, as Python's own handler leaves it after exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(scope="session")
 def pg_url():
@@ -70,18 +77,26 @@ class Result:
 
 def cli_here(*args: str) -> Result:
     """The real CLI entry point (`run_app`: parsing, the one-line error handler, exit codes) in this process,
-    so that the many error-path tests do not each pay an interpreter start; stderr captured."""
+    so that the many error-path tests do not each pay an interpreter start; stdout and stderr captured.
+
+    sys.argv is what `python -m stackbench ARGS` has (a run records it as its command, and a report shows
+    it). Keep run_cli for what is about the process: signals and Ctrl-C (exit 130 leaves through os._exit),
+    the environment, stdin, start-up imports, and commands that fork (smallblocks' workers)."""
+    import stackbench
     from stackbench.cli import run_app
 
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    saved_argv = sys.argv
     stream, out = io.StringIO(), io.StringIO()
     code = 0
     try:
+        sys.argv = [str(Path(stackbench.__file__).with_name("__main__.py")), *args]
         with contextlib.redirect_stderr(stream), contextlib.redirect_stdout(out):
             run_app(list(args))
     except SystemExit as done:
         code = int(done.code or 0)
     finally:
+        sys.argv = saved_argv
         for sig, handler in saved.items():
             signal.signal(sig, handler)
     return Result(code, stream.getvalue(), out.getvalue())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.audit.rules import REGISTRY
 
 DATA = Path(__file__).parent.parent / "data"
@@ -17,7 +17,7 @@ BAD_VM, GOOD_VM = DATA / "pve" / "100-bad.conf", DATA / "pve" / "101-good.conf"
 
 
 def test_audit_cli_reports_findings_with_exit_3_and_json(tmp_path: Path) -> None:
-    result = run_cli("audit", "--from", str(CAPTURE), "--vm-config", str(BAD_VM), "--json")
+    result = cli_here("audit", "--from", str(CAPTURE), "--vm-config", str(BAD_VM), "--json")
     assert result.returncode == 3, result.stderr
     data = json.loads(result.stdout)
     rules = {f["rule"] for f in data["findings"]}
@@ -25,32 +25,32 @@ def test_audit_cli_reports_findings_with_exit_3_and_json(tmp_path: Path) -> None
     assert data["findings"][0]["severity"] == "crit"
     clean = tmp_path / "facts"
     clean.mkdir()
-    ok = run_cli("audit", "--from", str(clean), "--vm-config", str(GOOD_VM))
+    ok = cli_here("audit", "--from", str(clean), "--vm-config", str(GOOD_VM))
     assert ok.returncode == 0 and "OK! No findings" in ok.stdout
 
 
 def test_audit_cli_explain_and_list_and_bad_input(tmp_path: Path) -> None:
-    explained = run_cli("audit", "--explain", "zp-special-single")
+    explained = cli_here("audit", "--explain", "zp-special-single")
     assert explained.returncode == 0 and "losing" in explained.stdout and "https://" in explained.stdout
-    listed = json.loads(run_cli("audit", "--list-rules", "--json").stdout)["rules"]
+    listed = json.loads(cli_here("audit", "--list-rules", "--json").stdout)["rules"]
     assert len(listed) == len(REGISTRY)
-    unknown = run_cli("audit", "--explain", "NOPE-1")
+    unknown = cli_here("audit", "--explain", "NOPE-1")
     assert unknown.returncode == 1 and "--list-rules" in unknown.stderr
-    missing = run_cli("audit", "--from", str(tmp_path / "none"))
+    missing = cli_here("audit", "--from", str(tmp_path / "none"))
     assert missing.returncode == 1 and "facts save" in missing.stderr
 
 
 def test_facts_save_writes_what_this_machine_has_and_the_audit_reads_all_of_it(tmp_path: Path) -> None:
     """The real probe on this host (no ZFS here): ZFS commands are skipped with the reason, host facts are saved,
     the manifest records every command and exit status, and every saved file parses (no problems)."""
-    result = run_cli("facts", "save", str(tmp_path / "f"), "--json")
+    result = cli_here("facts", "save", str(tmp_path / "f"), "--json")
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
     assert status["meminfo.txt"] == "saved" and status["cpuinfo.txt"] == "saved"
     assert status["zpool-status.txt"].startswith("skipped: ")
     manifest = json.loads((tmp_path / "f" / "probe.json").read_text())
     assert manifest["captures"]["meminfo.txt"]["exit"] == 0
-    audited = run_cli("audit", "--from", str(tmp_path / "f"), "--json")
+    audited = cli_here("audit", "--from", str(tmp_path / "f"), "--json")
     assert audited.returncode in (0, 2), audited.stderr
     report = json.loads(audited.stdout)
     assert report["problems"] == [] and report["zfs_version"] is None
@@ -58,7 +58,7 @@ def test_facts_save_writes_what_this_machine_has_and_the_audit_reads_all_of_it(t
 
 
 def test_audit_of_this_machine_without_from_runs_the_probe_in_a_temporary_directory() -> None:
-    result = run_cli("audit", "--json")
+    result = cli_here("audit", "--json")
     assert result.returncode in (0, 2), result.stderr
     assert json.loads(result.stdout)["problems"] == []
 
@@ -66,7 +66,7 @@ def test_audit_of_this_machine_without_from_runs_the_probe_in_a_temporary_direct
 def test_facts_save_on_a_full_disk_fails_in_one_line_and_keeps_nothing(tmpfs_mount) -> None:
     """A real 16 KiB tmpfs fills up mid-capture (cpuinfo alone is larger): no half capture may be left behind."""
     full = tmpfs_mount("16k")
-    result = run_cli("facts", "save", str(full / "facts"))
+    result = cli_here("facts", "save", str(full / "facts"))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"Error: no space left to save the facts in {full / 'facts'}; nothing was kept. Free some space there or "
@@ -75,10 +75,10 @@ def test_facts_save_on_a_full_disk_fails_in_one_line_and_keeps_nothing(tmpfs_mou
 
 
 def test_facts_save_refuses_to_mix_two_captures(tmp_path: Path) -> None:
-    first = run_cli("facts", "save", str(tmp_path / "f"))
+    first = cli_here("facts", "save", str(tmp_path / "f"))
     assert first.returncode == 0, first.stderr
     before = sorted(p.name for p in (tmp_path / "f").iterdir())
-    again = run_cli("facts", "save", str(tmp_path / "f"))
+    again = cli_here("facts", "save", str(tmp_path / "f"))
     assert again.returncode == 1 and "already holds saved facts" in again.stderr and "audit --from" in again.stderr
     assert sorted(p.name for p in (tmp_path / "f").iterdir()) == before
 
@@ -116,7 +116,7 @@ def test_audit_from_an_empty_or_unrelated_directory_is_an_error_not_a_clean_bill
     unrelated.mkdir()
     (unrelated / "holiday.jpg").write_bytes(os.urandom(4096))
     for directory in (empty, unrelated):
-        done = run_cli("audit", "--from", str(directory))
+        done = cli_here("audit", "--from", str(directory))
         assert done.returncode == 1, done.stdout
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and "holds no saved facts" in lines[0] and "facts save" in lines[0]
@@ -125,7 +125,7 @@ def test_audit_from_an_empty_or_unrelated_directory_is_an_error_not_a_clean_bill
 
 def test_a_partial_capture_says_what_was_not_checked(tmp_path: Path) -> None:
     (tmp_path / "meminfo.txt").write_text((DATA / "zfs" / "openzfs-2.3.2-probe" / "meminfo.txt").read_text())
-    done = run_cli("audit", "--from", str(tmp_path))
+    done = cli_here("audit", "--from", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "Not checked, for lack of facts: ZFS pools (no zpool output)" in done.stdout
     assert "VM disks (no VM configs)" in done.stdout
@@ -136,7 +136,7 @@ def test_a_scsi_disk_on_virtio_scsi_pci_gets_single_controller_and_iothread_advi
     config = tmp_path / "103.conf"
     config.write_text(GOOD_VM.read_text().replace("scsihw: virtio-scsi-single", "scsihw: virtio-scsi-pci")
                       .replace(",iothread=1", ""))
-    done = run_cli("audit", "--from", str(CAPTURE), "--vm-config", str(config), "--json")
+    done = cli_here("audit", "--from", str(CAPTURE), "--vm-config", str(config), "--json")
     findings = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "KVM-IOTHREAD-MISSING"]
     assert len(findings) == 1, done.stdout
     assert "virtio-scsi-pci" in findings[0]["evidence"]
@@ -148,7 +148,7 @@ def test_a_scsi_disk_on_virtio_scsi_pci_gets_single_controller_and_iothread_advi
 
 def test_an_unreadable_fact_file_with_json_is_the_document_and_one_error_line(tmp_path: Path) -> None:
     """Found by the CLI fuzz test: with --json an incomplete audit exited 1 with a warning and no error line."""
-    done = run_cli("audit", "--storage-cfg", str(DATA / "fio" / "randread-psync.json"), "--json")
+    done = cli_here("audit", "--storage-cfg", str(DATA / "fio" / "randread-psync.json"), "--json")
     assert done.returncode == 1
     json.loads(done.stdout)
     lines = [line for line in done.stderr.splitlines() if line.strip()]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.audit import host_outputs, zfs_outputs
 from stackbench.audit.errors import FactsFormatError
 from stackbench.audit.facts import FACT_FILES, ZDB_CONFIG, Facts, load_facts
@@ -385,12 +385,12 @@ def test_audit_with_only_unreadable_facts_fails_with_one_line_per_problem(tmp_pa
     facts_dir = tmp_path / "facts"
     facts_dir.mkdir()
     (facts_dir / "zpool-status.txt").write_text("  pool: tank\nconfig:\n\tNAME STATE\n\tother ONLINE\n")
-    result = run_cli("audit", "--from", str(facts_dir))
+    result = cli_here("audit", "--from", str(facts_dir))
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert lines[0].startswith("Warning: zpool-status.txt line 4: expected the pool's own row 'tank'")
     assert lines[-1].startswith("Error: no findings, but 1 fact file(s) could not be read")
-    as_json = run_cli("audit", "--from", str(facts_dir), "--json")
+    as_json = cli_here("audit", "--from", str(facts_dir), "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["problems"]
 
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, run_cli
+from conftest import DATA, cli_here, run_cli
 from stackbench.audit.aes_ni import AesNi, parse_aes_ni
 from stackbench.audit.facts import Facts, load_facts
 from stackbench.audit.rule import Finding
@@ -474,7 +474,7 @@ def test_crypto_and_the_audit_give_one_verdict(probe: Path) -> None:
     """The audit of the probe's saved facts and `crypto --cpuinfo` on the same cpuinfo: the same finding or none."""
     audited = list(guest_cpu_noaes.RULE.check(load_facts(probe)))
     assert audited == verdict(parse_aes_ni((probe / "cpuinfo.txt").read_text()))
-    result = run_cli("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
+    result = cli_here("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
                      str(probe / "cpuinfo.txt"), "--json")
     assert result.returncode == (3 if audited else 0), result.stderr
     aes_ni = json.loads(result.stdout)["aes_ni"]
@@ -484,7 +484,7 @@ def test_crypto_and_the_audit_give_one_verdict(probe: Path) -> None:
 def test_cli_probe_guest_without_aes() -> None:
     """The qemu64 probe guest's saved benchmark and cpuinfo: printed, flagged, exit 3."""
     probe = DATA / "zfs" / "openzfs-2.3.2-probe"
-    result = run_cli("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
+    result = cli_here("crypto", "--from", str(probe / "raw" / "cryptsetup-benchmark.txt"), "--cpuinfo",
                      str(probe / "cpuinfo.txt"), "--json")
     assert result.returncode == 3, result.stderr
     data = json.loads(result.stdout)
@@ -563,7 +563,7 @@ def test_cli_missing_cryptsetup(tmp_path: Path) -> None:
 def test_cli_from_guest_with_its_cpuinfo_flags_hidden_aes() -> None:
     """The kvm64 guest's saved output and cpuinfo: the table, the verdict, exit 3."""
     directory = guest("kvm64")
-    result = run_cli("crypto", "--from", str(directory / "benchmark.stdout"), "--cpuinfo",
+    result = cli_here("crypto", "--from", str(directory / "benchmark.stdout"), "--cpuinfo",
                      str(directory / "cpuinfo.stdout"))
     assert result.returncode == 3, result.stderr
     text = " ".join(result.stdout.split())
@@ -574,7 +574,7 @@ def test_cli_from_guest_with_its_cpuinfo_flags_hidden_aes() -> None:
 
 def test_cli_from_json_units_in_keys() -> None:
     directory = guest("max-no-serpent-twofish")
-    result = run_cli("crypto", "--from", str(directory / "benchmark.stdout"), "--cpuinfo",
+    result = cli_here("crypto", "--from", str(directory / "benchmark.stdout"), "--cpuinfo",
                      str(directory / "cpuinfo.stdout"), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -586,9 +586,9 @@ def test_cli_from_json_units_in_keys() -> None:
 
 
 def test_cli_from_without_cpuinfo_skips_the_check() -> None:
-    result = run_cli("crypto", "--from", str(ZFS_GUEST / "cryptsetup-benchmark.txt"), "--json")
+    result = cli_here("crypto", "--from", str(ZFS_GUEST / "cryptsetup-benchmark.txt"), "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["aes_ni"] is None
-    result = run_cli("crypto", "--from", str(ZFS_GUEST / "cryptsetup-benchmark.txt"))
+    result = cli_here("crypto", "--from", str(ZFS_GUEST / "cryptsetup-benchmark.txt"))
     assert "AES-NI: not checked" in " ".join(result.stdout.split())
 
 
@@ -605,7 +605,7 @@ def test_cli_from_stdin_and_one_cipher() -> None:
 def test_cli_from_the_host_capture_is_the_kernel_error(tmp_path: Path) -> None:
     saved = tmp_path / "bench.txt"
     saved.write_text(merged(HOST, "benchmark"))
-    result = run_cli("crypto", "--from", str(saved))
+    result = cli_here("crypto", "--from", str(saved))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith(f"Error: {saved} line 9: the kernel has no AF_ALG interface for ciphers")
     assert len(result.stderr.splitlines()) == 1
@@ -623,7 +623,7 @@ def test_cli_bad_inputs(tmp_path: Path) -> None:
         (["--key-size", "512"], "Error: --key-size needs --cipher."),
         (["--cipher", "aes-xts-plain64", "--key-size", "500"], "Error: --key-size 500 is not a multiple of 8 bits."),
     ]:
-        result = run_cli("crypto", *args)
+        result = cli_here("crypto", *args)
         assert result.returncode == 1, (args, result.stdout, result.stderr)
         assert result.stderr.startswith(message), (args, result.stderr)
         assert len(result.stderr.splitlines()) == 1
@@ -691,11 +691,11 @@ def test_run_usage_error_is_one_line(tmp_path: Path) -> None:
 
 def test_cli_markdown_and_csv_from_a_saved_guest_output() -> None:
     guest = CS / "guest-kvm64"
-    markdown = run_cli("crypto", "--from", str(guest / "benchmark.stdout"), "--cpuinfo", str(guest / "cpuinfo.stdout"),
+    markdown = cli_here("crypto", "--from", str(guest / "benchmark.stdout"), "--cpuinfo", str(guest / "cpuinfo.stdout"),
                        "--format", "markdown")
     assert markdown.returncode == 3, markdown.stderr
     assert "| aes-xts | 256 |" in markdown.stdout and "| argon2id | 256 |" in markdown.stdout
     assert "AES-NI check: this guest's CPU hides AES-NI" in markdown.stdout
-    csv_out = run_cli("crypto", "--from", str(guest / "benchmark.stdout"), "--format", "csv")
+    csv_out = cli_here("crypto", "--from", str(guest / "benchmark.stdout"), "--format", "csv")
     assert csv_out.returncode == 0, csv_out.stderr
     assert csv_out.stdout.splitlines()[0] == "cipher,key (bits),encryption (MiB/s),decryption (MiB/s)"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.audit.facts import load_facts
 from stackbench.audit.history import compare_audits
 from stackbench.audit.subject import audit_subject, machine_key
@@ -45,7 +45,7 @@ def _set_property(capture: Path, dataset: str, prop: str, value: str, source: st
 
 
 def _audit(*args: str) -> dict:
-    done = run_cli("audit", *args, "--json")
+    done = cli_here("audit", *args, "--json")
     assert done.returncode in (0, 3), done.stderr
     return json.loads(done.stdout)
 
@@ -70,11 +70,11 @@ def test_a_later_audit_says_what_was_fixed_and_what_is_new(tmp_path: Path) -> No
     assert marks[("DS-SYNC-DISABLED", "tank/swap")] == "new"
     assert set(marks.values()) == {"new", "still"}
     # the terminal and Markdown say it too, and the record holds every finding with its rule and fix
-    table = run_cli("show", second["audit_id"][:12], "--db", db)
+    table = cli_here("show", second["audit_id"][:12], "--db", db)
     assert table.returncode == 0
     assert "1 fixed, 1 new" in table.stdout and re.search(r"fixed +DS-SYNC-DISABLED +tank/vm-100-disk-0", table.stdout)
     assert re.search(r"crit +DS-SYNC-DISABLED NEW +tank/swap", table.stdout)
-    markdown = run_cli("show", second["audit_id"], "--db", db, "-f", "markdown").stdout
+    markdown = cli_here("show", second["audit_id"], "--db", db, "-f", "markdown").stdout
     assert "| fixed | crit | DS-SYNC-DISABLED | tank/vm-100-disk-0 |" in markdown
     stored = Store(db).get_audit(second["audit_id"])
     assert stored.previous_id == first["audit_id"] and stored.source == "capture"
@@ -86,14 +86,14 @@ def test_a_later_audit_says_what_was_fixed_and_what_is_new(tmp_path: Path) -> No
 def test_a_stored_audit_is_shown_again_byte_for_byte_in_every_format(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
     capture = _capture(tmp_path)
-    run_cli("audit", "--from", str(capture), "--db", db)  # a previous audit, so the changes are shown too
+    cli_here("audit", "--from", str(capture), "--db", db)  # a previous audit, so the changes are shown too
     _set_property(capture, "tank/images", "compression", "lz4")
     for fmt in FORMATS:
-        done = run_cli("audit", "--from", str(capture), "--vm-config", str(BAD_VM), "--storage-cfg", str(STORAGE),
+        done = cli_here("audit", "--from", str(capture), "--vm-config", str(BAD_VM), "--storage-cfg", str(STORAGE),
                        "--db", db, "-f", fmt)
         assert done.returncode == 3, done.stderr
         audit_id = Store(db).list_audits(limit=1)[0].id
-        again = run_cli("show", audit_id, "--db", db, "-f", fmt)
+        again = cli_here("show", audit_id, "--db", db, "-f", fmt)
         assert again.returncode == 0, again.stderr
         assert again.stdout == done.stdout, fmt
 
@@ -173,7 +173,7 @@ def test_the_subject_is_the_machine_and_the_vm_never_the_path(tmp_path: Path) ->
 def test_an_audit_of_an_unknown_machine_is_stored_and_compared_with_nothing(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
     for _ in range(2):
-        done = run_cli("audit", "--from", str(PROBE_23), "--db", db)
+        done = cli_here("audit", "--from", str(PROBE_23), "--db", db)
         assert done.returncode == 3
         assert "compared with no earlier one" in done.stderr and "Stored as audit" in done.stderr
     audits = Store(db).list_audits()
@@ -182,32 +182,32 @@ def test_an_audit_of_an_unknown_machine_is_stored_and_compared_with_nothing(tmp_
 
 
 def test_label_without_db_and_a_bad_db_fail_before_the_facts_are_read(tmp_path: Path) -> None:
-    labelled = run_cli("audit", "--from", str(PROBE_23), "--label", "x")
+    labelled = cli_here("audit", "--from", str(PROBE_23), "--label", "x")
     assert labelled.returncode != 0 and "--db" in labelled.stderr and "Traceback" not in labelled.stderr
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    bad = run_cli("audit", "--from", str(PROBE_23), "--db", str(blocker / "sub" / "r.db"))
+    bad = cli_here("audit", "--from", str(PROBE_23), "--db", str(blocker / "sub" / "r.db"))
     assert bad.returncode == 1 and "--db" in bad.stderr and "Traceback" not in bad.stderr
 
 
 @pytest.mark.slow
 def test_a_damaged_stored_audit_is_one_line_and_can_be_removed(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    done = run_cli("audit", "--from", str(_capture(tmp_path)), "--db", str(db), "--json")
+    done = cli_here("audit", "--from", str(_capture(tmp_path)), "--db", str(db), "--json")
     audit_id = json.loads(done.stdout)["audit_id"]
     with sqlite3.connect(db) as connection:
         connection.execute("UPDATE audits SET document = ? WHERE id = ?",
                            (json.dumps({"findings": [{"rule": "X"}]}), audit_id))
-    shown = run_cli("show", audit_id, "--db", str(db))
+    shown = cli_here("show", audit_id, "--db", str(db))
     assert shown.returncode == 1 and "damaged" in shown.stderr and "stackbench rm" in shown.stderr
     assert "Traceback" not in shown.stderr and shown.stdout == ""
     with sqlite3.connect(db) as connection:
         connection.execute("UPDATE audits SET document = 'garbage{' WHERE id = ?", (audit_id,))
-    garbage = run_cli("show", audit_id[:8], "--db", str(db))
+    garbage = cli_here("show", audit_id[:8], "--db", str(db))
     assert garbage.returncode == 1 and "damaged" in garbage.stderr and "Traceback" not in garbage.stderr
-    listed = run_cli("runs", "--db", str(db), "--json")
+    listed = cli_here("runs", "--db", str(db), "--json")
     assert [a["audit_id"] for a in json.loads(listed.stdout)["audits"]] == [audit_id]
-    removed = run_cli("rm", audit_id[:8], "--db", str(db), "--yes", "--json")
+    removed = cli_here("rm", audit_id[:8], "--db", str(db), "--yes", "--json")
     assert json.loads(removed.stdout) == {"deleted": [audit_id]}
     assert Store(str(db)).list_audits() == []
 

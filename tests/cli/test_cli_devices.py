@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.engine.fio import failure_from_output, job_file, run_fio
 from stackbench.plan import Workload
 
@@ -26,10 +26,10 @@ def test_blank_device_runs_only_with_destroy_data_and_records_the_device(tmp_pat
     db = f"sqlite:///{tmp_path / 'r.db'}"
     args = ["run", "-t", str(blank_loop), "--bs", "4k", "--qd", "1", "--rw", "randwrite", "--runtime", "1",
             "--size", "16M", "--db", db, "--json"]
-    refused = run_cli(*args)
+    refused = cli_here(*args)
     assert refused.returncode == 1
     assert "--destroy-data" in refused.stderr
-    made = run_cli(*args, "--destroy-data")
+    made = cli_here(*args, "--destroy-data")
     assert made.returncode == 0, made.stderr
     run = json.loads(made.stdout)
     assert run["facts"]["target"]["kind"] == "device"
@@ -40,7 +40,7 @@ def test_blank_device_runs_only_with_destroy_data_and_records_the_device(tmp_pat
 def test_device_with_a_file_system_is_never_written(tmp_path: Path, blank_loop: Path) -> None:
     subprocess.run(["mkfs.ext4", "-q", "-F", str(blank_loop)], check=True, capture_output=True)
     before = blank_loop.read_bytes()
-    result = run_cli("run", "-t", str(blank_loop), "--destroy-data", "--runtime", "1", "--size", "16M",
+    result = cli_here("run", "-t", str(blank_loop), "--destroy-data", "--runtime", "1", "--size", "16M",
                      "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1
     assert "ext4 file system" in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -49,7 +49,7 @@ def test_device_with_a_file_system_is_never_written(tmp_path: Path, blank_loop: 
 
 def test_too_small_file_system_is_refused_before_writing(tmp_path: Path, tmpfs_mount) -> None:
     tiny_tmpfs = tmpfs_mount("4M")
-    result = run_cli("run", "-t", str(tiny_tmpfs), "--size", "64M", "--runtime", "1",
+    result = cli_here("run", "-t", str(tiny_tmpfs), "--size", "64M", "--runtime", "1",
                      "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1
     assert "free on" in result.stderr and "smaller --size" in result.stderr

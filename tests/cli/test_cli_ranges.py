@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MiB, _need_root, run_cli
+from conftest import MiB, _need_root, cli_here, run_cli
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ from conftest import MiB, _need_root, run_cli
 def test_out_of_range_values_are_one_line_usage_errors(tmp_path: Path, scratch_dir: Path, args: list[str], named: str) -> None:
     db = tmp_path / "r.db"
     store = [] if args[0] == "smallblocks" else ["--db", str(db)]
-    done = run_cli(*[a.replace("{scratch}", str(scratch_dir)) for a in args], *store)
+    done = cli_here(*[a.replace("{scratch}", str(scratch_dir)) for a in args], *store)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], lines
@@ -72,7 +72,7 @@ def test_o_direct_block_size_below_the_device_sector_is_refused_before_any_cell(
                             check=True).stdout.strip()
     try:
         db = tmp_path / "r.db"
-        done = run_cli("run", "-t", device, "--destroy-data", "--direct", "--bs", "4k,2k", "--rw", "randwrite",
+        done = cli_here("run", "-t", device, "--destroy-data", "--direct", "--bs", "4k,2k", "--rw", "randwrite",
                        "--qd", "1", "--size", "16M", "--runtime", "1", "--runs", "1", "--db", str(db))
         assert done.returncode == 2, done.stderr
         assert "--bs 2K is not a multiple of 4096 bytes" in done.stderr

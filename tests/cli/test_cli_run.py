@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here, run_cli
 
 FAST = ["--runtime", "1", "--size", "16M"]
 
@@ -25,7 +25,7 @@ def _db(tmp_path: Path) -> str:
 
 @pytest.mark.slow
 def test_quick_run_stores_cells_prints_json_and_removes_the_scratch_file(tmp_path: Path, scratch_dir: Path) -> None:
-    result = run_cli("run", "--target", str(scratch_dir), "--preset", "quick", *FAST, "--db", _db(tmp_path), "--json")
+    result = cli_here("run", "--target", str(scratch_dir), "--preset", "quick", *FAST, "--db", _db(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert re.fullmatch(r"[0-9a-f]{32}", data["run_id"])
@@ -48,7 +48,7 @@ def test_quick_run_stores_cells_prints_json_and_removes_the_scratch_file(tmp_pat
 
 @pytest.mark.slow
 def test_table_output_names_rows_like_the_practitioners(tmp_path: Path, scratch_dir: Path) -> None:
-    result = run_cli(
+    result = cli_here(
         "run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "4", "--rw", "randwrite", *FAST,
         "--db", _db(tmp_path), "--label", "base",
     )
@@ -61,18 +61,18 @@ def test_table_output_names_rows_like_the_practitioners(tmp_path: Path, scratch_
 @pytest.mark.slow
 def test_runs_and_show_read_back_what_run_stored(tmp_path: Path, scratch_dir: Path) -> None:
     db = _db(tmp_path)
-    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+    made = cli_here("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
                    "--db", db, "--label", "again", "--json")
     assert made.returncode == 0, made.stderr
     run = json.loads(made.stdout)
-    listed = json.loads(run_cli("runs", "--db", db, "--json").stdout)
+    listed = json.loads(cli_here("runs", "--db", db, "--json").stdout)
     assert [r["run_id"] for r in listed["runs"]] == [run["run_id"]]
     assert listed["runs"][0]["cells"] == 1
     for ref in (run["run_id"], run["run_id"][:6], "again"):
-        shown = run_cli("show", ref, "--db", db, "--json")
+        shown = cli_here("show", ref, "--db", db, "--json")
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["cells"] == run["cells"]
-    table = run_cli("runs", "--db", db)
+    table = cli_here("runs", "--db", db)
     assert run["run_id"][:12] in table.stdout and "again" in table.stdout
 
 
@@ -112,13 +112,13 @@ def test_fio_failure_marks_the_run_failed_and_names_fios_complaint(tmp_path: Pat
     target = mount / "given.img"
     with open(target, "wb") as handle:
         handle.truncate(1024**3)
-    result = run_cli("run", "-t", str(target), "--destroy-data", "--bs", "1m", "--rw", "write", "--qd", "1",
+    result = cli_here("run", "-t", str(target), "--destroy-data", "--bs", "1m", "--rw", "write", "--qd", "1",
                      "--size", "100M", "--runtime", "2", "--runs", "1", "--buffered", "--db", db)
     assert result.returncode == 1, result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("Error: fio failed on cell 1") and "No space left on device" in last, last
     assert "Traceback" not in result.stderr
-    runs = json.loads(run_cli("runs", "--db", db, "--json").stdout)["runs"]
+    runs = json.loads(cli_here("runs", "--db", db, "--json").stdout)["runs"]
     assert runs[0]["status"] == "failed" and runs[0]["cells"] == 0
 
 
@@ -126,7 +126,7 @@ def test_an_existing_file_is_refused_without_destroy_data(tmp_path: Path) -> Non
     precious = tmp_path / "precious.dat"
     precious.write_bytes(b"user data" * 1000)
     before = precious.read_bytes()
-    result = run_cli("run", "-t", str(precious), *FAST, "--db", _db(tmp_path))
+    result = cli_here("run", "-t", str(precious), *FAST, "--db", _db(tmp_path))
     assert result.returncode != 0
     assert "--destroy-data" in result.stderr
     assert precious.read_bytes() == before
@@ -141,7 +141,7 @@ def test_an_existing_file_is_refused_without_destroy_data(tmp_path: Path) -> Non
     (["--size", "32k", "--bs", "64k"], "larger than the test size"),
 ])
 def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args: list[str], message: str) -> None:
-    result = run_cli("run", "-t", str(scratch_dir), *args, "--db", _db(tmp_path))
+    result = cli_here("run", "-t", str(scratch_dir), *args, "--db", _db(tmp_path))
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -149,7 +149,7 @@ def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, scratch_dir: Path) -> None:
-    result = run_cli("run", "-t", str(scratch_dir), "--preset", "blog", "--dry-run", "--db", _db(tmp_path))
+    result = cli_here("run", "-t", str(scratch_dir), "--preset", "blog", "--dry-run", "--db", _db(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "48 cells" in result.stdout
     assert "rw=randread" in result.stdout
@@ -160,13 +160,13 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, scratch_dir:
 @pytest.mark.slow
 def test_cache_warning_is_printed_and_stored_for_small_buffered_read_tests(tmp_path: Path, scratch_dir: Path) -> None:
     db = _db(tmp_path)
-    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+    made = cli_here("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
                    "--buffered", "--db", db, "--json")
     assert made.returncode == 0, made.stderr
     data = json.loads(made.stdout)
     assert any(w["code"] == "PAGE_CACHE" and "cache" in w["text"].lower() for w in data["warnings"])
     assert "Warning:" in made.stderr
-    write_only = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randwrite", *FAST,
+    write_only = cli_here("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randwrite", *FAST,
                          "--buffered", "--db", db, "--json")
     # By code: a HIGH_SPREAD warning on a busy machine says "a cache filling", which the old test on the word
     # "cache" mistook for the page-cache warning.
@@ -177,7 +177,7 @@ def test_cache_warning_is_printed_and_stored_for_small_buffered_read_tests(tmp_p
 @pytest.mark.slow  # over 5 s of real fio / a real interrupt: CI runs it, the quick subset does not
 def test_quick_reads_use_o_direct_where_the_file_system_honours_it(tmp_path: Path, scratch_dir: Path) -> None:
     """scratch_dir is on a disk-backed file system that honours O_DIRECT: device numbers, no cache warning."""
-    made = run_cli("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
+    made = cli_here("run", "-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", *FAST,
                    "--db", _db(tmp_path), "--json")
     assert made.returncode == 0, made.stderr
     data = json.loads(made.stdout)
@@ -201,10 +201,11 @@ def _wait_for_cells(db_file: Path, count: int, timeout: float = 60) -> None:
     raise AssertionError(f"no {count} cells stored within {timeout} s")
 
 
+@pytest.mark.slow  # 4-6 s even with 1 s fio runs (start-up, a whole first cell, the cleanup): CI runs it
 @pytest.mark.parametrize("sig, word", [
     (signal.SIGINT, "Ctrl-C"),
-    pytest.param(signal.SIGTERM, "SIGTERM", marks=pytest.mark.slow),
-    pytest.param(signal.SIGHUP, "SIGHUP", marks=pytest.mark.slow),
+    (signal.SIGTERM, "SIGTERM"),
+    (signal.SIGHUP, "SIGHUP"),
 ])
 def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch(
     tmp_path: Path, scratch_dir: Path, sig: int, word: str
@@ -212,7 +213,7 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
     db_file = tmp_path / "results.db"
     process = subprocess.Popen(
         [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--preset", "quick",
-         "--runtime", "2", "--size", "16M", "--db", f"sqlite:///{db_file}"],
+         "--runtime", "1", "--size", "16M", "--db", f"sqlite:///{db_file}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -232,5 +233,5 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
     assert connection.execute("select status from runs").fetchall() == [("incomplete",)]
     assert connection.execute("select count(*) from cells").fetchone()[0] == 1
     assert connection.execute("select count(*) from fio_outputs").fetchone()[0] == 1
-    shown = run_cli("show", connection.execute("select id from runs").fetchone()[0], "--db", f"sqlite:///{db_file}")
+    shown = cli_here("show", connection.execute("select id from runs").fetchone()[0], "--db", f"sqlite:///{db_file}")
     assert "INCOMPLETE" in shown.stdout

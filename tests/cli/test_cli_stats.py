@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 
 MiB = 1024**2
 
@@ -19,7 +19,7 @@ def _run(db: str, target: Path, *extra: str, label: str | None = None) -> dict:
             "--db", db, "--json", *extra]
     if label:
         args += ["--label", label]
-    made = run_cli(*args)
+    made = cli_here(*args)
     assert made.returncode == 0, made.stderr
     return json.loads(made.stdout)
 
@@ -69,7 +69,7 @@ def test_fixed_runs_are_separate_fio_runs_interleaved_across_cells(tmp_path: Pat
     db = f"sqlite:///{tmp_path / 'r.db'}"
     args = ["run", "-t", str(scratch_dir), "--bs", "4k,64k", "--qd", "1", "--rw", "randwrite", "--size", "32M",
             "--runs", "3", "--runtime", "1", "--ramp", "0", "--db", db, "--json"]
-    made = run_cli(*args)
+    made = cli_here(*args)
     assert made.returncode == 0, made.stderr
     data = json.loads(made.stdout)
     first, second = data["cells"]
@@ -80,7 +80,7 @@ def test_fixed_runs_are_separate_fio_runs_interleaved_across_cells(tmp_path: Pat
     assert [r["order"] for r in first["measurement"]["replicates"]] == [0, 2, 4]
     assert [r["order"] for r in second["measurement"]["replicates"]] == [1, 3, 5]
     assert all(r["iops"] > 0 for r in first["measurement"]["replicates"])
-    outputs = run_cli("show", data["run_id"], "--db", db, "--json")
+    outputs = cli_here("show", data["run_id"], "--db", db, "--json")
     assert outputs.returncode == 0
     import sqlite3
 
@@ -91,7 +91,7 @@ def test_fixed_runs_are_separate_fio_runs_interleaved_across_cells(tmp_path: Pat
 
 def test_a_real_run_compared_with_itself_is_never_significant(fixed_run) -> None:
     db, data, _ = fixed_run
-    result = run_cli("compare", data["run_id"], "base", "--db", db, "--json")
+    result = cli_here("compare", data["run_id"], "base", "--db", db, "--json")
     assert result.returncode == 0, result.stderr
     comparison = json.loads(result.stdout)
     assert comparison["verdict"] in ("same", "no evidence")
@@ -110,7 +110,7 @@ def test_real_aa_separate_runs_of_one_plan_give_no_keep_or_revert(tmp_path: Path
     extra = ("--bs", "4k,64k", "--rw", "randwrite,randread", "--runs", "4", "--runtime", "1", "--ramp", "0.5")
     _run(db, scratch_dir, *extra, label="a1")
     _run(db, scratch_dir, *extra, label="a2")
-    result = run_cli("compare", "a1", "a2", "--db", db, "--alpha", "0.01", "--json")
+    result = cli_here("compare", "a1", "a2", "--db", db, "--alpha", "0.01", "--json")
     assert result.returncode == 0, result.stderr
     comparison = json.loads(result.stdout)
     assert comparison["verdict"] not in ("keep", "revert"), comparison
@@ -125,7 +125,7 @@ def test_a_real_known_effect_is_found(tmp_path: Path, scratch_dir: Path) -> None
     free = _run(db, scratch_dir, *extra, label="free")
     cap = max(50, int(free["cells"][0]["runs"]["iops"] * 0.5))
     _run(db, scratch_dir, *extra, "--rate-iops", str(cap), label="capped")
-    comparison = json.loads(run_cli("compare", "free", "capped", "--db", db, "--json").stdout)
+    comparison = json.loads(cli_here("compare", "free", "capped", "--db", db, "--json").stdout)
     assert comparison["verdict"] == "revert"
     assert comparison["rows"][0]["delta_ci_pct"][1] < 0
 
@@ -134,7 +134,7 @@ def test_a_real_known_effect_is_found(tmp_path: Path, scratch_dir: Path) -> None
 def test_ab_alternates_a_and_b_and_compares_paired_by_round(tmp_path: Path, scratch_dir: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     log = tmp_path / "applied.log"
-    made = run_cli(
+    made = cli_here(
         "ab", "-t", str(scratch_dir), "--a", f"echo A >> {log}", "--b", f"echo B >> {log}", "--rounds", "3",
         "--prepare", f"echo p >> {log}", "--bs", "4k", "--qd", "1", "--rw", "randwrite", "--size", "16M",
         "--runtime", "1", "--ramp", "0", "--label", "aa", "--db", db, "--json",
@@ -144,16 +144,16 @@ def test_ab_alternates_a_and_b_and_compares_paired_by_round(tmp_path: Path, scra
     data = json.loads(made.stdout)
     assert data["paired"] is True and data["rows"][0]["test"] == "paired-log" and data["rows"][0]["n"] == [3, 3]
     assert data["verdict"] not in ("keep", "revert")  # A/A: both arms are the same configuration
-    a = json.loads(run_cli("show", "aa-a", "--db", db, "--json").stdout)
+    a = json.loads(cli_here("show", "aa-a", "--db", db, "--json").stdout)
     assert a["facts"]["ab"]["arm"] == "A" and a["facts"]["ab"]["command"] == f"echo A >> {log}"
-    again = json.loads(run_cli("compare", "aa-a", "aa-b", "--db", db, "--json").stdout)
+    again = json.loads(cli_here("compare", "aa-a", "aa-b", "--db", db, "--json").stdout)
     assert again["paired"] is True
     assert list(scratch_dir.iterdir()) == []
 
 
 def test_ab_stops_at_a_failing_command_and_names_it(tmp_path: Path, scratch_dir: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
-    made = run_cli("ab", "-t", str(scratch_dir), "--a", "true", "--b", "echo no such pool >&2; exit 3",
+    made = cli_here("ab", "-t", str(scratch_dir), "--a", "true", "--b", "echo no such pool >&2; exit 3",
                    "--bs", "4k", "--qd", "1", "--rw", "randwrite", "--size", "16M", "--runtime", "1", "--ramp", "0",
                    "--db", db)
     assert made.returncode == 1
@@ -166,19 +166,19 @@ def test_ab_stops_at_a_failing_command_and_names_it(tmp_path: Path, scratch_dir:
 
 def test_compare_exports_markdown_and_csv(fixed_run) -> None:
     db, _, _ = fixed_run
-    markdown = run_cli("compare", "base", "base", "--db", db, "--format", "markdown")
+    markdown = cli_here("compare", "base", "base", "--db", db, "--format", "markdown")
     assert markdown.returncode == 0, markdown.stderr
     assert "| Pattern |" in markdown.stdout and "| 4K QD1 rnd write |" in markdown.stdout
     assert "Verdict: SAME" in markdown.stdout or "Verdict: NO EVIDENCE" in markdown.stdout
-    csv_out = run_cli("compare", "base", "base", "--db", db, "--format", "csv")
+    csv_out = cli_here("compare", "base", "base", "--db", db, "--format", "csv")
     assert csv_out.stdout.splitlines()[0].startswith("Pattern,")
-    bad = run_cli("compare", "base", "base", "--db", db, "--format", "pdf")
+    bad = cli_here("compare", "base", "base", "--db", db, "--format", "pdf")
     assert bad.returncode == 2 and "unknown format" in bad.stderr
 
 
 def test_compare_unknown_run_is_one_line_error(fixed_run) -> None:
     db, _, _ = fixed_run
-    result = run_cli("compare", "base", "nosuchrun", "--db", db)
+    result = cli_here("compare", "base", "nosuchrun", "--db", db)
     assert result.returncode == 1
     assert "no run with id or label 'nosuchrun'" in result.stderr
     assert "Traceback" not in result.stderr
@@ -207,15 +207,15 @@ def test_sync_writes_on_a_loop_ext4_against_tmpfs_are_significant_and_revert(
     db = f"sqlite:///{tmp_path / 'r.db'}"
     _run(db, tmpfs_dir, "--runs", "3", "--runtime", "1", "--ramp", "0.5", label="tmpfs")
     _run(db, ext4_loop, "--sync", "--runs", "3", "--runtime", "1", "--ramp", "0.5", label="ext4-sync")
-    refused = run_cli("compare", "tmpfs", "ext4-sync", "--db", db)
+    refused = cli_here("compare", "tmpfs", "ext4-sync", "--db", db)
     assert refused.returncode == 1 and "--force" in refused.stderr and "sync" in refused.stderr
-    result = run_cli("compare", "tmpfs", "ext4-sync", "--db", db, "--force", "--json")
+    result = cli_here("compare", "tmpfs", "ext4-sync", "--db", db, "--force", "--json")
     assert result.returncode == 0, result.stderr
     comparison = json.loads(result.stdout)
     assert comparison["verdict"] == "revert"
     (row,) = comparison["rows"]
     assert row["significant"] is True and row["verdict"] == "revert" and row["delta_pct"] < -5
-    layers = run_cli("layers", "tmpfs", "ext4-sync", "--names", "ram,ext4+sync", "--db", db)
+    layers = cli_here("layers", "tmpfs", "ext4-sync", "--names", "ram,ext4+sync", "--db", db)
     assert layers.returncode == 0, layers.stderr
     assert "The biggest gap opens between ram and ext4+sync" in layers.stdout
 
@@ -223,18 +223,18 @@ def test_sync_writes_on_a_loop_ext4_against_tmpfs_are_significant_and_revert(
 @pytest.mark.slow
 def test_goals_are_checked_by_show_and_run(fixed_run) -> None:
     db, data, scratch = fixed_run
-    added = run_cli("goal", "add", "4K rnd write >= 1 IOPS", "--db", db)
+    added = cli_here("goal", "add", "4K rnd write >= 1 IOPS", "--db", db)
     assert added.returncode == 0, added.stderr
-    run_cli("goal", "add", "p99 <= 1 ns", "--db", db)
-    shown = run_cli("show", "base", "--db", db)
+    cli_here("goal", "add", "p99 <= 1 ns", "--db", db)
+    shown = cli_here("show", "base", "--db", db)
     assert "Goals" in shown.stdout and "PASS" in shown.stdout and "FAIL" in shown.stdout
-    as_json = json.loads(run_cli("show", "base", "--db", db, "--json").stdout)
+    as_json = json.loads(cli_here("show", "base", "--db", db, "--json").stdout)
     assert [g["status"] for g in as_json["goals"]] == ["pass", "fail"]
     fresh = _run(db, scratch, "--runtime", "1")
     assert [g["status"] for g in fresh["goals"]] == ["pass", "fail"]
-    listed = json.loads(run_cli("goal", "list", "--db", db, "--json").stdout)["goals"]
-    removed = run_cli("goal", "rm", listed[1]["goal_id"][:8], "--db", db)
+    listed = json.loads(cli_here("goal", "list", "--db", db, "--json").stdout)["goals"]
+    removed = cli_here("goal", "rm", listed[1]["goal_id"][:8], "--db", db)
     assert removed.returncode == 0 and "p99 <= 1 ns" in removed.stdout
-    assert len(json.loads(run_cli("goal", "list", "--db", db, "--json").stdout)["goals"]) == 1
-    bad = run_cli("goal", "add", "make it fast", "--db", db)
+    assert len(json.loads(cli_here("goal", "list", "--db", db, "--json").stdout)["goals"]) == 1
+    bad = cli_here("goal", "add", "make it fast", "--db", db)
     assert bad.returncode == 1 and "cannot read the goal" in bad.stderr

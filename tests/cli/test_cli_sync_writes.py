@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here, run_cli
 
 DATA = Path(__file__).parent.parent / "data"
 MiB = 1024**2
@@ -16,7 +16,7 @@ MiB = 1024**2
 @pytest.mark.slow
 def test_synclat_sweeps_sizes_and_stores_a_run(tmp_path: Path, scratch_dir: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
-    result = run_cli("synclat", str(scratch_dir), "--sizes", "4k..16k", "--min-time", "1", "--size", "32M",
+    result = cli_here("synclat", str(scratch_dir), "--sizes", "4k..16k", "--min-time", "1", "--size", "32M",
                      "--db", db, "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -29,14 +29,14 @@ def test_synclat_sweeps_sizes_and_stores_a_run(tmp_path: Path, scratch_dir: Path
         assert cell["pattern"].endswith("rnd write dsync") and cell["direct"] is True
         assert row["clat_p50_us"] <= row["clat_p99_us"]
     assert list(scratch_dir.iterdir()) == []
-    shown = run_cli("runs", "--db", db, "--json")
+    shown = cli_here("runs", "--db", db, "--json")
     assert json.loads(shown.stdout)["runs"][0]["plan"] == "synclat"
-    table = run_cli("synclat", str(scratch_dir), "--sizes", "4k", "--min-time", "1", "--size", "32M", "--db", db)
+    table = cli_here("synclat", str(scratch_dir), "--sizes", "4k", "--min-time", "1", "--size", "32M", "--db", db)
     assert "usec/IO" in table.stdout and "4K" in table.stdout
 
 
 def test_synclat_default_sizes_start_at_the_logical_sector_size(tmp_path: Path, scratch_dir: Path) -> None:
-    result = run_cli("synclat", str(scratch_dir), "--min-time", "1", "--size", "1M",
+    result = cli_here("synclat", str(scratch_dir), "--min-time", "1", "--size", "1M",
                      "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 2  # 8 MiB writes do not fit a 1 MiB file: refused before writing
     assert "exceeds --size" in result.stderr
@@ -44,7 +44,7 @@ def test_synclat_default_sizes_start_at_the_logical_sector_size(tmp_path: Path, 
 
 @pytest.mark.parametrize("sizes, message", [("8m..4k", "runs backwards"), ("4q", "cannot read"), ("1000", "multiples of the")])
 def test_synclat_bad_sizes_are_one_line_errors(tmp_path: Path, scratch_dir: Path, sizes: str, message: str) -> None:
-    result = run_cli("synclat", str(scratch_dir), "--sizes", sizes, "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    result = cli_here("synclat", str(scratch_dir), "--sizes", sizes, "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 2 and message in result.stderr
     assert list(scratch_dir.iterdir()) == []
 
@@ -55,9 +55,9 @@ def test_synclat_bad_sizes_are_one_line_errors(tmp_path: Path, scratch_dir: Path
 def test_synclat_on_a_blank_device_needs_destroy_data(tmp_path: Path, blank_loop: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     args = ["synclat", str(blank_loop), "--sizes", "4k,8k", "--min-time", "1", "--size", "16M", "--db", db, "--json"]
-    refused = run_cli(*args)
+    refused = cli_here(*args)
     assert refused.returncode == 1 and "--destroy-data" in refused.stderr
-    made = run_cli(*args, "--destroy-data")
+    made = cli_here(*args, "--destroy-data")
     assert made.returncode == 0, made.stderr
     assert len(json.loads(made.stdout)["synclat"]) == 2
 
@@ -65,7 +65,7 @@ def test_synclat_on_a_blank_device_needs_destroy_data(tmp_path: Path, blank_loop
 @pytest.mark.slow
 def test_slog_ranks_candidates_and_includes_imported_runs(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
-    imported = run_cli("import", str(DATA / "diskinfo" / "hdd-512-start.txt"), "--label", "hdd", "--db", db)
+    imported = cli_here("import", str(DATA / "diskinfo" / "hdd-512-start.txt"), "--label", "hdd", "--db", db)
     assert imported.returncode == 0, imported.stderr
     candidate = tmp_path / "candidate"
     candidate.mkdir()
@@ -82,7 +82,7 @@ def test_slog_ranks_candidates_and_includes_imported_runs(tmp_path: Path) -> Non
 
 
 def test_slog_without_candidates_is_an_error(tmp_path: Path) -> None:
-    result = run_cli("slog", "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    result = cli_here("slog", "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1 and "no SLOG candidates" in result.stderr
 
 
@@ -94,7 +94,7 @@ def test_slog_without_candidates_is_an_error(tmp_path: Path) -> None:
                                       ("4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M", "2M", "4M", "8M")]),
 ])
 def test_import_detects_text_terse_and_diskinfo(tmp_path: Path, name: str, patterns: list[str]) -> None:
-    result = run_cli("import", str(DATA / name), "--db", f"sqlite:///{tmp_path / 'r.db'}", "--json")
+    result = cli_here("import", str(DATA / name), "--db", f"sqlite:///{tmp_path / 'r.db'}", "--json")
     assert result.returncode == 0, result.stderr
     (run,) = json.loads(result.stdout)["runs"]
     assert [c["pattern"] for c in run["cells"]] == patterns
@@ -103,11 +103,11 @@ def test_import_detects_text_terse_and_diskinfo(tmp_path: Path, name: str, patte
 def test_import_of_unknown_text_names_the_first_line(tmp_path: Path) -> None:
     bad = tmp_path / "notes.txt"
     bad.write_text("my benchmark notes\nnothing here\n")
-    result = run_cli("import", str(bad), "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    result = cli_here("import", str(bad), "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1
     assert "unknown format (first line 'my benchmark notes')" in result.stderr
 
 
 def test_import_of_truncated_diskinfo_names_the_line(tmp_path: Path) -> None:
-    result = run_cli("import", str(DATA / "diskinfo" / "truncated.txt"), "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    result = cli_here("import", str(DATA / "diskinfo" / "truncated.txt"), "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1 and "line 18" in result.stderr

@@ -40,7 +40,7 @@ def test_markup_like_labels_print_literally_in_runs_and_show(tmp_path: Path) -> 
 
 
 def test_an_unknown_run_named_like_markup_is_a_literal_one_line_error(tmp_path: Path) -> None:
-    done = run_cli("show", "[/x]", "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    done = cli_here("show", "[/x]", "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         "Error: no run, scan or audit with id or label '[/x]'. List what is stored with `stackbench runs`."
@@ -51,18 +51,18 @@ def test_a_markup_like_target_directory_runs_and_lists(tmp_path: Path) -> None:
     target = tmp_path / "[" / "x] [bold]d"  # the path reads "[/x] [bold]d"
     target.mkdir(parents=True)
     db = f"sqlite:///{tmp_path / 'r.db'}"
-    done = run_cli("run", "-t", str(target), "--bs", "4k", "--rw", "randread", "--qd", "1", "--runs", "1",
+    done = cli_here("run", "-t", str(target), "--bs", "4k", "--rw", "randread", "--qd", "1", "--runs", "1",
                    "--runtime", "1", "--ramp", "0", "--size", "8M", "--db", db, "--label", "[/x]")
     assert done.returncode == 0, done.stderr
     assert str(target) in done.stderr  # the "Run ...: file PATH" line
-    listed = run_cli("runs", "--db", db)
+    listed = cli_here("runs", "--db", db)
     assert listed.returncode == 0 and "[/x]" in listed.stdout
     assert list(target.iterdir()) == []
 
 
 def test_usage_errors_are_one_line_with_exit_2() -> None:
     for args in (["run", "--qd"], ["run", "-t", "/tmp", "--bogus"], ["nosuch"], ["run", "-t", "/tmp", "--jobs", "0"]):
-        done = run_cli(*args)
+        done = cli_here(*args)
         assert done.returncode == 2, (args, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("Error: ") and "--help" in lines[0], (args, lines)
@@ -72,7 +72,7 @@ def test_rm_deletes_runs_with_their_rows_after_yes(tmp_path: Path) -> None:
     db_file = tmp_path / "r.db"
     db = f"sqlite:///{db_file}"
     keep, gone = _import(db, "keep"), _import(db, "gone")
-    done = run_cli("rm", "gone", "--db", db, "--yes")
+    done = cli_here("rm", "gone", "--db", db, "--yes")
     assert done.returncode == 0, done.stderr
     assert gone[:12] in done.stdout and "Deleted 1 run(s)." in done.stdout
     with sqlite3.connect(db_file) as connection:
@@ -88,15 +88,15 @@ def test_rm_without_yes_and_without_a_terminal_deletes_nothing(tmp_path: Path) -
     run_id = _import(db, "x")
     done = run_cli("rm", run_id, "--db", db, input="y\n")
     assert done.returncode == 2 and "Pass --yes" in done.stderr
-    assert run_cli("show", run_id, "--db", db).returncode == 0
+    assert cli_here("show", run_id, "--db", db).returncode == 0
 
 
 def test_rm_with_one_unknown_name_deletes_none(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     run_id = _import(db, "x")
-    done = run_cli("rm", run_id, "no-such-run", "--db", db, "--yes")
+    done = cli_here("rm", run_id, "no-such-run", "--db", db, "--yes")
     assert done.returncode == 1 and "no-such-run" in done.stderr
-    assert run_cli("show", run_id, "--db", db).returncode == 0
+    assert cli_here("show", run_id, "--db", db).returncode == 0
 
 
 @pytest.mark.parametrize("label, why", [
@@ -107,7 +107,7 @@ def test_rm_with_one_unknown_name_deletes_none(tmp_path: Path) -> None:
     ("x" * 201, "at most 200 characters"),
 ])
 def test_labels_that_could_be_shadowed_or_break_a_line_are_refused(tmp_path: Path, label: str, why: str) -> None:
-    done = run_cli("import", str(CAPTURE), "--label", label, "--db", f"sqlite:///{tmp_path / 'r.db'}")
+    done = cli_here("import", str(CAPTURE), "--label", label, "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and why in lines[0]
@@ -115,6 +115,6 @@ def test_labels_that_could_be_shadowed_or_break_a_line_are_refused(tmp_path: Pat
 
 
 def test_the_postgres_install_hint_keeps_its_brackets(tmp_path: Path) -> None:
-    done = run_cli("runs", "--db", "nosuchdialect://user@host/db")
+    done = cli_here("runs", "--db", "nosuchdialect://user@host/db")
     assert done.returncode == 1
     assert "pip install 'stackbench[postgres]'" in done.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here, run_cli
 from stackbench.errors import StoreError
 from stackbench.report.formats import FORMATS
 from stackbench.scan.document import histogram_from_json, scan_from_json
@@ -35,11 +35,11 @@ def test_a_stored_scan_is_shown_again_byte_for_byte_in_every_format(tmp_path: Pa
         done = run_cli("smallblocks", str(tree), "--special-size", "1M", "--recordsize", "64K", "--db", db,
                        "--label", f"scan-{fmt}", "-f", fmt)
         assert done.returncode == 0, done.stderr
-        again = run_cli("show", f"scan-{fmt}", "--db", db, "-f", fmt)
+        again = cli_here("show", f"scan-{fmt}", "--db", db, "-f", fmt)
         assert again.returncode == 0, again.stderr
         assert again.stdout == done.stdout, fmt
         assert ("Stored as scan" in done.stderr) == (fmt != "json")
-    listed = json.loads(run_cli("runs", "--db", db, "--json").stdout)
+    listed = json.loads(cli_here("runs", "--db", db, "--json").stdout)
     assert listed["runs"] == [] and len(listed["scans"]) == len(FORMATS)
     scan = listed["scans"][0]
     assert scan["files"] == 7 and scan["paths"] == [str(tree)] and scan["status"] == "complete"
@@ -86,7 +86,7 @@ def test_bad_input_stores_nothing_and_says_so_in_one_line(tmp_path: Path) -> Non
     special = run_cli("smallblocks", str(fifo), "--db", db)
     assert special.returncode == 1 and "neither a directory nor a regular file" in special.stderr
     assert Store(db).list_scans() == []
-    unknown = run_cli("show", "0123abcd", "--db", db)
+    unknown = cli_here("show", "0123abcd", "--db", db)
     assert unknown.returncode == 1 and "no run, scan or audit" in unknown.stderr
 
 
@@ -97,13 +97,13 @@ def test_rm_removes_a_scan_and_a_damaged_scan_is_one_line(tmp_path: Path) -> Non
     ids = [json.loads(run_cli("smallblocks", str(tree), "--db", str(db), "--json").stdout)["scan_id"] for _ in range(2)]
     with sqlite3.connect(db) as connection:
         connection.execute("UPDATE scans SET document = json_remove(document, '$.bins') WHERE id = ?", (ids[0],))
-    shown = run_cli("show", ids[0], "--db", str(db))
+    shown = cli_here("show", ids[0], "--db", str(db))
     assert shown.returncode == 1 and shown.stdout == "" and "Traceback" not in shown.stderr
     assert shown.stderr.strip().splitlines() == [
         f"Error: the stored scan {ids[0][:12]} is damaged and cannot be shown (no 'bins' in the stored scan). "
         f"Delete it with `stackbench rm {ids[0][:12]} --yes` and scan again."
     ]
-    removed = run_cli("rm", ids[0][:10], "--db", str(db), "--yes")
+    removed = cli_here("rm", ids[0][:10], "--db", str(db), "--yes")
     assert removed.returncode == 0 and "Deleted 1 scan(s)." in removed.stdout
     assert [s.id for s in Store(str(db)).list_scans()] == [ids[1]]
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.engine.fio import job_file
 from stackbench.engine.jobtext import check_value, opened_files, read_back, render
 from stackbench.errors import UsageError
@@ -124,7 +124,7 @@ def test_cli_refuses_a_directory_whose_name_injects_a_filename(tmp_path: Path, b
     before = subprocess.run(["sha256sum", str(blank_loop)], capture_output=True, text=True, check=True).stdout.split()[0]
     evil = tmp_path / f"d\nfilename={blank_loop}"
     evil.mkdir(parents=True)
-    result = run_cli("run", "-t", str(evil), "--runtime", "1", "--size", "16M", "--db", f"sqlite:///{tmp_path}/r.db")
+    result = cli_here("run", "-t", str(evil), "--runtime", "1", "--size", "16M", "--db", f"sqlite:///{tmp_path}/r.db")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: --target path") and "U+000A" in lines[0]
@@ -136,7 +136,7 @@ def test_cli_refuses_a_directory_whose_name_injects_a_filename(tmp_path: Path, b
 
 @pytest.mark.parametrize("engine", ["exec", "libaio\nfilename=/etc/passwd"])
 def test_cli_refuses_an_unknown_ioengine_before_anything_is_created(tmp_path: Path, scratch_dir: Path, engine: str) -> None:
-    result = run_cli("run", "-t", str(scratch_dir), "--ioengine", engine, "--db", f"sqlite:///{tmp_path}/r.db")
+    result = cli_here("run", "-t", str(scratch_dir), "--ioengine", engine, "--db", f"sqlite:///{tmp_path}/r.db")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "--ioengine" in result.stderr
     assert list(scratch_dir.iterdir()) == [] and not (tmp_path / "r.db").exists()

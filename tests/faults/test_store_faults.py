@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, fill as _fill, run_cli
+from conftest import DATA, cli_here, fill as _fill, run_cli
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
 
@@ -31,7 +31,7 @@ def test_a_garbage_file_is_not_a_database_and_is_left_alone(tmp_path: Path) -> N
     db = tmp_path / "garbage.db"
     content = os.urandom(8192)
     db.write_bytes(content)
-    done = run_cli("runs", "--db", str(db))
+    done = cli_here("runs", "--db", str(db))
     assert done.returncode == 1
     assert "is not an SQLite database" in _one_error_line(done.stderr)
     assert db.read_bytes() == content
@@ -41,7 +41,7 @@ def test_stackbench_never_adds_its_tables_to_someone_elses_database(tmp_path: Pa
     db = tmp_path / "shop.db"
     with sqlite3.connect(db) as connection:
         connection.execute("create table invoices (id integer primary key, total real)")
-    done = run_cli("import", str(CAPTURE), "--db", str(db))
+    done = cli_here("import", str(CAPTURE), "--db", str(db))
     assert done.returncode == 1
     line = _one_error_line(done.stderr)
     assert "other tables (invoices)" in line and "Pass a new file" in line
@@ -51,11 +51,11 @@ def test_stackbench_never_adds_its_tables_to_someone_elses_database(tmp_path: Pa
 
 def test_a_store_from_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    assert run_cli("import", str(CAPTURE), "--db", str(db)).returncode == 0
+    assert cli_here("import", str(CAPTURE), "--db", str(db)).returncode == 0
     with sqlite3.connect(db) as connection:
         connection.execute("update alembic_version set version_num = 'f00dfeedbeef'")
     before = db.read_bytes()
-    done = run_cli("runs", "--db", str(db))
+    done = cli_here("runs", "--db", str(db))
     assert done.returncode == 1
     line = _one_error_line(done.stderr)
     assert "written by a newer stackbench (schema revision f00dfeedbeef)" in line and "Upgrade" in line
@@ -72,11 +72,12 @@ def test_empty_db_is_an_error_not_the_default(tmp_path: Path) -> None:
 def test_a_read_only_store_still_reads_and_refuses_writes_in_one_line(tmp_path: Path, tmpfs_mount) -> None:
     mount = tmpfs_mount("8M")
     db = mount / "r.db"
+    # A process of its own: the remount needs every writer to have exited (an in-process store keeps its file open).
     assert run_cli("import", str(CAPTURE), "--label", "old", "--db", str(db)).returncode == 0
     subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-    listed = run_cli("runs", "--db", str(db))
+    listed = cli_here("runs", "--db", str(db))
     assert listed.returncode == 0 and "old" in listed.stdout, listed.stderr
-    done = run_cli("import", str(CAPTURE), "--db", str(db))
+    done = cli_here("import", str(CAPTURE), "--db", str(db))
     assert done.returncode == 1
     assert "is read-only" in _one_error_line(done.stderr)
 
@@ -84,7 +85,7 @@ def test_a_read_only_store_still_reads_and_refuses_writes_in_one_line(tmp_path: 
 @pytest.mark.slow
 def test_a_write_lock_held_by_another_process_is_one_line_after_waiting(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    assert run_cli("runs", "--db", str(db)).returncode == 0  # creates the schema
+    assert cli_here("runs", "--db", str(db)).returncode == 0  # creates the schema
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sqlite3, sys, time\n"
@@ -95,7 +96,7 @@ def test_a_write_lock_held_by_another_process_is_one_line_after_waiting(tmp_path
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.monotonic()
-        done = run_cli("import", str(CAPTURE), "--db", str(db))
+        done = cli_here("import", str(CAPTURE), "--db", str(db))
         assert done.returncode == 1
         line = _one_error_line(done.stderr)
         assert "is locked by another process" in line
@@ -103,19 +104,19 @@ def test_a_write_lock_held_by_another_process_is_one_line_after_waiting(tmp_path
     finally:
         holder.kill()
         holder.wait()
-    assert json.loads(run_cli("runs", "--db", str(db), "--json").stdout)["runs"] == []
+    assert json.loads(cli_here("runs", "--db", str(db), "--json").stdout)["runs"] == []
 
 
 def test_a_full_disk_under_the_store_stores_nothing_half(tmp_path: Path, tmpfs_mount) -> None:
     mount = tmpfs_mount("2M")
     db = mount / "r.db"
-    assert run_cli("runs", "--db", str(db)).returncode == 0
+    assert cli_here("runs", "--db", str(db)).returncode == 0
     _fill(mount)
-    done = run_cli("import", str(CAPTURE), "--db", str(db))
+    done = cli_here("import", str(CAPTURE), "--db", str(db))
     assert done.returncode == 1
     assert "is full" in _one_error_line(done.stderr)
     (mount / "filler").unlink()
-    assert json.loads(run_cli("runs", "--db", str(db), "--json").stdout)["runs"] == []
+    assert json.loads(cli_here("runs", "--db", str(db), "--json").stdout)["runs"] == []
 
 
 def test_a_measured_run_the_full_store_cannot_take_is_kept_in_a_recovery_file(
@@ -127,10 +128,10 @@ def test_a_measured_run_the_full_store_cannot_take_is_kept_in_a_recovery_file(
     db = mount / "r.db"
     state = tmp_path / "state"
     env = {**os.environ, "XDG_STATE_HOME": str(state), "PYTHONUNBUFFERED": "1"}
-    assert run_cli("runs", "--db", str(db)).returncode == 0
+    assert cli_here("runs", "--db", str(db)).returncode == 0
     process = subprocess.Popen(
         [sys.executable, "-m", "stackbench", "run", "-t", str(scratch_dir), "--bs", "4k", "--rw", "randwrite",
-         "--qd", "1", "--runs", "1", "--runtime", "2", "--ramp", "0", "--size", "16M", "--db", str(db)],
+         "--qd", "1", "--runs", "1", "--runtime", "1", "--ramp", "0", "--size", "16M", "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     first = process.stderr.readline()
@@ -144,7 +145,7 @@ def test_a_measured_run_the_full_store_cannot_take_is_kept_in_a_recovery_file(
     assert len(kept) == 1 and str(kept[0]) in last and f"stackbench import {kept[0]}" in last
     assert list(scratch_dir.iterdir()) == []
     other = tmp_path / "other.db"
-    imported = run_cli("import", str(kept[0]), "--db", str(other), "--json")
+    imported = cli_here("import", str(kept[0]), "--db", str(other), "--json")
     assert imported.returncode == 0, imported.stderr
     cells = json.loads(imported.stdout)["runs"][0]["cells"]
     assert cells[0]["rw"] == "randwrite" and cells[0]["iops"] > 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.engine.fio import job_file
 from stackbench.errors import UsageError
 from stackbench.plan import AUTO_FREE_SHARE, PLACEHOLDER_SIZE, auto_size, build_plan
@@ -59,7 +59,7 @@ def test_no_room_or_nothing_known_is_a_usage_error_with_the_fix() -> None:
 
 def test_the_dry_run_sizes_the_file_for_the_target_file_system(tmpfs_mount) -> None:
     target = tmpfs_mount("64M")
-    done = run_cli("run", "-t", str(target), "--preset", "cache-exhaustion", "--dry-run")
+    done = cli_here("run", "-t", str(target), "--preset", "cache-exhaustion", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "file 57.0 MiB" in done.stdout and "/once)" in done.stdout  # 90 % of 64 MiB, whole MiB
     assert list(target.iterdir()) == []
@@ -67,7 +67,7 @@ def test_the_dry_run_sizes_the_file_for_the_target_file_system(tmpfs_mount) -> N
 
 def test_too_little_space_for_the_given_size_refuses_in_one_line_and_writes_nothing(tmp_path: Path, tmpfs_mount) -> None:
     target = tmpfs_mount("32M")
-    done = run_cli("run", "-t", str(target), "--preset", "cache-exhaustion", "--size", "64M",
+    done = cli_here("run", "-t", str(target), "--preset", "cache-exhaustion", "--size", "64M",
                    "--db", str(tmp_path / "r.db"))
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
@@ -86,7 +86,7 @@ def test_a_real_run_writes_the_file_once_keeps_bandwidth_per_second_and_removes_
 ) -> None:
     db = tmp_path / "r.db"
     # 24 MiB at 8 writes of 1 MiB per second: about 3 s, so fio logs per-second samples
-    done = run_cli("run", "-t", str(scratch_dir), "--preset", "cache-exhaustion", "--size", "24M", "--rate-iops", "8",
+    done = cli_here("run", "-t", str(scratch_dir), "--preset", "cache-exhaustion", "--size", "24M", "--rate-iops", "8",
                    "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)

@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 from sqlalchemy import insert
 
-from conftest import run_cli
+from conftest import cli_here
 from stackbench.abandoned import process_record, reap
 from stackbench.analysis.compare import compare_runs
 from stackbench.analysis.stability import run_warnings
@@ -192,10 +192,10 @@ def test_a_run_stored_with_plain_string_warnings_reads_back_as_legacy_and_shows(
     assert store.get_run("old").warnings == (
         Warning(WarningCode.LEGACY, "", "read results are cache-dominated: old words"),
     )
-    shown = run_cli("show", "old", "--db", db)
+    shown = cli_here("show", "old", "--db", db)
     assert shown.returncode == 0, shown.stderr
     assert "Warning: read results are cache-dominated: old words" in shown.stderr
-    data = json.loads(run_cli("show", "old", "--db", db, "--json").stdout)
+    data = json.loads(cli_here("show", "old", "--db", db, "--json").stdout)
     assert data["warnings"] == [
         {"code": "LEGACY", "subject": "", "text": "read results are cache-dominated: old words", "fix": ""}
     ]

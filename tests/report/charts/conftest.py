@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, Result, cli_here, run_cli  # noqa: F401 - Result, cli_here: re-exported for the chart tests
+from conftest import DATA, Result, cli_here  # noqa: F401 - Result, cli_here: re-exported for the chart tests
 
 FIO = DATA / "fio"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -68,7 +68,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Store:
     runs: dict[str, str] = {}
 
     def run(label: str, *args: str) -> None:
-        result = run_cli(*args, "--label", label, "--db", url, "--json")
+        result = cli_here(*args, "--label", label, "--db", url, "--json")
         assert result.returncode == 0, result.stderr
         runs[label] = json.loads(result.stdout)["run_id"]
 

@@ -1,5 +1,6 @@
-"""What the report document tests share. The real runs: small fio runs (1-2 s each) in a store, made as a
-user makes them (the `stackbench` command in a subprocess), once per session (conftest.py).
+"""What the report document tests share. The real runs: small fio runs (1-2 s each) in a store, made by
+the real `stackbench` entry point (in process, conftest.cli_here: the run records the command line a user
+would have typed), once per session (conftest.py).
 
 `first` measures a directory under `.../home/<user>/bench` with a label holding this machine's host name and
 text that looks like HTML and Rich markup; `second` measures with 2 s runs so that it has per-second samples,
@@ -16,7 +17,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import cli_here
 
 ROOT = Path(__file__).resolve().parents[3]
 HOST = socket.gethostname()
@@ -61,7 +62,7 @@ def leaks(text: str, identifiers: list[str]) -> list[str]:
 
 
 def _run(db: str, target: Path, label: str, *args: str) -> dict:
-    done = run_cli("run", "-t", str(target), "--db", db, "--label", label, "--ramp", "0", "--size", "8M", "--json", *args)
+    done = cli_here("run", "-t", str(target), "--db", db, "--label", label, "--ramp", "0", "--size", "8M", "--json", *args)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -74,7 +75,7 @@ def make_measured(base: Path) -> Measured:
                  "--runs", "2", "--runtime", "1")
     second = _run(db, target, f"tuned {HOST}", "--bs", "4k", "--rw", "randread,randwrite", "--qd", "1",
                   "--runs", "2", "--runtime", "2")
-    done = run_cli("goal", "add", "4K QD1 rnd read >= 1 IOPS", "--db", db)
+    done = cli_here("goal", "add", "4K QD1 rnd read >= 1 IOPS", "--db", db)
     assert done.returncode == 0, done.stderr
     return Measured(db, first, second, target)
 

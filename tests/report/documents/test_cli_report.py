@@ -1,18 +1,17 @@
 """`stackbench report` as a user meets it: the format from -o, the default file name, refusing to overwrite,
 and one clear line with a non-zero exit for every bad input, nothing written. Runs are imported from a real
-fio capture (tests/data/fio), so no fio time is spent here."""
+fio capture (tests/data/fio), so no fio time is spent here. The commands run in process through the real
+entry point (conftest.cli_here): parsing, the one-line error handler and the exit codes are the CLI's own."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
 
-from conftest import DATA, run_cli
+from conftest import DATA, Result, cli_here
 from report.documents.shared import MARKUP, SCRIPT
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
@@ -23,12 +22,12 @@ FORMULA = "=1+1"
 def db(tmp_path_factory: pytest.TempPathFactory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('cli') / 'r.db'}"
     for label in (f"{SCRIPT} {MARKUP}", FORMULA):
-        done = run_cli("import", str(CAPTURE), "--label", label, "--db", url)
+        done = cli_here("import", str(CAPTURE), "--label", label, "--db", url)
         assert done.returncode == 0, done.stderr
     return url
 
 
-def _one_line_error(done: subprocess.CompletedProcess, code: int, *words: str) -> None:
+def _one_line_error(done: Result, code: int, *words: str) -> None:
     assert done.returncode == code, (done.returncode, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: "), lines
@@ -38,7 +37,7 @@ def _one_line_error(done: subprocess.CompletedProcess, code: int, *words: str) -
 
 def test_html_escapes_labels_and_the_json_reply_names_the_file(db: str, tmp_path: Path) -> None:
     output = tmp_path / "r.html"
-    done = run_cli("report", f"{SCRIPT} {MARKUP}", "-o", str(output), "--db", db, "--json")
+    done = cli_here("report", f"{SCRIPT} {MARKUP}", "-o", str(output), "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout)
     assert reply["format"] == "html" and reply["files"] == [str(output)] and reply["redacted"] is True
@@ -49,7 +48,7 @@ def test_html_escapes_labels_and_the_json_reply_names_the_file(db: str, tmp_path
 
 def test_text_that_looks_like_a_formula_stays_text_in_xlsx(db: str, tmp_path: Path) -> None:
     output = tmp_path / "r.xlsx"
-    done = run_cli("report", FORMULA, "-o", str(output), "--db", db)
+    done = cli_here("report", FORMULA, "-o", str(output), "--db", db)
     assert done.returncode == 0, done.stderr
     book = load_workbook(output)
     assert book.sheetnames == ["Report", FORMULA]
@@ -58,9 +57,10 @@ def test_text_that_looks_like_a_formula_stays_text_in_xlsx(db: str, tmp_path: Pa
     assert book[FORMULA]["A1"].value == f"Run {FORMULA}"
 
 
-def test_the_format_follows_the_suffix_and_the_default_name_the_run(db: str, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "stackbench", "report", FORMULA, "-f", "markdown", "--db", db],
-                          capture_output=True, text=True, cwd=tmp_path)
+def test_the_format_follows_the_suffix_and_the_default_name_the_run(db: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = cli_here("report", FORMULA, "-f", "markdown", "--db", db)
     assert done.returncode == 0, done.stderr
     [written] = [path for path in tmp_path.iterdir() if path.suffix != ".png"]  # PNGs: the charts, if any
     assert written.name.startswith("stackbench-report-") and written.suffix == ".md"
@@ -70,9 +70,9 @@ def test_the_format_follows_the_suffix_and_the_default_name_the_run(db: str, tmp
 def test_an_existing_file_is_kept_unless_force(db: str, tmp_path: Path) -> None:
     output = tmp_path / "notes.md"
     output.write_text("my notes\n")
-    _one_line_error(run_cli("report", FORMULA, "-o", str(output), "--db", db), 1, str(output), "--force")
+    _one_line_error(cli_here("report", FORMULA, "-o", str(output), "--db", db), 1, str(output), "--force")
     assert output.read_text() == "my notes\n"
-    done = run_cli("report", FORMULA, "-o", str(output), "--db", db, "--force")
+    done = cli_here("report", FORMULA, "-o", str(output), "--db", db, "--force")
     assert done.returncode == 0, done.stderr
     assert output.read_text().startswith("# stackbench report")
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("notes-")] == ["notes.md"]  # and its charts
@@ -93,7 +93,7 @@ def test_an_existing_file_is_kept_unless_force(db: str, tmp_path: Path) -> None:
 def test_bad_input_is_one_line_and_writes_nothing(db: str, tmp_path: Path, args: list[str], code: int,
                                                    words: list[str]) -> None:
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    _one_line_error(run_cli("report", *args, "--db", db), code, *words)
+    _one_line_error(cli_here("report", *args, "--db", db), code, *words)
     assert list(tmp_path.iterdir()) == []
 
 

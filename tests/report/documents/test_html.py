@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from report.documents.shared import MARKUP, SCRIPT, Measured, artefacts, draw_figures
 from stackbench.cli.report import build_contents
 from stackbench.report.documents.html import CSP, render_html
@@ -23,7 +23,7 @@ def page(measured: Measured, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The command's HTML of both runs with the comparison and the layers."""
     refs = [measured.first["run_id"], measured.second["run_id"]]
     output = tmp_path_factory.mktemp("html") / "report.html"
-    done = run_cli("report", *refs, "--compare", *refs, "--layers", ",".join(refs), "--names", "low,high",
+    done = cli_here("report", *refs, "--compare", *refs, "--layers", ",".join(refs), "--names", "low,high",
                    "-o", str(output), "--db", measured.db)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"Wrote {output} (html; ")

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from report.documents.shared import Measured, draw_figures
 from stackbench.cli.output_files import write_all
 from stackbench.cli.report import build_contents
@@ -25,7 +25,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_tables_commands_and_escaped_text(measured: Measured, tmp_path: Path) -> None:
     refs = [measured.first["run_id"], measured.second["run_id"]]
     output = tmp_path / "tuning.md"
-    done = run_cli("report", *refs, "--compare", *refs, "-o", str(output), "--db", measured.db, "--json")
+    done = cli_here("report", *refs, "--compare", *refs, "-o", str(output), "--db", measured.db, "--json")
     assert done.returncode == 0, done.stderr
     text = output.read_text()
     reply = json.loads(done.stdout)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import cli_here
 from report.documents.shared import HOST, USER, Measured, draw_figures, leaks
 from stackbench.cli.report import build_contents
 from stackbench.report.documents import DOCUMENT_FORMATS
@@ -126,7 +126,7 @@ def test_the_command_writes_no_identifier_in_any_format(measured: Measured, tmp_
     refs = [measured.first["run_id"], measured.second["run_id"]]
     for suffix in ("html", "md", "xlsx"):
         output = tmp_path / f"report.{suffix}"
-        done = run_cli("report", *refs, "--compare", *refs, "-o", str(output), "--db", measured.db)
+        done = cli_here("report", *refs, "--compare", *refs, "-o", str(output), "--db", measured.db)
         assert done.returncode == 0, done.stderr
         assert leaks(done.stdout, measured.identifiers) == []
         data = output.read_bytes()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from openpyxl import load_workbook
 
-from conftest import run_cli
+from conftest import cli_here
 from report.documents.shared import Measured
 
 pytestmark = pytest.mark.slow  # real fio runs, once per session
@@ -31,7 +31,7 @@ def _block(sheet: Any, title: str) -> list[dict[str, Any]]:
 def book(measured: Measured, tmp_path_factory: pytest.TempPathFactory) -> Any:
     refs = [measured.first["run_id"], measured.second["run_id"]]
     output = tmp_path_factory.mktemp("xlsx") / "report.xlsx"
-    done = run_cli("report", *refs, "--compare", *refs, "--layers", ",".join(refs), "-o", str(output), "--db", measured.db)
+    done = cli_here("report", *refs, "--compare", *refs, "--layers", ",".join(refs), "-o", str(output), "--db", measured.db)
     assert done.returncode == 0, done.stderr
     return load_workbook(output)
 
