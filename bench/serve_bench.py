@@ -9,9 +9,9 @@ Importing the file 10,000 times through the CLI would cost an interpreter start 
 the same. Every run belongs to one account (`user claim`), so the runs list pages through all N.
 
 The server is the real `stackbench serve` in a subprocess on 127.0.0.1 (its own process: the load
-generator's threads do not share its interpreter lock). The load generator is bounded: C threads, each with
-its own logged-in httpx client, each sending a fixed number of requests per page, one at a time, in the
-order list, run, compare, list, ... Before measuring, each page is requested once: a page draws its charts
+generator does not share its interpreter lock). The load generator is bounded: C clients (asyncio tasks in
+one thread), each logged in through the real form and then on its own keep-alive connection, each sending a fixed number of requests per page,
+one at a time, in the order list, run, compare, list, ... Before measuring, each client requests each page once: a page draws its charts
 on first view and keeps them (web/charts.py), and the measurement is of pages as users see them after that.
 The chart images themselves are not requested (they are separate requests a browser makes later).
 
@@ -31,7 +31,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,7 +79,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(url: str, workers: int = 1) -> Iterator[str]:
+def serving(url: str, workers: int = 1, threads: int = 2) -> Iterator[str]:
     """`stackbench serve --db URL --workers N` on a free loopback port until the block ends; yields the
     base URL. Its log (an access-log line per request) goes to a file: a pipe nobody reads would fill and
     stall the server."""
@@ -89,7 +88,8 @@ def serving(url: str, workers: int = 1) -> Iterator[str]:
     port = free_port()
     with tempfile.TemporaryFile("w+") as log:
         server = subprocess.Popen([sys.executable, "-m", "stackbench", "serve", "--db", url, "--port", str(port),
-                                   "--workers", str(workers)], stdout=subprocess.DEVNULL, stderr=log, text=True)
+                                   "--workers", str(workers), "--threads", str(threads)],
+                                  stdout=subprocess.DEVNULL, stderr=log, text=True)
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 60
@@ -113,54 +113,96 @@ def serving(url: str, workers: int = 1) -> Iterator[str]:
                 server.wait()
 
 
-def logged_in(base: str, name: str):  # noqa: ANN201 - an httpx.Client
+def session_cookie(base: str, name: str) -> str:
+    """Log in as `name` (the real form, with its CSRF token) and answer the session's Cookie header."""
     import httpx
 
-    client = httpx.Client(base_url=base, follow_redirects=False, timeout=60)
-    form = client.get("/login")
-    token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
-    answer = client.post("/login", data={"name": name, "password": PASSWORD, "login_csrf": token})
-    if answer.status_code != 303:
-        raise SystemExit(f"could not log in: HTTP {answer.status_code}")
-    return client
+    with httpx.Client(base_url=base, follow_redirects=False, timeout=60) as client:
+        form = client.get("/login")
+        token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
+        answer = client.post("/login", data={"name": name, "password": PASSWORD, "login_csrf": token})
+        if answer.status_code != 303:
+            raise SystemExit(f"could not log in: HTTP {answer.status_code}")
+        return "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection that sends GETs and reads each answer whole (by its
+    Content-Length, which the server always sends): the load generator's client.
+
+    The generator shares the machine's cores with the server, so it should spend as little CPU as it
+    can: no HTTP library, one thread, a few string operations per request. Its own CPU time is printed
+    with the results (`load` measures it), so that what it took from the server can be judged."""
+
+    def __init__(self, base: str, cookie: str) -> None:
+        self.host, _, port = base.removeprefix("http://").partition(":")
+        self.port, self.cookie = int(port), cookie
+        self.reader = self.writer = None
+
+    async def get(self, path: str) -> int:
+        import asyncio
+
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nCookie: {self.cookie}\r\n\r\n"
+                          .encode())
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+        if length is None:
+            raise SystemExit(f"{path}: HTTP {status} without Content-Length")
+        await self.reader.readexactly(int(length.group(1)))
+        if re.search(rb"(?im)^connection:\s*close", head):
+            self.writer.close()
+            self.writer = None
+        return status
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
 def load(base: str, name: str, pages: dict[str, str], clients: int, requests: int) -> dict[str, list[float]]:
-    """Each of `clients` threads requests every page `requests` times, one request at a time; the latency of
-    each request in milliseconds, by page."""
-    sessions = [logged_in(base, name) for _ in range(clients)]
-    for path in pages.values():  # warm-up: charts drawn, caches filled
-        answer = sessions[0].get(path)
-        if answer.status_code != 200:
-            raise SystemExit(f"{path}: HTTP {answer.status_code}")
-    timings: dict[str, list[float]] = {page: [] for page in pages}
-    lock = threading.Lock()
-    failures: list[str] = []
-    start = threading.Barrier(clients)
+    """Each of `clients` clients requests every page `requests` times, one request at a time; the latency
+    of each request in milliseconds, by page. The clients are asyncio tasks in one thread, each with its
+    own logged-in session and connection (see `Connection` for why not a full HTTP library)."""
+    import asyncio
 
-    def client(session) -> None:  # noqa: ANN001
-        mine: dict[str, list[float]] = {page: [] for page in pages}
-        start.wait()
-        for _ in range(requests):
-            for page, path in pages.items():
-                clock = time.perf_counter()
-                answer = session.get(path)
-                elapsed = (time.perf_counter() - clock) * 1000
-                if answer.status_code != 200:
-                    failures.append(f"{path}: HTTP {answer.status_code}")
-                mine[page].append(elapsed)
-        with lock:
-            for page, values in mine.items():
-                timings[page] += values
+    cookies = [session_cookie(base, name) for _ in range(clients)]
 
-    threads = [threading.Thread(target=client, args=(s,)) for s in sessions]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise SystemExit(f"{len(failures)} requests failed, the first: {failures[0]}")
-    return timings
+    async def run() -> dict[str, list[float]]:
+        connections = [Connection(base, cookie) for cookie in cookies]
+        for connection in connections:  # warm-up on every connection, so every worker has drawn the charts
+            for path in pages.values():
+                if (status := await connection.get(path)) != 200:
+                    raise SystemExit(f"{path}: HTTP {status}")
+        timings: dict[str, list[float]] = {page: [] for page in pages}
+        failures: list[str] = []
+
+        async def client(connection: Connection) -> None:
+            for _ in range(requests):
+                for page, path in pages.items():
+                    clock = time.perf_counter()
+                    status = await connection.get(path)
+                    timings[page].append((time.perf_counter() - clock) * 1000)
+                    if status != 200:
+                        failures.append(f"{path}: HTTP {status}")
+
+        import resource
+
+        clock, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        await asyncio.gather(*(client(connection) for connection in connections))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        spent = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        print(f"load generator: {spent:.1f} s of CPU in {time.perf_counter() - clock:.1f} s "
+              f"({spent / max(1, clients * requests * len(pages)) * 1000:.2f} ms a request)", file=sys.stderr)
+        for connection in connections:
+            connection.close()
+        if failures:
+            raise SystemExit(f"{len(failures)} requests failed, the first: {failures[0]}")
+        return timings
+
+    return asyncio.run(run())
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -199,10 +241,10 @@ def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False)
         "run": f"/runs/{ids[middle]}",
         "compare": f"/compare/{ids[middle]}/{ids[middle + 1]}",
     }
-    with serving(url, args.workers) as base:
+    with serving(url, args.workers, args.threads) as base:
         timings = load(base, name, pages, args.clients, args.requests)
     met = True
-    print(f"\n{backend}, {len(ids):,} runs, serve --workers {args.workers}, {args.clients} clients x "
+    print(f"\n{backend}, {len(ids):,} runs, serve --workers {args.workers} --threads {args.threads}, {args.clients} clients x "
           f"{args.requests} requests per page (goal: p95 <= {GOAL_MS:.0f} ms)")
     print("| page | requests | p50 (ms) | p95 (ms) | max (ms) | goal |")
     print("|---|---:|---:|---:|---:|---|")
@@ -222,6 +264,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=25, help="requests per page per client (default 25)")
     parser.add_argument("--workers", type=int, default=2,
                         help="`stackbench serve --workers` (default 2: this machine's cores)")
+    parser.add_argument("--threads", type=int, default=2, help="`stackbench serve --threads` (default 2)")
     parser.add_argument("--store", type=Path, default=None,
                         help="a SQLite file to keep: filled with --runs runs if it does not exist, reused if it "
                         "does (filling 10,000 runs takes minutes)")

@@ -15,15 +15,19 @@ def _stopped_while_starting(_signum: int, _frame: object) -> None:
 
 
 def entry() -> None:
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) is signal.SIG_DFL:
-            signal.signal(sig, _stopped_while_starting)
-    try:
+    try:  # the handlers are installed inside the try: a signal may land between two of these lines
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, _stopped_while_starting)
         from stackbench.cli import main
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM while Python is still loading stackbench
         sys.stderr.write("Error: interrupted while starting. Nothing was written.\n")
         sys.exit(130)
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # in the instant before run_app's own handling begins
+        sys.stderr.write("Error: interrupted while starting. Nothing was written.\n")
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from conftest import run_cli
 from stackbench.web.settings import Settings
 from web.site import PASSWORD, free_port, login
 
-pytestmark = pytest.mark.slow  # two server processes start (~5 s)
+
 
 WORKERS = 2
 
@@ -72,6 +72,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
+@pytest.mark.slow  # a server of several processes starts (~5 s)
 def test_workers_share_sessions_and_the_miss_limit_and_stop_together(db: str, tmp_path: Path) -> None:
     limit = Settings().misses_per_address
     with serving(db, tmp_path / "serve.log") as (base, server):
@@ -94,6 +95,7 @@ def test_workers_share_sessions_and_the_miss_limit_and_stop_together(db: str, tm
     assert "2 worker processes" in (tmp_path / "serve.log").read_text()
 
 
+@pytest.mark.slow  # a server of several processes starts (~5 s)
 def test_failed_logins_are_counted_across_workers(db: str, tmp_path: Path) -> None:
     limit = Settings().login_failures_per_account
     with serving(db, tmp_path / "serve.log") as (base, _server):
@@ -104,6 +106,29 @@ def test_failed_logins_are_counted_across_workers(db: str, tmp_path: Path) -> No
     assert statuses == [401] * limit + [429] * 3, statuses
 
 
+@pytest.mark.slow  # an interpreter starts
 def test_serve_workers_option_is_checked(db: str) -> None:
     result = run_cli("serve", "--db", db, "--workers", "0")
     assert result.returncode == 2 and "--workers" in result.stderr
+
+
+def test_a_worker_runs_at_most_threads_routes_at_once() -> None:
+    """`serve --threads N` is the size of the pool the synchronous routes run in (web/server.ThreadLimit),
+    seen from inside a request."""
+    import anyio
+    import anyio.to_thread
+
+    from stackbench.web.server import ThreadLimit
+
+    seen = []
+
+    async def app(scope: dict, receive, send) -> None:  # noqa: ANN001
+        seen.append(anyio.to_thread.current_default_thread_limiter().total_tokens)
+
+    async def two_requests() -> None:
+        limited = ThreadLimit(app, 3)
+        await limited({"type": "http"}, None, None)
+        await limited({"type": "http"}, None, None)
+
+    anyio.run(two_requests)
+    assert seen == [3, 3]

@@ -29,6 +29,11 @@ def serve_command(
         help="Worker processes answering requests (each one CPU core at most; about 100 MB of memory each). "
         "For a team, the number of cores. Limits and sessions are shared through the store.",
     ),
+    threads: int = typer.Option(
+        2, "--threads", min=1, max=64,
+        help="Requests each worker process runs at once; the rest wait in arrival order. The pages are CPU "
+        "work under one interpreter lock, so more threads only queue for it.",
+    ),
     db: Optional[str] = DbOption,
 ) -> None:
     """Serve the stored runs as web pages: runs list, run, compare, share links.
@@ -55,7 +60,7 @@ def serve_command(
     check_port(host, port)
     accounts.server_secret()  # made here on the first start, before any worker could race to make it
     if workers > 1:
-        target = WorkerApp(store.url)
+        target = WorkerApp(store.url, threads)
         store.dispose()  # the workers open their own engines
     else:
         from stackbench.web.app import create_app
@@ -65,7 +70,7 @@ def serve_command(
     shown = f"[{host}]" if ":" in host else host
     processes = f", {workers} worker processes" if workers > 1 else ""
     err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
-    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers))
+    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers, threads))
 
 
 __all__ = ["serve_command"]

@@ -89,6 +89,21 @@ class RunFilter:
     sync_writes: bool = False  # only runs with a 4 KiB random synchronous write cell: SLOG candidates
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """What a list of runs shows of each (the runs and SLOG pages): a run without its facts, warnings and
+    cells, whose JSON a page of 50 rows would otherwise read and parse for nothing."""
+
+    id: str
+    label: str | None
+    status: str
+    source: str
+    created_at: datetime
+    target: str | None
+    plan_name: str | None
+    planned_cells: int | None
+
+
 def now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -323,10 +338,10 @@ class Accounts:
         return rows, int(total)
 
     def visible_runs(
-        self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int
-    ) -> tuple[list[tuple[Run, int, str | None, str]], int]:
+        self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True
+    ) -> tuple[list[tuple[Run | RunSummary, int, str | None, str]], int]:
         """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
-        and how many match in all."""
+        and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
         conditions = [_visible(viewer)]
         if where.label:
@@ -351,8 +366,9 @@ class Accounts:
                     .offset(offset).limit(limit).subquery())
         cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
                       .correlate(runs).scalar_subquery())
+        columns = [runs] if whole else [runs.c[name] for name in (*RunSummary.__dataclass_fields__, "visibility")]
         query = (
-            select(runs, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
+            select(*columns, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
             .select_from(runs.join(page_ids, page_ids.c.page_id == runs.c.id)
                          .outerjoin(accounts, accounts.c.id == runs.c.owner))
             .order_by(*newest_first)
@@ -360,7 +376,8 @@ class Accounts:
         with self.engine.connect() as connection:
             rows = connection.execute(query).mappings().all()
             total = connection.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
-        return [(_run_from_row(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], int(total)
+        made = _run_from_row if whole else _summary_from_row
+        return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], int(total)
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -430,3 +447,8 @@ def _link(row: Any) -> ShareLink:
         note=row["note"], created_at=_aware(row["created_at"]), expires_at=_aware(row["expires_at"]),
         revoked_at=_aware(row["revoked_at"]), last_used_at=_aware(row["last_used_at"]),
     )
+
+
+def _summary_from_row(row: Any) -> RunSummary:
+    return RunSummary(**{name: row[name] for name in RunSummary.__dataclass_fields__ if name != "created_at"},
+                      created_at=_aware(row["created_at"]))

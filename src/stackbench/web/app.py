@@ -198,7 +198,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         size = ctx.settings.runs_per_page
         number = max(1, page_number)
         rows, total = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), where,
-                                                 offset=(number - 1) * size, limit=size)
+                                                 offset=(number - 1) * size, limit=size, whole=False)
         filters = {k: v for k, v in (("label", label), ("target", target), ("plan", plan), ("since", since),
                                      ("until", until)) if v}
 
@@ -424,7 +424,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         size = ctx.settings.runs_per_page
         number = max(1, page_number)
         rows, total = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), RunFilter(sync_writes=True),
-                                                offset=(number - 1) * size, limit=size)
+                                                offset=(number - 1) * size, limit=size, whole=False)
         ids = [v.run.id for v in views]
         listed = {run.id for run, *_ in rows}
 

@@ -11,6 +11,8 @@ from typing import Any
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.web.headers import SecurityHeaders
 
+THREADS_PER_WORKER = 2  # `serve --threads`: see ThreadLimit
+
 
 def is_loopback(host: str) -> bool:
     if host == "localhost":
@@ -46,7 +48,8 @@ def check_port(host: str, port: int) -> None:
                                   "Choose another --port, or stop what listens there") from None
 
 
-def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None, workers: int = 1) -> Any:
+def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | None = None, workers: int = 1,
+                   threads: int = THREADS_PER_WORKER) -> Any:
     """uvicorn's settings: no Server banner, our access log instead of uvicorn's (which would log share
     tokens), proxy headers trusted only from the addresses given (none by default). `app` is the app
     itself for one process, or a `WorkerApp` that each of several worker processes calls to build its own."""
@@ -59,7 +62,8 @@ def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | No
         if not any(isinstance(f, RedactTokens) for f in logger.filters):
             logger.addFilter(RedactTokens())
     return uvicorn.Config(
-        app if isinstance(app, WorkerApp) else SecurityHeaders(app), factory=isinstance(app, WorkerApp),
+        app if isinstance(app, WorkerApp) else ThreadLimit(SecurityHeaders(app), threads),
+        factory=isinstance(app, WorkerApp),
         workers=workers, host=host, port=port, server_header=False, access_log=False,
         proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,
         log_level="info", lifespan="off",
@@ -74,13 +78,37 @@ class WorkerApp:
     the rate-limit counts); only the chart cache is per process."""
 
     db_url: str
+    threads: int = THREADS_PER_WORKER
 
     def __call__(self) -> Any:
         from stackbench.store import open_store
         from stackbench.web.app import create_app
 
         install_access_log()
-        return SecurityHeaders(create_app(open_store(self.db_url)))
+        return ThreadLimit(SecurityHeaders(create_app(open_store(self.db_url))), self.threads)
+
+
+class ThreadLimit:
+    """At most `threads` requests of this process run their route at once; the others wait in the event
+    loop, in arrival order.
+
+    The routes are synchronous Python (FastAPI runs them in a thread pool) and mostly CPU work under one
+    interpreter lock. With the pool's default of 40 threads, 20 busy clients meant 20 threads taking the
+    lock in turns of 5 ms and the event loop that answers them waiting behind: with 10,000 runs and 20
+    clients on 2 workers, p95 89-151 ms with 40 threads against 59-109 ms with 2 (bench/RESULTS.md,
+    "Server pages under load"). The price: a slow request (a chart drawn for the first time, an upload
+    parsed) holds one of the few threads while it lasts."""
+
+    def __init__(self, app: Any, threads: int = THREADS_PER_WORKER) -> None:
+        self.app, self.threads, self._set = app, threads, False
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if not self._set:  # the limiter belongs to the running event loop: set on its first request
+            import anyio.to_thread
+
+            anyio.to_thread.current_default_thread_limiter().total_tokens = self.threads
+            self._set = True
+        await self.app(scope, receive, send)
 
 
 def install_access_log() -> None:
