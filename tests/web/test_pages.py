@@ -265,6 +265,11 @@ def test_pages_have_no_inline_style_or_script(web: Site, as_user: dict) -> None:
         if answer.headers.get("content-type", "").startswith("image/svg+xml"):
             assert path.endswith("/chart.svg") and "<svg" in text, path
             continue
+        if answer.headers.get("content-disposition", "").startswith("attachment"):
+            # a report to save, not a page: its style is its own, under its own CSP (no script, no request)
+            assert path.endswith("/report.html") and 'http-equiv="Content-Security-Policy"' in text, path
+            assert "default-src &#39;none&#39;" in text, path
+            continue
         assert "style=" not in text and "<style" not in text, path
 
 
@@ -527,3 +532,47 @@ def test_the_charts_of_a_run_still_measuring_follow_its_cells(fresh_site) -> Non
         add(65536)
         second = alice.get(f"/runs/{run_id}/chart.svg").text
         assert ">64K<" not in first and ">64K<" in second  # the matrix chart's new block size
+
+
+def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with_the_link(
+    web: Site, as_user: dict, tmp_path
+) -> None:
+    """The report of a run or a comparison (`stackbench report`'s HTML) is offered on its page and through
+    its share link, as a download, redacted for everybody; another account gets the random-id 404, and a
+    revoked link's report is the same 404 as a random token's."""
+    import shutil
+
+    from stackbench.importer import import_files
+    from web.site import FIO
+
+    home = tmp_path / "home" / "mallory-rep" / "runs"
+    home.mkdir(parents=True)
+    shutil.copyfile(FIO / "randread-psync.json", home / "out.json")
+    run = import_files(web.store, [home / "out.json"], label="report-me")[0]
+    web.accounts.claim(web.ids["alice"], [run.id])
+    alice, stranger = as_user["alice"], web.client()
+    run_page = f"/runs/{run.id}"
+    assert f'href="{run_page}/report.html"' in alice.get(run_page).text
+    own = alice.get(f"{run_page}/report.html")
+    assert own.status_code == 200 and own.headers["content-type"].startswith("text/html")
+    assert own.headers["content-disposition"] == f'attachment; filename="stackbench-report-{run.id[:12]}.html"'
+    assert "<html" in own.text[:200] and "report-me" in own.text
+    assert "mallory-rep" not in own.text and "user-1" in own.text  # redacted for the owner too
+    assert as_user["bob"].get(f"{run_page}/report.html").text == stranger.get(
+        f"/runs/{secrets.token_hex(16)}/report.html").text
+
+    link = _link(_share(alice, run_page), web)
+    assert f'href="{link}/report.html"' in stranger.get(link).text
+    shared = stranger.get(f"{link}/report.html")
+    assert shared.status_code == 200 and "report-me" in shared.text and "mallory-rep" not in shared.text
+
+    compared = _link(_share(alice, f"/compare/{web.runs['b']}/{run.id}"), web)
+    both = stranger.get(f"{compared}/report.html")
+    assert both.status_code == 200 and "report-me" in both.text and "alice-b" in both.text
+    assert "mallory-rep" not in both.text
+
+    listing = alice.get(run_page).text
+    link_id = re.search(r'action="/shares/([0-9a-f]{32})/revoke"', listing).group(1)
+    assert alice.post(f"/shares/{link_id}/revoke", data={"csrf": csrf_of(alice)}).status_code == 303
+    gone = stranger.get(f"{link}/report.html")
+    assert gone.status_code == 404 and gone.text == stranger.get(f"/s/{secrets.token_urlsafe(32)}/report.html").text

@@ -256,6 +256,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                  if view.mine and principal.account else [])
         return page(request, "run.html", 200, principal, view=view, run=run, shared=shared,
                     charts=_run_charts(run, shared=bool(shared)), chart_src=chart_src, synclat=synclat,
+                    report_href=chart_src.removesuffix("chart.svg") + "report.html",
                     tables=[html_table(t) for t in report.terminal_tables], facts=fact_rows(run.facts),
                     warnings=[str(w) for w in run.warnings], links=links, now=now(),
                     share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
@@ -291,6 +292,18 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         second: RunView = load(request, principal, "run", b)
         return _compare_response(request, principal, first, second, shared=None,
                                  chart_src=f"/compare/{first.run.id}/{second.run.id}/chart.svg")
+
+    @app.get("/runs/{run_id}/report.html")
+    def run_report_download(request: Request, run_id: str) -> Response:
+        view: RunView = load(request, current(request), "run", run_id)
+        return _report_download([view.run.id], None)
+
+    @app.get("/compare/{a}/{b}/report.html")
+    def compare_report_download(request: Request, a: str, b: str) -> Response:
+        principal = current(request)
+        first: RunView = load(request, principal, "run", a)
+        second: RunView = load(request, principal, "run", b)
+        return _report_download([], [first.run.id, second.run.id])
 
     @app.get("/compare/{a}/{b}/chart.svg")
     def compare_chart(request: Request, a: str, b: str, n: int = 0) -> Response:
@@ -333,6 +346,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         warnings += [str(w) for row in result.rows for w in row.warnings]
         return page(request, "compare.html", 200, principal, base=base, other=other,
                     charts=_compare_charts(base, other, shared=bool(shared)), chart_src=chart_src,
+                    report_href=chart_src.removesuffix("chart.svg") + "report.html",
                     verdict=html_table(comparison_table(result)), problem=None, warnings=warnings, shared=shared,
                     mine=mine, links=links, now=now(), share_days=ctx.settings.share_default_days,
                     share_max=ctx.settings.share_max_days)
@@ -622,6 +636,27 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         if link.kind == "run":
             return _run_response(request, holder, views[0], shared=link, chart_src=f"/s/{token}/chart.svg")
         return _compare_response(request, holder, views[0], views[1], shared=link, chart_src=f"/s/{token}/chart.svg")
+
+    @app.get("/s/{token}/report.html")
+    def shared_report(request: Request, token: str) -> Response:
+        """The shared run's or comparison's report, as `stackbench report` writes it (redacted)."""
+        link: ShareLink = load(request, Principal(), "token", token)
+        holder = Principal(share=link)
+        ids = [load(request, holder, "run", run_id).run.id for run_id in link.run_ids]
+        return _report_download(ids, None) if link.kind == "run" else _report_download([], ids)
+
+    def _report_download(run_ids: list[str], compared: list[str] | None) -> Response:
+        """The HTML report of runs already authorized by `load`, as a download. Always redacted (host names,
+        serials, user names in paths become placeholders), for owners too: it is made to be passed on.
+        A download, not a page: the report's inline styles and charts are its own, and the page CSP does
+        not apply to a saved file."""
+        from stackbench.report.documents.html import render_html
+        from stackbench.report_contents import build_contents
+
+        body = render_html(build_contents(ctx.store, run_ids, compare=compared))
+        name = f"stackbench-report-{(compared or run_ids)[0][:12]}.html"
+        return Response(body, media_type="text/html; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.get("/s/{token}/chart.svg")
     def shared_chart(request: Request, token: str, n: int = 0) -> Response:

@@ -13,7 +13,7 @@ import pytest
 from conftest import cli_here
 from report.documents.shared import Measured, draw_figures
 from stackbench.cli.output_files import write_all
-from stackbench.cli.report import build_contents
+from stackbench.report_contents import build_contents
 from stackbench.report.documents.markdown import render_markdown
 from stackbench.store import open_store
 

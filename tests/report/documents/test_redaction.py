@@ -12,7 +12,7 @@ import pytest
 
 from conftest import cli_here
 from report.documents.shared import HOST, USER, Measured, draw_figures, leaks
-from stackbench.cli.report import build_contents
+from stackbench.report_contents import build_contents
 from stackbench.report.documents import DOCUMENT_FORMATS
 from stackbench.report.redact import Redactor, describe, redactor
 from stackbench.store import open_store
