@@ -132,7 +132,7 @@ def serve(config: Any) -> None:
         from uvicorn.supervisors import Multiprocess
 
         sockets = [config.bind_socket()]
-        if "target" in inspect.signature(Multiprocess).parameters:  # uvicorn before its 2025 supervisor
+        if "target" in inspect.signature(Multiprocess).parameters:  # older uvicorn: it takes the target
             Multiprocess(config, target=uvicorn.Server(config).run, sockets=sockets).run()
         else:
             Multiprocess(config, sockets=sockets).run()
