@@ -181,3 +181,15 @@ def test_serve_from_the_command_line_answers_on_loopback(tmp_path: Path) -> None
         _, stderr = server.communicate(timeout=20)
     assert f"on http://127.0.0.1:{port}" in stderr
     assert '"GET /s/[token]" 404' in stderr and "A" * 43 not in stderr  # the access log, without the token
+
+
+def test_user_add_with_an_unreadable_stdin_is_one_line(tmp_path: Path) -> None:
+    """Found by the CLI fuzz test: standard input that cannot be read (here a file opened for writing only,
+    as `0>>file` in a shell makes it) was an internal error; it is a usage error naming the fix."""
+    with (tmp_path / "write-only").open("a") as unreadable:
+        result = subprocess.run([sys.executable, "-m", "stackbench", "user", "add", "zed", "--password-stdin",
+                                 "--db", f"sqlite:///{tmp_path / 'r.db'}"], stdin=unreadable, capture_output=True,
+                                text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("Error: cannot read the password from standard input")
+    assert len(result.stderr.strip().splitlines()) == 1 and "internal error" not in result.stderr

@@ -21,7 +21,11 @@ def _read_password(from_stdin: bool) -> str:
     from stackbench.errors import UsageError
 
     if from_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
+        try:
+            password = (sys.stdin.readline() if sys.stdin is not None else "").rstrip("\r\n")
+        except (OSError, ValueError, UnicodeDecodeError) as error:  # closed, unreadable or not text
+            raise UsageError(f"cannot read the password from standard input ({error})",
+                             "Pipe the password in: printf %s \"$PW\" | ...") from None
         if not password:
             raise UsageError("no password on standard input", "Pipe the password in: printf %s \"$PW\" | ...")
         return password
