@@ -449,7 +449,7 @@ class Store:
                 .join(schema.cells, schema.cells.c.id == s.c.cell_id)
                 .where(schema.cells.c.run_id == run_id)
                 .order_by(s.c.cell_id, s.c.idx)
-            ).tuples().all()
+            ).all()  # Rows unpack like tuples
         samples: dict[str, list[Sample]] = {}
         for cell_id, t_s, iops, bw_bytes, clat_mean_ns, segment, ramp in sample_rows:
             samples.setdefault(cell_id, []).append(
