@@ -144,11 +144,16 @@ def load(request: Request, principal: Principal, kind: str, object_id: str) -> A
     """The object `object_id` of `kind` if `principal` may see it; NotFound otherwise (see the module)."""
     ctx = context_of(request)
     address = client_address(request)
-    wait = ctx.misses.retry_after(address)
-    if wait is not None:
-        raise TooManyMisses(wait)
+    # The limit is a query on the store: asked once per request, not once per object of a page that loads
+    # several (a compare page two runs, a layers page up to twelve); a miss ends the request anyway.
+    if not getattr(request.state, "misses_checked", False):
+        wait = ctx.misses.retry_after(address)
+        if wait is not None:
+            raise TooManyMisses(wait)
+        request.state.misses_checked = True
     found = LOADERS[kind](ctx, principal, object_id)
     if found is None:
         ctx.misses.hit(address)
+        request.state.misses_checked = False
         raise NotFound()
     return found
