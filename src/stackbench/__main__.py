@@ -15,17 +15,16 @@ def _stopped_while_starting(_signum: int, _frame: object) -> None:
 
 
 def entry() -> None:
-    try:  # the handlers are installed inside the try: a signal may land between two of these lines
+    # All inside the try: a signal may land between two of these lines. Once run_app is under way it
+    # handles interruptions itself and leaves with SystemExit, so what reaches the except is start-up's.
+    try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(sig) is signal.SIG_DFL:
                 signal.signal(sig, _stopped_while_starting)
         from stackbench.cli import main
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while Python is still loading stackbench
-        sys.stderr.write("Error: interrupted while starting. Nothing was written.\n")
-        sys.exit(130)
-    try:
+
         main()
-    except KeyboardInterrupt:  # in the instant before run_app's own handling begins
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while Python is still loading stackbench
         sys.stderr.write("Error: interrupted while starting. Nothing was written.\n")
         sys.exit(130)
 
