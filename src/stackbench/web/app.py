@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlencode
 
 from fastapi import Depends, FastAPI, Form, Query, Request
@@ -195,21 +195,22 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         except ValueError:
             return page(request, "error.html", 400, principal, title="Bad request",
                         message="Dates are written YYYY-MM-DD.")
-        size = ctx.settings.runs_per_page
-        number = max(1, page_number)
-        rows, total = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), where,
-                                                 offset=(number - 1) * size, limit=size, whole=False)
         filters = {k: v for k, v in (("label", label), ("target", target), ("plan", plan), ("since", since),
                                      ("until", until)) if v}
+        viewer = Viewer(account.id, account.is_admin)
+        listing = _paged(page_number, lambda **at: ctx.accounts.visible_runs(viewer, where, whole=False, **at),
+                         lambda n: "/runs?" + urlencode({**filters, "page_number": n}))
+        return page(request, "runs.html", 200, principal, filters=filters, **listing)
 
-        def link(n: int) -> str:
-            return "/runs?" + urlencode({**filters, "page_number": n})
-
+    def _paged(page_number: int, fetch: Callable[..., tuple[list, int]], link: Callable[[int], str]) -> dict[str, Any]:
+        """One page of a list (runs, SLOG candidates, scans, audits), `runs_per_page` long: `fetch(offset=,
+        limit=)` answers its rows and the total; the template values of the page and its pager."""
+        size = ctx.settings.runs_per_page
+        number = max(1, page_number)
+        rows, total = fetch(offset=(number - 1) * size, limit=size)
         pages = (total + size - 1) // size
-        return page(request, "runs.html", 200, principal, rows=rows, total=total, filters=filters,
-                    page_number=number, pages=pages,
-                    previous=link(number - 1) if number > 1 else None,
-                    next=link(number + 1) if number < pages else None)
+        return dict(rows=rows, total=total, page_number=number, pages=pages,
+                    previous=link(number - 1) if number > 1 else None, next=link(number + 1) if number < pages else None)
 
     @app.get("/runs/{run_id}")
     def run_page(request: Request, run_id: str) -> Response:
@@ -435,21 +436,14 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         if principal.account is None:
             return RedirectResponse("/login", status_code=303)
         account = principal.account
-        size = ctx.settings.runs_per_page
-        number = max(1, page_number)
-        rows, total = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), RunFilter(sync_writes=True),
-                                                offset=(number - 1) * size, limit=size, whole=False)
         ids = [v.run.id for v in views]
-        listed = {run.id for run, *_ in rows}
-
-        def link(n: int) -> str:
-            return "/slog?" + urlencode({**({"runs": ",".join(ids)} if ids else {}), "page_number": n})
-
-        pages = (total + size - 1) // size
-        values: dict[str, Any] = dict(
-            rows=rows, total=total, page_number=number, pages=pages, picked=set(ids),
-            kept=[i for i in ids if i not in listed],  # checked on another page of the list: sent again
-            previous=link(number - 1) if number > 1 else None, next=link(number + 1) if number < pages else None)
+        viewer = Viewer(account.id, account.is_admin)
+        values = _paged(page_number,
+                        lambda **at: ctx.accounts.visible_runs(viewer, RunFilter(sync_writes=True), whole=False, **at),
+                        lambda n: "/slog?" + urlencode({**({"runs": ",".join(ids)} if ids else {}), "page_number": n}))
+        listed = {run.id for run, *_ in values["rows"]}
+        values.update(picked=set(ids),
+                      kept=[i for i in ids if i not in listed])  # checked on another page of the list: sent again
         if not views:
             return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], **values)
         ranking = slog_table(rank([stored_candidate(v.run) for v in views]), PLP_NOTE)
@@ -497,14 +491,10 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             return principal
         account = principal.account
         assert account is not None
-        size = ctx.settings.runs_per_page
-        number = max(1, page_number)
-        rows, total = ctx.accounts.visible_items(Viewer(account.id, account.is_admin), kind,
-                                                 offset=(number - 1) * size, limit=size)
-        pages = (total + size - 1) // size
-        return page(request, f"{kind}s.html", 200, principal, rows=rows, total=total, page_number=number,
-                    pages=pages, previous=f"/{kind}s?page_number={number - 1}" if number > 1 else None,
-                    next=f"/{kind}s?page_number={number + 1}" if number < pages else None)
+        viewer = Viewer(account.id, account.is_admin)
+        listing = _paged(page_number, lambda **at: ctx.accounts.visible_items(viewer, kind, **at),
+                         lambda n: f"/{kind}s?page_number={n}")
+        return page(request, f"{kind}s.html", 200, principal, **listing)
 
     @app.get("/scans")
     def scans_page(request: Request, page_number: int = 1) -> Response:
