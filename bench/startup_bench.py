@@ -5,6 +5,12 @@ median of 10 separate processes, and the floor measured in the same run: a Pytho
 typer, rich and sqlalchemy. Goal: each command within 1.5x of that floor.
 
     python bench/startup_bench.py            # builds the 1,000-run store in a temporary directory first
+
+The commands are timed round-robin (one process of each per round, an untimed warm-up round first), so a
+change in the machine's load during the bench moves every row alike. The children run with Python's
+bytecode cache on whatever the calling shell says: an installed stackbench has its modules compiled, and
+PYTHONDONTWRITEBYTECODE in the environment would otherwise make every process compile stackbench's
+sources again (about 0.1 s here) while the floor's libraries load from their caches.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -36,15 +43,27 @@ app(["--db", sys.argv[1]])
 """
 
 
-def timed(argv: list[str]) -> float:
-    samples = []
+CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run_once(argv: list[str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, env=CHILD_ENV)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-300:]}")
+    return seconds
+
+
+def timed_round_robin(commands: dict[str, list[str]]) -> dict[str, float]:
+    """Median wall time of each command over REPEATS rounds, one process of each per round."""
+    for argv in commands.values():
+        run_once(argv)  # warm-up: writes the bytecode cache, loads the files into the page cache
+    samples: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(REPEATS):
-        started = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True)
-        samples.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-300:]}")
-    return statistics.median(samples)
+        for name, argv in commands.items():
+            samples[name].append(run_once(argv))
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def main() -> None:
@@ -59,18 +78,24 @@ def main() -> None:
                    check=True, capture_output=True)
     run_id = subprocess.run([sys.executable, "-m", "stackbench", "runs", "--db", db, "--json", "-n", "1"],
                             check=True, capture_output=True, text=True).stdout.split('"run_id": "')[1][:32]
-    floor = timed([sys.executable, "-c", "import typer, rich.console, sqlalchemy"])
-    at_work = timed([sys.executable, "-c", FRAMEWORK_AT_WORK, db])
-    print(f"# {' '.join(sys.argv)}: median of {REPEATS} processes each, store of 1,000 runs")
+    stackbench = [sys.executable, "-m", "stackbench"]
+    medians = timed_round_robin({
+        "floor": [sys.executable, "-c", "import typer, rich.console, sqlalchemy"],
+        "at work": [sys.executable, "-c", FRAMEWORK_AT_WORK, db],
+        "stackbench --help": [*stackbench, "--help"],
+        "stackbench runs": [*stackbench, "runs", "--db", db],
+        "stackbench show RUN": [*stackbench, "show", run_id, "--db", db],
+    })
+    floor = medians.pop("floor")
+    at_work = medians.pop("at work")
+    import typer
+
+    print(f"# {' '.join(sys.argv)}: median of {REPEATS} rounds, one process of each command per round, "
+          f"store of 1,000 runs; Typer {typer.__version__}")
     print(f"floor (python importing typer, rich, sqlalchemy): {floor:.3f} s")
     print(f"framework at work (one Typer option parsed, one SQLite query): {at_work:.3f} s   "
           f"{at_work / floor:.2f}x the floor")
-    for name, argv in (
-        ("stackbench --help", ["--help"]),
-        ("stackbench runs", ["runs", "--db", db]),
-        ("stackbench show RUN", ["show", run_id, "--db", db]),
-    ):
-        seconds = timed([sys.executable, "-m", "stackbench", *argv])
+    for name, seconds in medians.items():
         print(f"{name:<22} {seconds:.3f} s   {seconds / floor:.2f}x the floor")
     shutil.rmtree(workdir)
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from conftest import DATA
 from stackbench.cli import app
-from stackbench.cli.app import run_app
+from stackbench.cli import run_app
 
 DOCUMENTED_EXITS = {0, 1, 2, 3}
 COMMAND = typer.main.get_command(app)

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from conftest import DATA, run_cli
-from stackbench.cli.app import run_app
+from stackbench.cli import run_app
 from stackbench.errors import UsageError
 from stackbench.web.server import check_host, is_loopback
 from web.site import PASSWORD, free_port

@@ -1,30 +1,105 @@
-"""Command-line interface: one module per command, all registered on `stackbench.cli.app.app`."""
+"""Command-line interface: one module per command, all registered on the Typer application in cli/app.py.
+
+A command runs with only its own module imported: `stackbench runs` has no use for what `run`, `audit`
+or `push` import, and Typer turns every registered command into a click command on each call. COMMANDS
+says which module registers which top-level command or group (tests/cli/test_cli_commands.py checks it
+against what the modules register). `--help`, an unknown name, and `stackbench.cli.app` asked for as a
+whole (the tests, the docs check) load them all, in the order of COMMANDS.
+"""
 
 from __future__ import annotations
 
-from stackbench.cli.app import app, run_app
+import importlib
+import sys
+from typing import TYPE_CHECKING
 
-# Importing a command module registers its command(s) on `app`.
-from stackbench.cli import run as _run  # noqa: F401,E402
-from stackbench.cli import results as _results  # noqa: F401,E402
-from stackbench.cli import compare as _compare  # noqa: F401,E402
-from stackbench.cli import ab as _ab  # noqa: F401,E402
-from stackbench.cli import layers as _layers  # noqa: F401,E402
-from stackbench.cli import goals as _goals  # noqa: F401,E402
-from stackbench.cli import synclat as _synclat  # noqa: F401,E402
-from stackbench.cli import slog as _slog  # noqa: F401,E402
-from stackbench.cli import smallblocks as _smallblocks  # noqa: F401,E402
-from stackbench.cli import audit as _audit  # noqa: F401,E402
-from stackbench.cli import crypto as _crypto  # noqa: F401,E402
-from stackbench.cli import report as _report  # noqa: F401,E402
-from stackbench.cli import serve as _serve  # noqa: F401,E402
-from stackbench.cli import user as _user  # noqa: F401,E402
-from stackbench.cli import push as _push  # noqa: F401,E402
-from stackbench.cli import chart as _chart  # noqa: F401,E402
+from stackbench.cli import app as _application
+
+if TYPE_CHECKING:
+    import typer
+
+# Importing the submodule bound its name here; `stackbench.cli.app` is the whole application instead
+# (module __getattr__ below), as it was when every command module was imported with the package.
+del app  # noqa: F821
+
+# Top-level command or group name -> the module under stackbench.cli that registers it, in --help's order.
+COMMANDS: dict[str, str] = {
+    "run": "run",
+    "runs": "results",
+    "rm": "results",
+    "show": "results",
+    "import": "results",
+    "compare": "compare",
+    "ab": "ab",
+    "layers": "layers",
+    "goal": "goals",
+    "synclat": "synclat",
+    "slog": "slog",
+    "smallblocks": "smallblocks",
+    "facts": "audit",
+    "audit": "audit",
+    "crypto": "crypto",
+    "report": "report",
+    "serve": "serve",
+    "user": "user",
+    "token": "push",
+    "push": "push",
+    "export": "push",
+    "chart": "chart",
+}
+MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
+
+
+def command_name(argv: list[str]) -> str | None:
+    """The command an argument list asks for: its first word that is not an option (the application's
+    own options, --version and --help, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def load_commands(argv: list[str] | None = None) -> None:
+    """Register the command `argv` names, or every command when it names none that is known."""
+    name = command_name(argv) if argv is not None else None
+    if name in COMMANDS:
+        importlib.import_module(f"stackbench.cli.{COMMANDS[name]}")
+        return
+    for module in MODULES:
+        importlib.import_module(f"stackbench.cli.{module}")
+    _in_help_order(_application.app)
+
+
+def _in_help_order(application: "typer.Typer") -> None:
+    """Commands registered one at a time (a test process runs one command, then asks for --help) keep
+    the order a fresh `stackbench --help` shows."""
+    rank = {module: index for index, module in enumerate(MODULES)}
+
+    def place(module: str) -> int:
+        return rank.get(module.rsplit(".", 1)[-1], len(rank))
+
+    application.registered_commands.sort(key=lambda info: place(info.callback.__module__))
+    application.registered_groups.sort(
+        key=lambda info: place(info.typer_instance.registered_commands[0].callback.__module__))
+
+
+def all_commands() -> "typer.Typer":
+    """The application with every command registered."""
+    load_commands()
+    return _application.app
+
+
+def __getattr__(name: str) -> object:
+    if name == "app":
+        return all_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run_app(argv: list[str] | None = None) -> None:
+    """The CLI's entry point with the asked command's module loaded first; `argv` None reads sys.argv."""
+    load_commands(sys.argv[1:] if argv is None else argv)
+    _application.run_app(argv)
 
 
 def main() -> None:
     run_app()
 
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "all_commands", "load_commands", "main", "run_app"]
