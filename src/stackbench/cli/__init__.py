@@ -13,14 +13,13 @@ import importlib
 import sys
 from typing import TYPE_CHECKING
 
-from stackbench.cli import app as _application
-
 if TYPE_CHECKING:
     import typer
 
-# Importing the submodule bound its name here; `stackbench.cli.app` is the whole application instead
-# (module __getattr__ below), as it was when every command module was imported with the package.
-del app  # noqa: F821
+_application = importlib.import_module("stackbench.cli.app")
+# Importing the submodule bound its name in this package; `stackbench.cli.app` is the whole application
+# instead (module __getattr__ below), as it was when every command module was imported with the package.
+globals().pop("app")
 
 # Top-level command or group name -> the module under stackbench.cli that registers it, in --help's order.
 COMMANDS: dict[str, str] = {
