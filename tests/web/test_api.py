@@ -289,37 +289,99 @@ def test_guessing_tokens_is_throttled_per_address(fresh_site) -> None:  # noqa: 
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0  # even a good token, for now
 
 
+class _HeldSlot:
+    """The server's only upload slot held by a push whose body is half sent, until `release()`."""
+
+    def __init__(self, site: Site, token: str, body: bytes) -> None:
+        import threading
+
+        self.sent_half, self.finish, self.answers = threading.Event(), threading.Event(), {}
+
+        def slowly():
+            yield body[: len(body) // 2]
+            self.sent_half.set()
+            assert self.finish.wait(30)
+            yield body[len(body) // 2:]
+
+        self.thread = threading.Thread(target=lambda: self.answers.update(held=site.client().post(
+            "/api/runs", content=slowly(), headers=auth(token))))
+        self.thread.start()
+        assert self.sent_half.wait(30)
+        time.sleep(0.2)  # the server has the first half of the body by now
+
+    def release(self) -> None:
+        self.finish.set()
+        self.thread.join(30)
+
+
+
 def test_uploads_past_the_concurrent_limit_are_answered_503_and_memory_stays_bounded(fresh_site, source) -> None:  # noqa: ANN001
     """While `uploads_at_once` bodies are being read, another push is refused at once (503, Retry-After)
     instead of holding one more 32 MiB body in memory; the upload in progress is stored as usual."""
-    import threading
-
     from stackbench.web.settings import Settings
-
-    body = json.dumps(document(source, label="slow upload")).encode()
-    first_half_sent, finish = threading.Event(), threading.Event()
-
-    def slowly():
-        yield body[: len(body) // 2]
-        first_half_sent.set()
-        assert finish.wait(30)
-        yield body[len(body) // 2:]
 
     with fresh_site(Settings(uploads_at_once=1)) as site:
         token = make_token(site, "alice", "push")
-        answers = {}
-        pushing = threading.Thread(target=lambda: answers.update(slow=site.client().post(
-            "/api/runs", content=slowly(), headers=auth(token))))
-        pushing.start()
-        assert first_half_sent.wait(30)
-        time.sleep(0.2)  # the server has the first half of the body by now
-        busy = site.client().post("/api/runs", content=json.dumps(document(source, label="other")).encode(),
-                                  headers=auth(token))
-        finish.set()
-        pushing.join(30)
+        held = _HeldSlot(site, token, json.dumps(document(source, label="slow upload")).encode())
+        try:
+            busy = site.client().post("/api/runs", content=json.dumps(document(source, label="other")).encode(),
+                                      headers=auth(token))
+        finally:
+            held.release()
         assert busy.status_code == 503 and busy.headers["retry-after"] == "5", busy.text
         assert "other uploads" in busy.json()["error"]
-        assert answers["slow"].status_code == 201, answers["slow"].text
+        assert held.answers["held"].status_code == 201, held.answers["held"].text
         again = site.client().post("/api/runs", content=json.dumps(document(source, label="later")).encode(),
                                    headers=auth(token))
         assert again.status_code == 201  # the slot is free again
+
+
+def _push_cli(site: Site, source, token: str, run_id: str, monkeypatch: pytest.MonkeyPatch, on_sleep) -> tuple:  # noqa: ANN001
+    """`stackbench push` through the real entry point, its waits between attempts recorded instead of slept
+    (the only thing replaced: the server, the 503 and its Retry-After are real)."""
+    from types import SimpleNamespace
+
+    from conftest import cli_here
+    from stackbench.cli import push as push_command
+
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        on_sleep()
+
+    monkeypatch.setattr(push_command, "time", SimpleNamespace(sleep=sleep))
+    monkeypatch.setenv("STACKBENCH_TOKEN", token)
+    return cli_here("push", run_id, "--to", site.base, "--db", source.url), waits
+
+
+def test_push_waits_as_a_busy_server_asks_and_tries_again(fresh_site, source, monkeypatch) -> None:  # noqa: ANN001
+    from stackbench.web.settings import Settings
+
+    run_id = document(source, label="retried")["run"]["id"]
+    with fresh_site(Settings(uploads_at_once=1)) as site:
+        token = make_token(site, "alice", "push")
+        held = _HeldSlot(site, token, json.dumps(document(source, label="slow upload")).encode())
+        result, waits = _push_cli(site, source, token, run_id, monkeypatch, on_sleep=held.release)
+        assert result.returncode == 0, result.stderr
+        assert waits == [5]  # the server's Retry-After, once: the second attempt found the slot free
+        assert held.answers["held"].status_code == 201
+        assert f"Pushed {run_id[:12]}" in result.stdout + result.stderr
+        assert site.store.get_run(run_id).label == "retried"
+
+
+def test_push_gives_up_on_a_server_that_stays_busy_in_one_line(fresh_site, source, monkeypatch) -> None:  # noqa: ANN001
+    from stackbench.cli.push import BUSY_RETRIES
+    from stackbench.web.settings import Settings
+
+    run_id = document(source, label="refused")["run"]["id"]
+    with fresh_site(Settings(uploads_at_once=1)) as site:
+        token = make_token(site, "alice", "push")
+        held = _HeldSlot(site, token, json.dumps(document(source, label="slow upload")).encode())
+        try:
+            result, waits = _push_cli(site, source, token, run_id, monkeypatch, on_sleep=lambda: None)
+        finally:
+            held.release()
+        assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert "busy storing other uploads" in result.stderr and "Push again later" in result.stderr
+        assert waits == [5] * BUSY_RETRIES
