@@ -211,21 +211,16 @@ def audit_command(
 def print_audit(document: dict[str, Any], fmt: str) -> None:
     """An audit as `audit` prints it, from its JSON document: the same function shows a fresh audit and a
     stored one (`show AUDIT`), so both print the same bytes. Raises ValueError for a damaged document."""
-    from stackbench.audit.rule import finding_from_json
-    from stackbench.report.audit import changes_table, findings_table, render_changes, render_findings
+    from stackbench.report.audit import AuditDocument, changes_table, findings_table, render_changes, render_findings
     from stackbench.report.document import Report
 
-    pairs = [finding_from_json(f) for f in document["findings"]]
-    findings = [finding for finding, _ in pairs]
-    rules = {rule.id: rule for _, rule in pairs}
-    changes = document.get("changes")
-    marks = [f.get("change") or "" for f in document["findings"]] if changes else None
-    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
-    title = f"{len(findings)} findings{version}"
+    audit = AuditDocument.read(document)
+    findings, changes, version = audit.findings, audit.changes, audit.version
     if fmt == "table" and findings:
-        out.print(render_findings(findings, rules, title, marks))
+        out.print(render_findings(findings, audit.rules, audit.title, audit.marks))
     elif fmt == "json" or findings or changes:
-        tables = [findings_table(findings, rules, title, marks)] + ([changes_table(changes)] if changes else [])
+        tables = [findings_table(findings, audit.rules, audit.title, audit.marks)] + (
+            [changes_table(changes)] if changes else [])
         emit_report(fmt, Report(tables=tuple(tables), data=document))
     for problem in document.get("problems") or []:
         warn(f"{problem}; the facts it holds were not used")
@@ -235,7 +230,7 @@ def print_audit(document: dict[str, Any], fmt: str) -> None:
         return
     if not document.get("problems"):
         missing = (document.get("facts") or {}).get("unchecked") or []
-        out.print(f"OK! No findings from {document.get('rules_checked', 0)} rules{version}.")
+        out.print(f"OK! No findings from {audit.rules_checked} rules{version}.")
         if missing:
             out.print(f"Not checked, for lack of facts: {'; '.join(missing)}.")
     if changes and fmt == "table":

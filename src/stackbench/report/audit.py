@@ -3,6 +3,7 @@ formats), built from the findings and rules the audit produced."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from stackbench.report.tabular import Tabular
@@ -117,21 +118,48 @@ def render_findings(findings: Sequence[Finding], rules: Mapping[str, Rule | Rule
     return Group(*parts)
 
 
-def stored_audit_tables(document: Mapping[str, Any]) -> tuple[list[Tabular], list[str]]:
-    """A stored audit's document (`audit --json`, possibly redacted) as the tables every reader shows (the
-    report's documents and the server's page): the findings, marked new or still when compared, and what
-    the previous audit of the subject had that is gone (fixed, or not rechecked); a note when there is no
-    finding. ValueError, KeyError or TypeError when the document is damaged."""
-    from stackbench.audit.rule import finding_from_json
+@dataclass(frozen=True)
+class AuditDocument:
+    """An audit's JSON document (`audit --json`, fresh or stored, possibly redacted) read back into what the
+    readers show: the findings with their rules, the new/still marks when compared with the previous
+    audit, the changes, and the title."""
 
-    pairs = [finding_from_json(f) for f in document["findings"]]
-    changes = document.get("changes")
-    marks = [f.get("change") or "" for f in document["findings"]] if changes else None
-    findings = [finding for finding, _ in pairs]
-    version = f" on {document['zfs_version']}" if document.get("zfs_version") else ""
-    tables = [findings_table(findings, {rule.id: rule for _, rule in pairs}, f"{len(findings)} findings{version}",
-                             marks)] if findings else []
-    if changes:
-        tables.append(changes_table(changes))
-    notes = [] if findings else [f"No findings from {document.get('rules_checked', 0)} rules{version}."]
+    findings: list[Finding]
+    rules: dict[str, RuleText]
+    marks: list[str] | None
+    changes: Mapping[str, Any] | None
+    version: str  # " on <zfs version>" or ""
+    rules_checked: int
+
+    @property
+    def title(self) -> str:
+        return f"{len(self.findings)} findings{self.version}"
+
+    @classmethod
+    def read(cls, document: Mapping[str, Any]) -> "AuditDocument":
+        """ValueError, KeyError or TypeError when the document is damaged."""
+        from stackbench.audit.rule import finding_from_json
+
+        pairs = [finding_from_json(f) for f in document["findings"]]
+        changes = document.get("changes")
+        return cls(
+            findings=[finding for finding, _ in pairs],
+            rules={rule.id: rule for _, rule in pairs},
+            marks=[f.get("change") or "" for f in document["findings"]] if changes else None,
+            changes=changes,
+            version=f" on {document['zfs_version']}" if document.get("zfs_version") else "",
+            rules_checked=document.get("rules_checked", 0),
+        )
+
+
+def stored_audit_tables(document: Mapping[str, Any]) -> tuple[list[Tabular], list[str]]:
+    """A stored audit's document as the tables every reader shows (the report's documents and the server's
+    page): the findings, marked new or still when compared, and what the previous audit of the subject had
+    that is gone (fixed, or not rechecked); a note when there is no finding. ValueError, KeyError or
+    TypeError when the document is damaged."""
+    audit = AuditDocument.read(document)
+    tables = [findings_table(audit.findings, audit.rules, audit.title, audit.marks)] if audit.findings else []
+    if audit.changes:
+        tables.append(changes_table(audit.changes))
+    notes = [] if audit.findings else [f"No findings from {audit.rules_checked} rules{audit.version}."]
     return tables, notes
