@@ -70,6 +70,30 @@ def test_the_destination_comes_after_double_dash_and_no_user_text_is_remote() ->
     assert forward[-2:] == ["--", "node1"]
 
 
+def test_the_ssh_control_directory_falls_back_to_tmp_when_tmpdir_is_too_long(tmp_path: Path, monkeypatch) -> None:
+    """ssh refuses a ControlPath it cannot bind ("unix_listener: path ... too long"): a long $TMPDIR (a deep
+    per-user directory) once made every host fail its checks."""
+    import tempfile
+
+    from stackbench.fleet.servers import SSH_BIND_SUFFIX, control_dir
+    from stackbench.fleet.agent import SOCKET_PATH_MAX
+
+    short, deep = tmp_path / "t", tmp_path / ("d" * 60) / ("e" * 40)
+    for directory in (short, deep):
+        directory.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
+    made = Path(control_dir())
+    assert made.parent == short and made.stat().st_mode & 0o777 == 0o700
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    fallback = Path(control_dir())
+    try:
+        assert fallback.parent == Path("/tmp") and fallback.stat().st_mode & 0o777 == 0o700
+        assert len(f"{fallback}/c") + SSH_BIND_SUFFIX <= SOCKET_PATH_MAX
+        assert list(deep.iterdir()) == []  # the directory first made there is gone
+    finally:
+        fallback.rmdir()
+
+
 def test_the_socket_directory_is_in_tmpdir_when_it_is_set_and_fits(tmp_path: Path, monkeypatch) -> None:
     from stackbench.fleet.agent import SOCKET_PATH_MAX, socket_dir
 

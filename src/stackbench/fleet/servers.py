@@ -15,6 +15,7 @@ file and the socket directory, and confirm that it did.
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import socket
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from stackbench import spawn
 from stackbench.abandoned import CONTROL_DIR_PREFIX
 from stackbench.engine.fio import die_with_parent
+from stackbench.fleet.agent import SOCKET_FALLBACK, SOCKET_PATH_MAX
 from stackbench.errors import FleetHostsFailed
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
 
@@ -107,18 +109,32 @@ def _read_lines(stream: Any, sink: Any) -> None:
         sink(raw.decode(errors="replace"))
 
 
+SSH_BIND_SUFFIX = 17  # ssh binds the control socket as ControlPath + ".XXXXXXXXXXXXXXXX", then renames it
+
+
+def control_dir() -> str:
+    """A new 0700 directory (only we may use the connection) for one ssh control socket, `DIR/c`: in
+    $TMPDIR, or in /tmp when $TMPDIR is so long that ssh could not bind the socket there (a Unix socket's
+    path holds 107 bytes), which it would refuse with "unix_listener: path ... too long"."""
+    directory = tempfile.mkdtemp(prefix=CONTROL_DIR_PREFIX)
+    if len(os.fsencode(f"{directory}/c")) + SSH_BIND_SUFFIX <= SOCKET_PATH_MAX:
+        return directory
+    os.rmdir(directory)
+    return tempfile.mkdtemp(prefix=CONTROL_DIR_PREFIX, dir=SOCKET_FALLBACK)
+
+
 def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict[str, Any]) -> HostServer:
     """Start one host's session; its preflight answer arrives as an event (`HostServer.wait_for`)."""
     port = free_port()
-    control_dir = tempfile.mkdtemp(prefix=CONTROL_DIR_PREFIX)  # 0700: only we may use the connection
+    control = control_dir()
     try:
-        process = spawn.popen(ssh.agent_command(name, control=f"{control_dir}/c"), stdin=subprocess.PIPE,
+        process = spawn.popen(ssh.agent_command(name, control=f"{control}/c"), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                               child_setup=die_with_parent)
     except BaseException:
-        shutil.rmtree(control_dir, ignore_errors=True)
+        shutil.rmtree(control, ignore_errors=True)
         raise
-    server = HostServer(name, index, port, process, control_dir)
+    server = HostServer(name, index, port, process, control)
 
     def event(line: str) -> None:
         answer = answer_in(line)
