@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -225,18 +226,20 @@ def test_a_signal_stops_servers_and_tunnels_everywhere(fleet, db_url: str, sig: 
     assert run.status == "incomplete"
 
 
-def test_a_killed_stackbench_leaves_nothing_running_or_written_on_the_hosts(fleet, db_url: str) -> None:
+def test_a_killed_stackbench_leaves_nothing_running_or_written_on_the_hosts(fleet, db_url: str, request) -> None:
     """SIGKILL gives no chance to clean up: ssh dies with us (parent-death signal), each host's agent sees its
     stdin close, and stops fio and removes the scratch file there by itself. Here, the next command finds the
     run abandoned and removes what it left (its job directory, its ssh control directories)."""
-    controls_before = set(Path(tempfile.gettempdir()).glob("stackbench-ssh-*"))
-    process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "10s", "--runs", "1"), env=_env(fleet),
+    local_tmp = Path(tempfile.mkdtemp(prefix="sbt-", dir="/tmp"))  # its own: other runs share /tmp
+    request.addfinalizer(lambda: shutil.rmtree(local_tmp, ignore_errors=True))
+    process = subprocess.Popen(_cli(fleet, db_url, *CELL, "--runtime", "10s", "--runs", "1"),
+                               env={**_env(fleet), "TMPDIR": str(local_tmp)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not all(list(h.scratch.iterdir()) for h in fleet.hosts) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert all(list(h.scratch.iterdir()) for h in fleet.hosts)  # fio is writing on every host
-    controls = set(Path(tempfile.gettempdir()).glob("stackbench-ssh-*")) - controls_before
+    controls = list(local_tmp.glob("stackbench-ssh-*"))
     assert len(controls) == 3  # one per host's connection
     process.kill()
     process.wait()
