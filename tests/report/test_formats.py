@@ -69,3 +69,14 @@ def test_several_tables_are_separated_by_an_empty_line_in_markdown_and_csv() -> 
 def test_json_prints_the_data_not_the_tables() -> None:
     text = exporter("json").render(Report(tables=(RESULT,), data={"verdict": "keep"}), PLAIN)
     assert json.loads(text) == {"verdict": "keep"}
+
+
+def test_markdown_shows_user_text_as_typed_never_as_links_images_or_html() -> None:
+    """A label pasted into a wiki or an issue must not become a link, an image, HTML, emphasis or a new
+    column: every text of the table (title, headers, cells, notes) is escaped."""
+    hostile = "[x](javascript:alert(1)) ![t](http://tracker/p.png) <script>s</script> **b** a|b #h"
+    report = Report(tables=(Tabular(["label"], [[hostile]], title=hostile, notes=[hostile]),))
+    shown = exporter("markdown").render(report, PLAIN)
+    escaped = ("\\[x\\](javascript:alert(1)) \\!\\[t\\](http://tracker/p.png) \\<script\\>s\\</script\\> "
+               "\\*\\*b\\*\\* a\\|b \\#h")
+    assert shown == f"**{escaped}**\n\n| label |\n|:---|\n| {escaped} |\n\n{escaped}  \n"

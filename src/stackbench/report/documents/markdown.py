@@ -9,17 +9,13 @@ becomes emphasis, a link or HTML.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from urllib.parse import quote
 
 from stackbench.report.document import Report
 from stackbench.report.documents.contents import Contents
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
 from stackbench.report.formats.exporter import Screen
-from stackbench.report.formats.markdown import MarkdownExporter
-from stackbench.report.tabular import Tabular
-
-_ESCAPE = re.compile(r"([\\`*_\[\]<>#~!|])")
+from stackbench.report.formats.markdown import MarkdownExporter, escape
 
 
 def chart_file_name(stem: str, chart: Chart) -> str:
@@ -39,7 +35,7 @@ def render_markdown(contents: Contents, stem: str) -> tuple[bytes, list[tuple[st
         elif isinstance(block, Text):
             parts.append(f"> **Warning:** {escape(block.text)}" if block.kind == "warning" else escape(block.text))
         elif isinstance(block, Table):
-            parts.append(MarkdownExporter().render(Report(tables=(_escaped(block.table),)), Screen(width=160)).rstrip())
+            parts.append(MarkdownExporter().render(Report(tables=(block.table,)), Screen(width=160)).rstrip())
         elif isinstance(block, Code):
             fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", block.text)), default=0))
             caption = f"*{escape(block.caption)}*\n\n" if block.caption else ""
@@ -49,23 +45,3 @@ def render_markdown(contents: Contents, stem: str) -> tuple[bytes, list[tuple[st
             images.append((name, block.figure.render("png")))
             parts.append(f"![{escape(block.figure.alt)}]({quote(name)})\n\n*{escape(block.figure.title)}*")
     return ("\n\n".join(parts) + "\n").encode("utf-8"), images
-
-
-def escape(text: str) -> str:
-    """Markdown's special characters backslash-escaped: the text reads as typed."""
-    return _ESCAPE.sub(r"\\\1", text)
-
-
-def _escaped(tab: Tabular) -> Tabular:
-    """The table with its text escaped; the exporter itself escapes only the column separator, which this
-    leaves to it."""
-    def cell(text: str) -> str:
-        return escape(text).replace("\\|", "|")
-
-    return replace(
-        tab,
-        title=cell(tab.title) if tab.title else tab.title,
-        headers=[cell(h) for h in tab.headers],
-        rows=[[cell(c) for c in row] for row in tab.rows],
-        notes=[cell(n) for n in tab.notes],
-    )
