@@ -77,7 +77,8 @@ def _export_table(items: Sequence[tuple[str, datetime, Any]]) -> Tabular:
         else:
             rows.append([value.id, value.created_at.isoformat(), value.label or "", audit_status(value), "", "",
                          f"audit ({value.source})", value.subject_name or "", kind])
-    return Tabular(["ID", "Created (UTC)", "Label", "Status", "Cells", "Planned", "Plan", "Target", "Kind"], rows)
+    return Tabular(["ID", "Created (UTC)", "Label", "Status", "Cells", "Planned", "Plan", "Target", "Kind"], rows,
+                   right_aligned=frozenset({4, 5}))  # the counts
 
 
 def runs_json(rows: Sequence[tuple[Run, int]]) -> dict[str, Any]:
