@@ -82,6 +82,14 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
             _expect_charts_drawn(owner)
             owner.screenshot(path=shots / "03-compare.png", full_page=True)
 
+            # a chart opened in its own tab is drawn with its own styles (a CSP violation is a console error)
+            alone = watch(owner.context.new_page())
+            alone.goto(site.base + owner.locator("figure.chart img").first.get_attribute("src"))
+            alone.wait_for_load_state("load")
+            assert alone.evaluate("getComputedStyle(document.querySelector('svg path[style]')).fill") != "rgb(0, 0, 0)"
+            alone.screenshot(path=shots / "03a-chart-alone.png")
+            alone.close()
+
             owner.click("a[href='/scans']")
             owner.click(f"a[href='/scans/{site.runs['scan']}']")
             expect(owner.get_by_role("heading", level=1)).to_contain_text(HOSTILE)  # as text

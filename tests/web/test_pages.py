@@ -18,7 +18,7 @@ from stackbench.analysis.goals import evaluate
 from stackbench.report.compare import comparison_table
 from stackbench.report.goals import goals_table
 from stackbench.report.run import run_table
-from stackbench.web.headers import CSP
+from stackbench.web.headers import CSP, IMAGE_CSP
 from stackbench.web.settings import Settings
 from web.site import HOSTILE, Site, assert_slog_page_is_the_clis, csrf_of, first_table
 
@@ -245,8 +245,11 @@ def test_security_headers_on_every_route(web: Site, as_user: dict) -> None:
     for client in (web.client(), as_user["alice"]):
         for method, path in _sample_requests(web):
             answer = client.request(method, path)
-            assert answer.headers["content-security-policy"] == CSP, path
-            assert "frame-ancestors 'none'" in CSP and "script-src" not in CSP
+            svg = answer.headers.get("content-type", "").startswith("image/svg+xml")
+            assert answer.headers["content-security-policy"] == (IMAGE_CSP if svg else CSP), path
+            for policy in (CSP, IMAGE_CSP):
+                assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+                assert "script-src" not in policy
             assert answer.headers["x-content-type-options"] == "nosniff", path
             assert answer.headers["referrer-policy"] == "no-referrer", path
             assert answer.headers["x-frame-options"] == "DENY", path

@@ -2,7 +2,7 @@
 
 An ASGI middleware (not Starlette's BaseHTTPMiddleware) so it wraps every response, errors included.
 The CSP allows only our own stylesheet and images, no script at all, forms posting only to us, no
-framing. uvicorn's own access log is off (`server.uvicorn_config`): it would log a share link's token
+framing (an SVG chart's own inline styles too, for the chart alone: IMAGE_CSP). uvicorn's own access log is off (`server.uvicorn_config`): it would log a share link's token
 with its path; this log writes `/s/[token]` instead, and never a query string.
 """
 
@@ -14,9 +14,12 @@ from typing import Any
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")
+# A chart opened in its own tab is an SVG document: matplotlib's drawing carries its own <style> element and
+# style attributes (every fill and stroke colour), which CSP would refuse, showing the chart in black. Its
+# own styles only; still no script, no request anywhere, no framing.
+IMAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
 
-HEADERS = [
-    (b"content-security-policy", CSP.encode()),
+HEADERS = [  # and a content-security-policy: CSP, or IMAGE_CSP for an SVG
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),  # every page: share links must never leak through Referer
     (b"x-frame-options", b"DENY"),
@@ -66,6 +69,8 @@ class SecurityHeaders:
                 status["code"] = message["status"]
                 headers = [(k, v) for k, v in message.get("headers", [])
                            if k.lower() not in (b"content-security-policy", b"server")]
+                svg = any(k.lower() == b"content-type" and v.startswith(b"image/svg+xml") for k, v in headers)
+                headers.append((b"content-security-policy", (IMAGE_CSP if svg else CSP).encode()))
                 headers += HEADERS
                 if scope.get("scheme") == "https":
                     headers.append(HSTS)
