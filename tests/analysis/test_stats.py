@@ -26,6 +26,26 @@ def test_median_ci_uses_the_binomial_order_statistics() -> None:
     assert median_ci(list(reversed(values)), 0.95) == (2.0, 9.0)
 
 
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(min_value=1, max_value=800), confidence=st.floats(min_value=0.5, max_value=0.999))
+def test_median_ci_picks_the_pair_scipys_binomial_picks(n: int, confidence: float) -> None:
+    """The order statistics chosen agree with the binomial coverage computed by SciPy, for any sample size
+    and level (the interval itself is computed without SciPy, which a run command should not import)."""
+    from scipy.stats import binom
+
+    best = 0
+    for j in range(1, n // 2 + 1):
+        if binom.cdf(n - j, n, 0.5) - binom.cdf(j - 1, n, 0.5) >= confidence:
+            best = j
+        else:
+            break
+    low, high = median_ci([float(i) for i in range(1, n + 1)], confidence)
+    if best == 0 or n < min_samples_for_ci(confidence):
+        assert (low, high) == (-math.inf, math.inf)
+    else:
+        assert (low, high) == (float(best), float(n + 1 - best))
+
+
 def test_too_few_samples_have_no_interval_and_say_how_many_are_needed() -> None:
     assert min_samples_for_ci(0.95) == 6  # 1 - 2 * 0.5**6 = 0.969
     summary = summarize([1.0, 2.0, 3.0, 4.0, 5.0])
