@@ -141,6 +141,7 @@ class Accounts:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
         self.where = store.where  # how `_guarded` names the store in a one-line error
 
     # -- accounts --------------------------------------------------------------------------------
@@ -159,12 +160,12 @@ class Accounts:
         return account
 
     def list_accounts(self) -> list[Account]:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(schema.accounts).order_by(schema.accounts.c.name)).mappings().all()
         return [_account(row) for row in rows]
 
     def count_accounts(self) -> int:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return int(connection.execute(select(func.count()).select_from(schema.accounts)).scalar_one())
 
     def account_named(self, name: str) -> Account:
@@ -175,7 +176,7 @@ class Accounts:
 
     def credentials(self, name: str) -> tuple[Account, str] | None:
         """The account and its password hash, for checking a login; None when there is no such account."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(schema.accounts).where(schema.accounts.c.name == name)
             ).mappings().first()
@@ -213,7 +214,7 @@ class Accounts:
         """The server's random key `name`, generated and stored on first use (no default secret exists)."""
         table = schema.server_secrets
         for _ in range(2):
-            with self.engine.connect() as connection:
+            with self.reader.connect() as connection:
                 value = connection.execute(select(table.c.value).where(table.c.name == name)).scalar()
             if value is not None:
                 return bytes.fromhex(value)
@@ -236,7 +237,7 @@ class Accounts:
 
     def session(self, id_hash: str) -> SessionRecord | None:
         s, a = schema.sessions, schema.accounts
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(s.c.csrf_secret, s.c.created_at, s.c.last_seen_at, a)
                 .join(a, a.c.id == s.c.account_id).where(s.c.id_hash == id_hash)
@@ -295,7 +296,7 @@ class Accounts:
 
     def unowned_items(self, kinds: Sequence[str] = tuple(OWNED)) -> list[tuple[str, str]]:
         """(kind, id) of every run, scan and audit without an owner."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return [(kind, i) for kind in kinds
                     for i in connection.execute(select(OWNED[kind].c.id).where(OWNED[kind].c.owner.is_(None))).scalars()]
 
@@ -306,7 +307,7 @@ class Accounts:
         """(owner, visibility) of the run, scan or audit when `viewer` may see it, else None: absent and
         hidden alike."""
         table = OWNED[kind]
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(table.c.owner, table.c.visibility).where(table.c.id == object_id, _visible(viewer, table))
             ).first()
@@ -330,7 +331,7 @@ class Accounts:
             .select_from(table.outerjoin(accounts, accounts.c.id == table.c.owner))
             .where(condition).order_by(table.c.created_at.desc(), table.c.id).offset(offset).limit(limit)
         )
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = [dict(r) for r in connection.execute(query).mappings().all()]
             total = connection.execute(select(func.count()).select_from(table).where(condition)).scalar_one()
         for row in rows:
@@ -373,7 +374,7 @@ class Accounts:
                          .outerjoin(accounts, accounts.c.id == runs.c.owner))
             .order_by(*newest_first)
         )
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(query).mappings().all()
             total = connection.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
         made = _run_from_row if whole else _summary_from_row
@@ -407,7 +408,7 @@ class Accounts:
         """The owner's links to one run or one comparison, newest first (revoked and expired included)."""
         links = schema.share_links
         other = links.c.other_id.is_(None) if kind == "run" else links.c.other_id == run_ids[1]
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(
                 select(links).where(links.c.owner == owner, links.c.kind == kind, links.c.object_id == run_ids[0],
                                     other).order_by(links.c.created_at.desc())
@@ -426,7 +427,7 @@ class Accounts:
                                .values(last_used_at=moment))
 
     def _one_link(self, condition: Any) -> ShareLink | None:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(select(schema.share_links).where(condition)).mappings().first()
         return None if row is None else _link(row)
 

@@ -170,6 +170,7 @@ class Store:
             ) from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.reader: Engine = _reader(self.engine)
         self._migrate()
 
     @property
@@ -231,7 +232,7 @@ class Store:
         one line with the fix here, not a second wait in Alembic.
         """
         try:
-            with self.engine.connect() as connection:
+            with self.reader.connect() as connection:
                 versions = {row[0] for row in connection.execute(text("SELECT version_num FROM alembic_version"))}
         except SQLAlchemyError as error:
             if _no_such_table(error):
@@ -399,7 +400,7 @@ class Store:
     def running_runs(self) -> list[tuple[str, dict[str, Any]]]:
         """`(id, facts)` of every run still marked running: for finding the abandoned ones."""
         runs = schema.runs
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(runs.c.id, runs.c.facts).where(runs.c.status == "running")).all()
         return [(row[0], row[1] or {}) for row in rows]
 
@@ -423,7 +424,7 @@ class Store:
 
     def has_run(self, run_id: str) -> bool:
         """Whether a run with exactly this id is stored (no prefix or label lookup)."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return connection.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is not None
 
     def resolve(self, ref: str) -> str:
@@ -436,7 +437,7 @@ class Store:
     def run_by_id(self, run_id: str) -> Run:
         """The run with this exact id (known to exist: the server's authorization has just found it), without
         resolving prefixes and labels as `get_run` does."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().one()
             cell_rows = connection.execute(
                 select(schema.cells).where(schema.cells.c.run_id == run_id).order_by(schema.cells.c.seq)
@@ -474,12 +475,12 @@ class Store:
             query = query.where(runs.c.label == label)
         if limit:
             query = query.limit(limit)
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(query).mappings().all()
         return [(_run_from_row(row), int(row["cell_count"])) for row in rows]
 
     def fio_outputs(self, run_id: str) -> list[dict[str, Any]]:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(
                 select(schema.fio_outputs)
                 .where(schema.fio_outputs.c.run_id == run_id)
@@ -500,7 +501,7 @@ class Store:
     def list_goals(self) -> list[tuple[str, "Goal"]]:
         from stackbench.goal import Goal
 
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(schema.goals).order_by(schema.goals.c.created_at)).mappings().all()
         return [(row["id"], Goal.from_dict(row["spec"])) for row in rows]
 
@@ -536,7 +537,7 @@ class Store:
         return scan_id
 
     def get_scan(self, scan_id: str) -> StoredScan:
-        with _damage_reported("scan", scan_id), self.engine.connect() as connection:
+        with _damage_reported("scan", scan_id), self.reader.connect() as connection:
             row = connection.execute(select(schema.scans).where(schema.scans.c.id == scan_id)).mappings().first()
             if row is None:
                 raise StoreError(f"no scan with id {scan_id!r}",
@@ -551,7 +552,7 @@ class Store:
             query = query.where(scans.c.label == label)
         if limit:
             query = query.limit(limit)
-        with _damage_reported("scan", None), self.engine.connect() as connection:
+        with _damage_reported("scan", None), self.reader.connect() as connection:
             return [_scan_from_row({**row, "document": None}) for row in connection.execute(query).mappings().all()]
 
     def add_audit(
@@ -595,7 +596,7 @@ class Store:
         return audit_id
 
     def get_audit(self, audit_id: str) -> StoredAudit:
-        with _damage_reported("audit", audit_id), self.engine.connect() as connection:
+        with _damage_reported("audit", audit_id), self.reader.connect() as connection:
             row = connection.execute(select(schema.audits).where(schema.audits.c.id == audit_id)).mappings().first()
             if row is None:
                 raise StoreError(
@@ -606,7 +607,7 @@ class Store:
     def latest_audit(self, subject_key: str) -> StoredAudit | None:
         """The newest stored audit of this subject, with its findings: what a new audit is compared with."""
         audits = schema.audits
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             found = connection.execute(
                 select(audits.c.id).where(audits.c.subject_key == subject_key)
                 .order_by(audits.c.created_at.desc()).limit(1)
@@ -623,7 +624,7 @@ class Store:
             query = query.where(audits.c.label == label)
         if limit:
             query = query.limit(limit)
-        with _damage_reported("audit", None), self.engine.connect() as connection:
+        with _damage_reported("audit", None), self.reader.connect() as connection:
             return [_audit_from_row({**row, "document": None, "facts": None}, ())
                     for row in connection.execute(query).mappings().all()]
 
@@ -635,7 +636,7 @@ class Store:
         chosen = {kind: tables[kind] for kind in kinds}
         listed = list(chosen)
         names = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             for kind, table in chosen.items():
                 if connection.execute(select(table.c.id).where(table.c.id == ref)).first():
                     return kind, ref
@@ -759,6 +760,21 @@ def _audit_from_row(row: Any, findings: tuple[dict[str, Any], ...]) -> StoredAud
         worst_severity=row["worst_severity"], previous_id=row["previous_id"],
         facts=row["facts"], document=row["document"], findings=findings,
     )
+
+
+def _reader(engine: Engine) -> Engine:
+    """The engine of the store's reads (`Store.reader`): on PostgreSQL outside a transaction.
+
+    psycopg opens a transaction before a connection's first statement (a BEGIN of its own, one round trip)
+    and the pool ends it when the connection is returned (a ROLLBACK, another): two round trips to the
+    database server per read for nothing, since under PostgreSQL's READ COMMITTED every statement takes a
+    snapshot of its own either way. A server page makes several reads, and each round trip is a wait on
+    a process that shares the machine's cores (bench/RESULTS.md, "Server pages under load"). Writes keep
+    `engine.begin()`: their transactions are what makes them all-or-nothing. SQLite's driver starts no
+    transaction for a SELECT, so its reads are unchanged (the same engine)."""
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(isolation_level="AUTOCOMMIT")
+    return engine
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
