@@ -9,6 +9,7 @@ cost paid once, not per view."""
 
 from __future__ import annotations
 
+import html
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,10 +27,10 @@ pg_database = test_postgres.pg_database  # a database of its own on the test Pos
 # Statements per view of each page, at most (a logged-in owner, or the holder of a share link).
 LIMITS = {
     "runs list": 3,
-    "run": 8,
-    "compare": 11,
-    "shared run": 8,
-    "shared compare": 11,
+    "run": 6,  # session, misses, the run (checked and read in one), its cells, goals, the owner's share links
+    "compare": 5,  # session, misses, both runs, their cells, share links
+    "shared run": 6,  # misses, the token, the link's last use, the run, its cells, goals
+    "shared compare": 5,
 }
 
 
@@ -37,6 +38,7 @@ LIMITS = {
 class Statement:
     sql: str
     in_transaction: bool  # whether the database connection was inside a transaction when it ran
+    parameters: object
 
 
 @contextmanager
@@ -45,11 +47,11 @@ def recorded(web: Site) -> Iterator[list[Statement]]:
     this process, so its engine's events are ours to listen to)."""
     statements: list[Statement] = []
 
-    def after(connection, _cursor, sql, _parameters, _context, _many) -> None:  # noqa: ANN001
+    def after(connection, _cursor, sql, parameters, _context, _many) -> None:  # noqa: ANN001
         dbapi = connection.connection.dbapi_connection
         info = getattr(dbapi, "info", None)  # psycopg: the server's transaction status
         busy = (info.transaction_status != 0) if info is not None else dbapi.in_transaction  # 0: IDLE
-        statements.append(Statement(" ".join(sql.split()), bool(busy)))
+        statements.append(Statement(" ".join(sql.split()), bool(busy), parameters))
 
     engine = web.store.engine
     event.listen(engine, "after_cursor_execute", after)
@@ -88,6 +90,30 @@ def assert_few_statements(web: Site) -> None:
         # reads run outside a transaction: on PostgreSQL a transaction costs a BEGIN and a ROLLBACK, two
         # round trips more per read (store/repository.py, `_reader`)
         assert not [s.sql for s in statements if s.sql.startswith("SELECT") and s.in_transaction], name
+
+
+def test_a_run_page_reads_no_samples_its_tables_do_not_need_and_its_chart_draws_them(fresh_site) -> None:  # noqa: ANN001
+    """A run measured with separate fio runs: its tables are made of the stored replicates, so a view of its
+    page reads none of its per-second samples; its timeline chart, drawn once, reads them all."""
+    from stackbench.report.charts import run_figures
+    from store.test_run_reading import _mixed_run
+    from stored_runs import store_run
+
+    with fresh_site(SHARED) as web:
+        measured = _mixed_run("d" * 32, 1.0)
+        store_run(web.store, measured)
+        web.accounts.claim(web.ids["alice"], [measured.id])
+        alice = web.login("alice")
+        first = alice.get(f"/runs/{measured.id}").text
+        assert "Per-second samples of" in first  # the timeline of the first cell with samples
+        expected = run_figures(web.store.get_run(measured.id))
+        assert [html.unescape(a) for a in re.findall(r'<img [^>]*alt="([^"]*)"', first)] == [f.alt for f in expected]
+        with recorded(web) as statements:
+            again = alice.get(f"/runs/{measured.id}")
+        assert again.text == first
+        legacy = [c.id for c in web.store.get_run(measured.id).cells if c.workload.rw == "randwrite"]
+        read = [s.parameters for s in statements if s.sql.startswith("SELECT samples")]
+        assert read == [tuple(legacy)]  # the samples of the legacy cell only, whose replicates they are
 
 
 def test_pages_issue_few_statements_on_sqlite(fresh_site) -> None:  # noqa: ANN001

@@ -19,15 +19,15 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlalchemy import and_, delete, false, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.errors import StoreError
-from stackbench.results import Run, new_id
+from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
-from stackbench.store.repository import Store, _aware, _guarded, _run_from_row
+from stackbench.store.repository import Store, _aware, _guarded, _run_from_row, read_runs
 
 SHARE_KINDS = ("run", "compare")
 
@@ -312,6 +312,18 @@ class Accounts:
                 select(table.c.owner, table.c.visibility).where(table.c.id == object_id, _visible(viewer, table))
             ).first()
         return None if row is None else (row[0], row[1])
+
+    def runs_seen(
+        self, viewer: Viewer, run_ids: Sequence[str], *, samples_for: Callable[[Cell], bool] | None = None
+    ) -> dict[str, tuple[str | None, str, Run]]:
+        """{id: (owner, visibility, run)} of those of `run_ids` that `viewer` may see, read together: the
+        visibility rule is a condition of the query that reads the runs, so a run is checked and read in
+        one statement, and a compare page's two runs in the same one. `samples_for` as in `read_runs`."""
+        runs = schema.runs
+        with self.reader.connect() as connection:
+            found = read_runs(connection, and_(runs.c.id.in_(sorted(set(run_ids))), _visible(viewer)),
+                              samples_for=samples_for)
+        return {run.id: (row["owner"], row["visibility"], run) for row, run in found}
 
     def set_visibility(self, object_id: str, visibility: str, kind: str = "run") -> None:
         if visibility not in schema.VISIBILITIES:

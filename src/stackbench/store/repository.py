@@ -435,30 +435,24 @@ class Store:
         return self.run_by_id(self.resolve(ref))
 
     def run_by_id(self, run_id: str) -> Run:
-        """The run with this exact id (known to exist: the server's authorization has just found it), without
-        resolving prefixes and labels as `get_run` does."""
+        """The run with this exact id, with all its samples, without resolving prefixes and labels as
+        `get_run` does."""
         with self.reader.connect() as connection:
-            row = connection.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().one()
-            cell_rows = connection.execute(
-                select(schema.cells).where(schema.cells.c.run_id == run_id).order_by(schema.cells.c.seq)
-            ).mappings().all()
-            # plain tuples of the columns Sample needs: a 48-cell run has thousands of samples, and
-            # building a mapping per row cost more than the query (58 -> 23 ms for 8,640 samples)
-            s = schema.samples
-            sample_rows = connection.execute(
-                select(s.c.cell_id, s.c.t_s, s.c.iops, s.c.bw_bytes, s.c.clat_mean_ns, s.c.segment, s.c.ramp)
-                .join(schema.cells, schema.cells.c.id == s.c.cell_id)
-                .where(schema.cells.c.run_id == run_id)
-                .order_by(s.c.cell_id, s.c.idx)
-            ).all()  # Rows unpack like tuples
-        samples: dict[str, list[Sample]] = {}
-        for cell_id, t_s, iops, bw_bytes, clat_mean_ns, segment, ramp in sample_rows:
-            samples.setdefault(cell_id, []).append(
-                Sample(t_s=t_s, iops=iops, bw_bytes=bw_bytes, clat_mean_ns=clat_mean_ns, segment=segment,
-                       ramp=bool(ramp))
-            )
-        cells = tuple(_cell_from_row(r, tuple(samples.get(r["id"], ()))) for r in cell_rows)
-        return replace(_run_from_row(row), cells=cells)
+            return read_runs(connection, schema.runs.c.id == run_id)[0][1]
+
+    def with_samples(self, runs: Sequence[Run]) -> list[Run]:
+        """`runs` with every per-second sample of every cell (one query for all): for a run loaded with
+        only the samples its replicates need (`read_runs`), where a page draws or ranks per-second samples.
+        Cells are matched by id, so a redacted copy (report/redact.py) gets its samples too."""
+        s, cells = schema.samples, schema.cells
+        with self.reader.connect() as connection:
+            rows = connection.execute(
+                select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
+                .where(cells.c.run_id.in_(sorted({run.id for run in runs}))).order_by(s.c.cell_id, s.c.idx)
+            ).all()
+        samples = _samples_by_cell(rows)
+        return [replace(run, cells=tuple(replace(c, samples=tuple(samples.get(c.id, ()))) for c in run.cells))
+                for run in runs]
 
     def list_runs(self, limit: int | None = None, label: str | None = None) -> list[tuple[Run, int]]:
         """Runs newest first, each with its number of stored cells."""
@@ -707,6 +701,56 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 for _name, _method in list(vars(Store).items()):
     if not _name.startswith("_") and callable(_method):
         setattr(Store, _name, _guarded(_method))
+
+
+_SAMPLE_COLUMNS = (schema.samples.c.cell_id, schema.samples.c.t_s, schema.samples.c.iops, schema.samples.c.bw_bytes,
+                   schema.samples.c.clat_mean_ns, schema.samples.c.segment, schema.samples.c.ramp)
+
+
+def read_runs(
+    connection: Any, condition: Any, *, samples_for: Callable[[Cell], bool] | None = None, columns: Sequence[Any] = ()
+) -> list[tuple[Any, Run]]:
+    """The runs matching `condition` (on the runs table), each with its cells: (row, run) pairs, the row
+    carrying the extra `columns` asked for (the server's owner and visibility).
+
+    Two statements for any number of runs (their rows, then all their cells), and a third only when a
+    cell that has samples wants them: every sample when `samples_for` is None, else the samples of the
+    cells for which `samples_for(cell)` is true (the cell given without samples). A 48-cell run holds 8,640
+    per-second samples; a page that shows only its tables needs them only where its replicates are made
+    of samples (analysis/cells.py, `samples_needed`).
+    """
+    runs, cells, s = schema.runs, schema.cells, schema.samples
+    rows = connection.execute(select(runs, *columns).where(condition)).mappings().all()
+    if not rows:
+        return []
+    has_samples = select(s.c.cell_id).where(s.c.cell_id == cells.c.id).correlate(cells).exists()
+    cell_rows = connection.execute(
+        select(cells, has_samples.label("has_samples")).where(cells.c.run_id.in_([r["id"] for r in rows]))
+        .order_by(cells.c.run_id, cells.c.seq)
+    ).mappings().all()
+    made = [(r["run_id"], _cell_from_row(r), bool(r["has_samples"])) for r in cell_rows]
+    wanted = [cell.id for _, cell, has in made if has and (samples_for is None or samples_for(cell))]
+    samples: dict[str, list[Sample]] = {}
+    if wanted:
+        # plain tuples of the columns Sample needs: a 48-cell run has thousands of samples, and building
+        # a mapping per row cost more than the query (58 -> 23 ms for 8,640 samples)
+        samples = _samples_by_cell(connection.execute(
+            select(*_SAMPLE_COLUMNS).where(s.c.cell_id.in_(wanted)).order_by(s.c.cell_id, s.c.idx)
+        ).all())
+    by_run: dict[str, list[Cell]] = {}
+    for run_id, cell, _ in made:
+        by_run.setdefault(run_id, []).append(replace(cell, samples=tuple(samples.get(cell.id, ()))))
+    return [(row, replace(_run_from_row(row), cells=tuple(by_run.get(row["id"], ())))) for row in rows]
+
+
+def _samples_by_cell(rows: Iterable[Any]) -> dict[str, list[Sample]]:
+    """Sample rows (`_SAMPLE_COLUMNS`, which unpack like tuples) by cell id, in the order given."""
+    samples: dict[str, list[Sample]] = {}
+    for cell_id, t_s, iops, bw_bytes, clat_mean_ns, segment, ramp in rows:
+        samples.setdefault(cell_id, []).append(
+            Sample(t_s=t_s, iops=iops, bw_bytes=bw_bytes, clat_mean_ns=clat_mean_ns, segment=segment, ramp=bool(ramp))
+        )
+    return samples
 
 
 def _delete_runs(connection: Any, ids: list[str]) -> int:
