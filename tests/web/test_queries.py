@@ -29,8 +29,8 @@ LIMITS = {
     "runs list": 3,
     "run": 6,  # session, misses, the run (checked and read in one), its cells, goals, the owner's share links
     "compare": 5,  # session, misses, both runs, their cells, share links
-    "shared run": 6,  # misses, the token, the link's last use, the run, its cells, goals
-    "shared compare": 5,
+    "shared run": 5,  # misses, the token, the run, its cells, goals (its last use written once a minute)
+    "shared compare": 4,
 }
 
 
@@ -114,6 +114,31 @@ def test_a_run_page_reads_no_samples_its_tables_do_not_need_and_its_chart_draws_
         legacy = [c.id for c in web.store.get_run(measured.id).cells if c.workload.rw == "randwrite"]
         read = [s.parameters for s in statements if s.sql.startswith("SELECT samples")]
         assert read == [tuple(legacy)]  # the samples of the legacy cell only, whose replicates they are
+
+
+def test_a_share_links_last_use_is_written_once_a_minute(fresh_site) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from stackbench.store import schema
+
+    with fresh_site(SHARED) as web:
+        path = _share_link(web.login("alice"), f"/runs/{web.runs['b']}")
+        [link] = web.accounts.share_links_of(web.ids["alice"], "run", [web.runs["b"]])
+        assert link.last_used_at is None
+        reader = web.client()
+        with recorded(web) as statements:
+            assert reader.get(path).status_code == 200  # the first use is written
+            assert reader.get(path).status_code == 200  # a second within the minute is not
+        assert len([s for s in statements if s.sql.startswith("UPDATE share_links")]) == 1
+        [link] = web.accounts.share_links_of(web.ids["alice"], "run", [web.runs["b"]])
+        with web.store.engine.begin() as connection:  # as if that use were two minutes ago
+            connection.execute(update(schema.share_links).where(schema.share_links.c.id == link.id)
+                               .values(last_used_at=link.last_used_at - timedelta(minutes=2)))
+        assert reader.get(path).status_code == 200
+        [again] = web.accounts.share_links_of(web.ids["alice"], "run", [web.runs["b"]])
+        assert again.last_used_at > link.last_used_at
 
 
 def test_pages_issue_few_statements_on_sqlite(fresh_site) -> None:  # noqa: ANN001

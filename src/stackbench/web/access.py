@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Callable, Sequence
 
 from starlette.requests import Request
@@ -30,6 +31,7 @@ OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "t
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # new_id(): 128 random bits
 TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): 256 random bits
+LAST_USE_STEP = timedelta(minutes=1)  # a share link's last use is written when it moved by more than this
 
 
 class NotFound(Exception):
@@ -141,7 +143,9 @@ def _load_token(ctx: ServerContext, principal: Principal, token: str) -> ShareLi
     moment = now()
     if link is None or not link.live(moment):
         return None
-    ctx.accounts.touch_share_link(link.id, moment)
+    if link.last_used_at is None or moment - link.last_used_at > LAST_USE_STEP:
+        # one write a minute at most (the list shows the minute), not a transaction per view of a shared page
+        ctx.accounts.touch_share_link(link.id, moment)
     return link
 
 
