@@ -52,8 +52,13 @@ def test_the_visibility_rule(accounts: Accounts) -> None:
     # the single-run check is the same rule
     assert {label for label, i in ids.items() if accounts.run_access(as_alice, i)} == {"alice-private", "bob-team"}
     assert {label for label, i in ids.items() if accounts.run_access(as_admin, i)} == {"bob-team", "nobodys"}
+    assert {r.label for _, _, r in accounts.runs_seen(as_alice, list(ids.values())).values()} == {"alice-private", "bob-team"}
+    assert {r.label for _, _, r in accounts.runs_seen(as_admin, list(ids.values())).values()} == {"bob-team", "nobodys"}
     with pytest.raises(StoreError, match="visibility"):
         accounts.set_visibility(ids["bob-team"], "public")
+    # a page of the list carries the list's total; a page past the end has none to carry and still counts
+    pages = [accounts.visible_runs(as_alice, RunFilter(), offset=offset, limit=1) for offset in (0, 1, 2, 9)]
+    assert [(len(rows), total) for rows, total in pages] == [(1, 2), (1, 2), (0, 2), (0, 2)]
 
 
 def test_a_run_made_team_without_an_owner_stays_hidden(accounts: Accounts) -> None:

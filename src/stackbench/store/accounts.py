@@ -344,11 +344,11 @@ class Accounts:
             .where(condition).order_by(table.c.created_at.desc(), table.c.id).offset(offset).limit(limit)
         )
         with self.reader.connect() as connection:
-            rows = [dict(r) for r in connection.execute(query).mappings().all()]
-            total = connection.execute(select(func.count()).select_from(table).where(condition)).scalar_one()
+            rows, total = _page_and_total(connection, query, select(func.count()).select_from(table).where(condition))
+        rows = [dict(r) for r in rows]
         for row in rows:
             row["created_at"] = _aware(row["created_at"])
-        return rows, int(total)
+        return rows, total
 
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True
@@ -387,10 +387,9 @@ class Accounts:
             .order_by(*newest_first)
         )
         with self.reader.connect() as connection:
-            rows = connection.execute(query).mappings().all()
-            total = connection.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
+            rows, total = _page_and_total(connection, query, select(func.count()).select_from(runs).where(*conditions))
         made = _run_from_row if whole else _summary_from_row
-        return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], int(total)
+        return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -448,6 +447,16 @@ class Accounts:
 for _name, _method in list(vars(Accounts).items()):
     if not _name.startswith("_") and callable(_method):
         setattr(Accounts, _name, _guarded(_method))
+
+
+def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], int]:
+    """The rows of a list's page and how many rows the whole list has, in one statement: the count rides
+    along as a column of every row (an uncorrelated subquery, computed once), so a list page costs one
+    round trip to the database, not two. A page past the end has no rows to carry it: counted apart."""
+    rows = connection.execute(page.add_columns(count.scalar_subquery().label("list_total"))).mappings().all()
+    if rows:
+        return list(rows), int(rows[0]["list_total"])
+    return [], int(connection.execute(count).scalar_one())
 
 
 def _account(row: Any) -> Account:
