@@ -325,6 +325,32 @@ class Accounts:
                               samples_for=samples_for)
         return {run.id: (row["owner"], row["visibility"], run) for row, run in found}
 
+    def latest_complete_runs(self, viewer: Viewer) -> list[Run]:
+        """The newest complete run of each series that `viewer` may see, with cells (no samples): what
+        `/metrics` exposes, in two statements however many runs are stored, not a read of every run.
+
+        A series is report/openmetrics.py's `series_of`: the host named in the facts
+        (`system.hostname`), the target and the preset. The host is read from the facts' JSON by the
+        database; a hostname that is not a string (the report takes it as "") is kept apart by its JSON type,
+        so each group here lies within one series of the report's, and `latest_complete` over these runs
+        picks exactly the runs it picks over all of them."""
+        runs = schema.runs
+        path = ("system", "hostname")
+        host = func.coalesce(runs.c.facts[path].as_string(), "")
+        if self.engine.dialect.name == "postgresql":
+            kind = func.json_typeof(runs.c.facts[path])
+        else:
+            kind = func.json_type(runs.c.facts, "$.system.hostname")
+        newest = func.row_number().over(
+            partition_by=(host, func.coalesce(kind, ""), func.coalesce(runs.c.target, ""),
+                          func.coalesce(runs.c.plan_name, "")),
+            order_by=(runs.c.created_at.desc(), runs.c.id.desc()))
+        ranked = (select(runs.c.id, newest.label("newest")).where(runs.c.status == "complete", _visible(viewer))
+                  .subquery())
+        chosen = select(ranked.c.id).where(ranked.c.newest == 1)
+        with self.reader.connect() as connection:
+            return [run for _, run in read_runs(connection, runs.c.id.in_(chosen), samples_for=lambda _: False)]
+
     def set_visibility(self, object_id: str, visibility: str, kind: str = "run") -> None:
         if visibility not in schema.VISIBILITIES:
             raise StoreError(f"unknown visibility {visibility!r}", "Use private or team")
