@@ -113,7 +113,7 @@ def test_a_run_page_reads_no_samples_its_tables_do_not_need_and_its_chart_draws_
         assert again.text == first
         legacy = [c.id for c in web.store.get_run(measured.id).cells if c.workload.rw == "randwrite"]
         read = [s.parameters for s in statements if s.sql.startswith("SELECT samples")]
-        assert read == [tuple(legacy)]  # the samples of the legacy cell only, whose replicates they are
+        assert read == [(measured.id, *legacy)]  # the run's samples of its legacy cell only, whose replicates they are
 
 
 def test_a_share_links_last_use_is_written_once_a_minute(fresh_site) -> None:  # noqa: ANN001

@@ -729,14 +729,17 @@ def read_runs(
         .order_by(cells.c.run_id, cells.c.seq)
     ).mappings().all()
     made = [(r["run_id"], _cell_from_row(r), bool(r["has_samples"])) for r in cell_rows]
-    wanted = [cell.id for _, cell, has in made if has and (samples_for is None or samples_for(cell))]
+    having = [cell for _, cell, has in made if has]
+    wanted = [cell.id for cell in having if samples_for is None or samples_for(cell)]
     samples: dict[str, list[Sample]] = {}
     if wanted:
         # plain tuples of the columns Sample needs: a 48-cell run has thousands of samples, and building
         # a mapping per row cost more than the query (58 -> 23 ms for 8,640 samples)
-        samples = _samples_by_cell(connection.execute(
-            select(*_SAMPLE_COLUMNS).where(s.c.cell_id.in_(wanted)).order_by(s.c.cell_id, s.c.idx)
-        ).all())
+        query = (select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
+                 .where(cells.c.run_id.in_([r["id"] for r in rows])).order_by(s.c.cell_id, s.c.idx))
+        if len(wanted) < len(having):  # only some cells' (all of them: no list of every cell id to send)
+            query = query.where(s.c.cell_id.in_(wanted))
+        samples = _samples_by_cell(connection.execute(query).all())
     by_run: dict[str, list[Cell]] = {}
     for run_id, cell, _ in made:
         by_run.setdefault(run_id, []).append(replace(cell, samples=tuple(samples.get(cell.id, ()))))

@@ -56,7 +56,9 @@ class Principal:
 
 @dataclass(frozen=True)
 class RunView:
-    """A run as a principal may see it, with what the page needs to offer the owner's controls."""
+    """A run as a principal may see it, with what the page needs to offer the owner's controls. The run's
+    cells carry per-second samples only where their replicates are made of them (`samples_needed`): what
+    draws or ranks per-second samples reads the rest with `Store.with_samples`."""
 
     run: Run
     owner: str | None
