@@ -19,7 +19,9 @@ The chart images themselves are not requested (they are separate requests a brow
     python bench/serve_bench.py --runs 500 --clients 5 --requests 10   # a quick check that it works
     python bench/serve_bench.py --postgres               # the same against PostgreSQL (tests/pg_server.py)
 
-Prints p50/p95 latency per page and whether p95 meets the goal; paste the lines into bench/RESULTS.md.
+Prints p50/p95 latency per page and whether p95 meets the goal, and the CPU time the server (and PostgreSQL)
+spent per request while measured (on a shared machine the fairer number for comparing two versions of the
+server); paste the lines into bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -79,9 +81,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(url: str, workers: int = 1, threads: int = 2) -> Iterator[str]:
+def serving(url: str, workers: int = 1, threads: int = 2) -> Iterator[tuple[str, int]]:
     """`stackbench serve --db URL --workers N` on a free loopback port until the block ends; yields the
-    base URL. Its log (an access-log line per request) goes to a file: a pipe nobody reads would fill and
+    base URL and the server's process id. Its log (an access-log line per request) goes to a file: a pipe nobody reads would fill and
     stall the server."""
     import httpx
 
@@ -103,7 +105,7 @@ def serving(url: str, workers: int = 1, threads: int = 2) -> Iterator[str]:
                     log.seek(0)
                     raise SystemExit(f"stackbench serve did not start: {log.read()}")
                 time.sleep(0.2)
-            yield base
+            yield base, server.pid
         finally:
             server.terminate()
             try:
@@ -162,10 +164,58 @@ class Connection:
             self.writer.close()
 
 
-def load(base: str, name: str, pages: dict[str, str], clients: int, requests: int) -> dict[str, list[float]]:
+def cpu_seconds(roots: dict[str, int]) -> dict[str, float]:
+    """CPU time (user + system, seconds) used so far by each named process and all its descendants, read
+    from /proc: the server's worker processes are children of `stackbench serve`, PostgreSQL's backends
+    children of its postmaster."""
+    import os
+
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    totals = {}
+    for name, root in roots.items():
+        tree, grown = {root}, True
+        while grown:
+            more = {pid for pid, parent in parents.items() if parent in tree} - tree
+            tree |= more
+            grown = bool(more)
+        totals[name] = sum(used.get(pid, 0.0) for pid in tree)
+    return totals
+
+
+def postmaster(url: str) -> int | None:
+    """The process id of the PostgreSQL server listening on `url`'s port on this machine (None if it is
+    not found here)."""
+    port = url.rsplit(":", 1)[1].split("/", 1)[0]
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if args and args[0].endswith(b"postgres") and any(a == b"-p" and b == port.encode() for a, b in zip(args, args[1:])):
+            return int(entry.name)
+    return None
+
+
+def load(base: str, name: str, pages: dict[str, str], clients: int, requests: int,
+         watched: dict[str, int]) -> dict[str, list[float]]:
     """Each of `clients` clients requests every page `requests` times, one request at a time; the latency
     of each request in milliseconds, by page. The clients are asyncio tasks in one thread, each with its
-    own logged-in session and connection (see `Connection` for why not a full HTTP library)."""
+    own logged-in session and connection (see `Connection` for why not a full HTTP library).
+
+    Also prints the CPU time the `watched` processes (the server, PostgreSQL) spent per request while
+    measured: on a machine shared with other work the latencies follow its load, the CPU time per request
+    much less, so it is the fairer number to compare two versions of the server by."""
     import asyncio
 
     cookies = [session_cookie(base, name) for _ in range(clients)]
@@ -191,11 +241,15 @@ def load(base: str, name: str, pages: dict[str, str], clients: int, requests: in
         import resource
 
         clock, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        served_before = cpu_seconds(watched)
         await asyncio.gather(*(client(connection) for connection in connections))
+        served = {k: v - served_before[k] for k, v in cpu_seconds(watched).items()}
         after = resource.getrusage(resource.RUSAGE_SELF)
         spent = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         print(f"load generator: {spent:.1f} s of CPU in {time.perf_counter() - clock:.1f} s "
               f"({spent / max(1, clients * requests * len(pages)) * 1000:.2f} ms a request)", file=sys.stderr)
+        print("server CPU per request: " + ", ".join(
+            f"{k} {v / (clients * requests * len(pages)) * 1000:.2f} ms" for k, v in served.items()), file=sys.stderr)
         for connection in connections:
             connection.close()
         if failures:
@@ -241,8 +295,11 @@ def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False)
         "run": f"/runs/{ids[middle]}",
         "compare": f"/compare/{ids[middle]}/{ids[middle + 1]}",
     }
-    with serving(url, args.workers, args.threads) as base:
-        timings = load(base, name, pages, args.clients, args.requests)
+    with serving(url, args.workers, args.threads) as (base, server):
+        watched = {"stackbench serve": server}
+        if backend == "PostgreSQL" and (database := postmaster(url)) is not None:
+            watched["PostgreSQL"] = database
+        timings = load(base, name, pages, args.clients, args.requests, watched)
     met = True
     print(f"\n{backend}, {len(ids):,} runs, serve --workers {args.workers} --threads {args.threads}, {args.clients} clients x "
           f"{args.requests} requests per page (goal: p95 <= {GOAL_MS:.0f} ms)")

@@ -16,6 +16,9 @@ from stackbench.errors import StoreError
 from stackbench.store import Store
 from stackbench.store.accounts import Accounts, RunFilter, Viewer, now
 from stackbench.store.repository import MIGRATIONS
+from web import test_postgres
+
+pg_database = test_postgres.pg_database  # a database of its own on the test PostgreSQL server
 
 FACTS = {"fio_version": "fio-3.33"}
 
@@ -52,8 +55,13 @@ def test_the_visibility_rule(accounts: Accounts) -> None:
     # the single-run check is the same rule
     assert {label for label, i in ids.items() if accounts.run_access(as_alice, i)} == {"alice-private", "bob-team"}
     assert {label for label, i in ids.items() if accounts.run_access(as_admin, i)} == {"bob-team", "nobodys"}
+    assert {r.label for _, _, r in accounts.runs_seen(as_alice, list(ids.values())).values()} == {"alice-private", "bob-team"}
+    assert {r.label for _, _, r in accounts.runs_seen(as_admin, list(ids.values())).values()} == {"bob-team", "nobodys"}
     with pytest.raises(StoreError, match="visibility"):
         accounts.set_visibility(ids["bob-team"], "public")
+    # a page of the list carries the list's total; a page past the end has none to carry and still counts
+    pages = [accounts.visible_runs(as_alice, RunFilter(), offset=offset, limit=1) for offset in (0, 1, 2, 9)]
+    assert [(len(rows), total) for rows, total in pages] == [(1, 2), (1, 2), (0, 2), (0, 2)]
 
 
 def test_a_run_made_team_without_an_owner_stays_hidden(accounts: Accounts) -> None:
@@ -146,3 +154,72 @@ def test_migration_0005_on_a_store_with_runs_and_back(tmp_path: Path) -> None:
         assert "owner" not in columns and "visibility" not in columns
         assert connection.execute(text("SELECT label FROM runs")).scalar() == "old"
     engine.dispose()
+
+
+def _series(accounts: Accounts) -> Viewer:
+    """Runs of several series (report/openmetrics.py `series_of`: facts' hostname, target, preset) for an
+    account `metrics`: older and newer complete runs, a newer failed one, hostnames that are not strings
+    (the report takes them as ""), another account's newer private run. Returns the account as a Viewer."""
+    from datetime import datetime, timezone
+
+    from sqlalchemy import update
+
+    from stackbench.store import schema
+    from stackbench.store.repository import CellRecord, OutputRecord
+    from synthetic import cell
+
+    store = accounts.store
+    mine = accounts.add_account("metrics", "h", admin=False)
+    theirs = accounts.add_account("other", "h", admin=False)
+    alpha, five = {"system": {"hostname": "alpha"}}, {"system": {"hostname": "5"}}
+    made = [(alpha, "/a", "p", "complete", mine), (alpha, "/a", "p", "complete", mine), (alpha, "/a", "p", "failed", mine),
+            (alpha, "/a", "p", "complete", theirs), (alpha, "/b", "p", "complete", mine),
+            ({"system": {"hostname": "beta"}}, "/a", "p", "complete", mine), (five, "/a", "p", "complete", mine),
+            ({"system": {"hostname": 5}}, "/a", "p", "complete", mine), ({"system": "up"}, "/a", "p", "complete", mine),
+            ({"system": {"hostname": None}}, "/a", "p", "complete", mine), ({}, None, None, "complete", mine)]
+    for minute, (facts, target, plan, status, owner) in enumerate(made):
+        run_id = store.create_run(source="measured", label=f"m{minute}", target=target, plan_name=plan,
+                                  planned_cells=1, facts={"fio_version": "fio-3.33", **facts})
+        store.add_measurement(run_id, [OutputRecord("synthetic", "fio-3.33")],
+                              [CellRecord(w.workload, w.result) for w in (cell(iops=100.0 + minute),)])
+        store.finish_run(run_id, status)
+        with store.engine.begin() as connection:
+            connection.execute(update(schema.runs).where(schema.runs.c.id == run_id)
+                               .values(created_at=datetime(2026, 1, 1, 0, minute, tzinfo=timezone.utc)))
+        accounts.claim(owner.id, [run_id])
+    return Viewer(mine.id, False)
+
+
+def assert_metrics_runs_are_the_reports(accounts: Accounts) -> None:
+    """The runs `latest_complete_runs` reads, in two statements, give /metrics the text that reading every
+    visible run and choosing in Python gave."""
+    from sqlalchemy import event
+
+    from stackbench.report.openmetrics import latest_complete, openmetrics_text
+
+    viewer = _series(accounts)
+    statements: list[str] = []
+    listen = lambda *args: statements.append(args[2])  # noqa: E731
+    event.listen(accounts.store.engine, "before_cursor_execute", listen)
+    candidates = accounts.latest_complete_runs(viewer)
+    event.remove(accounts.store.engine, "before_cursor_execute", listen)
+    assert len(statements) == 2  # the chosen runs, their cells
+    rows, _ = accounts.visible_runs(viewer, RunFilter(), offset=0, limit=1000)
+    expected = latest_complete(run for run, _, _, _ in rows)
+    chosen = latest_complete(candidates)
+    assert [r.label for r in chosen] == [r.label for r in expected]
+    assert {r.label for r in expected} == {"m1", "m4", "m5", "m6", "m10"} | {"m9"}  # m9: host "" of /a p
+    assert openmetrics_text(chosen) == openmetrics_text(accounts.store.get_run(r.id) for r in expected)
+
+
+def test_metrics_read_only_the_latest_complete_run_of_each_series(accounts: Accounts) -> None:
+    assert_metrics_runs_are_the_reports(accounts)
+
+
+@pytest.mark.postgres
+def test_metrics_read_only_the_latest_complete_run_of_each_series_on_postgresql(pg_database: str) -> None:
+    store = Store(pg_database)
+    try:
+        assert_metrics_runs_are_the_reports(Accounts(store))
+    finally:
+        store.dispose()

@@ -45,10 +45,18 @@ class Replicates:
         return self.kind in WEAK_KINDS
 
 
+def samples_needed(cell: Cell) -> bool:
+    """Whether `replicates_of(cell)` reads the cell's per-second samples: only when the cell has no stored
+    replicates (measured before replicates existed, or imported). The server loads a run's samples for
+    these cells only (a 48-cell run measured with replicates holds 8,640 samples its tables never read);
+    what draws or ranks per-second samples asks for all of them (`Store.with_samples`)."""
+    return not (cell.measurement or {}).get("replicates")
+
+
 def replicates_of(cell: Cell) -> Replicates:
     measurement: dict[str, Any] = cell.measurement or {}
-    stored = measurement.get("replicates")
-    if stored:
+    if not samples_needed(cell):
+        stored = measurement["replicates"]
         values = tuple(float(r["iops"]) for r in stored if r.get("iops") and r["iops"] > 0)
         rounds = tuple(int(r.get("round", i)) for i, r in enumerate(stored) if r.get("iops") and r["iops"] > 0)
         return Replicates(values, RUNS, rounds)

@@ -26,10 +26,14 @@ def run_report(run: Run, goals: Sequence[GoalResult]) -> Report:
     stay one table of numbers; the JSON gets a `goals` list."""
     data = run_json(run)
     data["goals"] = [result.to_json() for result in goals]
-    display = [run_table(run)]
-    if goals:
-        display.append(goals_table(goals))
-    return Report(tables=(run_export_table(run),), data=data, display=tuple(display))
+    return Report(tables=(run_export_table(run),), data=data, display=tuple(run_display(run, goals)))
+
+
+def run_display(run: Run, goals: Sequence[GoalResult]) -> list[Tabular]:
+    """The tables the terminal shows of a run (and the server's run page): the run's cells, then its goals.
+    They read a cell's per-second samples only where `analysis.cells.samples_needed` says so, unlike the
+    JSON (per-second statistics of every cell), which the server's page does not build."""
+    return [run_table(run), *([goals_table(goals)] if goals else [])]
 
 
 def run_table(run: Run) -> Tabular:

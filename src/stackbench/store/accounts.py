@@ -19,15 +19,15 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlalchemy import and_, delete, false, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.errors import StoreError
-from stackbench.results import Run, new_id
+from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
-from stackbench.store.repository import Store, _aware, _guarded, _run_from_row
+from stackbench.store.repository import Store, _aware, _guarded, _run_from_row, read_runs
 
 SHARE_KINDS = ("run", "compare")
 
@@ -141,6 +141,7 @@ class Accounts:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
         self.where = store.where  # how `_guarded` names the store in a one-line error
 
     # -- accounts --------------------------------------------------------------------------------
@@ -159,12 +160,12 @@ class Accounts:
         return account
 
     def list_accounts(self) -> list[Account]:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(schema.accounts).order_by(schema.accounts.c.name)).mappings().all()
         return [_account(row) for row in rows]
 
     def count_accounts(self) -> int:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return int(connection.execute(select(func.count()).select_from(schema.accounts)).scalar_one())
 
     def account_named(self, name: str) -> Account:
@@ -175,7 +176,7 @@ class Accounts:
 
     def credentials(self, name: str) -> tuple[Account, str] | None:
         """The account and its password hash, for checking a login; None when there is no such account."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(schema.accounts).where(schema.accounts.c.name == name)
             ).mappings().first()
@@ -213,7 +214,7 @@ class Accounts:
         """The server's random key `name`, generated and stored on first use (no default secret exists)."""
         table = schema.server_secrets
         for _ in range(2):
-            with self.engine.connect() as connection:
+            with self.reader.connect() as connection:
                 value = connection.execute(select(table.c.value).where(table.c.name == name)).scalar()
             if value is not None:
                 return bytes.fromhex(value)
@@ -236,7 +237,7 @@ class Accounts:
 
     def session(self, id_hash: str) -> SessionRecord | None:
         s, a = schema.sessions, schema.accounts
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(s.c.csrf_secret, s.c.created_at, s.c.last_seen_at, a)
                 .join(a, a.c.id == s.c.account_id).where(s.c.id_hash == id_hash)
@@ -295,7 +296,7 @@ class Accounts:
 
     def unowned_items(self, kinds: Sequence[str] = tuple(OWNED)) -> list[tuple[str, str]]:
         """(kind, id) of every run, scan and audit without an owner."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return [(kind, i) for kind in kinds
                     for i in connection.execute(select(OWNED[kind].c.id).where(OWNED[kind].c.owner.is_(None))).scalars()]
 
@@ -306,11 +307,49 @@ class Accounts:
         """(owner, visibility) of the run, scan or audit when `viewer` may see it, else None: absent and
         hidden alike."""
         table = OWNED[kind]
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(table.c.owner, table.c.visibility).where(table.c.id == object_id, _visible(viewer, table))
             ).first()
         return None if row is None else (row[0], row[1])
+
+    def runs_seen(
+        self, viewer: Viewer, run_ids: Sequence[str], *, samples_for: Callable[[Cell], bool] | None = None
+    ) -> dict[str, tuple[str | None, str, Run]]:
+        """{id: (owner, visibility, run)} of those of `run_ids` that `viewer` may see, read together: the
+        visibility rule is a condition of the query that reads the runs, so a run is checked and read in
+        one statement, and a compare page's two runs in the same one. `samples_for` as in `read_runs`."""
+        runs = schema.runs
+        with self.reader.connect() as connection:
+            found = read_runs(connection, and_(runs.c.id.in_(sorted(set(run_ids))), _visible(viewer)),
+                              samples_for=samples_for)
+        return {run.id: (row["owner"], row["visibility"], run) for row, run in found}
+
+    def latest_complete_runs(self, viewer: Viewer) -> list[Run]:
+        """The newest complete run of each series that `viewer` may see, with cells (no samples): what
+        `/metrics` exposes, in two statements however many runs are stored, not a read of every run.
+
+        A series is report/openmetrics.py's `series_of`: the host named in the facts
+        (`system.hostname`), the target and the preset. The host is read from the facts' JSON by the
+        database; a hostname that is not a string (the report takes it as "") is kept apart by its JSON type,
+        so each group here lies within one series of the report's, and `latest_complete` over these runs
+        picks exactly the runs it picks over all of them."""
+        runs = schema.runs
+        path = ("system", "hostname")
+        host = func.coalesce(runs.c.facts[path].as_string(), "")
+        if self.engine.dialect.name == "postgresql":
+            kind = func.json_typeof(runs.c.facts[path])
+        else:
+            kind = func.json_type(runs.c.facts, "$.system.hostname")
+        newest = func.row_number().over(
+            partition_by=(host, func.coalesce(kind, ""), func.coalesce(runs.c.target, ""),
+                          func.coalesce(runs.c.plan_name, "")),
+            order_by=(runs.c.created_at.desc(), runs.c.id.desc()))
+        ranked = (select(runs.c.id, newest.label("newest")).where(runs.c.status == "complete", _visible(viewer))
+                  .subquery())
+        chosen = select(ranked.c.id).where(ranked.c.newest == 1)
+        with self.reader.connect() as connection:
+            return [run for _, run in read_runs(connection, runs.c.id.in_(chosen), samples_for=lambda _: False)]
 
     def set_visibility(self, object_id: str, visibility: str, kind: str = "run") -> None:
         if visibility not in schema.VISIBILITIES:
@@ -330,12 +369,12 @@ class Accounts:
             .select_from(table.outerjoin(accounts, accounts.c.id == table.c.owner))
             .where(condition).order_by(table.c.created_at.desc(), table.c.id).offset(offset).limit(limit)
         )
-        with self.engine.connect() as connection:
-            rows = [dict(r) for r in connection.execute(query).mappings().all()]
-            total = connection.execute(select(func.count()).select_from(table).where(condition)).scalar_one()
+        with self.reader.connect() as connection:
+            rows, total = _page_and_total(connection, query, select(func.count()).select_from(table).where(condition))
+        rows = [dict(r) for r in rows]
         for row in rows:
             row["created_at"] = _aware(row["created_at"])
-        return rows, int(total)
+        return rows, total
 
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True
@@ -373,11 +412,10 @@ class Accounts:
                          .outerjoin(accounts, accounts.c.id == runs.c.owner))
             .order_by(*newest_first)
         )
-        with self.engine.connect() as connection:
-            rows = connection.execute(query).mappings().all()
-            total = connection.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
+        with self.reader.connect() as connection:
+            rows, total = _page_and_total(connection, query, select(func.count()).select_from(runs).where(*conditions))
         made = _run_from_row if whole else _summary_from_row
-        return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], int(total)
+        return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -407,7 +445,7 @@ class Accounts:
         """The owner's links to one run or one comparison, newest first (revoked and expired included)."""
         links = schema.share_links
         other = links.c.other_id.is_(None) if kind == "run" else links.c.other_id == run_ids[1]
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(
                 select(links).where(links.c.owner == owner, links.c.kind == kind, links.c.object_id == run_ids[0],
                                     other).order_by(links.c.created_at.desc())
@@ -426,7 +464,7 @@ class Accounts:
                                .values(last_used_at=moment))
 
     def _one_link(self, condition: Any) -> ShareLink | None:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(select(schema.share_links).where(condition)).mappings().first()
         return None if row is None else _link(row)
 
@@ -435,6 +473,16 @@ class Accounts:
 for _name, _method in list(vars(Accounts).items()):
     if not _name.startswith("_") and callable(_method):
         setattr(Accounts, _name, _guarded(_method))
+
+
+def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], int]:
+    """The rows of a list's page and how many rows the whole list has, in one statement: the count rides
+    along as a column of every row (an uncorrelated subquery, computed once), so a list page costs one
+    round trip to the database, not two. A page past the end has no rows to carry it: counted apart."""
+    rows = connection.execute(page.add_columns(count.scalar_subquery().label("list_total"))).mappings().all()
+    if rows:
+        return list(rows), int(rows[0]["list_total"])
+    return [], int(connection.execute(count).scalar_one())
 
 
 def _account(row: Any) -> Account:

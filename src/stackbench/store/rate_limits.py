@@ -28,6 +28,7 @@ class RateEvents:
     def __init__(self, store: Store, clock: Callable[[], datetime] = now) -> None:
         self.store = store
         self.engine = store.engine
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
         self.where = store.where  # how `_guarded` names the store in a one-line error
         self.clock = clock
         self._writes = 0
@@ -40,7 +41,7 @@ class RateEvents:
         query = (select(func.count(), func.min(events.c.at))
                  .where(events.c.scope == scope, events.c.key_hash == key_hash,
                         events.c.at > moment - timedelta(seconds=window_s)))
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             count, oldest = connection.execute(query).one()
         if count < limit:
             return None

@@ -170,6 +170,7 @@ class Store:
             ) from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.reader: Engine = _reader(self.engine)
         self._migrate()
 
     @property
@@ -231,7 +232,7 @@ class Store:
         one line with the fix here, not a second wait in Alembic.
         """
         try:
-            with self.engine.connect() as connection:
+            with self.reader.connect() as connection:
                 versions = {row[0] for row in connection.execute(text("SELECT version_num FROM alembic_version"))}
         except SQLAlchemyError as error:
             if _no_such_table(error):
@@ -399,7 +400,7 @@ class Store:
     def running_runs(self) -> list[tuple[str, dict[str, Any]]]:
         """`(id, facts)` of every run still marked running: for finding the abandoned ones."""
         runs = schema.runs
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(runs.c.id, runs.c.facts).where(runs.c.status == "running")).all()
         return [(row[0], row[1] or {}) for row in rows]
 
@@ -423,7 +424,7 @@ class Store:
 
     def has_run(self, run_id: str) -> bool:
         """Whether a run with exactly this id is stored (no prefix or label lookup)."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return connection.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is not None
 
     def resolve(self, ref: str) -> str:
@@ -434,30 +435,24 @@ class Store:
         return self.run_by_id(self.resolve(ref))
 
     def run_by_id(self, run_id: str) -> Run:
-        """The run with this exact id (known to exist: the server's authorization has just found it), without
-        resolving prefixes and labels as `get_run` does."""
-        with self.engine.connect() as connection:
-            row = connection.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().one()
-            cell_rows = connection.execute(
-                select(schema.cells).where(schema.cells.c.run_id == run_id).order_by(schema.cells.c.seq)
-            ).mappings().all()
-            # plain tuples of the columns Sample needs: a 48-cell run has thousands of samples, and
-            # building a mapping per row cost more than the query (58 -> 23 ms for 8,640 samples)
-            s = schema.samples
-            sample_rows = connection.execute(
-                select(s.c.cell_id, s.c.t_s, s.c.iops, s.c.bw_bytes, s.c.clat_mean_ns, s.c.segment, s.c.ramp)
-                .join(schema.cells, schema.cells.c.id == s.c.cell_id)
-                .where(schema.cells.c.run_id == run_id)
-                .order_by(s.c.cell_id, s.c.idx)
-            ).all()  # Rows unpack like tuples
-        samples: dict[str, list[Sample]] = {}
-        for cell_id, t_s, iops, bw_bytes, clat_mean_ns, segment, ramp in sample_rows:
-            samples.setdefault(cell_id, []).append(
-                Sample(t_s=t_s, iops=iops, bw_bytes=bw_bytes, clat_mean_ns=clat_mean_ns, segment=segment,
-                       ramp=bool(ramp))
-            )
-        cells = tuple(_cell_from_row(r, tuple(samples.get(r["id"], ()))) for r in cell_rows)
-        return replace(_run_from_row(row), cells=cells)
+        """The run with this exact id, with all its samples, without resolving prefixes and labels as
+        `get_run` does."""
+        with self.reader.connect() as connection:
+            return read_runs(connection, schema.runs.c.id == run_id)[0][1]
+
+    def with_samples(self, runs: Sequence[Run]) -> list[Run]:
+        """`runs` with every per-second sample of every cell (one query for all): for a run loaded with
+        only the samples its replicates need (`read_runs`), where a page draws or ranks per-second samples.
+        Cells are matched by id, so a redacted copy (report/redact.py) gets its samples too."""
+        s, cells = schema.samples, schema.cells
+        with self.reader.connect() as connection:
+            rows = connection.execute(
+                select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
+                .where(cells.c.run_id.in_(sorted({run.id for run in runs}))).order_by(s.c.cell_id, s.c.idx)
+            ).all()
+        samples = _samples_by_cell(rows)
+        return [replace(run, cells=tuple(replace(c, samples=tuple(samples.get(c.id, ()))) for c in run.cells))
+                for run in runs]
 
     def list_runs(self, limit: int | None = None, label: str | None = None) -> list[tuple[Run, int]]:
         """Runs newest first, each with its number of stored cells."""
@@ -474,12 +469,12 @@ class Store:
             query = query.where(runs.c.label == label)
         if limit:
             query = query.limit(limit)
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(query).mappings().all()
         return [(_run_from_row(row), int(row["cell_count"])) for row in rows]
 
     def fio_outputs(self, run_id: str) -> list[dict[str, Any]]:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(
                 select(schema.fio_outputs)
                 .where(schema.fio_outputs.c.run_id == run_id)
@@ -500,7 +495,7 @@ class Store:
     def list_goals(self) -> list[tuple[str, "Goal"]]:
         from stackbench.goal import Goal
 
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(select(schema.goals).order_by(schema.goals.c.created_at)).mappings().all()
         return [(row["id"], Goal.from_dict(row["spec"])) for row in rows]
 
@@ -536,7 +531,7 @@ class Store:
         return scan_id
 
     def get_scan(self, scan_id: str) -> StoredScan:
-        with _damage_reported("scan", scan_id), self.engine.connect() as connection:
+        with _damage_reported("scan", scan_id), self.reader.connect() as connection:
             row = connection.execute(select(schema.scans).where(schema.scans.c.id == scan_id)).mappings().first()
             if row is None:
                 raise StoreError(f"no scan with id {scan_id!r}",
@@ -551,7 +546,7 @@ class Store:
             query = query.where(scans.c.label == label)
         if limit:
             query = query.limit(limit)
-        with _damage_reported("scan", None), self.engine.connect() as connection:
+        with _damage_reported("scan", None), self.reader.connect() as connection:
             return [_scan_from_row({**row, "document": None}) for row in connection.execute(query).mappings().all()]
 
     def add_audit(
@@ -595,7 +590,7 @@ class Store:
         return audit_id
 
     def get_audit(self, audit_id: str) -> StoredAudit:
-        with _damage_reported("audit", audit_id), self.engine.connect() as connection:
+        with _damage_reported("audit", audit_id), self.reader.connect() as connection:
             row = connection.execute(select(schema.audits).where(schema.audits.c.id == audit_id)).mappings().first()
             if row is None:
                 raise StoreError(
@@ -606,7 +601,7 @@ class Store:
     def latest_audit(self, subject_key: str) -> StoredAudit | None:
         """The newest stored audit of this subject, with its findings: what a new audit is compared with."""
         audits = schema.audits
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             found = connection.execute(
                 select(audits.c.id).where(audits.c.subject_key == subject_key)
                 .order_by(audits.c.created_at.desc()).limit(1)
@@ -623,7 +618,7 @@ class Store:
             query = query.where(audits.c.label == label)
         if limit:
             query = query.limit(limit)
-        with _damage_reported("audit", None), self.engine.connect() as connection:
+        with _damage_reported("audit", None), self.reader.connect() as connection:
             return [_audit_from_row({**row, "document": None, "facts": None}, ())
                     for row in connection.execute(query).mappings().all()]
 
@@ -635,7 +630,7 @@ class Store:
         chosen = {kind: tables[kind] for kind in kinds}
         listed = list(chosen)
         names = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             for kind, table in chosen.items():
                 if connection.execute(select(table.c.id).where(table.c.id == ref)).first():
                     return kind, ref
@@ -708,6 +703,59 @@ for _name, _method in list(vars(Store).items()):
         setattr(Store, _name, _guarded(_method))
 
 
+_SAMPLE_COLUMNS = (schema.samples.c.cell_id, schema.samples.c.t_s, schema.samples.c.iops, schema.samples.c.bw_bytes,
+                   schema.samples.c.clat_mean_ns, schema.samples.c.segment, schema.samples.c.ramp)
+
+
+def read_runs(
+    connection: Any, condition: Any, *, samples_for: Callable[[Cell], bool] | None = None, columns: Sequence[Any] = ()
+) -> list[tuple[Any, Run]]:
+    """The runs matching `condition` (on the runs table), each with its cells: (row, run) pairs, the row
+    carrying the extra `columns` asked for (the server's owner and visibility).
+
+    Two statements for any number of runs (their rows, then all their cells), and a third only when a
+    cell that has samples wants them: every sample when `samples_for` is None, else the samples of the
+    cells for which `samples_for(cell)` is true (the cell given without samples). A 48-cell run holds 8,640
+    per-second samples; a page that shows only its tables needs them only where its replicates are made
+    of samples (analysis/cells.py, `samples_needed`).
+    """
+    runs, cells, s = schema.runs, schema.cells, schema.samples
+    rows = connection.execute(select(runs, *columns).where(condition)).mappings().all()
+    if not rows:
+        return []
+    has_samples = select(s.c.cell_id).where(s.c.cell_id == cells.c.id).correlate(cells).exists()
+    cell_rows = connection.execute(
+        select(cells, has_samples.label("has_samples")).where(cells.c.run_id.in_([r["id"] for r in rows]))
+        .order_by(cells.c.run_id, cells.c.seq)
+    ).mappings().all()
+    made = [(r["run_id"], _cell_from_row(r), bool(r["has_samples"])) for r in cell_rows]
+    having = [cell for _, cell, has in made if has]
+    wanted = [cell.id for cell in having if samples_for is None or samples_for(cell)]
+    samples: dict[str, list[Sample]] = {}
+    if wanted:
+        # plain tuples of the columns Sample needs: a 48-cell run has thousands of samples, and building
+        # a mapping per row cost more than the query (58 -> 23 ms for 8,640 samples)
+        query = (select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
+                 .where(cells.c.run_id.in_([r["id"] for r in rows])).order_by(s.c.cell_id, s.c.idx))
+        if len(wanted) < len(having):  # only some cells' (all of them: no list of every cell id to send)
+            query = query.where(s.c.cell_id.in_(wanted))
+        samples = _samples_by_cell(connection.execute(query).all())
+    by_run: dict[str, list[Cell]] = {}
+    for run_id, cell, _ in made:
+        by_run.setdefault(run_id, []).append(replace(cell, samples=tuple(samples.get(cell.id, ()))))
+    return [(row, replace(_run_from_row(row), cells=tuple(by_run.get(row["id"], ())))) for row in rows]
+
+
+def _samples_by_cell(rows: Iterable[Any]) -> dict[str, list[Sample]]:
+    """Sample rows (`_SAMPLE_COLUMNS`, which unpack like tuples) by cell id, in the order given."""
+    samples: dict[str, list[Sample]] = {}
+    for cell_id, t_s, iops, bw_bytes, clat_mean_ns, segment, ramp in rows:
+        samples.setdefault(cell_id, []).append(
+            Sample(t_s=t_s, iops=iops, bw_bytes=bw_bytes, clat_mean_ns=clat_mean_ns, segment=segment, ramp=bool(ramp))
+        )
+    return samples
+
+
 def _delete_runs(connection: Any, ids: list[str]) -> int:
     cells, samples = schema.cells, schema.samples
     cell_ids = select(cells.c.id).where(cells.c.run_id.in_(ids)).scalar_subquery()
@@ -759,6 +807,21 @@ def _audit_from_row(row: Any, findings: tuple[dict[str, Any], ...]) -> StoredAud
         worst_severity=row["worst_severity"], previous_id=row["previous_id"],
         facts=row["facts"], document=row["document"], findings=findings,
     )
+
+
+def _reader(engine: Engine) -> Engine:
+    """The engine of the store's reads (`Store.reader`): on PostgreSQL outside a transaction.
+
+    psycopg opens a transaction before a connection's first statement (a BEGIN of its own, one round trip)
+    and the pool ends it when the connection is returned (a ROLLBACK, another): two round trips to the
+    database server per read for nothing, since under PostgreSQL's READ COMMITTED every statement takes a
+    snapshot of its own either way. A server page makes several reads, and each round trip is a wait on
+    a process that shares the machine's cores (bench/RESULTS.md, "Server pages under load"). Writes keep
+    `engine.begin()`: their transactions are what makes them all-or-nothing. SQLite's driver starts no
+    transaction for a SELECT, so its reads are unchanged (the same engine)."""
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(isolation_level="AUTOCOMMIT")
+    return engine
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

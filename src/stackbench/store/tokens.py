@@ -44,6 +44,7 @@ class Tokens:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
         self.where = store.where  # how `_guarded` names the store in a one-line error
 
     def add(self, *, token_hash: str, owner: str, scope: str, note: str, expires_at: datetime | None) -> ApiToken:
@@ -65,7 +66,7 @@ class Tokens:
         """The token with this hash and the account it acts for (revoked and expired ones too: the caller
         checks `live`), or None."""
         t, a = schema.api_tokens, schema.accounts
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(
                 select(t, a.c.name, a.c.is_admin, a.c.created_at.label("account_created_at"))
                 .join(a, a.c.id == t.c.owner).where(t.c.token_hash == token_hash)
@@ -82,7 +83,7 @@ class Tokens:
         query = select(table).order_by(table.c.created_at.desc(), table.c.id)
         if owner is not None:
             query = query.where(table.c.owner == owner)
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             return [_token(row) for row in connection.execute(query).mappings().all()]
 
     def revoke(self, token_id: str) -> ApiToken:
@@ -106,7 +107,7 @@ class Tokens:
         return self._one(schema.api_tokens.c.id == token_id)
 
     def _one(self, condition: Any) -> ApiToken | None:
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             row = connection.execute(select(schema.api_tokens).where(condition)).mappings().first()
         return None if row is None else _token(row)
 

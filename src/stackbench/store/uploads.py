@@ -75,7 +75,7 @@ class RunExists(Exception):
 
 def existing_owner(store: Store, run_id: str) -> tuple[bool, str | None]:
     """(whether a run with this exact id is stored, its owner)."""
-    with store.engine.connect() as connection:
+    with store.reader.connect() as connection:
         row = connection.execute(select(schema.runs.c.owner).where(schema.runs.c.id == run_id)).first()
     return (row is not None, row[0] if row else None)
 

@@ -1,4 +1,5 @@
-"""Authorization in one place: every object a route names is loaded through `load`.
+"""Authorization in one place: every object a route names is loaded through `load` (several runs of one
+page together through `load_runs`, the same check in one query).
 
 `load(request, principal, kind, object_id)` answers the object when the principal may see it, and raises
 the same `NotFound` for an object that does not exist, one that is not the principal's, a malformed id,
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from datetime import timedelta
+from typing import Any, Callable, Sequence
 
 from starlette.requests import Request
 
+from stackbench.analysis.cells import samples_needed
 from stackbench.results import Run
 from stackbench.store.accounts import Account, SessionRecord, ShareLink, Viewer, now
 from stackbench.web.context import ServerContext, client_address, context_of
@@ -24,10 +27,11 @@ from stackbench.web.context import ServerContext, client_address, context_of
 # Route parameter name -> the kind of object it names. Every id in a URL is one of these.
 OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "token": "token",
                  "scan_id": "scan", "audit_id": "audit",
-                 "runs": "run"}  # the layers page: run ids, bottom layer first, each loaded on its own
+                 "runs": "run"}  # the layers page: run ids, bottom layer first, loaded together (`load_runs`)
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # new_id(): 128 random bits
 TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): 256 random bits
+LAST_USE_STEP = timedelta(minutes=1)  # a share link's last use is written when it moved by more than this
 
 
 class NotFound(Exception):
@@ -52,7 +56,9 @@ class Principal:
 
 @dataclass(frozen=True)
 class RunView:
-    """A run as a principal may see it, with what the page needs to offer the owner's controls."""
+    """A run as a principal may see it, with what the page needs to offer the owner's controls. The run's
+    cells carry per-second samples only where their replicates are made of them (`samples_needed`): what
+    draws or ranks per-second samples reads the rest with `Store.with_samples`."""
 
     run: Run
     owner: str | None
@@ -60,28 +66,40 @@ class RunView:
     mine: bool
 
 
-def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView | None:
-    if not RUN_ID.fullmatch(run_id):
+def _load_runs(ctx: ServerContext, principal: Principal, run_ids: Sequence[str]) -> list[RunView] | None:
+    """The runs `run_ids`, in order, if the principal may see every one of them; None otherwise. Read in
+    one query with the visibility rule as its condition (`Accounts.runs_seen`), each run with the samples
+    its tables need (`samples_needed`: pages that draw or rank per-second samples ask for the rest)."""
+    if not run_ids or not all(RUN_ID.fullmatch(run_id) for run_id in run_ids):
         return None
     if principal.share is not None:
         # the link's runs, and only while the link's maker still owns them (a run moved to another
         # account with `user claim --take` is no longer the maker's to share)
-        if run_id not in principal.share.run_ids:
+        if not set(run_ids) <= set(principal.share.run_ids):
             return None
-        found = ctx.accounts.run_access(Viewer(principal.share.owner, False), run_id)
-        if found is None or found[0] != principal.share.owner:
-            return None
-        owner, visibility = principal.share.owner, "shared"
+        viewer = Viewer(principal.share.owner, False)
     elif principal.account is not None:
-        found = ctx.accounts.run_access(Viewer(principal.account.id, principal.account.is_admin), run_id)
-        if found is None:
-            return None
-        owner, visibility = found
+        viewer = Viewer(principal.account.id, principal.account.is_admin)
     else:
         return None
-    run = ctx.store.run_by_id(run_id)  # an exact id, never a prefix or a label
-    mine = principal.account is not None and owner == principal.account.id
-    return RunView(run, owner, visibility, mine)
+    found = ctx.accounts.runs_seen(viewer, run_ids, samples_for=samples_needed)  # exact ids, never a prefix or a label
+    if not set(run_ids) <= set(found):
+        return None
+    views = []
+    for run_id in run_ids:
+        owner, visibility, run = found[run_id]
+        if principal.share is not None:
+            if owner != principal.share.owner:
+                return None
+            visibility = "shared"
+        mine = principal.account is not None and owner == principal.account.id
+        views.append(RunView(run, owner, visibility, mine))
+    return views
+
+
+def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView | None:
+    views = _load_runs(ctx, principal, [run_id])
+    return views[0] if views else None
 
 
 @dataclass(frozen=True)
@@ -127,7 +145,9 @@ def _load_token(ctx: ServerContext, principal: Principal, token: str) -> ShareLi
     moment = now()
     if link is None or not link.live(moment):
         return None
-    ctx.accounts.touch_share_link(link.id, moment)
+    if link.last_used_at is None or moment - link.last_used_at > LAST_USE_STEP:
+        # one write a minute at most (the list shows the minute), not a transaction per view of a shared page
+        ctx.accounts.touch_share_link(link.id, moment)
     return link
 
 
@@ -142,6 +162,18 @@ LOADERS: dict[str, Callable[[ServerContext, Principal, str], Any]] = {
 
 def load(request: Request, principal: Principal, kind: str, object_id: str) -> Any:
     """The object `object_id` of `kind` if `principal` may see it; NotFound otherwise (see the module)."""
+    return _checked(request, lambda ctx: LOADERS[kind](ctx, principal, object_id))
+
+
+def load_runs(request: Request, principal: Principal, run_ids: Sequence[str]) -> list[RunView]:
+    """The runs `run_ids`, in order, each as `load(request, principal, "run", id)` answers it, read together
+    (a compare page's two runs in one query, not two); NotFound if any of them is not the principal's to
+    see, counted as one miss as `load` would count the first."""
+    return _checked(request, lambda ctx: _load_runs(ctx, principal, run_ids))
+
+
+def _checked(request: Request, find: Callable[[ServerContext], Any]) -> Any:
+    """What `find` finds, behind the limit on misses; NotFound (and one miss counted) when it finds None."""
     ctx = context_of(request)
     address = client_address(request)
     # The limit is a query on the store: asked once per request, not once per object of a page that loads
@@ -151,7 +183,7 @@ def load(request: Request, principal: Principal, kind: str, object_id: str) -> A
         if wait is not None:
             raise TooManyMisses(wait)
         request.state.misses_checked = True
-    found = LOADERS[kind](ctx, principal, object_id)
+    found = find(ctx)
     if found is None:
         ctx.misses.hit(address)
         request.state.misses_checked = False

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
-from stackbench.store.accounts import Account, RunFilter, Viewer, now
+from stackbench.store.accounts import Account, Viewer, now
 from stackbench.store.tokens import ApiToken, Tokens
 from stackbench.web.context import ServerContext, client_address, context_of
 from stackbench.web.upload import MAX_BYTES, Refused, parse
@@ -112,9 +112,8 @@ def metrics(request: Request, holder: tuple[ApiToken, Account] = Depends(bearer(
 
     ctx = context_of(request)
     _, account = holder
-    rows, _ = ctx.accounts.visible_runs(Viewer(account.id, account.is_admin), RunFilter(), offset=0, limit=10**9)
-    chosen = latest_complete(run for run, _, _, _ in rows)
-    return Response(openmetrics_text(ctx.store.get_run(run.id) for run in chosen), media_type=CONTENT_TYPE)
+    chosen = latest_complete(ctx.accounts.latest_complete_runs(Viewer(account.id, account.is_admin)))
+    return Response(openmetrics_text(chosen), media_type=CONTENT_TYPE)
 
 
 def _refused(_request: Request, error: Any) -> JSONResponse:

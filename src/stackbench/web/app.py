@@ -22,7 +22,7 @@ from stackbench.errors import StackbenchError
 from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
-from stackbench.web.access import ItemView, NotFound, Principal, RunView, TooManyMisses, load
+from stackbench.web.access import ItemView, NotFound, Principal, RunView, TooManyMisses, load, load_runs
 from stackbench.web.api import install as install_api
 from stackbench.web.charts import Chart
 from stackbench.web.context import ServerContext, client_address
@@ -229,12 +229,13 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             from stackbench.report.charts import representative_cell, run_figures
             from stackbench.store.latency_bins import bins_where_stored
 
-            figures = run_figures(run, bins=bins_where_stored(ctx.store, run, [representative_cell(run)]))
-            if _is_synclat(run):
+            whole = ctx.store.with_samples([run])[0]  # the timeline draws per-second samples (see access.load)
+            figures = run_figures(whole, bins=bins_where_stored(ctx.store, whole, [representative_cell(whole)]))
+            if _is_synclat(whole):
                 from stackbench.report.charts import synclat_figures
 
                 try:
-                    figures += synclat_figures([run])
+                    figures += synclat_figures([whole])
                 except StackbenchError:
                     pass  # no finished write size to draw: the table says what there is
             return figures
@@ -244,10 +245,10 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def _run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None,
                       chart_src: str) -> Response:
         from stackbench.analysis.goals import evaluate
-        from stackbench.report.run import run_report
+        from stackbench.report.run import run_display
 
         run = _shared_views(view.run)[0] if shared else view.run
-        report = run_report(run, evaluate([goal for _, goal in ctx.store.list_goals()], run))
+        tables = run_display(run, evaluate([goal for _, goal in ctx.store.list_goals()], run))
         synclat = None
         if _is_synclat(run):
             from stackbench.report.synclat import synclat_rows, synclat_table
@@ -258,7 +259,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return page(request, "run.html", 200, principal, view=view, run=run, shared=shared,
                     charts=_run_charts(run, shared=bool(shared)), chart_src=chart_src, synclat=synclat,
                     report_href=chart_src.removesuffix("chart.svg") + "report.html",
-                    tables=[html_table(t) for t in report.terminal_tables], facts=fact_rows(run.facts),
+                    tables=[html_table(t) for t in tables], facts=fact_rows(run.facts),
                     warnings=[str(w) for w in run.warnings], links=links, now=now(),
                     share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
 
@@ -282,15 +283,13 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         if principal.account is not None and not (a and b):  # the list's form with one choice missing
             return page(request, "error.html", 400, principal, title="Pick two runs",
                         message="Choose run A and run B in the runs list, then compare.")
-        first: RunView = load(request, principal, "run", a)
-        second: RunView = load(request, principal, "run", b)
+        first, second = load_runs(request, principal, [a, b])
         return RedirectResponse(f"/compare/{first.run.id}/{second.run.id}", status_code=303)
 
     @app.get("/compare/{a}/{b}")
     def compare_page(request: Request, a: str, b: str) -> Response:
         principal = current(request)
-        first: RunView = load(request, principal, "run", a)
-        second: RunView = load(request, principal, "run", b)
+        first, second = load_runs(request, principal, [a, b])
         return _compare_response(request, principal, first, second, shared=None,
                                  chart_src=f"/compare/{first.run.id}/{second.run.id}/chart.svg")
 
@@ -301,16 +300,12 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/compare/{a}/{b}/report.html")
     def compare_report_download(request: Request, a: str, b: str) -> Response:
-        principal = current(request)
-        first: RunView = load(request, principal, "run", a)
-        second: RunView = load(request, principal, "run", b)
+        first, second = load_runs(request, current(request), [a, b])
         return _report_download([], [first.run.id, second.run.id])
 
     @app.get("/compare/{a}/{b}/chart.svg")
     def compare_chart(request: Request, a: str, b: str, n: int = 0) -> Response:
-        principal = current(request)
-        first: RunView = load(request, principal, "run", a)
-        second: RunView = load(request, principal, "run", b)
+        first, second = load_runs(request, current(request), [a, b])
         return _svg(_compare_charts(first.run, second.run, shared=False), n)
 
     def _compare_charts(base: Run, other: Run, shared: bool) -> list[Chart]:
@@ -355,8 +350,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     @app.post("/compare/{a}/{b}/shares")
     def share_compare(request: Request, a: str, b: str, days: int = Form(7), note: str = Form(""),
                       principal: Principal = Depends(csrf_checked)) -> Response:
-        first: RunView = load(request, principal, "run", a)
-        second: RunView = load(request, principal, "run", b)
+        first, second = load_runs(request, principal, [a, b])
         return _create_link(request, principal, "compare", [first, second], days, note)
 
     # -- layers ----------------------------------------------------------------------------------
@@ -367,7 +361,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         ids = [i.strip() for value in runs for i in value.split(",") if i.strip()]
         if len(ids) > MAX_PICKED:
             raise TooManyRuns(what)
-        return [load(request, principal, "run", run_id) for run_id in ids]
+        return load_runs(request, principal, ids) if ids else []
 
     def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
         return _picked_runs(request, principal, runs, "A layers page shows")
@@ -446,7 +440,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                       kept=[i for i in ids if i not in listed])  # checked on another page of the list: sent again
         if not views:
             return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], **values)
-        ranking = slog_table(rank([stored_candidate(v.run) for v in views]), PLP_NOTE)
+        # the ranking's "best 1 s" reads every per-second sample (runs are loaded with those of their replicates)
+        ranking = slog_table(rank([stored_candidate(run) for run in ctx.store.with_samples([v.run for v in views])]),
+                             PLP_NOTE)
         _, left_out = _sweeps([v.run for v in views])
         query = urlencode({"runs": ",".join(ids)})
         return page(request, "slog.html", 200, principal, ranking=html_table(ranking), charts=_slog_charts(views),
@@ -622,7 +618,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def shared(request: Request, token: str) -> Response:
         link: ShareLink = load(request, Principal(), "token", token)
         holder = Principal(share=link)  # the token is the principal: it sees the link's runs, nothing else
-        views = [load(request, holder, "run", run_id) for run_id in link.run_ids]
+        views = load_runs(request, holder, link.run_ids)
         if link.kind == "run":
             return _run_response(request, holder, views[0], shared=link, chart_src=f"/s/{token}/chart.svg")
         return _compare_response(request, holder, views[0], views[1], shared=link, chart_src=f"/s/{token}/chart.svg")
@@ -632,7 +628,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         """The shared run's or comparison's report, as `stackbench report` writes it (redacted)."""
         link: ShareLink = load(request, Principal(), "token", token)
         holder = Principal(share=link)
-        ids = [load(request, holder, "run", run_id).run.id for run_id in link.run_ids]
+        ids = [view.run.id for view in load_runs(request, holder, link.run_ids)]
         return _report_download(ids, None) if link.kind == "run" else _report_download([], ids)
 
     def _report_download(run_ids: list[str], compared: list[str] | None) -> Response:
@@ -653,7 +649,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         """A shared page's charts, drawn from the redacted runs as the page shows them."""
         link: ShareLink = load(request, Principal(), "token", token)
         holder = Principal(share=link)
-        runs = _shared_views(*(load(request, holder, "run", run_id).run for run_id in link.run_ids))
+        runs = _shared_views(*(view.run for view in load_runs(request, holder, link.run_ids)))
         if link.kind == "run":
             return _svg(_run_charts(runs[0], shared=True), n)
         return _svg(_compare_charts(runs[0], runs[1], shared=True), n)
