@@ -556,6 +556,8 @@ def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with
     alice, stranger = as_user["alice"], web.client()
     run_page = f"/runs/{run.id}"
     assert f'href="{run_page}/report.html"' in alice.get(run_page).text
+    reports = web.app.state.server.reports
+    drawn_before = len(reports)
     own = alice.get(f"{run_page}/report.html")
     assert own.status_code == 200 and own.headers["content-type"].startswith("text/html")
     assert own.headers["content-disposition"] == f'attachment; filename="stackbench-report-{run.id[:12]}.html"'
@@ -568,6 +570,7 @@ def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with
     assert f'href="{link}/report.html"' in stranger.get(link).text
     shared = stranger.get(f"{link}/report.html")
     assert shared.status_code == 200 and "report-me" in shared.text and "mallory-rep" not in shared.text
+    assert shared.content == own.content and len(reports) == drawn_before + 1  # drawn once, kept for both
 
     compared = _link(_share(alice, f"/compare/{web.runs['b']}/{run.id}"), web)
     both = stranger.get(f"{compared}/report.html")

@@ -296,12 +296,12 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     @app.get("/runs/{run_id}/report.html")
     def run_report_download(request: Request, run_id: str) -> Response:
         view: RunView = load(request, current(request), "run", run_id)
-        return _report_download([view.run.id], None)
+        return _report_download([view.run], None)
 
     @app.get("/compare/{a}/{b}/report.html")
     def compare_report_download(request: Request, a: str, b: str) -> Response:
         first, second = load_runs(request, current(request), [a, b])
-        return _report_download([], [first.run.id, second.run.id])
+        return _report_download([], [first.run, second.run])
 
     @app.get("/compare/{a}/{b}/chart.svg")
     def compare_chart(request: Request, a: str, b: str, n: int = 0) -> Response:
@@ -628,19 +628,22 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         """The shared run's or comparison's report, as `stackbench report` writes it (redacted)."""
         link: ShareLink = load(request, Principal(), "token", token)
         holder = Principal(share=link)
-        ids = [view.run.id for view in load_runs(request, holder, link.run_ids)]
-        return _report_download(ids, None) if link.kind == "run" else _report_download([], ids)
+        runs = [view.run for view in load_runs(request, holder, link.run_ids)]
+        return _report_download(runs, None) if link.kind == "run" else _report_download([], runs)
 
-    def _report_download(run_ids: list[str], compared: list[str] | None) -> Response:
+    def _report_download(runs: list[Run], compared: list[Run] | None) -> Response:
         """The HTML report of runs already authorized by `load`, as a download. Always redacted (host names,
-        serials, user names in paths become placeholders), for owners too: it is made to be passed on.
-        A download, not a page: the report's inline styles and charts are its own, and the page CSP does
-        not apply to a saved file."""
+        serials, user names in paths become placeholders), for owners too: it is made to be passed on, and
+        so it is the same document for whoever may see the runs, kept in a small cache (drawing one costs a
+        second or two for a big run). A download, not a page: the report's inline styles and charts are
+        its own, and the page CSP does not apply to a saved file."""
         from stackbench.report.documents.html import render_html
         from stackbench.report_contents import build_contents
 
-        body = render_html(build_contents(ctx.store, run_ids, compare=compared))
-        name = f"stackbench-report-{(compared or run_ids)[0][:12]}.html"
+        run_ids, compared_ids = [r.id for r in runs], [r.id for r in compared] if compared else None
+        key = ("report", tuple(_drawn_from(r) for r in runs), tuple(_drawn_from(r) for r in compared or ()))
+        body = ctx.reports.get(key, lambda: render_html(build_contents(ctx.store, run_ids, compare=compared_ids)))
+        name = f"stackbench-report-{(compared_ids or run_ids)[0][:12]}.html"
         return Response(body, media_type="text/html; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 

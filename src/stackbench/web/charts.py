@@ -7,7 +7,8 @@ matplotlib's SVG carries a `<style>` element and style attributes, which the str
 in it can run. Drawing costs a tenth of a second per chart, so the page draws its charts once and keeps
 them in a small LRU cache keyed by what they show (the object ids, their labels, whether redacted); the
 image route then only reads the cache, or draws again when the entry has been pushed out. The cache is
-never consulted before the authorization check: its key is built from objects already loaded.
+never consulted before the authorization check: its key is built from objects already loaded. A report
+download (its charts drawn into an HTML document, a second or two for a big run) is kept the same way.
 """
 
 from __future__ import annotations
@@ -15,12 +16,19 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Callable, Generic, Hashable, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from stackbench.report.charts.figure import Figure
 
 CACHE_ENTRIES = 64
+REPORT_ENTRIES = 8  # a 48-cell run's report is about 250 KiB
+
+# matplotlib is not thread-safe, and uvicorn runs the sync routes in a thread pool: one lock for every
+# drawing in the process, a page's charts and a report's alike.
+_DRAWING = threading.Lock()
+
+Made = TypeVar("Made")
 
 
 @dataclass(frozen=True)
@@ -30,39 +38,47 @@ class Chart:
     svg: bytes
 
 
-class ChartCache:
-    """Pages' charts by key, the least recently used dropped first. Two locks: one guards the cache and
-    is held only to look up or insert, so that a page whose charts are drawn already never waits; the
-    other serialises drawing, because matplotlib is not thread-safe and uvicorn runs the sync routes in a
-    thread pool."""
+class DrawnCache(Generic[Made]):
+    """What was drawn, by key, the least recently used dropped first. Its own lock is held only to look up
+    or insert, so that a request whose drawing is cached never waits for another request's drawing, which
+    holds the process's drawing lock."""
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self.entries = entries
-        self._charts: OrderedDict[Hashable, list[Chart]] = OrderedDict()
+        self._made: OrderedDict[Hashable, Made] = OrderedDict()
         self._lock = threading.Lock()
-        self._drawing = threading.Lock()
 
-    def _get(self, key: Hashable) -> list[Chart] | None:
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def _get(self, key: Hashable) -> Made | None:
         with self._lock:
-            found = self._charts.get(key)
+            found = self._made.get(key)
             if found is not None:
-                self._charts.move_to_end(key)
+                self._made.move_to_end(key)
             return found
 
-    def charts(self, key: Hashable, draw: Callable[[], Sequence["Figure"]]) -> list[Chart]:
+    def get(self, key: Hashable, make: Callable[[], Made]) -> Made:
         found = self._get(key)
         if found is not None:
             return found
-        with self._drawing:
+        with _DRAWING:
             found = self._get(key)  # drawn by another request while this one waited
             if found is not None:
                 return found
-            drawn = [_chart(figure) for figure in draw()]
+            made = make()
         with self._lock:
-            self._charts[key] = drawn
-            while len(self._charts) > self.entries:
-                self._charts.popitem(last=False)
-        return drawn
+            self._made[key] = made
+            while len(self._made) > self.entries:
+                self._made.popitem(last=False)
+        return made
+
+
+class ChartCache(DrawnCache[list[Chart]]):
+    """Pages' charts by key."""
+
+    def charts(self, key: Hashable, draw: Callable[[], Sequence["Figure"]]) -> list[Chart]:
+        return self.get(key, lambda: [_chart(figure) for figure in draw()])
 
 
 def _chart(figure: "Figure") -> Chart:

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from stackbench.store.accounts import Accounts
 from stackbench.store.rate_limits import RateEvents
 from stackbench.store.repository import Store
-from stackbench.web.charts import ChartCache
+from stackbench.web.charts import REPORT_ENTRIES, ChartCache, DrawnCache
 from stackbench.web.limits import SlidingWindow
 from stackbench.web.settings import Settings
 
@@ -28,6 +28,7 @@ class ServerContext:
     login_by_address: SlidingWindow = field(init=False)
     misses: SlidingWindow = field(init=False)
     charts: ChartCache = field(default_factory=ChartCache)
+    reports: DrawnCache[bytes] = field(default_factory=lambda: DrawnCache(REPORT_ENTRIES))
     upload_slots: asyncio.Semaphore = field(init=False)  # see Settings.uploads_at_once
 
     def __post_init__(self) -> None:
