@@ -91,14 +91,23 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
     from stackbench.probe.system import collect_system_facts
+    from stackbench.fleet.timing import process_age
     from stackbench.safety import resolve_target, room_for
 
-    answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir()}
+    timing = {"python_s": process_age()}  # python's start, the payload read, the imports above
+    clock = time.monotonic()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        timing[f"{name}_s"], clock = time.monotonic() - clock, time.monotonic()
+
+    answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir(), "timing": timing}
     if args.get("socket_name"):
         answer["socket_dir"] = socket_dir(str(args["socket_name"]))
     fio = shutil.which("fio")
     answer["fio_path"] = fio
     answer["fio_version"] = _fio_version(fio) if fio else None
+    step("fio_version")
     path = Path(args["target"])
     try:
         try:
@@ -112,12 +121,16 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
         target = resolve_target(path, size=int(args["size"]), destroy_data=False, run_id=args["scratch_id"])
         answer["target"] = {"kind": target.kind, "file": target.fio_filename, "remove_after": target.remove_after,
                             "dir": str(target.space_dir), "room": room}
+        step("target_check")
         answer["target_facts"] = collect_target_facts(target.space_dir)
+        step("target_facts")
         ok, why = honours_o_direct(target.space_dir)
         answer["direct"] = {"ok": ok, "why": why, "alignment": direct_io_alignment(target.space_dir)}
+        step("direct_io")
     except StackbenchError as error:
         answer["target_error"] = {"what": error.what, "fix": error.fix}
     answer["system"] = collect_system_facts()
+    step("system_facts")
     _say(**answer)
     return answer
 
@@ -225,6 +238,7 @@ def serve(args: dict[str, Any]) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, ended)
+    began = time.monotonic()
     os.mkdir(directory, 0o700)  # fails if it exists: never reuse what someone else made
     server = None
     try:
@@ -238,7 +252,7 @@ def serve(args: dict[str, Any]) -> None:
                 _say(error=f"fio --server did not start: {text or 'no output'}")
                 return
             time.sleep(0.02)
-        _say(ready=str(socket_path), pid=server.pid)
+        _say(ready=str(socket_path), pid=server.pid, seconds=time.monotonic() - began)
 
         def watch() -> None:
             server.wait()

@@ -29,6 +29,7 @@ from stackbench import spawn
 from stackbench.abandoned import CONTROL_DIR_PREFIX
 from stackbench.engine.fio import die_with_parent
 from stackbench.errors import FleetHostsFailed
+from stackbench.fleet import timing
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class HostServer:
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
     readers: list[threading.Thread] = field(default_factory=list)
     ssh: Ssh | None = None
+    opened_s: float | None = None  # when its ssh was started, on fleet/timing.py's clock (timing on only)
 
     def _event(self, event: dict[str, Any]) -> dict[str, Any]:
         if "died" in event and self.dead is None:
@@ -118,11 +120,13 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
     except BaseException:
         shutil.rmtree(control_dir, ignore_errors=True)
         raise
-    server = HostServer(name, index, port, process, control_dir)
+    server = HostServer(name, index, port, process, control_dir, opened_s=timing.since_start())
 
     def event(line: str) -> None:
         answer = answer_in(line)
         if answer is not None:
+            if server.opened_s is not None:
+                answer["received_s"] = timing.since_start()
             server.events.put(answer)
 
     server.readers = [threading.Thread(target=_read_lines, args=(process.stdout, event), daemon=True),
@@ -171,14 +175,19 @@ def _send(server: HostServer, data: bytes) -> None:
 def start_servers(servers: list[HostServer]) -> None:
     """`go` to every checked host, and wait until each fio server is up; or stop all and FleetHostsFailed."""
     try:
-        failures = add_forwards(servers)
+        with timing.phase("forwards"):
+            failures = add_forwards(servers)
         if failures:  # nothing started anywhere yet: every session is closed below
             raise hosts_failed(failures, f"the forward to fio's socket failed for {len(failures)} host(s)")
         for server in servers:
             _send(server, b"go\n")
         deadline = time.monotonic() + START_TIMEOUT_S
-        failures = [f for f in (s.wait_for("ready", deadline, "fio's server") for s in servers)
-                    if isinstance(f, HostFailure)]
+        with timing.phase("servers_start"):
+            answers = [s.wait_for("ready", deadline, "fio's server") for s in servers]
+        failures = [f for f in answers if isinstance(f, HostFailure)]
+        for server, answer in zip(servers, answers):
+            if not isinstance(answer, HostFailure) and "seconds" in answer:
+                timing.host(server.name, server_start_s=answer["seconds"])
     except BaseException:
         stop_servers(servers)
         raise
