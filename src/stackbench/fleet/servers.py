@@ -63,6 +63,7 @@ class HostServer:
     dead: str | None = None  # why the host dropped out, once it has
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
     readers: list[threading.Thread] = field(default_factory=list)
+    writer: threading.Thread | None = None  # sends the agent its program: done once the agent has read it
     ssh: Ssh | None = None
     opened_s: float | None = None  # when its ssh was started, on fleet/timing.py's clock (timing on only)
 
@@ -133,7 +134,11 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
                       threading.Thread(target=_read_lines, args=(process.stderr, server.stderr.append), daemon=True)]
     for reader in server.readers:
         reader.start()
-    _send(server, payload("session", {**preflight_args, "socket_name": f"stackbench-fleet-{tag}-h{index}"}))
+    # From a thread: ssh reads its stdin only once it has logged in, and the agent is larger than a pipe
+    # holds, so a plain write would wait for this host's handshake before the next host's ssh even starts.
+    program = payload("session", {**preflight_args, "socket_name": f"stackbench-fleet-{tag}-h{index}"})
+    server.writer = threading.Thread(target=_send, args=(server, program), daemon=True)
+    server.writer.start()
     server.ssh = ssh
     return server
 
@@ -164,12 +169,14 @@ def add_forwards(servers: list[HostServer]) -> list[HostFailure]:
 
 
 def _send(server: HostServer, data: bytes) -> None:
+    if server.writer is not None and server.writer is not threading.current_thread():
+        server.writer.join()  # the program first (it is read already when its answer has come)
     try:
         assert server.process.stdin is not None
         server.process.stdin.write(data)
         server.process.stdin.flush()
-    except OSError:
-        pass  # ssh already gone: reported from its exit
+    except (OSError, ValueError):
+        pass  # ssh already gone (reported from its exit), or its stdin closed by stop_servers
 
 
 def start_servers(servers: list[HostServer]) -> None:
@@ -207,6 +214,11 @@ def hosts_failed(failures: list[HostFailure], what: str) -> FleetHostsFailed:
 def stop_servers(servers: list[HostServer]) -> None:
     """Close every lifeline at once, then wait for each agent to stop fio and clean up; kill what lingers."""
     for server in servers:
+        if server.writer is not None and server.writer.is_alive():
+            # its agent has not read its whole program yet (a slow or dead host), so nothing runs there:
+            # end the ssh, which ends the blocked write too
+            server.process.kill()
+            server.writer.join()
         try:
             if server.process.stdin is not None:
                 server.process.stdin.close()
