@@ -175,6 +175,7 @@ HOST_STEPS = {
     "direct_io_s": "O_DIRECT probe",
     "system_facts_s": "kernel, CPU, RAM",
     "server_start_s": "fio --server until its socket exists",
+    "server_stop_s": "its lifeline closed: fio stopped, scratch file and socket directory removed",
 }
 
 

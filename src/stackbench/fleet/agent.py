@@ -268,6 +268,7 @@ def serve(args: dict[str, Any]) -> None:
             pass
     finally:
         stop.set()
+        stopping = time.monotonic()
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # a second signal must not cut the cleanup
             signal.signal(sig, signal.SIG_IGN)
         if server is not None:
@@ -278,7 +279,7 @@ def serve(args: dict[str, Any]) -> None:
         shutil.rmtree(directory, ignore_errors=True)
         left = [name for name in scratch if os.path.lexists(name)]
         try:  # our side skips its own cleanup pass for a host that confirms this
-            _say(stopped=True, left=left)
+            _say(stopped=True, left=left, seconds=time.monotonic() - stopping)
         except OSError:
             pass
 

@@ -72,6 +72,8 @@ class HostServer:
             self.dead = f"fio's server on {self.name} exited (status {event['died']})"
         if event.get("stopped") and not event.get("left"):
             self.cleaned = True
+        if event.get("stopped") and "seconds" in event:
+            timing.host(self.name, server_stop_s=event["seconds"])
         return event
 
     def poll(self) -> str | None:
@@ -226,6 +228,10 @@ def stop_servers(servers: list[HostServer]) -> None:
             pass
     deadline = time.monotonic() + STOP_TIMEOUT_S
     for server in servers:
+        # ssh's output ends when ssh does: joining its readers wakes the moment it exits, where a wait with a
+        # timeout would poll (up to 50 ms late each time)
+        for reader in server.readers:
+            reader.join(timeout=max(0.1, deadline - time.monotonic()))
         try:
             server.process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
