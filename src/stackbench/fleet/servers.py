@@ -64,6 +64,7 @@ class HostServer:
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
     readers: list[threading.Thread] = field(default_factory=list)
     writer: threading.Thread | None = None  # sends the agent its program: done once the agent has read it
+    forward: subprocess.Popen | None = None  # `ssh -O forward`, asked as soon as the agent named its directory
     ssh: Ssh | None = None
     opened_s: float | None = None  # when its ssh was started, on fleet/timing.py's clock (timing on only)
 
@@ -130,6 +131,12 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
         if answer is not None:
             if server.opened_s is not None:
                 answer["received_s"] = timing.since_start()
+            if answer.get("socket_dir") and server.forward is None:
+                # the tunnel is asked for now, while stackbench is still starting: it only listens on our
+                # loopback for a socket that does not exist yet (fio's server starts on `go`, once every host
+                # has passed its checks); start_servers reads its outcome, stop_servers ends it
+                server.socket_dir = str(answer["socket_dir"])
+                server.forward = _ask_forward(server)
             server.events.put(answer)
 
     server.readers = [threading.Thread(target=_read_lines, args=(process.stdout, event), daemon=True),
@@ -145,17 +152,31 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
     return server
 
 
+def _ask_forward(server: HostServer) -> subprocess.Popen | None:
+    """Start `ssh -O forward` for this connection (None if it cannot start: add_forwards tries again and
+    reports)."""
+    assert server.ssh is not None and server.socket_dir is not None
+    argv = server.ssh.forward_command(server.name, f"{server.control_dir}/c", server.port,
+                                      f"{server.socket_dir}/fio.sock")
+    try:
+        return spawn.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           child_setup=die_with_parent)
+    except OSError:
+        return None
+
+
 def add_forwards(servers: list[HostServer]) -> list[HostFailure]:
     """Each connection's forward from 127.0.0.1:PORT on our side to fio's socket in the directory its agent
-    named (all at once: each is a request to the running connection, not a new one); the failures."""
+    named (a request to the running connection, not a new one, asked when its answer came); the failures."""
     started = []
     for server in servers:
-        assert server.ssh is not None and server.socket_dir is not None
-        argv = server.ssh.forward_command(server.name, f"{server.control_dir}/c", server.port,
-                                          f"{server.socket_dir}/fio.sock")
-        started.append((server, spawn.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, child_setup=die_with_parent)))
-    failures = []
+        if server.forward is None:
+            server.forward = _ask_forward(server)
+        if server.forward is not None:
+            started.append((server, server.forward))
+    failures = [HostFailure(s.name, "the forward to fio's socket could not be added: ssh could not be started",
+                            "Check that the OpenSSH client (ssh) is installed and runs here")
+                for s in servers if s.forward is None]
     for server, process in started:
         try:
             _, err = process.communicate(timeout=FORWARD_TIMEOUT_S)
@@ -239,5 +260,9 @@ def stop_servers(servers: list[HostServer]) -> None:
             server.process.wait()
         for reader in server.readers:
             reader.join(timeout=1.0)
+        if server.forward is not None:  # asked for by a reader, which is done now: none can start after this
+            if server.forward.poll() is None:
+                server.forward.kill()
+            server.forward.communicate()
         server.poll()  # reads the agent's last word: whether it confirmed the cleanup
         shutil.rmtree(server.control_dir, ignore_errors=True)  # ssh removed its socket; the directory is ours
