@@ -3,12 +3,14 @@
 Each session is one `ssh -o ControlMaster=yes -o ControlPath=OURS HOST python3 -c ...` running the agent's
 `session` (fleet/agent.py): it answers the preflight, naming the directory its fio socket will have (a new
 one in the host's $TMPDIR when set, else /tmp; known only there, hence the forward is added afterwards),
-then waits. Only when every host has passed does our side add the forward through the running connection
-(`ssh -O forward -L 127.0.0.1:PORT:DIR/fio.sock`, no new handshake), send `go`, and the agent starts fio's
-server on that Unix socket, in its new private directory, never on a network address; the forward, bound
-to loopback on our side, is the only way in, so
+then waits. As that answer arrives our side asks the running connection for the forward
+(`ssh -O forward -L 127.0.0.1:PORT:DIR/fio.sock`, no new handshake; it listens on our loopback towards a
+socket that does not exist yet). Only when every host has passed and every forward is in place does it
+send `go`, and the agent starts fio's server on that Unix socket, in its new private directory, never on a
+network address; the forward, bound to loopback on our side, is the only way in, so
 `fio --client=127.0.0.1,PORT` reaches it and nothing else can. One connection per host saves a round of
-ssh handshakes per run. The session's stdin is the server's lifeline: closing it (a normal stop, another
+ssh handshakes per run; all hosts are contacted at once (the agent's program is sent from a thread, as ssh
+reads it only once logged in). The session's stdin is the server's lifeline: closing it (a normal stop, another
 host failing its checks), or our death (ssh dies with us), makes the agent stop fio, remove the scratch
 file and the socket directory, and confirm that it did.
 """
