@@ -13,6 +13,8 @@ from stackbench.results import Run
 from stackbench.warning import WarningCode
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from stackbench.fleet.preflight import Sessions
     from stackbench.fleet.ssh import Ssh
 
@@ -30,6 +32,7 @@ def run_fleet(
     with timing.phase("sessions_open"):
         sessions, names, ssh = _open_sessions(plan, target, hosts, hosts_file, ssh_config, connect_timeout,
                                               destroy_data)
+        local_fio = _ask_local_fio()  # `fio --version` takes tens of ms: asked while the store loads
     try:
         with timing.phase("store_open"):
             from stackbench.cli.progress import FleetProgressObserver
@@ -41,7 +44,7 @@ def run_fleet(
     except BaseException:
         sessions.close()
         raise
-    request = FleetRequest(names, target, plan, label, ssh, sessions)
+    request = FleetRequest(names, target, plan, label, ssh, sessions, local_fio)
     try:
         with observer:
             run = execute_fleet_run(store, request, observer)
@@ -61,6 +64,23 @@ def run_fleet(
             f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
             "See the warnings above, fix the host(s) and run again",
         )
+
+
+def _ask_local_fio() -> Future[tuple[str, str]]:
+    """This machine's fio and its version (FioNotFound from `result()` when it has none), in a thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stackbench.engine.fio import find_fio, fio_version
+
+    def ask() -> tuple[str, str]:
+        path = find_fio()
+        return path, fio_version(path)
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(ask)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def _open_sessions(

@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ class FleetRequest:
     label: str | None = None
     ssh: Ssh = field(default_factory=Ssh)
     sessions: Sessions | None = None  # opened early by the caller (see cli/fleet.py); else opened here
+    local_fio: Future[tuple[str, str]] | None = None  # this machine's fio (path, version), asked early likewise
 
 
 @dataclass
@@ -448,8 +449,11 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     try:
         with timing.phase("local_fio"):
             target = check_target_text(request.target)
-            fio_path = find_fio()
-            version = fio_version(fio_path)
+            if request.local_fio is not None:
+                fio_path, version = request.local_fio.result()
+            else:
+                fio_path = find_fio()
+                version = fio_version(fio_path)
     except BaseException:
         if request.sessions:
             request.sessions.close()
