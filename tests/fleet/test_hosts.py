@@ -75,17 +75,17 @@ def test_the_ssh_control_directory_falls_back_to_tmp_when_tmpdir_is_too_long(tmp
     per-user directory) once made every host fail its checks."""
     import tempfile
 
-    from stackbench.fleet.servers import SSH_BIND_SUFFIX, control_dir
+    from stackbench.fleet.servers import SSH_BIND_SUFFIX, new_control_dir
     from stackbench.fleet.agent import SOCKET_PATH_MAX
 
     short, deep = tmp_path / "t", tmp_path / ("d" * 60) / ("e" * 40)
     for directory in (short, deep):
         directory.mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(short))
-    made = Path(control_dir())
+    made = Path(new_control_dir())
     assert made.parent == short and made.stat().st_mode & 0o777 == 0o700
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
-    fallback = Path(control_dir())
+    fallback = Path(new_control_dir())
     try:
         assert fallback.parent == Path("/tmp") and fallback.stat().st_mode & 0o777 == 0o700
         assert len(f"{fallback}/c") + SSH_BIND_SUFFIX <= SOCKET_PATH_MAX

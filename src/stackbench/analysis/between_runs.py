@@ -19,12 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-
-
-def _scipy_stats():  # noqa: ANN202 - scipy.stats takes 0.7 s to import: only when a statistic is computed
-    from scipy import stats
-
-    return stats
+from stackbench.analysis import student_t  # not scipy.stats: 0.7-1.0 s of imports for every run command
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ def estimate(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     if n < 2:
         return Estimate(n, math.exp(mean), None, None, confidence, None)
     sd = math.sqrt(_variance(logs))
-    half = float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Estimate(n, math.exp(mean), math.exp(mean - half), math.exp(mean + half), confidence, sd)
 
 
@@ -104,7 +99,7 @@ class RatioTest:
         half = (math.log(self.high) - math.log(self.low)) / 2
         if half == 0 or self.df <= 0:
             return self.low, self.high
-        scale = _scipy_stats().t.ppf(0.5 + confidence / 2, self.df) / _scipy_stats().t.ppf(0.5 + self.confidence / 2, self.df)
+        scale = student_t.ppf(0.5 + confidence / 2, self.df) / student_t.ppf(0.5 + self.confidence / 2, self.df)
         centre = math.log(self.ratio)
         return math.exp(centre - half * scale), math.exp(centre + half * scale)
 
@@ -133,8 +128,8 @@ def welch_ratio(base: Sequence[float], other: Sequence[float], confidence: float
     df = se2**2 / ((va**2 / (len(a) - 1)) + (vb**2 / (len(b) - 1)))
     se = math.sqrt(se2)
     t = diff / se
-    p = float(2 * _scipy_stats().t.sf(abs(t), df))
-    half = float(_scipy_stats().t.ppf(0.5 + confidence / 2, df)) * se
+    p = float(2 * student_t.sf(abs(t), df))
+    half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
     return RatioTest(ratio, math.exp(diff - half), math.exp(diff + half), p, len(a), len(b), "welch-log",
                      confidence, df)
 
@@ -160,8 +155,8 @@ def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95)
         p = 1.0 if mean == 0 else 0.0
         return RatioTest(ratio, ratio, ratio, p, n, n, "paired-log", confidence)
     se = sd / math.sqrt(n)
-    p = float(2 * _scipy_stats().t.sf(abs(mean / se), n - 1))
-    half = float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1)) * se
+    p = float(2 * student_t.sf(abs(mean / se), n - 1))
+    half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * se
     return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence, n - 1)
 
 
@@ -187,7 +182,7 @@ def runs_needed(log_sd: float, target_half_width: float, confidence: float = 0.9
         return 2
     goal = math.log1p(target_half_width)
     for n in range(2, cap + 1):
-        if _scipy_stats().t.ppf(0.5 + confidence / 2, n - 1) * log_sd / math.sqrt(n) <= goal:
+        if student_t.ppf(0.5 + confidence / 2, n - 1) * log_sd / math.sqrt(n) <= goal:
             return n
     return cap
 

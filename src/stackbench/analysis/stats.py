@@ -10,6 +10,7 @@ ever detect a difference, a failed test (reported as p = 1, never as significant
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -64,32 +65,35 @@ def min_samples_for_ci(confidence: float) -> int:
 def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
     """Distribution-free CI of the median: the widest-inside symmetric pair of order statistics.
 
-    The coverage of (x_(j), x_(n+1-j)) is P(j <= B <= n-j) for B ~ Binomial(n, 1/2); we take the largest j
-    whose coverage still reaches `confidence`. Too few samples give (-inf, inf).
+    The coverage of (x_(j), x_(n+1-j)) is P(j <= B <= n-j) = 1 - 2 P(B <= j-1) for B ~ Binomial(n, 1/2); we
+    take the largest j whose coverage still reaches `confidence`. Too few samples give (-inf, inf). The
+    binomial sums are exact integers (standard library only: every run's within-run summary comes here, and
+    numpy and scipy.stats would cost a run command about a second of imports).
     """
-    import numpy as np  # here, not at the top: commands that never summarise samples skip its import
-
-    data = np.sort(np.asarray(values, dtype=float))
+    data = sorted(float(v) for v in values)
     n = len(data)
     if n < min_samples_for_ci(confidence):
         return (-math.inf, math.inf)
+    total = 2**n
+    below = 0  # 2**n * P(B <= j-1), built term by term: C(n, k+1) = C(n, k) * (n-k) / (k+1)
+    term = 1  # C(n, j-1)
     best = 1
     for j in range(1, n // 2 + 1):
-        coverage = _scipy_stats().binom.cdf(n - j, n, 0.5) - _scipy_stats().binom.cdf(j - 1, n, 0.5)
-        if coverage >= confidence:
+        below += term
+        term = term * (n - j + 1) // j
+        if (total - 2 * below) / total >= confidence:
             best = j
         else:
             break
-    return float(data[best - 1]), float(data[n - best])
+    return data[best - 1], data[n - best]
 
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
-    import numpy as np
-
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
+    """A sample's centre and spread (standard library only, like `median_ci`)."""
+    data = [float(v) for v in values]
+    if not data:
         raise ValueError("cannot summarize an empty sample")
-    if not np.all(np.isfinite(data)):
+    if not all(math.isfinite(v) for v in data):
         raise ValueError("samples must be finite numbers")
     warnings = []
     low, high = median_ci(data, confidence)
@@ -97,16 +101,18 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
         warnings.append(
             f"need >= {min_samples_for_ci(confidence)} samples for a confidence interval at level {confidence:g}"
         )
+    n = len(data)
+    mean = math.fsum(data) / n
     return Summary(
-        n=int(data.size),
-        median=float(np.median(data)),
+        n=n,
+        median=statistics.median(data),
         ci_low=low,
         ci_high=high,
         confidence=confidence,
-        mean=float(data.mean()),
-        stdev=float(data.std(ddof=1)) if data.size > 1 else 0.0,
-        minimum=float(data.min()),
-        maximum=float(data.max()),
+        mean=mean,
+        stdev=math.sqrt(math.fsum((v - mean) ** 2 for v in data) / (n - 1)) if n > 1 else 0.0,
+        minimum=min(data),
+        maximum=max(data),
         warnings=tuple(warnings),
     )
 

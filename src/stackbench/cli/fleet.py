@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from stackbench.cli.app import err, error_line, out, warn
 from stackbench.cli.common import open_store_from, print_run
@@ -11,6 +11,12 @@ from stackbench.errors import FleetHostsFailed, StackbenchError, UsageError
 from stackbench.plan import MIN_AUTO_SIZE, Plan
 from stackbench.results import Run
 from stackbench.warning import WarningCode
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from stackbench.fleet.preflight import Sessions
+    from stackbench.fleet.ssh import Ssh
 
 
 def run_fleet(
@@ -21,6 +27,67 @@ def run_fleet(
 
     The hosts' sessions are opened first, with only light modules imported: their ssh handshakes and checks
     run while the store and the rest of stackbench load."""
+    from stackbench.fleet import timing
+
+    with timing.phase("sessions_open"):
+        sessions, names, ssh = _open_sessions(plan, target, hosts, hosts_file, ssh_config, connect_timeout,
+                                              destroy_data)
+        local_fio = _ask_local_fio()  # `fio --version` takes tens of ms: asked while the store loads
+    try:
+        with timing.phase("store_open"):
+            from stackbench.cli.progress import FleetProgressObserver
+            from stackbench.fleet.run import FleetRequest, execute_fleet_run
+
+            store = open_store_from(db)
+            observer = FleetProgressObserver(plan, names, enabled=err.is_terminal and fmt == "table",
+                                             quiet=fmt == "json")
+    except BaseException:
+        sessions.close()
+        raise
+    request = FleetRequest(names, target, plan, label, ssh, sessions, local_fio)
+    try:
+        with observer:
+            run = execute_fleet_run(store, request, observer)
+    except FleetHostsFailed as failed:
+        for line in failed.failures:
+            error_line(line)
+        raise
+    with timing.phase("print"):
+        print_run(store, run, fmt)
+        print_spread(run, fmt)
+        for warning in run.warnings:
+            if warning not in observer.shown:
+                warn(str(warning))
+    if run.status == "partial":  # results are printed and stored, but a script must not take this as a pass
+        dropped = sorted({w.subject for w in run.warnings if w.code == WarningCode.HOST_DROPPED})
+        raise StackbenchError(
+            f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
+            "See the warnings above, fix the host(s) and run again",
+        )
+
+
+def _ask_local_fio() -> Future[tuple[str, str]]:
+    """This machine's fio and its version (FioNotFound from `result()` when it has none), in a thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stackbench.engine.fio import find_fio, fio_version
+
+    def ask() -> tuple[str, str]:
+        path = find_fio()
+        return path, fio_version(path)
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(ask)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _open_sessions(
+    plan: Plan, target: Path, hosts: Optional[str], hosts_file: Optional[Path], ssh_config: Optional[str],
+    connect_timeout: int, destroy_data: bool,
+) -> tuple[Sessions, list[str], Ssh]:
+    """The host list and options checked (nothing contacted if they are wrong), then every host's session."""
     from stackbench.fleet.hosts import parse_hosts
     from stackbench.fleet.preflight import open_sessions
     from stackbench.fleet.ssh import Ssh
@@ -41,36 +108,7 @@ def run_fleet(
     # a plan sized from the target (cache-exhaustion) is sized from every host's answer (fleet_size); until
     # then each host checks only that the smallest useful file fits
     size = MIN_AUTO_SIZE if plan.size_from_target else plan.size
-    sessions = open_sessions(ssh, names, target=str(target), size=size, scratch_id=new_id())
-    try:
-        from stackbench.cli.progress import FleetProgressObserver
-        from stackbench.fleet.run import FleetRequest, execute_fleet_run
-
-        store = open_store_from(db)
-        observer = FleetProgressObserver(plan, names, enabled=err.is_terminal and fmt == "table",
-                                         quiet=fmt == "json")
-    except BaseException:
-        sessions.close()
-        raise
-    request = FleetRequest(names, target, plan, label, ssh, sessions)
-    try:
-        with observer:
-            run = execute_fleet_run(store, request, observer)
-    except FleetHostsFailed as failed:
-        for line in failed.failures:
-            error_line(line)
-        raise
-    print_run(store, run, fmt)
-    print_spread(run, fmt)
-    for warning in run.warnings:
-        if warning not in observer.shown:
-            warn(str(warning))
-    if run.status == "partial":  # results are printed and stored, but a script must not take this as a pass
-        dropped = sorted({w.subject for w in run.warnings if w.code == WarningCode.HOST_DROPPED})
-        raise StackbenchError(
-            f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
-            "See the warnings above, fix the host(s) and run again",
-        )
+    return open_sessions(ssh, names, target=str(target), size=size, scratch_id=new_id()), names, ssh
 
 
 def print_spread(run: Run, fmt: str) -> None:

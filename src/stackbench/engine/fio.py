@@ -9,15 +9,17 @@ before removing the scratch file.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from stackbench import spawn
 from stackbench import __version__
@@ -166,11 +168,8 @@ def run_fio(
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
             try:
-                while True:
-                    try:
-                        process.wait(timeout=tick_seconds)
-                        break
-                    except subprocess.TimeoutExpired:
+                with _exit_watch(process) as exited:
+                    while not exited(tick_seconds):
                         if on_tick:
                             on_tick(time.monotonic() - clock)
             except BaseException:
@@ -201,6 +200,33 @@ def run_fio(
         samples=samples,
         client_samples=client_samples,
     )
+
+
+@contextmanager
+def _exit_watch(process: subprocess.Popen[bytes]) -> Iterator[Callable[[float], bool]]:
+    """`exited(seconds)`: whether `process` has ended (reaped), waiting at most that long.
+
+    On Linux it waits on a pidfd and wakes the moment the process ends; `Popen.wait(timeout)` polls with
+    sleeps of up to 50 ms, which made every fio run look 20-40 ms longer than it was."""
+    try:
+        pidfd = os.pidfd_open(process.pid)  # type: ignore[attr-defined]  # Linux 5.3+, Python 3.9+
+    except (AttributeError, OSError):
+        pidfd = None
+
+    def exited(seconds: float) -> bool:
+        if pidfd is not None and not select.select([pidfd], [], [], seconds)[0]:
+            return False
+        try:
+            process.wait(timeout=None if pidfd is not None else seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    try:
+        yield exited
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def die_with_parent() -> None:

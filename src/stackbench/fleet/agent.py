@@ -91,14 +91,23 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
     from stackbench.probe.system import collect_system_facts
+    from stackbench.fleet.timing import process_age
     from stackbench.safety import resolve_target, room_for
 
-    answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir()}
+    timing = {"python_s": process_age()}  # python's start, the payload read, the imports above
+    clock = time.monotonic()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        timing[f"{name}_s"], clock = time.monotonic() - clock, time.monotonic()
+
+    answer: dict[str, Any] = {"python": platform.python_version(), "tmp": tempfile.gettempdir(), "timing": timing}
     if args.get("socket_name"):
         answer["socket_dir"] = socket_dir(str(args["socket_name"]))
     fio = shutil.which("fio")
     answer["fio_path"] = fio
     answer["fio_version"] = _fio_version(fio) if fio else None
+    step("fio_version")
     path = Path(args["target"])
     try:
         try:
@@ -112,12 +121,16 @@ def preflight(args: dict[str, Any]) -> dict[str, Any]:
         target = resolve_target(path, size=int(args["size"]), destroy_data=False, run_id=args["scratch_id"])
         answer["target"] = {"kind": target.kind, "file": target.fio_filename, "remove_after": target.remove_after,
                             "dir": str(target.space_dir), "room": room}
+        step("target_check")
         answer["target_facts"] = collect_target_facts(target.space_dir)
+        step("target_facts")
         ok, why = honours_o_direct(target.space_dir)
         answer["direct"] = {"ok": ok, "why": why, "alignment": direct_io_alignment(target.space_dir)}
+        step("direct_io")
     except StackbenchError as error:
         answer["target_error"] = {"what": error.what, "fix": error.fix}
     answer["system"] = collect_system_facts()
+    step("system_facts")
     _say(**answer)
     return answer
 
@@ -192,7 +205,7 @@ def _stop_server(socket_path: Path, grace: float = 3.0) -> bool:
                 pass
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline and _server_processes(socket_path):
-            time.sleep(0.05)
+            time.sleep(0.01)  # fio ends within milliseconds of SIGTERM: a coarse poll only adds wall time
         if not _server_processes(socket_path):
             break
     return bool(pids)
@@ -225,6 +238,7 @@ def serve(args: dict[str, Any]) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, ended)
+    began = time.monotonic()
     os.mkdir(directory, 0o700)  # fails if it exists: never reuse what someone else made
     server = None
     try:
@@ -237,8 +251,8 @@ def serve(args: dict[str, Any]) -> None:
                 text = (directory / "fio-server.log").read_text(errors="replace").strip()[-300:]
                 _say(error=f"fio --server did not start: {text or 'no output'}")
                 return
-            time.sleep(0.02)
-        _say(ready=str(socket_path), pid=server.pid)
+            time.sleep(0.005)
+        _say(ready=str(socket_path), pid=server.pid, seconds=time.monotonic() - began)
 
         def watch() -> None:
             server.wait()
@@ -254,6 +268,7 @@ def serve(args: dict[str, Any]) -> None:
             pass
     finally:
         stop.set()
+        stopping = time.monotonic()
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # a second signal must not cut the cleanup
             signal.signal(sig, signal.SIG_IGN)
         if server is not None:
@@ -264,7 +279,7 @@ def serve(args: dict[str, Any]) -> None:
         shutil.rmtree(directory, ignore_errors=True)
         left = [name for name in scratch if os.path.lexists(name)]
         try:  # our side skips its own cleanup pass for a host that confirms this
-            _say(stopped=True, left=left)
+            _say(stopped=True, left=left, seconds=time.monotonic() - stopping)
         except OSError:
             pass
 
@@ -275,6 +290,11 @@ COMMANDS = {"preflight": preflight, "session": session, "serve": serve, "cleanup
 def main(payload: dict[str, Any]) -> None:
     _install(payload["sources"], payload["packages"])
     COMMANDS[payload["command"]](payload["args"])
+    # Done, and every answer written and flushed as it was said: end now. The interpreter's own finalisation
+    # would take tens of milliseconds more, which our side waits through before the connection closes.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "stackbench_agent":

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from stackbench.fleet import timing
 from stackbench.fleet.servers import HostServer, hosts_failed, open_session, stop_servers
 from stackbench.fleet.ssh import HostFailure, Ssh
 
@@ -87,6 +88,16 @@ def open_sessions(ssh: Ssh, hosts: list[str], *, target: str, size: int, scratch
     return Sessions(scratch_id, hosts, servers)
 
 
+def _note_timing(server: HostServer, answer: dict[str, Any]) -> None:
+    """The host's side of its check, for fleet/timing.py: its agent's own steps, and the rest of the time
+    from starting its ssh to its answer (the connection, the login, the remote shell)."""
+    remote = {k: v for k, v in (answer.get("timing") or {}).items() if isinstance(v, (int, float))}
+    if server.opened_s is None or answer.get("received_s") is None:
+        return
+    answered = answer["received_s"] - server.opened_s
+    timing.host(server.name, answered_s=answered, ssh_s=answered - sum(remote.values()), **remote)
+
+
 def judge(sessions: Sessions, local_version: str) -> list[HostServer]:
     """Every host's answer judged; the sessions (all passed), ready for `servers.start_servers`, or
     FleetHostsFailed naming each failure with every session closed."""
@@ -95,6 +106,8 @@ def judge(sessions: Sessions, local_version: str) -> list[HostServer]:
         deadline = time.monotonic() + PREFLIGHT_TIMEOUT_S
         for server in sessions.servers:
             answer = server.wait_for("python", deadline, "the check")
+            if not isinstance(answer, HostFailure):
+                _note_timing(server, answer)
             judged = answer if isinstance(answer, HostFailure) else _judge(server.name, server.index, answer,
                                                                            local_version)
             if isinstance(judged, HostFailure):

@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,12 +29,13 @@ from typing import Any
 from stackbench import __version__, abandoned, recovery
 from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
-from stackbench.engine.fio import find_fio, fio_version, job_file, run_fio
+from stackbench.engine.fio import FioInvocation, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_client_results
 from stackbench.engine.fio_logs import Sample
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
+from stackbench.fleet import timing
 from stackbench.fleet.preflight import ReadyHost, Sessions, judge, open_sessions
 from stackbench.fleet.servers import HostServer, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
@@ -59,6 +60,7 @@ class FleetRequest:
     label: str | None = None
     ssh: Ssh = field(default_factory=Ssh)
     sessions: Sessions | None = None  # opened early by the caller (see cli/fleet.py); else opened here
+    local_fio: Future[tuple[str, str]] | None = None  # this machine's fio (path, version), asked early likewise
 
 
 @dataclass
@@ -217,12 +219,21 @@ class FleetMeasurement:
         extra_args.append(f"--client=127.0.0.1,{alive[-1].port}")
         for server in alive:
             _fleet_observer_call(self.observer, "host_status", server.name, f"running {workload.name}")
-        invocation = run_fio(
-            self.fio_path, jobs[names[-1]], extra_args=tuple(extra_args),
-            extra_files={n: jobs[n] for n in names[:-1]},
-            on_tick=lambda t: self.observer.cell_progress(cell.index, t), workdir_parent=self.workdir, client=True,
-            client_logs=tuple(_log_prefix(s) for s in alive),
-        )
+        with timing.phase("fio_client"):
+            invocation = run_fio(
+                self.fio_path, jobs[names[-1]], extra_args=tuple(extra_args),
+                extra_files={n: jobs[n] for n in names[:-1]},
+                on_tick=lambda t: self.observer.cell_progress(cell.index, t), workdir_parent=self.workdir,
+                client=True, client_logs=tuple(_log_prefix(s) for s in alive),
+            )
+        with timing.phase("store_cell"):
+            return self._keep(cell, alive, jobs, invocation, what, round_index)
+
+    def _keep(self, cell: _FleetCell, alive: list[HostServer], jobs: dict[str, str], invocation: FioInvocation,
+              what: str, round_index: int) -> list[DirectionResult]:
+        """One fio --client call's results: per host from its own client_stats entry, dropped hosts named, the
+        cell decided and stored."""
+        workload = cell.workload
         try:
             clients = parse_client_results(invocation.stdout, source=f"fio --client output of {what}")
         except FioOutputError:
@@ -436,9 +447,13 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     observer = observer or SilentObserver()
     plan = request.plan
     try:
-        target = check_target_text(request.target)
-        fio_path = find_fio()
-        version = fio_version(fio_path)
+        with timing.phase("local_fio"):
+            target = check_target_text(request.target)
+            if request.local_fio is not None:
+                fio_path, version = request.local_fio.result()
+            else:
+                fio_path = find_fio()
+                version = fio_version(fio_path)
     except BaseException:
         if request.sessions:
             request.sessions.close()
@@ -446,7 +461,7 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     checked_size = MIN_AUTO_SIZE if plan.size_from_target else plan.size  # sized from the answers below
     sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=checked_size,
                                                  scratch_id=new_id())
-    with ThreadPoolExecutor(max_workers=1) as pool:  # this machine's facts while the hosts answer
+    with ThreadPoolExecutor(max_workers=1) as pool, timing.phase("checks_wait"):  # our facts while hosts answer
         local_system = pool.submit(collect_system_facts)
         servers = judge(sessions, version)
         system = local_system.result()
@@ -477,9 +492,10 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
             "process": abandoned.process_record(workdir=workdir, scratch=None,
                                                 control_dirs=tuple(s.control_dir for s in servers)),
         }
-        store.create_run(run_id=run_id, source="measured", label=request.label,
-                         target=f"{','.join(names)}:{target}", plan_name=plan.name,
-                         planned_cells=len(plan.workloads), facts=facts, warnings=warnings)
+        with timing.phase("store_run"):
+            store.create_run(run_id=run_id, source="measured", label=request.label,
+                             target=f"{','.join(names)}:{target}", plan_name=plan.name,
+                             planned_cells=len(plan.workloads), facts=facts, warnings=warnings)
     except BaseException:
         stop_servers(servers)
         if workdir is not None:
@@ -514,17 +530,21 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         status = "incomplete" if measurement and measurement.order else "failed"
         raise
     finally:
-        stop_servers(servers)
+        with timing.phase("servers_stop"):
+            stop_servers(servers)
         confirmed = {s.name for s in servers if s.cleaned}
-        left = cleanup_pass(request.ssh, [h for h in hosts if h.name not in confirmed],
-                            {s.name: s.socket_dir for s in servers})
+        with timing.phase("cleanup_pass"):
+            left = cleanup_pass(request.ssh, [h for h in hosts if h.name not in confirmed],
+                                {s.name: s.socket_dir for s in servers})
         shutil.rmtree(workdir, ignore_errors=True)
         notes = [*warnings, *(measurement.dropped if measurement else [])]
         notes += left
-        try:
-            stored = list(store.get_run(run_id).cells)
-            store.finish_run(run_id, status, [*notes, *run_warnings(stored)])
-        except Exception:
-            if status in ("complete", "partial"):
-                raise
-    return store.get_run(run_id)
+        with timing.phase("store_finish"):
+            try:
+                stored = list(store.get_run(run_id).cells)
+                store.finish_run(run_id, status, [*notes, *run_warnings(stored)])
+            except Exception:
+                if status in ("complete", "partial"):
+                    raise
+    with timing.phase("store_finish"):
+        return store.get_run(run_id)

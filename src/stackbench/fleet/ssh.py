@@ -28,9 +28,10 @@ SSH_CONFIG_ENV = "STACKBENCH_SSH_CONFIG"
 SHIPPED = (
     "stackbench", "stackbench.errors", "stackbench.units", "stackbench.warning", "stackbench.spawn",
     "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe", "stackbench.probe.block",
-    "stackbench.probe.system", "stackbench.probe.direct_io", "stackbench.safety",
+    "stackbench.probe.system", "stackbench.probe.direct_io", "stackbench.safety", "stackbench.fleet",
+    "stackbench.fleet.timing",
 )
-PACKAGES = ("stackbench", "stackbench.engine", "stackbench.probe")
+PACKAGES = ("stackbench", "stackbench.engine", "stackbench.probe", "stackbench.fleet")
 
 
 @dataclass(frozen=True)
