@@ -64,6 +64,20 @@ def test_an_unwritable_file_is_one_line_and_the_run_is_not_failed(tmp_path: Path
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_full_disk_leaves_no_half_written_timing_file(tmpfs_mount, capsys: pytest.CaptureFixture[str]) -> None:
+    """The temporary file is made (the directory is writable) but the document does not fit in it."""
+    from conftest import fill
+
+    mount = tmpfs_mount("64K")
+    fill(mount)
+    line = Timeline(str(mount / "timing.json"))
+    line.hosts.update({f"node{i}": {"ssh_s": 0.5} for i in range(2000)})  # tens of kB of JSON
+    line.write()
+    err = capsys.readouterr().err
+    assert err.startswith(f"stackbench: cannot write {ENV}=") and err.count("\n") == 1
+    assert sorted(p.name for p in mount.iterdir()) == ["filler"]
+
+
 def test_without_the_variable_nothing_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.setattr(timing, "_timeline", None)

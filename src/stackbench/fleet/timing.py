@@ -73,12 +73,15 @@ class Timeline:
                 sys.stderr.write(f"fleet timing: {host}: {said}\n")
             return
         directory = os.path.dirname(os.path.abspath(self.destination))
+        temporary = None
         try:
             handle, temporary = tempfile.mkstemp(prefix=".stackbench-timing-", dir=directory)
             with os.fdopen(handle, "w") as file:
                 json.dump(document, file, indent=1)
             os.replace(temporary, self.destination)
         except OSError as error:  # a debugging aid must not turn a finished run into a failure
+            if temporary is not None and os.path.lexists(temporary):
+                os.unlink(temporary)  # a full disk leaves no half-written file behind
             sys.stderr.write(f"stackbench: cannot write {ENV}={self.destination}: {error.strerror}\n")
 
 
