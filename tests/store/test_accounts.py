@@ -53,8 +53,8 @@ def test_the_visibility_rule(accounts: Accounts) -> None:
     assert _visible(accounts, Viewer(bob.id, False)) == {"bob-private", "bob-team"}
     assert _visible(accounts, as_admin) == {"bob-team", "nobodys"}  # unowned yes, others' private no
     # the single-run check is the same rule
-    assert {label for label, i in ids.items() if accounts.run_access(as_alice, i)} == {"alice-private", "bob-team"}
-    assert {label for label, i in ids.items() if accounts.run_access(as_admin, i)} == {"bob-team", "nobodys"}
+    assert {label for label, i in ids.items() if accounts.access(as_alice, "run", i)} == {"alice-private", "bob-team"}
+    assert {label for label, i in ids.items() if accounts.access(as_admin, "run", i)} == {"bob-team", "nobodys"}
     assert {r.label for _, _, r in accounts.runs_seen(as_alice, list(ids.values())).values()} == {"alice-private", "bob-team"}
     assert {r.label for _, _, r in accounts.runs_seen(as_admin, list(ids.values())).values()} == {"bob-team", "nobodys"}
     with pytest.raises(StoreError, match="visibility"):
@@ -68,7 +68,7 @@ def test_a_run_made_team_without_an_owner_stays_hidden(accounts: Accounts) -> No
     run = _run(accounts.store, "loose")
     accounts.set_visibility(run, "team")
     alice = accounts.add_account("alice", "h", admin=False)
-    assert accounts.run_access(Viewer(alice.id, False), run) is None
+    assert accounts.access(Viewer(alice.id, False), "run", run) is None
 
 
 def test_claiming_never_moves_someone_elses_run_silently(accounts: Accounts) -> None:
@@ -96,7 +96,7 @@ def test_removing_an_account_ends_its_sessions_and_links_and_unowns_its_runs(acc
     assert accounts.session("s" * 64) is None and accounts.share_link(link.id) is None
     assert accounts.unowned_run_ids() == [run]
     admin = accounts.add_account("root", "h", admin=True)
-    assert accounts.run_access(Viewer(admin.id, True), run) == (None, "private")  # back to private
+    assert accounts.access(Viewer(admin.id, True), "run", run) == (None, "private")  # back to private
     with pytest.raises(StoreError, match="user list"):
         accounts.remove_account("alice")
 
@@ -145,7 +145,7 @@ def test_migration_0005_on_a_store_with_runs_and_back(tmp_path: Path) -> None:
     store = Store(url)  # migrates to the head
     accounts = Accounts(store)
     admin = accounts.add_account("root", "h", admin=True)
-    assert accounts.run_access(Viewer(admin.id, True), "a" * 32) == (None, "private")
+    assert accounts.access(Viewer(admin.id, True), "run", "a" * 32) == (None, "private")
     store.dispose()
     with engine.begin() as connection:
         config.attributes["connection"] = connection

@@ -79,7 +79,7 @@ def test_a_pushed_run_is_stored_private_to_the_tokens_owner_with_its_raw_output(
     assert [(c.workload, c.result) for c in stored.cells] == [(c.workload, c.result) for c in original.cells]
     assert stored.facts == original.facts and stored.label == original.label
     assert [o["raw_text"] for o in web.store.fio_outputs(run_id)] == [o["raw_text"] for o in source.fio_outputs(run_id)]
-    assert web.accounts.run_access(_viewer(web, "alice"), run_id) == (web.ids["alice"], "private")
+    assert web.accounts.access(_viewer(web, "alice"), "run", run_id) == (web.ids["alice"], "private")
     assert as_user["alice"].get(f"/runs/{run_id}").status_code == 200
     assert as_user["bob"].get(f"/runs/{run_id}").status_code == 404
     again = web.client().post("/api/runs", json=doc, headers=auth(make_token(web, "alice", "push")))

@@ -300,9 +300,6 @@ class Accounts:
             return [(kind, i) for kind in kinds
                     for i in connection.execute(select(OWNED[kind].c.id).where(OWNED[kind].c.owner.is_(None))).scalars()]
 
-    def run_access(self, viewer: Viewer, run_id: str) -> tuple[str | None, str] | None:
-        return self.access(viewer, "run", run_id)
-
     def access(self, viewer: Viewer, kind: str, object_id: str) -> tuple[str | None, str] | None:
         """(owner, visibility) of the run, scan or audit when `viewer` may see it, else None: absent and
         hidden alike."""
