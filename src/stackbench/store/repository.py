@@ -444,13 +444,8 @@ class Store:
         """`runs` with every per-second sample of every cell (one query for all): for a run loaded with
         only the samples its replicates need (`read_runs`), where a page draws or ranks per-second samples.
         Cells are matched by id, so a redacted copy (report/redact.py) gets its samples too."""
-        s, cells = schema.samples, schema.cells
         with self.reader.connect() as connection:
-            rows = connection.execute(
-                select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
-                .where(cells.c.run_id.in_(sorted({run.id for run in runs}))).order_by(s.c.cell_id, s.c.idx)
-            ).all()
-        samples = _samples_by_cell(rows)
+            samples = _samples_by_cell(connection.execute(_samples_of(sorted({run.id for run in runs}))).all())
         return [replace(run, cells=tuple(replace(c, samples=tuple(samples.get(c.id, ()))) for c in run.cells))
                 for run in runs]
 
@@ -708,10 +703,10 @@ _SAMPLE_COLUMNS = (schema.samples.c.cell_id, schema.samples.c.t_s, schema.sample
 
 
 def read_runs(
-    connection: Any, condition: Any, *, samples_for: Callable[[Cell], bool] | None = None, columns: Sequence[Any] = ()
+    connection: Any, condition: Any, *, samples_for: Callable[[Cell], bool] | None = None
 ) -> list[tuple[Any, Run]]:
     """The runs matching `condition` (on the runs table), each with its cells: (row, run) pairs, the row
-    carrying the extra `columns` asked for (the server's owner and visibility).
+    carrying the columns a Run does not (the server's owner and visibility).
 
     Two statements for any number of runs (their rows, then all their cells), and a third only when a
     cell that has samples wants them: every sample when `samples_for` is None, else the samples of the
@@ -720,7 +715,7 @@ def read_runs(
     of samples (analysis/cells.py, `samples_needed`).
     """
     runs, cells, s = schema.runs, schema.cells, schema.samples
-    rows = connection.execute(select(runs, *columns).where(condition)).mappings().all()
+    rows = connection.execute(select(runs).where(condition)).mappings().all()
     if not rows:
         return []
     has_samples = select(s.c.cell_id).where(s.c.cell_id == cells.c.id).correlate(cells).exists()
@@ -735,8 +730,7 @@ def read_runs(
     if wanted:
         # plain tuples of the columns Sample needs: a 48-cell run has thousands of samples, and building
         # a mapping per row cost more than the query (58 -> 23 ms for 8,640 samples)
-        query = (select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
-                 .where(cells.c.run_id.in_([r["id"] for r in rows])).order_by(s.c.cell_id, s.c.idx))
+        query = _samples_of([r["id"] for r in rows])
         if len(wanted) < len(having):  # only some cells' (all of them: no list of every cell id to send)
             query = query.where(s.c.cell_id.in_(wanted))
         samples = _samples_by_cell(connection.execute(query).all())
@@ -744,6 +738,13 @@ def read_runs(
     for run_id, cell, _ in made:
         by_run.setdefault(run_id, []).append(replace(cell, samples=tuple(samples.get(cell.id, ()))))
     return [(row, replace(_run_from_row(row), cells=tuple(by_run.get(row["id"], ())))) for row in rows]
+
+
+def _samples_of(run_ids: Sequence[str]) -> Any:
+    """The query of every per-second sample of these runs' cells (`_SAMPLE_COLUMNS`), in each cell's order."""
+    s, cells = schema.samples, schema.cells
+    return (select(*_SAMPLE_COLUMNS).join(cells, cells.c.id == s.c.cell_id)
+            .where(cells.c.run_id.in_(run_ids)).order_by(s.c.cell_id, s.c.idx))
 
 
 def _samples_by_cell(rows: Iterable[Any]) -> dict[str, list[Sample]]:
