@@ -26,6 +26,8 @@ def parse_size(text: str, *, option: str = "size") -> int:
         )
     number, suffix, _ = match.groups()
     value = float(number) * _SIZE_FACTORS[suffix.lower()]
+    if not math.isfinite(value):  # hundreds of digits: past what a float holds, never a real size
+        raise UsageError(f"{str(text)[:40]!r}... is too large a size for --{option}", "Use a size such as 4k or 1G")
     if value < 1 or value != int(value):
         raise UsageError(
             f"{text!r} is not a whole number of bytes for --{option}",

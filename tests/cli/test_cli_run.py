@@ -139,6 +139,7 @@ def test_an_existing_file_is_refused_without_destroy_data(tmp_path: Path) -> Non
     (["--preset", "nope"], "unknown preset"),
     (["--runtime", "-3"], "runtime"),
     (["--size", "32k", "--bs", "64k"], "larger than the test size"),
+    (["--size", "9" * 400], "too large a size for --size"),  # past a float: once an internal error (exit 70)
 ])
 def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args: list[str], message: str) -> None:
     result = cli_here("run", "-t", str(scratch_dir), *args, "--db", _db(tmp_path))
