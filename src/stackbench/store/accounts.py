@@ -121,6 +121,16 @@ def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:
     )
 
 
+def _tallied_visible(viewer: Viewer) -> Any:
+    """`_visible` as a condition on `run_tallies` (migration 0008), whose owner is '' for runs without one."""
+    tallies = schema.run_tallies
+    return or_(
+        tallies.c.owner == viewer.account_id,
+        and_(tallies.c.visibility == "team", tallies.c.owner != ""),
+        and_(tallies.c.owner == "", true() if viewer.is_admin else false()),
+    )
+
+
 def _has_sync_write_cell() -> Any:
     """A run with a 4 KiB random synchronous write cell: what `stackbench slog` ranks (analysis/slog.py
     looks for that cell at QD1 and QD16), so `synclat` sweeps, `slog` candidates, `run --preset slog` and
@@ -409,8 +419,13 @@ class Accounts:
                          .outerjoin(accounts, accounts.c.id == runs.c.owner))
             .order_by(*newest_first)
         )
+        if len(conditions) > 1:
+            counted = select(func.count()).select_from(runs).where(*conditions)
+        else:  # unfiltered: the sum of a few kept counts, not a count of every run (migration 0008)
+            tallies = schema.run_tallies
+            counted = select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_tallied_visible(viewer))
         with self.reader.connect() as connection:
-            rows, total = _page_and_total(connection, query, select(func.count()).select_from(runs).where(*conditions))
+            rows, total = _page_and_total(connection, query, counted)
         made = _run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 

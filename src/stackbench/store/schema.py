@@ -268,3 +268,13 @@ rate_events = Table(
     Column("at", DateTime(timezone=True), nullable=False, index=True),
     Index("ix_rate_events_key", "scope", "key_hash", "at"),
 )
+
+# 0008: how many runs each owner (or '' for none) has at each visibility, kept by triggers on `runs` (see
+# the migration): the runs list's unfiltered total without counting every run
+run_tallies = Table(
+    "run_tallies",
+    metadata,
+    Column("owner", String(32), primary_key=True),
+    Column("visibility", String(16), primary_key=True),
+    Column("run_count", Integer, nullable=False),
+)
