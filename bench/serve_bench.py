@@ -11,7 +11,9 @@ the same. Every run belongs to one account (`user claim`), so the runs list page
 The server is the real `stackbench serve` in a subprocess on 127.0.0.1 (its own process: the load
 generator does not share its interpreter lock). The load generator is bounded: C clients (asyncio tasks in
 one thread), each logged in through the real form and then on its own keep-alive connection, each sending a fixed number of requests per page,
-one at a time, in the order list, run, compare, list, ... Before measuring, each client requests each page once: a page draws its charts
+one at a time, in the order of the pages (the runs list; its middle page by its number, as a
+typed URL skips to it; the same page by the Older link of the page before, as paging reaches it; a
+run; a compare), ... Before measuring, each client requests each page once: a page draws its charts
 on first view and keeps them (web/charts.py), and the measurement is of pages as users see them after that.
 The chart images themselves are not requested (they are separate requests a browser makes later).
 
@@ -259,6 +261,18 @@ def load(base: str, name: str, pages: dict[str, str], clients: int, requests: in
     return asyncio.run(run())
 
 
+def older_link(base: str, name: str, page_number: int) -> str:
+    """The runs list's Older link on page `page_number`: the next page as a user reaches it by paging
+    (anchored at the last run shown), not by typing its number."""
+    import html
+
+    import httpx
+
+    with httpx.Client(base_url=base, headers={"Cookie": session_cookie(base, name)}, timeout=60) as client:
+        listing = client.get("/runs", params={"page_number": page_number}).text
+    return html.unescape(re.search(r'href="([^"]+)" rel="next"', listing).group(1))
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
@@ -303,13 +317,16 @@ def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False)
 
     middle = len(ids) // 2
     per_page = Settings().runs_per_page
+    middle_page = max(1, len(ids) // per_page // 2)
     pages = {
         "runs list": "/runs",
-        "runs list, a middle page": f"/runs?page_number={max(1, len(ids) // per_page // 2)}",
+        "runs list, a middle page by its number": f"/runs?page_number={middle_page}",
+        "runs list, a middle page by Older": "",  # the link the page before shows (below)
         "run": f"/runs/{ids[middle]}",
         "compare": f"/compare/{ids[middle]}/{ids[middle + 1]}",
     }
     with serving(url, args.workers, args.threads) as (base, server):
+        pages["runs list, a middle page by Older"] = older_link(base, name, middle_page - 1)
         watched = {"stackbench serve": server}
         if backend == "PostgreSQL" and (database := postmaster(url)) is not None:
             watched["PostgreSQL"] = database

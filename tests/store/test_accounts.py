@@ -223,3 +223,53 @@ def test_metrics_read_only_the_latest_complete_run_of_each_series_on_postgresql(
         assert_metrics_runs_are_the_reports(Accounts(store))
     finally:
         store.dispose()
+
+
+def test_paging_by_anchor_gives_the_pages_of_paging_by_offset(accounts: Accounts) -> None:
+    _walk_pages_by_anchor(accounts)
+
+
+@pytest.mark.postgres
+def test_paging_by_anchor_gives_the_pages_of_paging_by_offset_on_postgresql(pg_database: str) -> None:
+    accounts = Accounts(Store(pg_database))
+    try:
+        _walk_pages_by_anchor(accounts)
+    finally:
+        accounts.store.dispose()
+
+
+def _walk_pages_by_anchor(accounts: Accounts) -> None:
+    """The runs list's Older and Newer links name the last and first run shown (`older_than`,
+    `newer_than`) instead of an offset. Walking them must show every run the viewer may see exactly once,
+    in the list's order, also where runs share a creation time (the id breaks the tie, as in ORDER BY)
+    and where runs the viewer may not see lie between."""
+    store = accounts.store
+    alice = accounts.add_account("alice", "h", admin=False)
+    bob = accounts.add_account("bob", "h", admin=False)
+    ids = []
+    for n in range(11):
+        run_id = _run(store, f"run-{n}")
+        accounts.claim(bob.id if n % 3 == 0 else alice.id, [run_id])  # bob's private runs in between
+        ids.append(run_id)
+    with store.engine.begin() as connection:  # ties across a page's end: runs 4-9 created in the same microsecond
+        connection.execute(text("UPDATE runs SET created_at = (SELECT created_at FROM runs WHERE id = :a) "
+                                "WHERE id IN (:b, :c, :d, :e, :f)"),
+                           dict(a=ids[4], b=ids[5], c=ids[6], d=ids[7], e=ids[8], f=ids[9]))
+    viewer = Viewer(alice.id, False)
+
+    def page(**at: object) -> list[str]:
+        rows, total = accounts.visible_runs(viewer, RunFilter(), limit=3, whole=False, **{"offset": 0, **at})
+        assert total == 7
+        return [run.id for run, *_ in rows]
+
+    by_offset = [page(offset=k) for k in range(0, 7, 3)]
+    assert sorted(sum(by_offset, [])) == sorted(i for n, i in enumerate(ids) if n % 3)
+    walked = [page()]
+    while len(walked) < 3:
+        walked.append(page(older_than=walked[-1][-1]))
+    assert walked == by_offset
+    assert page(older_than=walked[-1][-1]) == []  # past the end
+    assert page(newer_than=walked[2][0]) == walked[1]
+    assert page(newer_than=walked[1][0]) == walked[0]
+    # an anchor the viewer may not see finds nothing, like one that does not exist
+    assert page(older_than=ids[0]) == [] and page(newer_than=ids[3]) == [] and page(older_than="f" * 32) == []

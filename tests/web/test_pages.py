@@ -171,6 +171,29 @@ def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
     assert alice.get("/runs", params={"since": "yesterday"}).status_code == 400
 
 
+def test_paging_links_name_runs_and_an_anchor_you_may_not_see_is_a_random_one(web: Site, as_user: dict) -> None:
+    """Older/Newer carry the last/first run shown (keyset paging, `_paged`). An anchor that is another
+    account's private run answers byte for byte as a random id does (the page by its number), and a value
+    that is not a run id is refused before any query."""
+    alice = as_user["alice"]  # three runs, two a page
+    page_one = alice.get("/runs").text
+    shown = re.findall(r'href="/runs/([0-9a-f]{32})"', page_one)
+    older = html.unescape(re.search(r'href="([^"]+)" rel="next"', page_one).group(1))
+    assert f"older_than={shown[-1]}" in older and "page_number=2" in older
+    page_two = alice.get(older).text
+    assert "page 2 of 2" in page_two
+    newer = html.unescape(re.search(r'href="([^"]+)" rel="prev"', page_two).group(1))
+    assert re.findall(r'href="/runs/([0-9a-f]{32})"', alice.get(newer).text) == shown
+    hidden = alice.get("/runs", params={"page_number": 2, "older_than": web.runs["bob"]})
+    random = alice.get("/runs", params={"page_number": 2, "older_than": "0" * 32})
+    assert hidden.status_code == random.status_code == 200
+    assert hidden.text == random.text == alice.get("/runs", params={"page_number": 2}).text
+    for bad in ({"older_than": "x' OR 1=1 --"}, {"newer_than": shown[0].upper()},
+                {"older_than": shown[0], "newer_than": shown[1]}):
+        assert alice.get("/runs", params=bad).status_code == 400
+        assert alice.get("/slog", params=bad).status_code == 400
+
+
 def test_a_share_link_works_logged_out_until_revoked(web: Site, as_user: dict) -> None:
     alice = as_user["alice"]
     run_page = f"/runs/{web.runs['b']}"

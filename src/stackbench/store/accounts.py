@@ -384,10 +384,16 @@ class Accounts:
         return rows, total
 
     def visible_runs(
-        self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True
+        self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True,
+        older_than: str | None = None, newer_than: str | None = None,
     ) -> tuple[list[tuple[Run | RunSummary, int, str | None, str]], int]:
         """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
-        and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts."""
+        and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts.
+
+        `older_than` / `newer_than` (a run's id) ask for the page that follows or precedes that run in the
+        list instead of skipping `offset` runs: the database starts reading the listing index at that run,
+        so a deep page costs what the first one does. A run the viewer may not see (or no longer stored) is
+        no anchor: the page is empty, and the caller falls back to the offset."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
         conditions = [_visible(viewer)]
         if where.label:
@@ -408,8 +414,20 @@ class Accounts:
         # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed
         # run_id). Both keep the list fast with 10,000 runs (bench/serve_bench.py).
         newest_first = (runs.c.created_at.desc(), runs.c.id)
-        page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*newest_first)
-                    .offset(offset).limit(limit).subquery())
+        anchor_id = older_than or newer_than
+        if anchor_id is None:
+            page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*newest_first)
+                        .offset(offset).limit(limit).subquery())
+        else:
+            anchor = select(runs.c.created_at).where(runs.c.id == anchor_id, _visible(viewer)).scalar_subquery()
+            if older_than:  # after the anchor in the list's order: older, or as old with a greater id
+                beyond, order = or_(runs.c.created_at < anchor,
+                                    and_(runs.c.created_at == anchor, runs.c.id > anchor_id)), newest_first
+            else:  # before it, read from the anchor upwards (the page is put back in the list's order below)
+                beyond, order = (or_(runs.c.created_at > anchor, and_(runs.c.created_at == anchor, runs.c.id < anchor_id)),
+                                 (runs.c.created_at.asc(), runs.c.id.desc()))
+            page_ids = (select(runs.c.id.label("page_id")).where(*conditions, beyond).order_by(*order)
+                        .limit(limit).subquery())
         cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
                       .correlate(runs).scalar_subquery())
         columns = [runs] if whole else [runs.c[name] for name in (*RunSummary.__dataclass_fields__, "visibility")]

@@ -22,7 +22,7 @@ from stackbench.errors import StackbenchError
 from stackbench.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
-from stackbench.web.access import ItemView, NotFound, Principal, RunView, TooManyMisses, load, load_runs
+from stackbench.web.access import RUN_ID, ItemView, NotFound, Principal, RunView, TooManyMisses, load, load_runs
 from stackbench.web.api import install as install_api
 from stackbench.web.charts import Chart
 from stackbench.web.context import ServerContext, client_address
@@ -37,6 +37,10 @@ from stackbench.web.views import fact_rows, html_table, text_lines
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
 MAX_PICKED = 12  # runs on one layers or SLOG page: a stack is a handful of layers, a shoot-out of candidates
+
+
+class NotAPageLink(Exception):
+    """A runs list's `older_than` / `newer_than` that is not one run's id, or both at once (see `_paged`)."""
 
 
 class TooManyRuns(Exception):
@@ -105,6 +109,11 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def too_many_runs(request: Request, error: TooManyRuns) -> HTMLResponse:
         return page(request, "error.html", 400, current(request), title="Too many runs",
                     message=f"{error.what} at most {MAX_PICKED} runs. Check fewer runs.")
+
+    @app.exception_handler(NotAPageLink)
+    def not_a_page_link(request: Request, _error: NotAPageLink) -> HTMLResponse:
+        return page(request, "error.html", 400, current(request), title="Bad request",
+                    message="That is not a page link of this list: open the list from its first page.")
 
     @app.exception_handler(CsrfRejected)
     def csrf_rejected(request: Request, _error: CsrfRejected) -> HTMLResponse:
@@ -182,7 +191,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/runs")
     def runs_page(request: Request, label: str = "", target: str = "", plan: str = "", since: str = "",
-                  until: str = "", page_number: int = 1) -> Response:
+                  until: str = "", page_number: int = 1, older_than: str = "", newer_than: str = "") -> Response:
         principal = logged_in(request)
         if isinstance(principal, Response):
             return principal
@@ -195,22 +204,47 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         except ValueError:
             return page(request, "error.html", 400, principal, title="Bad request",
                         message="Dates are written YYYY-MM-DD.")
+        anchor = _anchor(older_than, newer_than)
         filters = {k: v for k, v in (("label", label), ("target", target), ("plan", plan), ("since", since),
                                      ("until", until)) if v}
         viewer = Viewer(account.id, account.is_admin)
         listing = _paged(page_number, lambda **at: ctx.accounts.visible_runs(viewer, where, whole=False, **at),
-                         lambda n: "/runs?" + urlencode({**filters, "page_number": n}))
+                         lambda n, **key: "/runs?" + urlencode({**filters, "page_number": n, **key}),
+                         anchor, key_of=lambda row: row[0].id)
         return page(request, "runs.html", 200, principal, filters=filters, **listing)
 
-    def _paged(page_number: int, fetch: Callable[..., tuple[list, int]], link: Callable[[int], str]) -> dict[str, Any]:
+    def _paged(page_number: int, fetch: Callable[..., tuple[list, int]], link: Callable[..., str],
+               anchor: dict[str, str] | None = None, key_of: Callable[[Any], str] | None = None) -> dict[str, Any]:
         """One page of a list (runs, SLOG candidates, scans, audits), `runs_per_page` long: `fetch(offset=,
-        limit=)` answers its rows and the total; the template values of the page and its pager."""
+        limit=)` answers its rows and the total; the template values of the page and its pager.
+
+        A list whose rows have a key (`key_of`: the runs lists) links its Older and Newer pages by the
+        last and first run shown (`older_than=ID`, `newer_than=ID`: `anchor`), so that paging deep
+        reads from that run on rather than skipping every run before it; `page_number` then only numbers
+        the page. A page number without an anchor (typed, or a bookmark) still skips to that page, and so
+        does an anchor that no longer finds a page (its run deleted or hidden since)."""
         size = ctx.settings.runs_per_page
         number = max(1, page_number)
-        rows, total = fetch(offset=(number - 1) * size, limit=size)
+        rows, total = fetch(offset=0, limit=size, **anchor) if anchor else ([], 0)
+        if anchor and "newer_than" in anchor and len(rows) < size:
+            rows, number = [], 1  # fewer newer runs than a page: the top of the list, shown whole
+        if not rows:
+            rows, total = fetch(offset=(number - 1) * size, limit=size)
         pages = (total + size - 1) // size
-        return dict(rows=rows, total=total, page_number=number, pages=pages,
-                    previous=link(number - 1) if number > 1 else None, next=link(number + 1) if number < pages else None)
+        previous = link(number - 1) if number > 1 else None
+        following = link(number + 1) if number < pages else None
+        if key_of is not None and rows:
+            previous = previous if number <= 2 else link(number - 1, newer_than=key_of(rows[0]))
+            following = following and link(number + 1, older_than=key_of(rows[-1]))
+        return dict(rows=rows, total=total, page_number=number, pages=pages, previous=previous, next=following)
+
+    def _anchor(older_than: str, newer_than: str) -> dict[str, str] | None:
+        """The runs list's page anchor from its query (see `_paged`); a value that is not one run's id, or
+        both at once, is refused (the 400 of NotAPageLink) before any query."""
+        given = {name: value for name, value in (("older_than", older_than), ("newer_than", newer_than)) if value}
+        if len(given) > 1 or not all(RUN_ID.fullmatch(value) for value in given.values()):
+            raise NotAPageLink()
+        return given or None
 
     @app.get("/runs/{run_id}")
     def run_page(request: Request, run_id: str) -> Response:
@@ -419,7 +453,8 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return list({v.run.id: v for v in views}.values())
 
     @app.get("/slog")
-    def slog_page(request: Request, runs: list[str] = Query([]), page_number: int = 1) -> Response:
+    def slog_page(request: Request, runs: list[str] = Query([]), page_number: int = 1, older_than: str = "",
+                  newer_than: str = "") -> Response:
         """The sync-latency runs the viewer may see, to check, and `stackbench slog --run ID...` of the
         checked ones: the ranking table, and `chart --kind synclat` of the sweeps among them."""
         from stackbench.analysis.slog import PLP_NOTE, rank, stored_candidate
@@ -431,10 +466,13 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             return RedirectResponse("/login", status_code=303)
         account = principal.account
         ids = [v.run.id for v in views]
+        anchor = _anchor(older_than, newer_than)
         viewer = Viewer(account.id, account.is_admin)
         values = _paged(page_number,
                         lambda **at: ctx.accounts.visible_runs(viewer, RunFilter(sync_writes=True), whole=False, **at),
-                        lambda n: "/slog?" + urlencode({**({"runs": ",".join(ids)} if ids else {}), "page_number": n}))
+                        lambda n, **key: "/slog?" + urlencode({**({"runs": ",".join(ids)} if ids else {}),
+                                                              "page_number": n, **key}),
+                        anchor, key_of=lambda row: row[0].id)
         listed = {run.id for run, *_ in values["rows"]}
         values.update(picked=set(ids),
                       kept=[i for i in ids if i not in listed])  # checked on another page of the list: sent again
