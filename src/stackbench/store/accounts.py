@@ -420,12 +420,16 @@ class Accounts:
                         .offset(offset).limit(limit).subquery())
         else:
             anchor = select(runs.c.created_at).where(runs.c.id == anchor_id, _visible(viewer)).scalar_subquery()
+            # The plain range on created_at is what lets the database start its index scan at the anchor;
+            # the OR only breaks ties between runs created in the same microsecond.
             if older_than:  # after the anchor in the list's order: older, or as old with a greater id
-                beyond, order = or_(runs.c.created_at < anchor,
-                                    and_(runs.c.created_at == anchor, runs.c.id > anchor_id)), newest_first
+                beyond = and_(runs.c.created_at <= anchor,
+                              or_(runs.c.created_at < anchor, runs.c.id > anchor_id))
+                order = newest_first
             else:  # before it, read from the anchor upwards (the page is put back in the list's order below)
-                beyond, order = (or_(runs.c.created_at > anchor, and_(runs.c.created_at == anchor, runs.c.id < anchor_id)),
-                                 (runs.c.created_at.asc(), runs.c.id.desc()))
+                beyond = and_(runs.c.created_at >= anchor,
+                              or_(runs.c.created_at > anchor, runs.c.id < anchor_id))
+                order = (runs.c.created_at.asc(), runs.c.id.desc())
             page_ids = (select(runs.c.id.label("page_id")).where(*conditions, beyond).order_by(*order)
                         .limit(limit).subquery())
         cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
