@@ -194,6 +194,19 @@ def test_paging_links_name_runs_and_an_anchor_you_may_not_see_is_a_random_one(we
         assert alice.get("/slog", params=bad).status_code == 400
 
 
+def test_a_page_number_past_any_list_is_past_its_end(web: Site, as_user: dict) -> None:
+    """A page number too big for the database's 64-bit offset was a 500 (an OverflowError on SQLite,
+    "bigint out of range" on PostgreSQL); it is a page past the end, whose Newer link is the last page."""
+    alice = as_user["alice"]  # three runs, two a page
+    for path in ("/runs", "/slog", "/scans", "/audits"):
+        for number in ("99999999999999999999", str(2**63 // 2)):
+            answer = alice.get(path, params={"page_number": number})
+            assert answer.status_code == 200, (path, number, answer.text[-300:])
+    past = alice.get("/runs", params={"page_number": "99999999999999999999"}).text
+    assert "No runs to show" in past
+    assert html.unescape(re.search(r'href="([^"]+)" rel="prev"', past).group(1)) == "/runs?page_number=2"
+
+
 def test_a_share_link_works_logged_out_until_revoked(web: Site, as_user: dict) -> None:
     alice = as_user["alice"]
     run_page = f"/runs/{web.runs['b']}"

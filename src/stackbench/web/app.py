@@ -36,6 +36,7 @@ from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 NOTE_MAX = 500
+LAST_PAGE_NUMBER = 10**9  # of a list's pages: beyond, (number - 1) x a page can pass a 64-bit offset
 MAX_PICKED = 12  # runs on one layers or SLOG page: a stack is a handful of layers, a shoot-out of candidates
 
 
@@ -224,14 +225,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         the page. A page number without an anchor (typed, or a bookmark) still skips to that page, and so
         does an anchor that no longer finds a page (its run deleted or hidden since)."""
         size = ctx.settings.runs_per_page
-        number = max(1, page_number)
+        # A number past any list is past its end, not an offset the database cannot hold (500 before)
+        number = min(max(1, page_number), LAST_PAGE_NUMBER)
         rows, total = fetch(offset=0, limit=size, **anchor) if anchor else ([], 0)
         if anchor and "newer_than" in anchor and len(rows) < size:
             rows, number = [], 1  # fewer newer runs than a page: the top of the list, shown whole
         if not rows:
             rows, total = fetch(offset=(number - 1) * size, limit=size)
         pages = (total + size - 1) // size
-        previous = link(number - 1) if number > 1 else None
+        previous = link(min(number - 1, pages)) if number > 1 and pages else None  # past the end: to the last
         following = link(number + 1) if number < pages else None
         if key_of is not None and rows:
             previous = previous if number <= 2 else link(number - 1, newer_than=key_of(rows[0]))
