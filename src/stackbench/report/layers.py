@@ -1,10 +1,14 @@
 """`layers` as a table: each layer's value per cell and, between neighbours, the factor lost going up;
-the note names the biggest gap, the layer to work on first (docs/method.md section 3)."""
+the note names the biggest gap, the layer to work on first (docs/method.md section 3).
+
+The terminal and Markdown show `layers_table` ("3,008", "24.8x", "0.83x (gain)"); CSV gets
+`layers_csv_table`, the same rows with plain numbers, the factors in "ratio" columns."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.units import format_iops
 
@@ -44,6 +48,32 @@ def layers_table(gaps: LayerGaps) -> Tabular:
         notes=notes,
         right_aligned=frozenset(range(1, len(headers))),
     )
+
+
+def layers_csv_table(gaps: LayerGaps) -> Tabular:
+    """Each layer's value (IOPS to 0.1, MB/s to 0.001) and, between neighbours, the ratio lower ÷ upper
+    (above 1: lost going up; below 1: a gain) to 0.001; the last row the ratios' geometric means. An empty
+    cell: the layer has no such cell."""
+    unit = "IOPS" if gaps.metric == "iops" else "MB/s"
+    decimals = 1 if gaps.metric == "iops" else 3
+    headers = ["Pattern"]
+    for i, name in enumerate(gaps.names):
+        headers.append(f"{name} {unit}")
+        if i + 1 < len(gaps.names):
+            headers.append(f"{name}/{gaps.names[i + 1]} ratio")
+    rows = []
+    for row in gaps.rows:
+        cells = [row.pattern]
+        for i, value in enumerate(row.values):
+            cells.append(plain.number(value, decimals))
+            if i < len(row.factors):
+                cells.append(plain.number(row.factors[i], 3))
+        rows.append(cells)
+    geo = ["geomean"]
+    for factor in gaps.pair_geomeans():
+        geo += ["", plain.number(factor, 3)]
+    rows.append([*geo, ""])
+    return Tabular(headers=headers, rows=rows, title=f"layers ({unit})", right_aligned=frozenset(range(1, len(headers))))
 
 
 def _factor(value: float | None) -> str:
