@@ -108,3 +108,27 @@ def test_token_list_csv_has_dates_or_empty_cells(tmp_path: Path) -> None:
     assert by_note[""][5] != "" and by_note[""][6:] == ["", ""]
     table = cli_here("token", "list", "--db", db)
     assert "never" in table.stdout  # the terminal says it in words
+
+
+def test_an_untested_compare_row_has_its_change_and_empty_interval_and_p(tmp_path: Path) -> None:
+    """One run a side, and an import's single summary: the terminal's `(untested)` rows."""
+    from stackbench.store import open_store
+    from stored_runs import store_run
+    from synthetic import cell, run
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    store = open_store(db)
+    for label, one_run, summary in (("one", 1000.0, 5000.0), ("two", 1200.0, 4000.0)):
+        store_run(store, run([cell(runs=[one_run]), cell(rw="randread", qd=1, iops=summary)], label=label,
+                             run_id=label[0] * 32))
+    done = cli_here("compare", "one", "two", "--db", db, "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    assert not_plain(done.stdout, {"Pattern", "verdict", "weak"}) == []
+    (header, *rows), = tables(done.stdout)
+    by_pattern = {row[0]: dict(zip(header, row)) for row in rows}
+    runs = by_pattern["4K QD4 rnd write"]
+    assert (runs["A: one IOPS"], runs["B: two IOPS"], runs["change %"]) == ("1000.0", "1200.0", "20.00")
+    assert (runs["change CI low %"], runs["change CI high %"], runs["p"]) == ("", "", "")
+    assert (runs["runs A"], runs["runs B"], runs["verdict"]) == ("1", "1", "no evidence")
+    summary = by_pattern["4K QD1 rnd read"]
+    assert (summary["change %"], summary["p"], summary["runs A"]) == ("-20.00", "", "")

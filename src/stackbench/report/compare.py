@@ -77,8 +77,8 @@ def comparison_csv_table(result: RunComparison) -> Tabular:
     """The comparison for a spreadsheet: each run's IOPS with its 95 % interval and number of runs, the
     change in % with its 95 % interval, the Holm-adjusted p-value, the weight and the verdict, one value
     per cell. The change and its interval are given where the display writes `~` (not significant) too:
-    the p-value and the verdict say what they are worth. A row that could not be tested has its change
-    and no interval, no p and no runs."""
+    the p-value and the verdict say what they are worth. A row that could not be tested (fewer than two
+    runs on a side) has its change and no interval and no p (the display's "(untested)")."""
     a = result.base.label or result.base.id[:12]
     b = result.other.label or result.other.id[:12]
     rows = []
@@ -93,7 +93,7 @@ def comparison_csv_table(result: RunComparison) -> Tabular:
             plain.percent(change),
             plain.percent(t.low - 1 if tested and t.low is not None else None),
             plain.percent(t.high - 1 if tested and t.high is not None else None),
-            plain.number(row.p_holm, 6) if t is not None else "",
+            plain.number(row.p_holm, 6) if tested else "",
             str(t.n_base) if t is not None else "",
             str(t.n_other) if t is not None else "",
             f"{row.weight:g}",
