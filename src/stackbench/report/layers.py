@@ -6,7 +6,7 @@ The terminal and Markdown show `layers_table` ("3,008", "24.8x", "0.83x (gain)")
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
@@ -18,24 +18,11 @@ if TYPE_CHECKING:
 
 def layers_table(gaps: LayerGaps) -> Tabular:
     unit = "IOPS" if gaps.metric == "iops" else "MB/s"
-    headers = ["Pattern"]
-    for i, name in enumerate(gaps.names):
-        headers.append(f"{name} {unit}")
-        if i + 1 < len(gaps.names):
-            headers.append(f"{name}→{gaps.names[i + 1]}")
-    rows = []
-    for row in gaps.rows:
-        cells = [row.pattern]
-        for i, value in enumerate(row.values):
-            cells.append("-" if value is None else (format_iops(value) if gaps.metric == "iops" else f"{value:,.1f}"))
-            if i < len(row.factors):
-                cells.append(_factor(row.factors[i]))
-        rows.append(cells)
-    geo = ["geomean"]
-    for i, factor in enumerate(gaps.pair_geomeans()):
-        geo += ["", _factor(factor)]
-    geo.append("")
-    rows.append(geo)
+
+    def value(v: float | None) -> str:
+        return "-" if v is None else (format_iops(v) if gaps.metric == "iops" else f"{v:,.1f}")
+
+    headers, rows = _grid(gaps, value, _factor, "{lower}→{upper}")
     notes = ["→ columns: factor lost going up (lower ÷ upper); 85x means the upper layer does 1/85 of the lower."]
     gap = gaps.biggest_gap()
     if gap:
@@ -56,24 +43,34 @@ def layers_csv_table(gaps: LayerGaps) -> Tabular:
     cell: the layer has no such cell."""
     unit = "IOPS" if gaps.metric == "iops" else "MB/s"
     decimals = 1 if gaps.metric == "iops" else 3
+    headers, rows = _grid(gaps, lambda v: plain.number(v, decimals), lambda f: plain.number(f, 3),
+                          "{lower}/{upper} ratio")
+    return Tabular(headers=headers, rows=rows, title=f"layers ({unit})", right_aligned=frozenset(range(1, len(headers))))
+
+
+def _grid(gaps: LayerGaps, value: Callable[[float | None], str], factor: Callable[[float | None], str],
+          pair: str) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of both tables: per cell each layer's `value` with the `factor` to the next layer
+    between them (its header `pair` formatted with the lower and upper names), then the geomean row."""
+    unit = "IOPS" if gaps.metric == "iops" else "MB/s"
     headers = ["Pattern"]
     for i, name in enumerate(gaps.names):
         headers.append(f"{name} {unit}")
         if i + 1 < len(gaps.names):
-            headers.append(f"{name}/{gaps.names[i + 1]} ratio")
+            headers.append(pair.format(lower=name, upper=gaps.names[i + 1]))
     rows = []
     for row in gaps.rows:
         cells = [row.pattern]
-        for i, value in enumerate(row.values):
-            cells.append(plain.number(value, decimals))
+        for i, v in enumerate(row.values):
+            cells.append(value(v))
             if i < len(row.factors):
-                cells.append(plain.number(row.factors[i], 3))
+                cells.append(factor(row.factors[i]))
         rows.append(cells)
     geo = ["geomean"]
-    for factor in gaps.pair_geomeans():
-        geo += ["", plain.number(factor, 3)]
+    for f in gaps.pair_geomeans():
+        geo += ["", factor(f)]
     rows.append([*geo, ""])
-    return Tabular(headers=headers, rows=rows, title=f"layers ({unit})", right_aligned=frozenset(range(1, len(headers))))
+    return headers, rows
 
 
 def _factor(value: float | None) -> str:
