@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here, run_cli
+from plain_csv import not_plain, tables
 
 DATA = Path(__file__).parent.parent / "data"
 MiB = 1024**2
@@ -33,6 +34,16 @@ def test_synclat_sweeps_sizes_and_stores_a_run(tmp_path: Path, scratch_dir: Path
     assert json.loads(shown.stdout)["runs"][0]["plan"] == "synclat"
     table = cli_here("synclat", str(scratch_dir), "--sizes", "4k", "--min-time", "1", "--size", "32M", "--db", db)
     assert "usec/IO" in table.stdout and "4K" in table.stdout
+    # For a spreadsheet: the size in bytes, times in microseconds, plain numbers with the unit in the header.
+    as_csv = cli_here("synclat", str(scratch_dir), "--sizes", "4k,1m", "--min-time", "1", "--size", "32M", "--db", db,
+                      "--format", "csv")
+    assert as_csv.returncode == 0, as_csv.stderr
+    assert not_plain(as_csv.stdout, set()) == []
+    (header, *rows), = tables(as_csv.stdout)
+    assert header == ["size bytes", "usec per IO", "MB/s", "p50 clat us", "p99 clat us", "p99.9 clat us", "writes"]
+    assert [row[0] for row in rows] == ["4096", "1048576"]
+    for row in rows:
+        assert float(row[1]) > 0 and float(row[3]) <= float(row[4]) and int(row[6]) > 0
 
 
 def test_synclat_default_sizes_start_at_the_logical_sector_size(tmp_path: Path, scratch_dir: Path) -> None:

@@ -54,6 +54,16 @@ def test_the_terminal_shows_its_own_tables_when_the_report_has_them() -> None:
     assert exporter("csv").render(report, PLAIN) == "Pattern,IOPS\n4K QD1 rnd read,12000.0\n"
 
 
+def test_csv_exports_the_csv_tables_when_the_report_has_them_and_markdown_does_not() -> None:
+    """compare and layers: Markdown pastes the text a reader is shown, CSV gets the plain numbers."""
+    shown = Tabular(["Pattern", "vs A"], [["4K QD1 rnd read", "+19.9% [+18.5%, +21.4%]"]])
+    numbers = Tabular(["Pattern", "change %", "change CI low %"], [["4K QD1 rnd read", "19.95", "18.47"]])
+    report = Report(tables=(shown,), data={}, csv_tables=(numbers,))
+    assert exporter("csv").render(report, PLAIN) == "Pattern,change %,change CI low %\n4K QD1 rnd read,19.95,18.47\n"
+    assert "+19.9% \\[+18.5%, +21.4%\\]" in exporter("markdown").render(report, PLAIN)
+    assert "+19.9%" in exporter("table").render(report, PLAIN)
+
+
 def test_the_terminal_table_prints_user_text_as_it_is() -> None:
     label = Tabular(["Label"], [["[bold]x[/bold] :smile:"]])
     assert "[bold]x[/bold] :smile:" in exporter("table").render(Report(tables=(label,)), PLAIN)

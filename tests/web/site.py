@@ -4,10 +4,8 @@ that log in over HTTP as a browser would."""
 
 from __future__ import annotations
 
-import csv
 import functools
 import html
-import io
 import json
 import re
 import shutil
@@ -104,18 +102,27 @@ def first_table(page: str) -> list[list[str]]:
             for row in re.findall(r"<tr>(.*?)</tr>", body, re.S) if "<td" in row]
 
 
+def markdown_rows(text: str) -> list[list[str]]:
+    """The rows of the first pipe table of Markdown that stackbench printed (report/formats/markdown.py),
+    header and alignment row left out, each cell unescaped back to its text."""
+    table = re.search(r"(^\|.*\|$\n?)+", text, re.M).group(0).splitlines()
+    return [[re.sub(r"\\(.)", r"\1", cell.strip()) for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+            for line in table[2:]]
+
+
 def assert_slog_page_is_the_clis(client: httpx.Client, db_url: str, ids: list[str]) -> str:
-    """/slog?runs=IDS shows `stackbench slog --run ID...`'s table cell for cell (its CSV output) in the
-    order of its --json ranking; returns the page."""
+    """/slog?runs=IDS shows `stackbench slog --run ID...`'s table cell for cell (its Markdown output, the
+    text a reader is shown; its CSV holds plain numbers instead) in the order of its --json ranking;
+    returns the page."""
     from conftest import cli_here
 
     answer = client.get("/slog", params={"runs": ids})
     assert answer.status_code == 200, answer.text
     refs = [arg for run_id in ids for arg in ("--run", run_id)]
-    as_csv = cli_here("slog", *refs, "--db", db_url, "--format", "csv")
+    as_markdown = cli_here("slog", *refs, "--db", db_url, "--format", "markdown")
     as_json = cli_here("slog", *refs, "--db", db_url, "--json")
-    assert as_csv.returncode == 0 and as_json.returncode == 0, as_csv.stderr + as_json.stderr
-    cli_rows = list(csv.reader(io.StringIO(as_csv.stdout)))[1:]
+    assert as_markdown.returncode == 0 and as_json.returncode == 0, as_markdown.stderr + as_json.stderr
+    cli_rows = markdown_rows(as_markdown.stdout)
     page_rows = first_table(answer.text)
     assert page_rows == cli_rows
     ranked = json.loads(as_json.stdout)["candidates"]

@@ -81,7 +81,7 @@ def ab_command(
     """
     from stackbench.ab_session import AbRequest, execute_ab
     from stackbench.analysis.compare import compare_runs
-    from stackbench.report.compare import comparison_table
+    from stackbench.report.compare import comparison_csv_table, comparison_table
     from stackbench.cli.progress import ProgressObserver
     from stackbench.runner import RunRequest
 
@@ -108,7 +108,7 @@ def ab_command(
     comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
     data = comparison.to_json()
     data["ab"] = {"session": result.session, "rounds": rounds, "a": command_a, "b": command_b, "prepare": prepare_command}
-    emit(fmt, comparison_table(comparison), data)
+    emit(fmt, comparison_table(comparison), data, csv=comparison_csv_table(comparison))
     if fmt == "table":
         err.print(
             f"The system is now in configuration B ({command_b}). Runs: {result.a.id[:12]} (A), {result.b.id[:12]} (B).",

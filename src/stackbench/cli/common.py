@@ -90,9 +90,11 @@ def chosen_format(output_format: str, json_output: bool) -> str:
     return "json" if json_output else output_format
 
 
-def emit(fmt: str, tabular: Tabular | None, data: Any) -> None:
-    """Print a result with one table (or none) and its JSON data in the chosen format."""
-    emit_report(fmt, Report(tables=() if tabular is None else (tabular,), data=data))
+def emit(fmt: str, tabular: Tabular | None, data: Any, csv: Tabular | None = None) -> None:
+    """Print a result with one table (or none) and its JSON data in the chosen format; `csv`, when the
+    table's cells are formatted for reading, is the same table with plain numbers for CSV."""
+    emit_report(fmt, Report(tables=() if tabular is None else (tabular,), data=data,
+                            csv_tables=None if csv is None else (csv,)))
 
 
 def emit_report(fmt: str, report: Report) -> None:

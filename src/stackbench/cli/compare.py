@@ -44,7 +44,7 @@ def compare_command(
         stackbench compare baseline lz4-off -w "4K QD4 rnd write=3" -w "1M QD4 seq write=1"
     """
     from stackbench.analysis.compare import compare_runs, parse_weights
-    from stackbench.report.compare import comparison_table
+    from stackbench.report.compare import comparison_csv_table, comparison_table
 
     store = open_store_from(db)
     result = compare_runs(
@@ -56,7 +56,7 @@ def compare_command(
         force=force,
     )
     fmt = chosen_format(output_format, json_output)
-    emit(fmt, comparison_table(result), result.to_json())
+    emit(fmt, comparison_table(result), result.to_json(), csv=comparison_csv_table(result))
     if fmt == "table":
         for difference in result.fact_differences:
             warn(f"compared despite a difference in key facts (--force): {difference}")

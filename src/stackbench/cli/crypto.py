@@ -66,7 +66,7 @@ def crypto_command(
         table_name,
     )
     from stackbench.errors import StackbenchError
-    from stackbench.report.crypto import aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_table, pbkdf_table
+    from stackbench.report.crypto import aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_csv_table, cipher_table, pbkdf_table
 
     if key_size is not None and cipher is None:
         raise StackbenchError("--key-size needs --cipher", "Name the cipher too, e.g. --cipher aes-xts-plain64 --key-size 512")
@@ -105,7 +105,7 @@ def crypto_command(
         data["aes_ni"] = aes_ni_json(aes, aes_source, finding, MEASURED_COST)
         print_json(data)
     elif fmt == "csv":
-        emit("csv", cipher_table(bench), None)  # one CSV: the cipher rows
+        emit("csv", cipher_csv_table(bench), None)  # one CSV: the cipher rows, plain numbers
     else:
         for table in (cipher_table(bench), pbkdf_table(bench)):
             if table.rows:

@@ -31,8 +31,8 @@ def layers_command(
         stackbench layers host-zfs vm-virtio vm-luks --names host,vm,vm+luks
     """
     from stackbench.analysis.layers import layer_gaps
-    from stackbench.report.layers import layers_table
+    from stackbench.report.layers import layers_csv_table, layers_table
 
     store = open_store_from(db)
     gaps = layer_gaps([store.get_run(r) for r in runs], split_list([names]) if names else None, metric)
-    emit(chosen_format(output_format, json_output), layers_table(gaps), gaps.to_json())
+    emit(chosen_format(output_format, json_output), layers_table(gaps), gaps.to_json(), csv=layers_csv_table(gaps))

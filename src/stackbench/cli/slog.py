@@ -46,7 +46,7 @@ def slog_command(
     from stackbench.cli.progress import ProgressObserver
     from stackbench.errors import StackbenchError
     from stackbench.plan import build_plan
-    from stackbench.report.slog import slog_table
+    from stackbench.report.slog import slog_csv_table, slog_table
     from stackbench.runner import RunRequest, execute_run
 
     targets = [(str(p), p) for p in candidates or []]
@@ -72,4 +72,5 @@ def slog_command(
     for ref in run_refs or []:
         results.append(stored_candidate(store.get_run(ref)))
     ranked = rank(results)
-    emit(fmt, slog_table(ranked, PLP_NOTE), {"candidates": [c.to_json() for c in ranked], "note": PLP_NOTE})
+    emit(fmt, slog_table(ranked, PLP_NOTE), {"candidates": [c.to_json() for c in ranked], "note": PLP_NOTE},
+         csv=slog_csv_table(ranked))

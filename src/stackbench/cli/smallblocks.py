@@ -143,9 +143,9 @@ def smallblocks_command(
 def print_scan(result: Any, rec: Any, table: list[Any], data: dict[str, Any], fmt: str) -> None:
     """A scan as `smallblocks` prints it, for a fresh walk and for `show` of a stored one alike: the
     histogram in `fmt`, the recommendation under the terminal table, unreadable directories on stderr."""
-    from stackbench.report.smallblocks import histogram_table, recommendation_text
+    from stackbench.report.smallblocks import histogram_csv_table, histogram_table, recommendation_text
 
-    emit(fmt, histogram_table(result), data)
+    emit(fmt, histogram_table(result), data, csv=histogram_csv_table(result))
     if fmt == "table":
         out.print(recommendation_text(result, rec, table))
     if result.unreadable:

@@ -54,7 +54,7 @@ def synclat_command(
     from stackbench.cli.app import err
     from stackbench.runner import RunRequest, execute_run
     from stackbench.report.run_json import run_json
-    from stackbench.report.synclat import synclat_rows, synclat_table
+    from stackbench.report.synclat import synclat_csv_table, synclat_rows, synclat_table
     from stackbench.synclat import parse_sizes, synclat_plan
 
     plan = synclat_plan(
@@ -72,7 +72,7 @@ def synclat_command(
     rows = synclat_rows(run)
     data = run_json(run)
     data["synclat"] = rows
-    emit(fmt, synclat_table(run.id, rows), data)
+    emit(fmt, synclat_table(run.id, rows), data, csv=synclat_csv_table(run.id, rows))
     for warning in warnings_to_print(run.warnings, observer.shown):
         warn(str(warning))
 

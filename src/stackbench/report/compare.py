@@ -1,11 +1,15 @@
 """`compare A B` as a table in the manner of benchstat: each cell's IOPS in A and B, the change with its
-interval and p-value, the row's verdict; the overall verdict and how the test was made below it."""
+interval and p-value, the row's verdict; the overall verdict and how the test was made below it.
+
+The terminal and Markdown show `comparison_table` ("3,008 ± 1.1%", "+19.9% [+18.5%, +21.4%] (p=0.000
+n=5+5)"); CSV gets `comparison_csv_table`, the same rows with one plain number per cell."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
 
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.units import format_iops
 
@@ -67,6 +71,51 @@ def comparison_table(result: RunComparison) -> Tabular:
         right_aligned=frozenset({1, 2, 3, 4}),
         styles=styles,
     )
+
+
+def comparison_csv_table(result: RunComparison) -> Tabular:
+    """The comparison for a spreadsheet: each run's IOPS with its 95 % interval and number of runs, the
+    change in % with its 95 % interval, the Holm-adjusted p-value, the weight and the verdict, one value
+    per cell. The change and its interval are given where the display writes `~` (not significant) too:
+    the p-value and the verdict say what they are worth. A row that could not be tested (fewer than two
+    runs on a side) has its change and no interval and no p (the display's "(untested)")."""
+    a = result.base.label or result.base.id[:12]
+    b = result.other.label or result.other.id[:12]
+    rows = []
+    for row in result.rows:
+        t = row.test
+        tested = t is not None and t.testable
+        change = (row.ratio - 1) if math.isfinite(row.ratio) else None
+        rows.append([
+            row.pattern,
+            *_estimate_cells(row.base_estimate, row.base.result.iops),
+            *_estimate_cells(row.other_estimate, row.other.result.iops),
+            plain.percent(change),
+            plain.percent(t.low - 1 if tested and t.low is not None else None),
+            plain.percent(t.high - 1 if tested and t.high is not None else None),
+            plain.number(row.p_holm, 6) if tested else "",
+            str(t.n_base) if t is not None else "",
+            str(t.n_other) if t is not None else "",
+            f"{row.weight:g}",
+            row.verdict,
+            "yes" if row.weak else "no",
+        ])
+    return Tabular(
+        headers=["Pattern", f"A: {a} IOPS", "A IOPS CI low", "A IOPS CI high",
+                 f"B: {b} IOPS", "B IOPS CI low", "B IOPS CI high",
+                 "change %", "change CI low %", "change CI high %", "p", "runs A", "runs B", "weight", "verdict",
+                 "weak"],
+        rows=rows,
+        title=f"compare A={a} B={b}",
+        right_aligned=frozenset(range(1, 14)),
+    )
+
+
+def _estimate_cells(estimate: Estimate | None, fallback: float) -> list[str]:
+    """IOPS, CI low, CI high: the geometric mean of the runs and its interval, or the one result."""
+    if estimate is None:
+        return [plain.iops(fallback), "", ""]
+    return [plain.iops(estimate.centre), plain.iops(estimate.low), plain.iops(estimate.high)]
 
 
 def _estimate(estimate: Estimate | None, fallback: float) -> str:

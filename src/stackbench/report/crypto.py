@@ -1,10 +1,12 @@
 """What `stackbench crypto` shows: the cipher and key-derivation tables of a `cryptsetup benchmark`, and the
-AES-NI verdict (the fact and, when GUEST-CPU-NOAES fires, its fix), built from results computed elsewhere."""
+AES-NI verdict (the fact and, when GUEST-CPU-NOAES fires, its fix), built from results computed elsewhere.
+CSV holds the cipher rows only, as `cipher_csv_table`: plain MiB/s, an empty cell where the kernel has none."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 
 if TYPE_CHECKING:
@@ -26,6 +28,18 @@ def cipher_table(bench: Benchmark) -> Tabular:
               for c in bench.ciphers],
         title=f"Cipher throughput in memory, no storage I/O ({bench.source})",
         notes=["MiB/s = 2^20 bytes per second; N/A: the kernel has no implementation of that cipher"],
+        right_aligned=frozenset({1, 2, 3}),
+    )
+
+
+def cipher_csv_table(bench: Benchmark) -> Tabular:
+    """The cipher rows for a spreadsheet: MiB/s to 0.1 as cryptsetup prints them, without a thousands
+    separator; an empty cell, not "N/A", for a cipher the kernel cannot run."""
+    return Tabular(
+        headers=["cipher", "key (bits)", "encryption (MiB/s)", "decryption (MiB/s)"],
+        rows=[[c.cipher, str(c.key_bits), plain.number(c.encryption_mib_s, 1), plain.number(c.decryption_mib_s, 1)]
+              for c in bench.ciphers],
+        title=f"Cipher throughput in memory ({bench.source})",
         right_aligned=frozenset({1, 2, 3}),
     )
 

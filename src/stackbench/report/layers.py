@@ -1,10 +1,14 @@
 """`layers` as a table: each layer's value per cell and, between neighbours, the factor lost going up;
-the note names the biggest gap, the layer to work on first (docs/method.md section 3)."""
+the note names the biggest gap, the layer to work on first (docs/method.md section 3).
+
+The terminal and Markdown show `layers_table` ("3,008", "24.8x", "0.83x (gain)"); CSV gets
+`layers_csv_table`, the same rows with plain numbers, the factors in "ratio" columns."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.units import format_iops
 
@@ -14,24 +18,11 @@ if TYPE_CHECKING:
 
 def layers_table(gaps: LayerGaps) -> Tabular:
     unit = "IOPS" if gaps.metric == "iops" else "MB/s"
-    headers = ["Pattern"]
-    for i, name in enumerate(gaps.names):
-        headers.append(f"{name} {unit}")
-        if i + 1 < len(gaps.names):
-            headers.append(f"{name}→{gaps.names[i + 1]}")
-    rows = []
-    for row in gaps.rows:
-        cells = [row.pattern]
-        for i, value in enumerate(row.values):
-            cells.append("-" if value is None else (format_iops(value) if gaps.metric == "iops" else f"{value:,.1f}"))
-            if i < len(row.factors):
-                cells.append(_factor(row.factors[i]))
-        rows.append(cells)
-    geo = ["geomean"]
-    for i, factor in enumerate(gaps.pair_geomeans()):
-        geo += ["", _factor(factor)]
-    geo.append("")
-    rows.append(geo)
+
+    def value(v: float | None) -> str:
+        return "-" if v is None else (format_iops(v) if gaps.metric == "iops" else f"{v:,.1f}")
+
+    headers, rows = _grid(gaps, value, _factor, "{lower}→{upper}")
     notes = ["→ columns: factor lost going up (lower ÷ upper); 85x means the upper layer does 1/85 of the lower."]
     gap = gaps.biggest_gap()
     if gap:
@@ -44,6 +35,42 @@ def layers_table(gaps: LayerGaps) -> Tabular:
         notes=notes,
         right_aligned=frozenset(range(1, len(headers))),
     )
+
+
+def layers_csv_table(gaps: LayerGaps) -> Tabular:
+    """Each layer's value (IOPS to 0.1, MB/s to 0.001) and, between neighbours, the ratio lower ÷ upper
+    (above 1: lost going up; below 1: a gain) to 0.001; the last row the ratios' geometric means. An empty
+    cell: the layer has no such cell."""
+    unit = "IOPS" if gaps.metric == "iops" else "MB/s"
+    decimals = 1 if gaps.metric == "iops" else 3
+    headers, rows = _grid(gaps, lambda v: plain.number(v, decimals), lambda f: plain.number(f, 3),
+                          "{lower}/{upper} ratio")
+    return Tabular(headers=headers, rows=rows, title=f"layers ({unit})", right_aligned=frozenset(range(1, len(headers))))
+
+
+def _grid(gaps: LayerGaps, value: Callable[[float | None], str], factor: Callable[[float | None], str],
+          pair: str) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of both tables: per cell each layer's `value` with the `factor` to the next layer
+    between them (its header `pair` formatted with the lower and upper names), then the geomean row."""
+    unit = "IOPS" if gaps.metric == "iops" else "MB/s"
+    headers = ["Pattern"]
+    for i, name in enumerate(gaps.names):
+        headers.append(f"{name} {unit}")
+        if i + 1 < len(gaps.names):
+            headers.append(pair.format(lower=name, upper=gaps.names[i + 1]))
+    rows = []
+    for row in gaps.rows:
+        cells = [row.pattern]
+        for i, v in enumerate(row.values):
+            cells.append(value(v))
+            if i < len(row.factors):
+                cells.append(factor(row.factors[i]))
+        rows.append(cells)
+    geo = ["geomean"]
+    for f in gaps.pair_geomeans():
+        geo += ["", factor(f)]
+    rows.append([*geo, ""])
+    return headers, rows
 
 
 def _factor(value: float | None) -> str:

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 from stackbench.analysis.between_runs import Estimate
 from stackbench.analysis.cells import RUNS, SEGMENTS, cell_estimate, replicates_of, run_count
 from stackbench.analysis.goals import GoalResult
+from stackbench.report import plain
 from stackbench.report.document import Report
 from stackbench.report.goals import goals_table
 from stackbench.report.run_json import run_json
@@ -106,22 +107,18 @@ def run_export_table(run: Run) -> Tabular:
     for cell in run.cells:
         found = cell_estimate(cell)
         clat, sync = cell.result.clat, cell.result.sync_lat
-
-        def us(ns: float | None) -> str:
-            return "" if ns is None else f"{ns / 1000:.3f}"
-
         rows.append([
             cell.pattern,
-            f"{found.centre if found else cell.result.iops:.1f}",
-            f"{found.low:.1f}" if found and found.low is not None else "",
-            f"{found.high:.1f}" if found and found.high is not None else "",
+            plain.iops(found.centre if found else cell.result.iops),
+            plain.iops(found.low if found else None),
+            plain.iops(found.high if found else None),
             str(run_count(cell)),
-            f"{found.spread_rel * 100:.2f}" if found and found.spread_rel is not None else "",
-            f"{cell.result.bw_bytes / 1e6:.3f}",
-            us(clat.p50_ns if clat else None),
-            us(clat.p99_ns if clat else None),
-            us(clat.p999_ns if clat else None),
-            us(sync.p99_ns if sync else None),
+            plain.percent(found.spread_rel if found else None),
+            plain.mb_per_s(cell.result.bw_bytes),
+            plain.microseconds(clat.p50_ns if clat else None),
+            plain.microseconds(clat.p99_ns if clat else None),
+            plain.microseconds(clat.p999_ns if clat else None),
+            plain.microseconds(sync.p99_ns if sync else None),
         ])
     return Tabular(
         headers=headers,

@@ -1,10 +1,12 @@
 """`synclat` as `diskinfo -wS` prints it: per write size the time one synchronous write takes, the
-throughput and the completion-latency percentiles; and the same rows in the JSON."""
+throughput and the completion-latency percentiles; and the same rows in the JSON. The terminal and
+Markdown show `synclat_table` ("4K", "1,234.5", "1.2 ms"); CSV gets `synclat_csv_table`, plain numbers."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.results import Run
 from stackbench.units import format_latency_ns, format_size
@@ -52,4 +54,26 @@ def synclat_table(run_id: str, rows: list[dict[str, Any]]) -> Tabular:
         title=f"Synchronous random writes (O_DIRECT + O_DSYNC, QD1), run {run_id[:12]}",
         notes=["usec/IO = wall time per write (1e6 / IOPS); MB/s = 10^6 bytes/s; p50/p99/p99.9 = completion latency"],
         right_aligned=frozenset(range(1, 7)),
+    )
+
+
+def synclat_csv_table(run_id: str, rows: list[dict[str, Any]]) -> Tabular:
+    """The rows of `synclat_rows` for a spreadsheet: the size in bytes, times in microseconds to 0.001,
+    MB/s to 0.001, the writes counted."""
+    return Tabular(
+        headers=["size bytes", "usec per IO", "MB/s", "p50 clat us", "p99 clat us", "p99.9 clat us", "writes"],
+        rows=[
+            [
+                plain.count(row["size_bytes"]),
+                plain.number(row["usec_per_io"], 3),
+                plain.number(row["mb_per_s"], 3),
+                plain.number(row["clat_p50_us"], 3),
+                plain.number(row["clat_p99_us"], 3),
+                plain.number(row["clat_p999_us"], 3),
+                plain.count(row["writes"]),
+            ]
+            for row in rows
+        ],
+        title=f"Synchronous random writes, run {run_id[:12]}",
+        right_aligned=frozenset(range(7)),
     )

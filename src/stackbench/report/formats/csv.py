@@ -1,5 +1,8 @@
 """CSV: the header row and the rows, nothing else (a title or notes would break a spreadsheet import).
-A report with several tables gives them one after the other, an empty line between."""
+A report with several tables gives them one after the other, an empty line between.
+
+It exports the report's spreadsheet tables (`Report.spreadsheet_tables`): plain numbers with their unit
+in the header, never the "3,008 ± 1.1%" a reader is shown."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ class CsvExporter:
 
     def render(self, report: Report, screen: Screen) -> str:
         parts = []
-        for tab in report.tables:
+        for tab in report.spreadsheet_tables:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
             writer.writerow(tab.headers)
