@@ -13,13 +13,22 @@ import math
 from datetime import datetime, timedelta
 from typing import Callable
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import bindparam, delete, func, insert, select
 
 from stackbench.store import schema
 from stackbench.store.accounts import now
 from stackbench.store.repository import Store, _aware, _guarded
 
 PURGE_EVERY = 200  # events written between two deletions of the expired ones
+
+
+# The check of every request that loads an object, built once per process with its values as parameters
+# (as accounts._SESSION: building a statement and its cache key cost more than running it).
+_IN_WINDOW = (
+    select(func.count(), func.min(schema.rate_events.c.at))
+    .where(schema.rate_events.c.scope == bindparam("scope"), schema.rate_events.c.key_hash == bindparam("key_hash"),
+           schema.rate_events.c.at > bindparam("since"))
+)
 
 
 class RateEvents:
@@ -36,13 +45,11 @@ class RateEvents:
     def retry_after(self, scope: str, key_hash: str, limit: int, window_s: float) -> int | None:
         """Whole seconds until `key_hash` may try again in `scope`, or None if it may now: at most `limit`
         events within the last `window_s` seconds."""
-        events = schema.rate_events
         moment = self.clock()
-        query = (select(func.count(), func.min(events.c.at))
-                 .where(events.c.scope == scope, events.c.key_hash == key_hash,
-                        events.c.at > moment - timedelta(seconds=window_s)))
         with self.reader.connect() as connection:
-            count, oldest = connection.execute(query).one()
+            count, oldest = connection.execute(
+                _IN_WINDOW, {"scope": scope, "key_hash": key_hash, "since": moment - timedelta(seconds=window_s)}
+            ).one()
         if count < limit:
             return None
         return max(1, math.ceil((_aware(oldest) + timedelta(seconds=window_s) - moment).total_seconds()))
