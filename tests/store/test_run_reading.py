@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, select
 
 from stackbench.analysis.cells import samples_needed
 from stackbench.analysis.compare import compare_runs
@@ -41,7 +41,7 @@ def test_a_run_is_read_with_the_samples_its_replicates_need(tmp_path: Path) -> N
     statements: list[str] = []
     event.listen(store.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
     with store.reader.connect() as connection:
-        found = read_runs(connection, schema.runs.c.id.in_(ids), samples_for=samples_needed)
+        found = read_runs(connection, select(schema.runs).where(schema.runs.c.id.in_(ids)), samples_for=samples_needed)
     assert len(statements) == 3  # the runs, their cells, the samples of the legacy cells: for both runs
     partial = {r.id: r for _, r in found}
     whole = {run_id: store.run_by_id(run_id) for run_id in ids}
@@ -64,6 +64,7 @@ def test_no_samples_are_read_when_no_cell_needs_them(tmp_path: Path) -> None:
     statements: list[str] = []
     event.listen(store.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
     with store.reader.connect() as connection:
-        [(_, read)] = read_runs(connection, schema.runs.c.id == mixed.id, samples_for=samples_needed)
+        [(_, read)] = read_runs(connection, select(schema.runs).where(schema.runs.c.id == mixed.id),
+                                samples_for=samples_needed)
     assert len(statements) == 2 and not any(s.startswith("SELECT samples") for s in statements)
     assert [c.samples for c in read.cells] == [(), ()]

@@ -16,6 +16,7 @@ Secrets (session ids, share tokens) reach this module only as keyed hashes; the 
 
 from __future__ import annotations
 
+import functools
 import secrets
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -140,6 +141,27 @@ _SESSION = (
     .join(schema.accounts, schema.accounts.c.id == schema.sessions.c.account_id)
     .where(schema.sessions.c.id_hash == bindparam("id_hash"))
 )
+
+
+@functools.cache
+def _runs_seen_query(is_admin: bool) -> Any:
+    """`runs_seen`'s statement, built once per process for admins and once for other accounts (as
+    `_SESSION`): the runs among the bound `run_ids` that the bound `viewer` (an account id) may see."""
+    runs = schema.runs
+    viewer = Viewer(bindparam("viewer"), is_admin)  # type: ignore[arg-type]  # the id is a bound parameter
+    return select(runs).where(runs.c.id.in_(bindparam("run_ids", expanding=True)), _visible(viewer))
+
+
+def _links_of(kind: str) -> Any:
+    """`share_links_of`'s statement for one kind of link, with the owner and the run ids bound."""
+    links = schema.share_links
+    other = links.c.other_id.is_(None) if kind == "run" else links.c.other_id == bindparam("other_id")
+    return (select(links).where(links.c.owner == bindparam("owner"), links.c.kind == kind,
+                                links.c.object_id == bindparam("object_id"), other)
+            .order_by(links.c.created_at.desc()))
+
+
+_LINKS_OF = {kind: _links_of(kind) for kind in SHARE_KINDS}
 
 
 def _has_sync_write_cell() -> Any:
@@ -333,10 +355,9 @@ class Accounts:
         """{id: (owner, visibility, run)} of those of `run_ids` that `viewer` may see, read together: the
         visibility rule is a condition of the query that reads the runs, so a run is checked and read in
         one statement, and a compare page's two runs in the same one. `samples_for` as in `read_runs`."""
-        runs = schema.runs
         with self.reader.connect() as connection:
-            found = read_runs(connection, and_(runs.c.id.in_(sorted(set(run_ids))), _visible(viewer)),
-                              samples_for=samples_for)
+            found = read_runs(connection, _runs_seen_query(viewer.is_admin),
+                              {"run_ids": sorted(set(run_ids)), "viewer": viewer.account_id}, samples_for=samples_for)
         return {run.id: (row["owner"], row["visibility"], run) for row, run in found}
 
     def latest_complete_runs(self, viewer: Viewer) -> list[Run]:
@@ -363,7 +384,8 @@ class Accounts:
                   .subquery())
         chosen = select(ranked.c.id).where(ranked.c.newest == 1)
         with self.reader.connect() as connection:
-            return [run for _, run in read_runs(connection, runs.c.id.in_(chosen), samples_for=lambda _: False)]
+            return [run for _, run in read_runs(connection, select(runs).where(runs.c.id.in_(chosen)),
+                                                samples_for=lambda _: False)]
 
     def set_visibility(self, object_id: str, visibility: str, kind: str = "run") -> None:
         if visibility not in schema.VISIBILITIES:
@@ -484,13 +506,9 @@ class Accounts:
 
     def share_links_of(self, owner: str, kind: str, run_ids: Sequence[str]) -> list[ShareLink]:
         """The owner's links to one run or one comparison, newest first (revoked and expired included)."""
-        links = schema.share_links
-        other = links.c.other_id.is_(None) if kind == "run" else links.c.other_id == run_ids[1]
+        params = {"owner": owner, "object_id": run_ids[0], **({"other_id": run_ids[1]} if kind == "compare" else {})}
         with self.reader.connect() as connection:
-            rows = connection.execute(
-                select(links).where(links.c.owner == owner, links.c.kind == kind, links.c.object_id == run_ids[0],
-                                    other).order_by(links.c.created_at.desc())
-            ).mappings().all()
+            rows = connection.execute(_LINKS_OF[kind], params).mappings().all()
         return [_link(row) for row in rows]
 
     def revoke_share_link(self, link_id: str) -> None:

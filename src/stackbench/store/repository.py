@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, text, update
+from sqlalchemy import Engine, bindparam, create_engine, delete, event, func, insert, inspect, select, text, update
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from stackbench import __version__
@@ -438,7 +438,7 @@ class Store:
         """The run with this exact id, with all its samples, without resolving prefixes and labels as
         `get_run` does."""
         with self.reader.connect() as connection:
-            return read_runs(connection, schema.runs.c.id == run_id)[0][1]
+            return read_runs(connection, select(schema.runs).where(schema.runs.c.id == run_id))[0][1]
 
     def with_samples(self, runs: Sequence[Run]) -> list[Run]:
         """`runs` with every per-second sample of every cell (one query for all): for a run loaded with
@@ -491,7 +491,7 @@ class Store:
         from stackbench.goal import Goal
 
         with self.reader.connect() as connection:
-            rows = connection.execute(select(schema.goals).order_by(schema.goals.c.created_at)).mappings().all()
+            rows = connection.execute(_GOALS).mappings().all()
         return [(row["id"], Goal.from_dict(row["spec"])) for row in rows]
 
     def remove_goal(self, ref: str) -> "Goal":
@@ -702,11 +702,25 @@ _SAMPLE_COLUMNS = (schema.samples.c.cell_id, schema.samples.c.t_s, schema.sample
                    schema.samples.c.clat_mean_ns, schema.samples.c.segment, schema.samples.c.ramp)
 
 
+# Statements of every run and compare page, built once per process with their values as parameters:
+# building a statement and the cache key SQLAlchemy derives from every new one cost more than running it
+# (a run page's reads 0.5 -> 0.2 ms on the bench machine).
+_GOALS = select(schema.goals).order_by(schema.goals.c.created_at)
+_CELLS_OF_RUNS = (
+    select(schema.cells, select(schema.samples.c.cell_id).where(schema.samples.c.cell_id == schema.cells.c.id)
+           .correlate(schema.cells).exists().label("has_samples"))
+    .where(schema.cells.c.run_id.in_(bindparam("run_ids", expanding=True)))
+    .order_by(schema.cells.c.run_id, schema.cells.c.seq)
+)
+
+
 def read_runs(
-    connection: Any, condition: Any, *, samples_for: Callable[[Cell], bool] | None = None
+    connection: Any, query: Any, params: dict[str, Any] | None = None, *,
+    samples_for: Callable[[Cell], bool] | None = None,
 ) -> list[tuple[Any, Run]]:
-    """The runs matching `condition` (on the runs table), each with its cells: (row, run) pairs, the row
-    carrying the columns a Run does not (the server's owner and visibility).
+    """The runs `query` selects (whole rows of the runs table: `select(schema.runs).where(...)`, with
+    `params` for its bound parameters), each with its cells: (row, run) pairs, the row carrying the
+    columns a Run does not (the server's owner and visibility).
 
     Two statements for any number of runs (their rows, then all their cells), and a third only when a
     cell that has samples wants them: every sample when `samples_for` is None, else the samples of the
@@ -714,15 +728,11 @@ def read_runs(
     per-second samples; a page that shows only its tables needs them only where its replicates are made
     of samples (analysis/cells.py, `samples_needed`).
     """
-    runs, cells, s = schema.runs, schema.cells, schema.samples
-    rows = connection.execute(select(runs).where(condition)).mappings().all()
+    s = schema.samples
+    rows = connection.execute(query, params or {}).mappings().all()
     if not rows:
         return []
-    has_samples = select(s.c.cell_id).where(s.c.cell_id == cells.c.id).correlate(cells).exists()
-    cell_rows = connection.execute(
-        select(cells, has_samples.label("has_samples")).where(cells.c.run_id.in_([r["id"] for r in rows]))
-        .order_by(cells.c.run_id, cells.c.seq)
-    ).mappings().all()
+    cell_rows = connection.execute(_CELLS_OF_RUNS, {"run_ids": [r["id"] for r in rows]}).mappings().all()
     made = [(r["run_id"], _cell_from_row(r), bool(r["has_samples"])) for r in cell_rows]
     having = [cell for _, cell, has in made if has]
     wanted = [cell.id for cell in having if samples_for is None or samples_for(cell)]
