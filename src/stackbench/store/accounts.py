@@ -162,6 +162,9 @@ def _links_of(kind: str) -> Any:
 
 
 _LINKS_OF = {kind: _links_of(kind) for kind in SHARE_KINDS}
+# a share link by id (its owner's page) or by its token's hash (every view of a shared page)
+_LINK_BY = {column: select(schema.share_links).where(schema.share_links.c[column] == bindparam("value"))
+            for column in ("id", "token_hash")}
 
 
 def _has_sync_write_cell() -> Any:
@@ -499,10 +502,10 @@ class Accounts:
         return link
 
     def share_link(self, link_id: str) -> ShareLink | None:
-        return self._one_link(schema.share_links.c.id == link_id)
+        return self._one_link("id", link_id)
 
     def share_link_by_hash(self, token_hash: str) -> ShareLink | None:
-        return self._one_link(schema.share_links.c.token_hash == token_hash)
+        return self._one_link("token_hash", token_hash)
 
     def share_links_of(self, owner: str, kind: str, run_ids: Sequence[str]) -> list[ShareLink]:
         """The owner's links to one run or one comparison, newest first (revoked and expired included)."""
@@ -522,9 +525,10 @@ class Accounts:
             connection.execute(update(schema.share_links).where(schema.share_links.c.id == link_id)
                                .values(last_used_at=moment))
 
-    def _one_link(self, condition: Any) -> ShareLink | None:
+    def _one_link(self, column: str, value: str) -> ShareLink | None:
+        """The link whose `column` (id or token_hash, both unique) is `value`."""
         with self.reader.connect() as connection:
-            row = connection.execute(select(schema.share_links).where(condition)).mappings().first()
+            row = connection.execute(_LINK_BY[column], {"value": value}).mappings().first()
         return None if row is None else _link(row)
 
 
