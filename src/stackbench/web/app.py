@@ -73,7 +73,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = ctx
     install_api(app)  # POST /api/runs and GET /metrics, with API tokens (web/api.py)
-    env = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True)
+    # auto_reload off: the templates are files of the installed package, compiled once per process; with
+    # it on, every page checked the modification time of each template it uses (3 stat calls for the runs list)
+    env = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True, auto_reload=False)
     stylesheet = resources.files("stackbench.web").joinpath("static/style.css").read_text(encoding="utf-8")
 
     def page(request: Request, template: str, status: int = 200, principal: Principal | None = None,
