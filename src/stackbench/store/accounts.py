@@ -115,10 +115,15 @@ OWNED = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits}
 
 def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:
     """The one visibility rule as an SQL condition on `table`, one of OWNED (see the module's docstring)."""
+    return _visible_to(viewer.account_id, viewer.is_admin, table)
+
+
+def _visible_to(account_id: Any, is_admin: bool, table: Any = schema.runs) -> Any:
+    """`_visible`, with the account's id a value or a bound parameter (for statements built once)."""
     return or_(
-        table.c.owner == viewer.account_id,
+        table.c.owner == account_id,
         and_(table.c.visibility == "team", table.c.owner.is_not(None)),
-        and_(table.c.owner.is_(None), true() if viewer.is_admin else false()),
+        and_(table.c.owner.is_(None), true() if is_admin else false()),
     )
 
 
@@ -148,8 +153,8 @@ def _runs_seen_query(is_admin: bool) -> Any:
     """`runs_seen`'s statement, built once per process for admins and once for other accounts (as
     `_SESSION`): the runs among the bound `run_ids` that the bound `viewer` (an account id) may see."""
     runs = schema.runs
-    viewer = Viewer(bindparam("viewer"), is_admin)  # type: ignore[arg-type]  # the id is a bound parameter
-    return select(runs).where(runs.c.id.in_(bindparam("run_ids", expanding=True)), _visible(viewer))
+    return select(runs).where(runs.c.id.in_(bindparam("run_ids", expanding=True)),
+                              _visible_to(bindparam("viewer"), is_admin))
 
 
 def _links_of(kind: str) -> Any:
