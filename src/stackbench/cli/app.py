@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
+from typing import Any
 
 try:  # Typer 0.29 vendors click; earlier releases use the click package
     from typer._click import exceptions as click
@@ -96,6 +98,36 @@ def _terminate(signum: int, _frame: object) -> None:
     raise Terminated(signal.Signals(signum).name)
 
 
+def _deliver_again(unraisable: Any) -> None:
+    """`sys.unraisablehook`: a Ctrl-C or SIGTERM whose exception was raised inside a callback whose
+    exceptions Python ignores (a weakref's, as the import system's module locks use while a command
+    imports its modules; a `__del__`) would be printed as a traceback and lost, and the command would go
+    on to its end, its scratch file with it. The signal is sent again from a timer thread 50 ms later, so
+    that it lands in the program's own flow. It cannot be raised from here: whatever this hook raises is
+    ignored the same way (and `os.kill` to ourselves here would run the handler at once, in this hook)."""
+    error = unraisable.exc_value
+    if isinstance(error, KeyboardInterrupt):
+        from stackbench.errors import Terminated
+
+        signum = signal.Signals.__members__.get(str(error), signal.SIGTERM) if isinstance(error, Terminated) \
+            else signal.SIGINT
+        again = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        again.start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM and SIGHUP (a closed terminal, a killed tmux or ssh session) clean up exactly like Ctrl-C,
+    in every command, not only while fio runs; a signal the caller ignores (nohup) stays ignored. None of
+    the three is lost when it lands in a callback (`_deliver_again`)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _terminate)
+    sys.unraisablehook = _deliver_again
+
+
 def _exit(code: int) -> None:
     """Exit with `code`. After an interrupt, leave with os._exit once the output is flushed: CPython
     otherwise re-kills itself with SIGINT at shutdown when a KeyboardInterrupt passed through C code on its
@@ -113,11 +145,7 @@ def _exit(code: int) -> None:
 def run_app(argv: list[str] | None = None) -> None:
     from stackbench.errors import StackbenchError
 
-    # SIGTERM and SIGHUP (a closed terminal, a killed tmux or ssh session) clean up exactly like Ctrl-C,
-    # in every command, not only while fio runs; a signal the caller ignores (nohup) stays ignored.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) is not signal.SIG_IGN:
-            signal.signal(sig, _terminate)
+    install_signal_handlers()
     try:
         # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C into Exit(130).
         code = app(args=argv, prog_name="stackbench", standalone_mode=False)
