@@ -114,26 +114,19 @@ OWNED = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits}
 
 
 def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:
-    """The one visibility rule as an SQL condition on `table`, one of OWNED (see the module's docstring)."""
+    """The one visibility rule as an SQL condition on `table`, one of OWNED or `run_tallies` (see the
+    module's docstring)."""
     return _visible_to(viewer.account_id, viewer.is_admin, table)
 
 
 def _visible_to(account_id: Any, is_admin: bool, table: Any = schema.runs) -> Any:
-    """`_visible`, with the account's id a value or a bound parameter (for statements built once)."""
+    """`_visible`, with the account's id a value or a bound parameter (for statements built once). Also a
+    condition on `run_tallies` (migration 0008), which keeps runs without an owner under the owner ''."""
+    unowned = table.c.owner == "" if table is schema.run_tallies else table.c.owner.is_(None)
     return or_(
         table.c.owner == account_id,
-        and_(table.c.visibility == "team", table.c.owner.is_not(None)),
-        and_(table.c.owner.is_(None), true() if is_admin else false()),
-    )
-
-
-def _tallied_visible(viewer: Viewer) -> Any:
-    """`_visible` as a condition on `run_tallies` (migration 0008), whose owner is '' for runs without one."""
-    tallies = schema.run_tallies
-    return or_(
-        tallies.c.owner == viewer.account_id,
-        and_(tallies.c.visibility == "team", tallies.c.owner != ""),
-        and_(tallies.c.owner == "", true() if viewer.is_admin else false()),
+        and_(table.c.visibility == "team", ~unowned),
+        and_(unowned, true() if is_admin else false()),
     )
 
 
@@ -482,7 +475,7 @@ class Accounts:
             counted = select(func.count()).select_from(runs).where(*conditions)
         else:  # unfiltered: the sum of a few kept counts, not a count of every run (migration 0008)
             tallies = schema.run_tallies
-            counted = select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_tallied_visible(viewer))
+            counted = select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
         with self.reader.connect() as connection:
             rows, total = _page_and_total(connection, query, counted)
         made = _run_from_row if whole else _summary_from_row
