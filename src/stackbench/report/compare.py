@@ -58,6 +58,8 @@ def comparison_table(result: RunComparison) -> Tabular:
             "Not compared (in one run only): " + ", ".join([*result.only_in_base, *result.only_in_other])
         )
     test = "paired t-test on log IOPS by ab round" if result.paired else "Welch t-test on log IOPS of separate runs"
+    if result.order_effect is not None:
+        notes.append(result.order_effect.summary())
     notes.append(
         f"IOPS = geometric mean of separate fio runs ± 95% CI; vs A = change [95% CI], {test}, p Holm-adjusted "
         f"over {len(result.rows)} rows; ~ = not significant at alpha {result.alpha:g}; keep/revert need "

@@ -204,6 +204,8 @@ def _compare_sheet(ws: "Worksheet", contents: Contents) -> None:
     b = result.other.label or result.other.id[:12]
     row = _title(ws, 1, f"Compare A = {a}, B = {b}")
     row = _line(ws, row, f"Verdict: {result.verdict.upper()} — {result.reason}")
+    if result.order_effect is not None:
+        row = _line(ws, row, result.order_effect.summary())
     for difference in result.fact_differences:
         row = _line(ws, row, f"Compared despite a difference in key facts: {difference}")
     row += 1
