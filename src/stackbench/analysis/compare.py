@@ -20,6 +20,7 @@ from typing import Any
 from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, paired_ratio, welch_ratio
 from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of
 from stackbench.analysis.order_effect import OrderEffect, session_order_effect, session_orders
+from stackbench.analysis.tradeoff import SafetyTradeoff, safety_tradeoff
 from stackbench.errors import StackbenchError
 from stackbench.results import TOTAL_HOST, Cell, Run
 from stackbench.warning import Warning, WarningCode
@@ -112,11 +113,12 @@ class RunComparison:
     fact_differences: tuple[str, ...] = field(default=())
     paired: bool = False
     order_effect: OrderEffect | None = None  # the two arms of one ab session: second vs first in a round
+    safety: SafetyTradeoff = SafetyTradeoff()  # where one side is less safe (unsafe_settings.py)
 
     @property
     def warnings(self) -> tuple[Warning, ...]:
-        """The comparison's own warnings (a row's are on the row): an order effect."""
-        found = (self.order_effect.warning() if self.order_effect else None,)
+        """The comparison's own warnings (a row's are on the row): a side less safe, an order effect."""
+        found = (self.safety.warning(self.verdict), self.order_effect.warning() if self.order_effect else None)
         return tuple(w for w in found if w is not None)
 
     @property
@@ -165,6 +167,7 @@ class RunComparison:
             "only_in_other": list(self.only_in_other),
             "rows": [row.to_json() for row in self.rows],
             "order_effect": self.order_effect.to_json() if self.order_effect else None,
+            "safety": self.safety.to_json(self.verdict),
             "warnings": [w.to_json() for w in self.warnings],
         }
 
@@ -297,6 +300,7 @@ def compare_runs(
         fact_differences=tuple(differences),
         paired=paired,
         order_effect=session_order_effect(orders, [(a[k], b[k]) for k in common], alpha) if orders else None,
+        safety=safety_tradeoff(base, other, one_session=paired),
     )
 
 

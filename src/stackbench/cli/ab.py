@@ -76,7 +76,8 @@ def ab_command(
     The drift-proof way to compare two configurations: each round measures every cell of the plan once
     under A and once under B, so slow drift of the machine hits both arms alike, and the compare at the end
     pairs the runs by round. The arm measured first alternates (AB, BA, AB, ...), so an advantage of going
-    second cannot pass for a gain; the compare shows that order effect. A and B are stored as two runs (their facts carry
+    second cannot pass for a gain; the compare shows that order effect. A verdict bought with safety
+    (sync=disabled, barrier=0, cache=unsafe ...) says so. A and B are stored as two runs (their facts carry
     the commands and the rounds' order) that `stackbench compare` can show again. The commands run with
     /bin/sh exactly as given. The system is left as the last round ends (in A after an even number of
     rounds); Ctrl-C says which command was applied last, so you know the state the system was left in.

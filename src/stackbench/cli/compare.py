@@ -63,7 +63,7 @@ def compare_command(
         for row in result.rows:
             for warning in row.warnings:
                 warn(str(warning))  # names the row: its subject is the row's pattern
-        for warning in result.warnings:  # the comparison's own: an ab session's order effect
+        for warning in result.warnings:  # the comparison's own: a side less safe, an ab session's order effect
             warn(str(warning))
 
 
