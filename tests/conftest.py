@@ -133,6 +133,19 @@ def blank_loop(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
+def ext4_loop(tmp_path: Path, blank_loop: Path) -> Iterator[Path]:
+    """ext4 made by mkfs.ext4 on a real loop device, mounted."""
+    mount_point = tmp_path / "ext4"
+    mount_point.mkdir()
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(blank_loop)], check=True, capture_output=True)
+    subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], capture_output=True)
+
+
+@pytest.fixture
 def tmpfs_mount(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
     """Mount real tmpfs file systems of a given size (`tmpfs_mount("8M")`); all unmounted afterwards."""
     _need_root()

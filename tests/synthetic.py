@@ -36,3 +36,16 @@ def run(cells: list[Cell], label: str = "r", facts: dict | None = None, run_id: 
     return Run(id=run_id, label=label, status="complete", source="measured",
                created_at=datetime.now(timezone.utc), finished_at=None, target="/x", plan_name="custom",
                facts=facts or {"fio_version": "fio-3.33"}, cells=tuple(cells))
+
+
+def ab_arms(orders: list[str], a_runs: list[float], b_runs: list[float], *, a_command: str = "true",
+            b_command: str = "true", b_rounds: list[int] | None = None, label: str = "s") -> tuple[Run, Run]:
+    """The two arms of one `stackbench ab` session of one cell whose rounds ran `orders` (their facts as
+    ab_session stores them); B's runs may be listed in another sequence than their rounds (`b_rounds`)."""
+    def arm(letter: str, command: str, runs: list[float], rounds: list[int], run_id: str) -> Run:
+        ab = {"session": "5" * 32, "arm": letter, "command": command, "rounds": len(orders), "orders": list(orders)}
+        return run([cell(runs=runs, rounds=rounds)], label=f"{label}-{letter.lower()}", run_id=run_id,
+                   facts={"fio_version": "fio-3.33", "ab": ab})
+
+    return (arm("A", a_command, a_runs, list(range(len(a_runs))), "1" * 32),
+            arm("B", b_command, b_runs, b_rounds or list(range(len(b_runs))), "2" * 32))

@@ -2,7 +2,10 @@
 
 Why a command of its own: two runs measured an hour apart differ by the machine's drift as much as by the
 change (separate runs differed by 14-40 % here). Alternating A and B within rounds, and pairing the runs by
-round in `compare`, takes drift that hits both arms of a round out of the verdict. The commands are the
+round in `compare`, takes drift that hits both arms of a round out of the verdict. Which arm goes first
+alternates too (AB, BA, AB, ...: round_order.py says why), so that neither the second place in a round nor
+what the previous measurement left behind favours one arm; the order is stored in both runs' facts
+(`ab.orders`) for the order-effect diagnostic of `compare`. The commands are the
 user's own shell commands (`zfs set compression=lz4 tank/vm`), run by /bin/sh exactly as given: they are
 code the user hands over, never text stackbench builds.
 """
@@ -16,6 +19,7 @@ from typing import Callable
 from stackbench import spawn
 from stackbench.errors import Interrupted, StackbenchError
 from stackbench.results import Run, new_id
+from stackbench.round_order import round_orders
 from stackbench.runner import (
     Measurement,
     RunObserver,
@@ -49,6 +53,7 @@ class AbResult:
     session: str
     a: Run
     b: Run
+    orders: tuple[str, ...] = ()  # each round's order, "AB" or "BA": the system is left as orders[-1] ends
 
 
 def run_shell(command: str, what: str) -> None:
@@ -78,17 +83,19 @@ def execute_ab(
     observer: RunObserver | None = None,
     on_command: Callable[[str, str], None] | None = None,
 ) -> AbResult:
-    """Measure A and B in ABAB... rounds into two stored runs of one session; return both."""
+    """Measure A and B in counterbalanced rounds (AB, BA, AB, ...) into two stored runs of one session."""
     observer = observer or SilentObserver()
     if request.rounds < 2:
-        raise StackbenchError(f"--rounds must be at least 2, got {request.rounds}", "Use --rounds 5 or more")
+        raise StackbenchError(f"--rounds must be at least 2, got {request.rounds}", "Use --rounds 6 or more")
     session = new_id()
     prepared = prepare(request.run, session, observer)
     base = request.run.label or f"ab-{session[:8]}"
+    orders = round_orders(request.rounds)
+    commands = {"a": request.command_a, "b": request.command_b}
     arms: dict[str, Measurement] = {}
-    for arm, command in (("a", request.command_a), ("b", request.command_b)):
+    for arm, command in commands.items():
         facts = {"ab": {"session": session, "arm": arm.upper(), "command": command, "prepare": request.prepare,
-                        "rounds": request.rounds}}
+                        "rounds": request.rounds, "orders": orders}}
         arms[arm] = Measurement(store, prepared, observer, label=f"{base}-{arm}", target_text=str(request.run.target),
                                 extra_facts=facts)
     observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
@@ -96,8 +103,9 @@ def execute_ab(
     status = "failed"
     try:
         with signals_as_interrupt():
-            for round_index in range(request.rounds):
-                for arm, command in (("a", request.command_a), ("b", request.command_b)):
+            for round_index, order in enumerate(orders):
+                for arm in order.lower():
+                    command = commands[arm]
                     if on_command:
                         on_command(arm.upper(), command)
                     run_shell(command, f"--{arm}")
@@ -123,4 +131,4 @@ def execute_ab(
         remove_scratch(prepared.target)
         for measurement in arms.values():
             measurement.finish(status)
-    return AbResult(session, store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id))
+    return AbResult(session, store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id), tuple(orders))

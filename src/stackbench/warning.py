@@ -32,6 +32,8 @@ class WarningCode(enum.StrEnum):
     ABANDONED = "ABANDONED"  # the run's process died; the run was marked abandoned
     HOST_DROPPED = "HOST_DROPPED"  # a fleet host dropped out mid-run; the run is partial
     SCRATCH_LEFT = "SCRATCH_LEFT"  # a fleet host's scratch file could not be removed (host unreachable)
+    LESS_SAFE = "LESS_SAFE"  # one side of a comparison trades durability or correctness for its speed
+    ORDER_EFFECT = "ORDER_EFFECT"  # in an ab session the arm measured second in a round did better (or worse)
     LEGACY = "LEGACY"  # a plain-text warning stored by a stackbench without codes
 
 

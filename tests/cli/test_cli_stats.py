@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -132,6 +130,8 @@ def test_a_real_known_effect_is_found(tmp_path: Path, scratch_dir: Path) -> None
 
 @pytest.mark.slow
 def test_ab_alternates_a_and_b_and_compares_paired_by_round(tmp_path: Path, scratch_dir: Path) -> None:
+    """Three rounds asked for, four run (an even number balances which arm goes first), A first in rounds 1
+    and 3, B first in rounds 2 and 4."""
     db = f"sqlite:///{tmp_path / 'r.db'}"
     log = tmp_path / "applied.log"
     made = cli_here(
@@ -140,9 +140,10 @@ def test_ab_alternates_a_and_b_and_compares_paired_by_round(tmp_path: Path, scra
         "--runtime", "1", "--ramp", "0", "--label", "aa", "--db", db, "--json",
     )
     assert made.returncode == 0, made.stderr
-    assert log.read_text().split() == ["A", "p", "B", "p"] * 3
+    assert log.read_text().split() == ["A", "p", "B", "p", "B", "p", "A", "p"] * 2
     data = json.loads(made.stdout)
-    assert data["paired"] is True and data["rows"][0]["test"] == "paired-log" and data["rows"][0]["n"] == [3, 3]
+    assert data["paired"] is True and data["rows"][0]["test"] == "paired-log" and data["rows"][0]["n"] == [4, 4]
+    assert data["ab"]["rounds"] == 4 and data["ab"]["orders"] == data["order_effect"]["orders"] == ["AB", "BA"] * 2
     assert data["verdict"] not in ("keep", "revert")  # A/A: both arms are the same configuration
     a = json.loads(cli_here("show", "aa-a", "--db", db, "--json").stdout)
     assert a["facts"]["ab"]["arm"] == "A" and a["facts"]["ab"]["command"] == f"echo A >> {log}"
@@ -182,19 +183,6 @@ def test_compare_unknown_run_is_one_line_error(fixed_run) -> None:
     assert result.returncode == 1
     assert "no run with id or label 'nosuchrun'" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-@pytest.fixture
-def ext4_loop(tmp_path: Path, blank_loop: Path) -> Iterator[Path]:
-    """ext4 made by mkfs.ext4 on a real loop device, mounted."""
-    mount_point = tmp_path / "ext4"
-    mount_point.mkdir()
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(blank_loop)], check=True, capture_output=True)
-    subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", str(mount_point)], capture_output=True)
 
 
 

@@ -26,7 +26,7 @@ DATA = Path(__file__).parent.parent / "data"
 TEXT_COLUMNS: dict[str, set[str] | None] = {
     "show": {"Pattern"},
     "runs": {"ID", "Created (UTC)", "Label", "Status", "Plan", "Target", "Kind"},
-    "compare": {"Pattern", "verdict", "weak"},
+    "compare": {"Pattern", "verdict", "weak", "safety"},
     "layers": {"Pattern"},
     "show-scan": set(),
     "show-audit": None,
@@ -123,7 +123,7 @@ def test_an_untested_compare_row_has_its_change_and_empty_interval_and_p(tmp_pat
                              run_id=label[0] * 32))
     done = cli_here("compare", "one", "two", "--db", db, "--format", "csv")
     assert done.returncode == 0, done.stderr
-    assert not_plain(done.stdout, {"Pattern", "verdict", "weak"}) == []
+    assert not_plain(done.stdout, {"Pattern", "verdict", "weak", "safety"}) == []
     (header, *rows), = tables(done.stdout)
     by_pattern = {row[0]: dict(zip(header, row)) for row in rows}
     runs = by_pattern["4K QD4 rnd write"]

@@ -25,7 +25,7 @@ from stackbench.runner import SilentObserver, _settle_direct
 from stackbench.safety import Target, cache_warning
 from stackbench.store import Store, schema
 from stackbench.warning import Warning, WarningCode
-from synthetic import cell, run
+from synthetic import ab_arms, cell, run
 
 DOCS = Path(__file__).parent.parent.parent / "docs" / "json.md"
 RUNS = [1000.0, 1010.0, 995.0, 1005.0, 1002.0]
@@ -85,6 +85,24 @@ def _scratch_left() -> list[Warning]:
     return cleanup_pass(gone, [ReadyHost("node1", 0, "/srv/stackbench-x-h0.scratch", True, {})], {})
 
 
+def _less_safe() -> list[Warning]:
+    def on(options: str, runs: list[float], run_id: str):  # noqa: ANN202 - a synthetic run
+        return run([cell(runs=runs)], run_id=run_id,
+                   facts={"fio_version": "fio-3.33", "target": {"fs_type": "ext4", "mount_options": options}})
+
+    return list(compare_runs(on("rw,relatime", RUNS, "0" * 32), on("rw,nobarrier", [v * 3 for v in RUNS], "1" * 32)).warnings)
+
+
+def _order_effect() -> list[Warning]:
+    from stackbench.round_order import AB, round_orders
+
+    orders = round_orders(6)  # the same configuration twice; the arm measured second does 5 % more
+    levels = [*RUNS, 1000.0]
+    a, b = ab_arms(orders, [v * (1.0 if o == AB else 1.05) for v, o in zip(levels, orders)],
+                   [v * (1.05 if o == AB else 1.0) for v, o in zip(levels, orders)])
+    return list(compare_runs(a, b).warnings)
+
+
 def _host_dropped() -> list[Warning]:
     from stackbench.fleet.run import host_dropped
 
@@ -106,6 +124,8 @@ SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]
     WarningCode.ABANDONED: lambda mp, tmp: _abandoned(tmp),
     WarningCode.HOST_DROPPED: lambda mp, tmp: _host_dropped(),
     WarningCode.SCRATCH_LEFT: lambda mp, tmp: _scratch_left(),
+    WarningCode.LESS_SAFE: lambda mp, tmp: _less_safe(),
+    WarningCode.ORDER_EFFECT: lambda mp, tmp: _order_effect(),
     WarningCode.LEGACY: lambda mp, tmp: [Warning.from_json("a warning from before codes")],
 }
 

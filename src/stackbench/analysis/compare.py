@@ -19,6 +19,8 @@ from typing import Any
 
 from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, paired_ratio, welch_ratio
 from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of
+from stackbench.analysis.order_effect import OrderEffect, session_order_effect, session_orders
+from stackbench.analysis.tradeoff import SafetyTradeoff, safety_tradeoff
 from stackbench.errors import StackbenchError
 from stackbench.results import TOTAL_HOST, Cell, Run
 from stackbench.warning import Warning, WarningCode
@@ -110,6 +112,14 @@ class RunComparison:
     only_in_other: tuple[str, ...] = ()
     fact_differences: tuple[str, ...] = field(default=())
     paired: bool = False
+    order_effect: OrderEffect | None = None  # the two arms of one ab session: second vs first in a round
+    safety: SafetyTradeoff = SafetyTradeoff()  # where one side is less safe (unsafe_settings.py)
+
+    @property
+    def warnings(self) -> tuple[Warning, ...]:
+        """The comparison's own warnings (a row's are on the row): a side less safe, an order effect."""
+        found = (self.safety.warning(self.verdict), self.order_effect.warning() if self.order_effect else None)
+        return tuple(w for w in found if w is not None)
 
     @property
     def geomean_ratio(self) -> float | None:
@@ -156,6 +166,9 @@ class RunComparison:
             "only_in_base": list(self.only_in_base),
             "only_in_other": list(self.only_in_other),
             "rows": [row.to_json() for row in self.rows],
+            "order_effect": self.order_effect.to_json() if self.order_effect else None,
+            "safety": self.safety.to_json(self.verdict),
+            "warnings": [w.to_json() for w in self.warnings],
         }
 
 
@@ -255,6 +268,7 @@ def compare_runs(
             "Use the row names as printed, e.g. \"4K QD4 rnd write\"",
         )
     paired = ab_session(base) is not None and ab_session(base) == ab_session(other)
+    orders = session_orders(base) if paired else None
     tested = [_test(a[key], b[key], paired) for key in common]
     testable = [i for i, (test, _, _) in enumerate(tested) if test is not None and test.testable]
     adjusted = dict(zip(testable, holm([tested[i][0].p_value for i in testable])))  # type: ignore[union-attr]
@@ -285,6 +299,8 @@ def compare_runs(
         only_in_other=tuple(b[k].pattern for k in b if k not in a),
         fact_differences=tuple(differences),
         paired=paired,
+        order_effect=session_order_effect(orders, [(a[k], b[k]) for k in common], alpha) if orders else None,
+        safety=safety_tradeoff(base, other, one_session=paired),
     )
 
 

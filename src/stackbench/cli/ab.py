@@ -44,7 +44,11 @@ def ab_command(
         ..., "--b", help='Shell command that applies configuration B, e.g. "zfs set compression=lz4 tank/vm".',
         show_default=False,
     ),
-    rounds: int = typer.Option(5, "--rounds", "-r", min=2, max=100, help="ABAB rounds: one fio run per cell and arm each."),
+    rounds: int = typer.Option(
+        6, "--rounds", "-r", min=2, max=100,
+        help="Rounds, A first and B first in turn (AB, BA, ...): one fio run per cell and arm each. An odd number "
+             "is raised by one, so that each arm goes first as often.",
+    ),
     prepare_command: Optional[str] = typer.Option(
         None, "--prepare", help='Shell command run before every measurement, e.g. "sync; echo 3 > /proc/sys/vm/drop_caches".'
     ),
@@ -71,9 +75,12 @@ def ab_command(
 
     The drift-proof way to compare two configurations: each round measures every cell of the plan once
     under A and once under B, so slow drift of the machine hits both arms alike, and the compare at the end
-    pairs the runs by round. A and B are stored as two runs (their facts carry the commands) that
-    `stackbench compare` can show again. The commands run with /bin/sh exactly as given. Ctrl-C says which
-    command was applied last, so you know the state the system was left in.
+    pairs the runs by round. The arm measured first alternates (AB, BA, AB, ...), so an advantage of going
+    second cannot pass for a gain; the compare shows that order effect. A verdict bought with safety
+    (sync=disabled, barrier=0, cache=unsafe ...) says so. A and B are stored as two runs (their facts carry
+    the commands and the rounds' order) that `stackbench compare` can show again. The commands run with
+    /bin/sh exactly as given. The system is left as the last round ends (in A after an even number of
+    rounds); Ctrl-C says which command was applied last, so you know the state the system was left in.
 
     Example:
 
@@ -83,6 +90,7 @@ def ab_command(
     from stackbench.analysis.compare import compare_runs
     from stackbench.report.compare import comparison_csv_table, comparison_table
     from stackbench.cli.progress import ProgressObserver
+    from stackbench.round_order import even_rounds
     from stackbench.runner import RunRequest
 
     plan = plan_from_options(
@@ -92,6 +100,11 @@ def ab_command(
     check_target_text(target)
     store = open_store_from(db)
     fmt = chosen_format(output_format, json_output)
+    if rounds != even_rounds(rounds):
+        rounds = even_rounds(rounds)
+        if fmt != "json":
+            err.print(f"Note: {rounds} rounds, not {rounds - 1}: with an even number each arm goes first in as many "
+                      "rounds as the other", markup=False, highlight=False, soft_wrap=True)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
 
     def announce(arm: str, command: str) -> None:
@@ -107,13 +120,18 @@ def ab_command(
         )
     comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
     data = comparison.to_json()
-    data["ab"] = {"session": result.session, "rounds": rounds, "a": command_a, "b": command_b, "prepare": prepare_command}
+    data["ab"] = {"session": result.session, "rounds": rounds, "orders": list(result.orders), "a": command_a,
+                  "b": command_b, "prepare": prepare_command}
     emit(fmt, comparison_table(comparison), data, csv=comparison_csv_table(comparison))
     if fmt == "table":
+        last = result.orders[-1][-1]
         err.print(
-            f"The system is now in configuration B ({command_b}). Runs: {result.a.id[:12]} (A), {result.b.id[:12]} (B).",
+            f"The system is now in configuration {last} ({command_a if last == 'A' else command_b}). "
+            f"Runs: {result.a.id[:12]} (A), {result.b.id[:12]} (B).",
             markup=False, highlight=False, soft_wrap=True,
         )
+        for warning in comparison.warnings:
+            warn(str(warning))
         for arm, run in (("A", result.a), ("B", result.b)):
             for warning in run.warnings:
                 warn(f"{arm}: {warning}")

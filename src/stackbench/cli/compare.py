@@ -63,6 +63,8 @@ def compare_command(
         for row in result.rows:
             for warning in row.warnings:
                 warn(str(warning))  # names the row: its subject is the row's pattern
+        for warning in result.warnings:  # the comparison's own: a side less safe, an ab session's order effect
+            warn(str(warning))
 
 
 __all__ = ["compare_command"]

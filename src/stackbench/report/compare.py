@@ -53,11 +53,15 @@ def comparison_table(result: RunComparison) -> Tabular:
             f"{b} did {factor:.2f}{error} x {faster} IOPS than {a} (geometric mean of {len(result.rows)} cells)"
         )
     notes.append(f"Verdict: {result.verdict.upper()} — {result.reason}")
+    if result.safety.differences:  # the verdict stays true; this says what it was bought with
+        notes.append(f"Safety: {result.safety.marking(result.verdict)}")
     if result.only_in_base or result.only_in_other:
         notes.append(
             "Not compared (in one run only): " + ", ".join([*result.only_in_base, *result.only_in_other])
         )
     test = "paired t-test on log IOPS by ab round" if result.paired else "Welch t-test on log IOPS of separate runs"
+    if result.order_effect is not None:
+        notes.append(result.order_effect.summary())
     notes.append(
         f"IOPS = geometric mean of separate fio runs ± 95% CI; vs A = change [95% CI], {test}, p Holm-adjusted "
         f"over {len(result.rows)} rows; ~ = not significant at alpha {result.alpha:g}; keep/revert need "
@@ -76,7 +80,8 @@ def comparison_table(result: RunComparison) -> Tabular:
 def comparison_csv_table(result: RunComparison) -> Tabular:
     """The comparison for a spreadsheet: each run's IOPS with its 95 % interval and number of runs, the
     change in % with its 95 % interval, the Holm-adjusted p-value, the weight and the verdict, one value
-    per cell. The change and its interval are given where the display writes `~` (not significant) too:
+    per cell, and `safety`: the row's verdict marked with what it trades ("B is faster because it is less
+    safe: ..."), empty when neither side is less safe. The change and its interval are given where the display writes `~` (not significant) too:
     the p-value and the verdict say what they are worth. A row that could not be tested (fewer than two
     runs on a side) has its change and no interval and no p (the display's "(untested)")."""
     a = result.base.label or result.base.id[:12]
@@ -99,12 +104,13 @@ def comparison_csv_table(result: RunComparison) -> Tabular:
             f"{row.weight:g}",
             row.verdict,
             "yes" if row.weak else "no",
+            result.safety.marking(row.verdict),
         ])
     return Tabular(
         headers=["Pattern", f"A: {a} IOPS", "A IOPS CI low", "A IOPS CI high",
                  f"B: {b} IOPS", "B IOPS CI low", "B IOPS CI high",
                  "change %", "change CI low %", "change CI high %", "p", "runs A", "runs B", "weight", "verdict",
-                 "weak"],
+                 "weak", "safety"],
         rows=rows,
         title=f"compare A={a} B={b}",
         right_aligned=frozenset(range(1, 14)),

@@ -61,9 +61,17 @@ def facts_table(run: Run) -> Tabular:
     ab = facts.get("ab")
     if isinstance(ab, dict):
         add("ab session", f"{ab.get('session', '?')[:12]}, arm {ab.get('arm', '?')}, {ab.get('rounds', '?')} rounds")
+        add("ab round order", ab_round_order(ab))
         add("ab command", ab.get("command"))
         add("ab prepare", ab.get("prepare"))
     return Tabular(headers=["Fact", "Value"], rows=rows, title="Facts", no_wrap=frozenset({0}), fold=frozenset({1}))
+
+
+def ab_round_order(ab: dict[str, Any]) -> str:
+    """`AB BA AB BA`: which arm an `ab` session measured first in each round. Sessions stored before the
+    rounds were counterbalanced have no `orders`: they measured A first in every round."""
+    orders = ab.get("orders")
+    return " ".join(map(str, orders)) if isinstance(orders, list) else "A first in every round"
 
 
 def _machine(system: dict[str, Any]) -> str | None:

@@ -15,6 +15,7 @@ from stackbench.analysis.cells import RUNS, SEGMENTS, cell_estimate, replicates_
 from stackbench.analysis.goals import GoalResult
 from stackbench.report import plain
 from stackbench.report.document import Report
+from stackbench.report.facts import ab_round_order
 from stackbench.report.goals import goals_table
 from stackbench.report.run_json import run_json
 from stackbench.report.tabular import Tabular
@@ -55,6 +56,9 @@ def run_table(run: Run) -> Tabular:
     size = _plan_size(run)
     if size:
         details.append(f"file {format_bytes(size)}")
+    ab = facts.get("ab")
+    if isinstance(ab, dict):
+        details.append(f"ab arm {ab.get('arm', '?')}, rounds {ab_round_order(ab)}")
     if run.status != "complete":
         done = len({c.fio_output_id for c in run.cells})
         details.append(f"status {run.status.upper()} ({done} of {run.planned_cells or '?'} cells)")

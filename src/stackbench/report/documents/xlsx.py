@@ -114,6 +114,8 @@ def _summary(ws: "Worksheet", contents: Contents, names: Sequence[str]) -> None:
     if contents.comparison is not None:
         result = contents.comparison
         row = _line(ws, row, f"Compare: {result.verdict.upper()} — {result.reason} (sheet Compare)")
+        if result.safety.differences:
+            row = _line(ws, row, f"Safety: {result.safety.marking(result.verdict)}")
     _widths(ws, {1: 24, 2: 34, 3: 24, 7: 30})
 
 
@@ -204,6 +206,10 @@ def _compare_sheet(ws: "Worksheet", contents: Contents) -> None:
     b = result.other.label or result.other.id[:12]
     row = _title(ws, 1, f"Compare A = {a}, B = {b}")
     row = _line(ws, row, f"Verdict: {result.verdict.upper()} — {result.reason}")
+    if result.safety.differences:
+        row = _line(ws, row, f"Safety: {result.safety.marking(result.verdict)}")
+    if result.order_effect is not None:
+        row = _line(ws, row, result.order_effect.summary())
     for difference in result.fact_differences:
         row = _line(ws, row, f"Compared despite a difference in key facts: {difference}")
     row += 1

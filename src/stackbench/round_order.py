@@ -1,0 +1,56 @@
+"""Which arm goes first in each round of a paired experiment (`stackbench ab`, and `tune`'s knob rounds).
+
+Why not A first every round: the arm measured second in a round can be faster or slower for reasons that
+have nothing to do with it (bench/RESULTS.md: arm B, always second, was ahead by +3.3 % in 14 of 20 A/A
+sessions). With A always first that position effect is added to every round's B/A ratio and a null change
+gets kept; a simulated +3 % position effect gave 4-14 % false keeps under a fixed order and 0-2 % with the
+order counterbalanced (../shared/docs/tune-design.md, Appendix B).
+
+The order is mirrored: AB, BA, AB, BA, ... so that the measurements run A B | B A | A B | B A. Two things
+can bias a round's B/A ratio, and this is the one sequence that removes both:
+
+- position (the second measurement of a round is favoured): cancels over any even number of rounds, since
+  A goes first in half of them;
+- first-order carry-over (what the previous measurement leaves behind, a warmed cache, dirty data still
+  being written back, a rewritten file layout): every round starts with the arm that ended the round before,
+  so both measurements of a round follow the same arm and its carry-over hits both alike. That holds in
+  every round after the first whatever the number of rounds, and it forces the sequence: once round 1 is
+  AB, round 2 must start with B. The ABBA-by-rounds order (AB, BA, BA, AB) balances position too but not
+  carry-over: B follows A in 3 of every 4 of its measurements and A follows B in 3 of 4, so a +1 % carry-over
+  from B moves the mean B/A ratio by -0.5 % however many rounds are run.
+
+An odd number of rounds cannot balance position (one order has one round more); `even_rounds` says how many
+to run instead, and `ab` runs that many. The first measurement of a session follows no measurement at all,
+an asymmetry no order removes; it weighs 1/rounds.
+"""
+
+from __future__ import annotations
+
+AB, BA = "AB", "BA"
+
+
+def round_orders(rounds: int) -> list[str]:
+    """The order of each round, `"AB"` or `"BA"`: AB, BA, AB, BA, ... (see the module's docstring).
+
+    Any prefix of the sequence is itself as balanced as its length allows, so a session stopped early, or
+    looked at after some rounds (tune's sequential looks), keeps the property.
+    """
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0, got {rounds}")
+    return [AB if index % 2 == 0 else BA for index in range(rounds)]
+
+
+def even_rounds(rounds: int) -> int:
+    """The number of rounds to run when `rounds` are asked for: an odd count is raised by one, so that each
+    arm goes first in as many rounds as the other."""
+    return rounds + rounds % 2
+
+
+def second_arm_sign(order: str) -> int:
+    """+1 when B was measured second in the round (AB), -1 when A was (BA): the sign that turns a round's
+    log(B/A) into log(second/first)."""
+    if order == AB:
+        return 1
+    if order == BA:
+        return -1
+    raise ValueError(f"a round's order is 'AB' or 'BA', not {order!r}")
