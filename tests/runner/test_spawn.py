@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -70,3 +71,35 @@ def test_run_behaves_like_subprocess_run() -> None:
         spawn.run(["false"], check=True)
     with pytest.raises(subprocess.TimeoutExpired):
         spawn.run(["sleep", "5"], timeout=0.2)
+
+
+DYING_PARENT = textwrap.dedent(
+    """
+    import signal, sys, time
+    from stackbench import spawn
+
+    child = spawn.popen(["sh", "-c", sys.argv[1]], death_signal=signal.SIGTERM)
+    print(child.pid, flush=True)
+    time.sleep(100)
+    """
+)
+
+
+def test_a_child_asked_to_die_with_us_gets_its_signal_when_we_are_killed_outright(tmp_path) -> None:  # noqa: ANN001
+    """SIGKILL runs no cleanup of ours: the kernel's parent-death signal is what reaches fio then."""
+    heard, ready = tmp_path / "heard", tmp_path / "ready"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", DYING_PARENT,
+         f"trap 'echo TERM > {heard}; kill $!; exit 0' TERM; sleep 100 & echo > {ready}; wait"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    parent.stdout.readline()
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while not heard.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert heard.read_text() == "TERM\n"
