@@ -48,6 +48,10 @@ def ab_command(
     prepare_command: Optional[str] = typer.Option(
         None, "--prepare", help='Shell command run before every measurement, e.g. "sync; echo 3 > /proc/sys/vm/drop_caches".'
     ),
+    command_timeout: int = typer.Option(
+        600, "--command-timeout", min=1, max=86400, metavar="SECONDS",
+        help="How long each command may take; then it is stopped with everything it started in its process group.",
+    ),
     preset: Optional[str] = PresetOption,
     bs: Optional[list[str]] = BsOption,
     qd: Optional[list[str]] = QdOption,
@@ -72,8 +76,10 @@ def ab_command(
     The drift-proof way to compare two configurations: each round measures every cell of the plan once
     under A and once under B, so slow drift of the machine hits both arms alike, and the compare at the end
     pairs the runs by round. A and B are stored as two runs (their facts carry the commands) that
-    `stackbench compare` can show again. The commands run with /bin/sh exactly as given. Ctrl-C says which
-    command was applied last, so you know the state the system was left in.
+    `stackbench compare` can show again. The commands run with /bin/sh exactly as given, each in a process
+    group of its own; a command that is still running at --command-timeout, Ctrl-C or SIGTERM is stopped with
+    everything it started there. Ctrl-C says which command was running and which was applied last, so you
+    know the state the system was left in.
 
     Example:
 
@@ -101,7 +107,8 @@ def ab_command(
     with observer:
         result = execute_ab(
             store,
-            AbRequest(RunRequest(target=target, plan=plan, label=label), command_a, command_b, rounds, prepare_command),
+            AbRequest(RunRequest(target=target, plan=plan, label=label), command_a, command_b, rounds, prepare_command,
+                      command_timeout),
             observer,
             on_command=announce,
         )
