@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": BASE | {"engine", "plan", "results", "goal", "warning"},
     "analysis": BASE | {"engine", "plan", "results", "goal", "warning"},
     "report": BASE | {"engine", "plan", "results", "goal", "analysis", "audit"},
-    "safety": BASE | {"engine", "probe", "warning", "spawn"},
+    "safety": BASE | {"engine", "probe", "warning", "spawn", "processes"},
     "synclat": BASE | {"plan", "probe"},
     "importer": BASE | {"inputs", "engine", "plan", "results", "store"},
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",

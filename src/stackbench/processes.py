@@ -1,8 +1,9 @@
 """What Linux's /proc says about other processes, and ending one without hitting a stranger.
 
-Two places need it: stopping fio, whose job processes call setsid and so are reached by nothing sent to
-fio's process group (`engine/fio.py` kills them by parent pid), and cleaning up after a run whose
-stackbench was killed, where fio's leftovers are found by the run's own paths (`abandoned.py`). A pid can
+Stopping fio needs it, whose job processes call setsid and so are reached by nothing sent to fio's process
+group (`engine/fio.py` kills them by parent pid); so does cleaning up after a run whose stackbench was
+killed, where fio's leftovers are found by the run's own paths (`abandoned.py`), ending a user command's
+process group (`user_commands.py`), and telling whether a file is in use (`safety.py`). A pid can
 be reused the moment its process is gone, so `end` holds a pidfd and asks the caller's test again on
 that very process before it signals it.
 """
@@ -111,6 +112,32 @@ def open_files(pid: int) -> list[str]:
     except OSError:
         return []
     return [target for name in names if (target := _link(directory / name)) is not None]
+
+
+def opened_by(is_it: Callable[[os.stat_result], bool]) -> list[int]:
+    """The processes with a file open for which `is_it(its stat)` holds (a file in use: a VM's disk image)."""
+    found = []
+    for pid in pids():
+        directory = PROC / str(pid) / "fd"
+        try:
+            names = os.listdir(directory)
+        except OSError:  # gone, or another user's
+            continue
+        for name in names:
+            try:
+                if is_it(os.stat(directory / name)):
+                    found.append(pid)
+                    break
+            except OSError:
+                continue
+    return found
+
+
+def command_name(pid: int) -> str:
+    try:
+        return (PROC / str(pid) / "comm").read_text().strip()
+    except OSError:
+        return "?"
 
 
 def owner(pid: int) -> int | None:
