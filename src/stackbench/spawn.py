@@ -82,6 +82,11 @@ def popen(
             process = subprocess.Popen(argv, preexec_fn=setup, **kwargs)
     except BaseException:
         if process is not None:  # started, then a held signal interrupted us: leave no child behind
+            if kwargs.get("start_new_session") or kwargs.get("process_group") == 0:
+                try:  # what it started meanwhile too (a user's command may have run its first lines)
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             process.kill()
             process.wait()
         raise

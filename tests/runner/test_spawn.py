@@ -100,6 +100,52 @@ def test_a_child_asked_to_die_with_us_gets_its_signal_when_we_are_killed_outrigh
     parent.kill()
     parent.wait()
     deadline = time.monotonic() + 5
-    while not heard.exists() and time.monotonic() < deadline:
+    while not (heard.exists() and heard.read_text().endswith("\n")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert heard.read_text() == "TERM\n"
+
+
+GROUP_STARTED = textwrap.dedent(
+    """
+    import os, signal, subprocess, sys, time
+    from stackbench import spawn
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop
+
+    signal.signal(signal.SIGTERM, handler)
+    # the signal comes while the child runs its first lines (it has started a grandchild by then)
+    os.register_at_fork(after_in_parent=lambda: (time.sleep(1.0), os.kill(os.getpid(), signal.SIGTERM)))
+    try:
+        spawn.popen(["sh", "-c", "sleep 30 & echo $! > " + sys.argv[1] + "; wait"], start_new_session=True,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except Stop:
+        print("delivered")
+    """
+)
+
+
+def test_a_child_in_its_own_group_is_killed_with_what_it_started_when_a_held_signal_interrupts(tmp_path) -> None:  # noqa: ANN001
+    started = tmp_path / "grandchild"
+    done = subprocess.run([sys.executable, "-c", GROUP_STARTED, str(started)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "delivered", done.stderr
+    grandchild = int(started.read_text())
+    deadline = time.monotonic() + 5
+    while _running(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    running = _running(grandchild)
+    if running:
+        subprocess.run(["kill", "-9", str(grandchild)])
+    assert not running
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
