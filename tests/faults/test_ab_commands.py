@@ -92,7 +92,7 @@ def test_a_signal_while_fio_measures_names_the_last_command_applied(ab, tmp_path
     applied = tmp_path / "applied"
     process = ab("--a", f"echo a > {applied}", "--b", "true", "--runtime", "30")
     deadline = time.monotonic() + 60
-    while not list(scratch_dir.iterdir()) and time.monotonic() < deadline:  # fio is measuring A
+    while not list(scratch_dir.glob("stackbench-*.scratch")) and time.monotonic() < deadline:  # fio measures A
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -39,9 +41,16 @@ def _record(tmp_path: Path, **changes) -> dict:  # noqa: ANN003 - record fields
     return {**process_record(workdir=workdir, scratch=str(scratch)), "pid": 1, "start_ticks": 1, **changes}
 
 
-def _wait_until_running(process: subprocess.Popen, check: Callable[[], bool]) -> None:
-    import time
+def _holding(pid: int, path: str, binary: str) -> bool:
+    """Whether process `pid` runs `binary` and has `path` open (the shell has exec'd it, fd 3 kept)."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe") == os.path.realpath(binary) and path in [
+            os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:
+        return False
 
+
+def _until(check: Callable[[], bool]) -> None:
     deadline = time.monotonic() + 5
     while not check() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -53,16 +62,18 @@ def test_only_the_runs_own_processes_are_matched(tmp_path: Path, start: Start) -
     sibling = tmp_path / f"{workdir.name}-other"  # the same prefix: not inside
     sibling.mkdir()
     in_job_dir = start(["sleep", "30"], cwd=workdir / "stackbench-job-1")
-    by_argument = start(["sh", "-c", "sleep 30", "sh", str(workdir / "stackbench-job-1" / "cell.fio")])
+    by_argument = start([sys.executable, "-c", "import time; time.sleep(30)",
+                         str(workdir / "stackbench-job-1" / "cell.fio")])
     elsewhere = start(["sleep", "30"], cwd=sibling)
-    scratch_open = start(["sh", "-c", f"exec 3<{record['scratch']}; sleep 30"])
-    _wait_until_running(scratch_open, lambda: record["scratch"] in
-                        [os.readlink(f"/proc/{scratch_open.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{scratch_open.pid}/fd")])
+    scratch_open = start(["sh", "-c", f"exec 3<{record['scratch']}; exec sleep 30"])
+    sleep = shutil.which("sleep")
+    _until(lambda: _holding(scratch_open.pid, record["scratch"], sleep))
+    _until(lambda: os.path.basename(os.readlink(f"/proc/{by_argument.pid}/exe")).startswith("python"))
     found = leftover_processes(record, fio_path=None)
     assert in_job_dir.pid in found and by_argument.pid in found
     assert elsewhere.pid not in found and scratch_open.pid not in found  # a non-fio process with our file open
-    # the scratch file open in the run's own fio binary: /bin/sh stands in for it
-    assert scratch_open.pid in leftover_processes(record, fio_path=shutil.which("sh"))
+    # the scratch file open in the run's own fio binary: sleep stands in for it
+    assert scratch_open.pid in leftover_processes(record, fio_path=sleep)
     assert leftover_processes({**record, "uid": os.geteuid() + 1}, fio_path=None) == []  # another user's
 
 
