@@ -34,7 +34,8 @@ def pids() -> Iterator[int]:
 
 
 def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name (which may hold spaces and parentheses), or None."""
+    """/proc/PID/stat after the command name (which may hold spaces and parentheses), or None; index 0 is
+    the state (field 3 of proc(5))."""
     try:
         text = (PROC / str(pid) / "stat").read_text()
     except OSError:
@@ -42,13 +43,21 @@ def _stat_fields(pid: int) -> list[str] | None:
     return text.rsplit(")", 1)[1].split()
 
 
-def start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (field 22): with the pid, it names one process."""
+def _stat_number(pid: int, index: int) -> int | None:
     fields = _stat_fields(pid)
     try:
-        return int(fields[19]) if fields else None
+        return int(fields[index]) if fields else None
     except (IndexError, ValueError):
         return None
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (field 22): with the pid, it names one process."""
+    return _stat_number(pid, 19)
+
+
+def parent_of(pid: int) -> int | None:
+    return _stat_number(pid, 1)
 
 
 def alive(pid: int) -> bool:
@@ -57,22 +66,9 @@ def alive(pid: int) -> bool:
     return bool(fields) and fields[0] not in ("Z", "X")
 
 
-def parent_of(pid: int) -> int | None:
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[1]) if fields else None
-    except (IndexError, ValueError):
-        return None
-
-
 def group_members(group: int) -> list[int]:
     """The running processes of a process group (a zombie waiting to be reaped is not running)."""
-    found = []
-    for pid in pids():
-        fields = _stat_fields(pid)
-        if fields and len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
-            found.append(pid)
-    return found
+    return [pid for pid in pids() if _stat_number(pid, 2) == group and alive(pid)]
 
 
 def children_of(pid: int) -> list[int]:

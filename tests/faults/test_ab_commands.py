@@ -14,6 +14,8 @@ from typing import Callable, Iterator
 
 import pytest
 
+from child_processes import alive, pids_written, still_running
+
 CELL = ["--bs", "4k", "--qd", "1", "--rw", "randread", "--size", "4M", "--runtime", "0.3", "--ramp", "0"]
 
 
@@ -38,30 +40,8 @@ def ab(tmp_path: Path, scratch_dir: Path) -> Iterator[Callable[..., subprocess.P
         process.communicate()
     children = tmp_path / "children"
     for pid in [int(line) for line in children.read_text().split()] if children.exists() else []:
-        if _alive(pid):
+        if alive(pid):
             os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _wait_for(path: Path, seconds: float = 60) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while not (path.exists() and path.read_text().endswith("\n")) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return [int(line) for line in path.read_text().split()]
-
-
-def _still_running(pids: list[int], seconds: float = 3.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return [pid for pid in pids if _alive(pid)]
 
 
 def _error(stderr: str) -> str:
@@ -77,14 +57,14 @@ def test_a_signal_while_b_runs_stops_b_and_what_it_started_and_says_b_was_interr
     children = tmp_path / "children"
     b = f"sleep 100 & echo $! > {children}; wait"
     process = ab("--a", "true", "--b", b)
-    pids = _wait_for(children)
+    pids = pids_written(children)
     process.send_signal(sig)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     line = _error(stderr)
     assert f"{cause} stopped the ab session: --b ({b}) was started and interrupted: its state is unknown; the " \
            "last command applied before it was --a (true)" in line, line
-    assert _still_running(pids) == []
+    assert still_running(pids) == []
     assert list(scratch_dir.iterdir()) == []
 
 
@@ -108,7 +88,7 @@ def test_a_command_still_running_at_its_timeout_is_stopped_with_its_children(
     children = tmp_path / "children"
     b = f"trap '' TERM INT; (trap '' TERM INT; while :; do sleep 0.1; done) & echo $! > {children}; wait"
     process = ab("--a", "true", "--b", b, "--command-timeout", "2")
-    pids = _wait_for(children)
+    pids = pids_written(children)
     started = time.monotonic()
     _, stderr = process.communicate(timeout=60)
     took = time.monotonic() - started
@@ -117,7 +97,7 @@ def test_a_command_still_running_at_its_timeout_is_stopped_with_its_children(
     assert "the --b command did not finish within 2 s and was stopped with everything it started in its process " \
            "group: its state is unknown (the last command applied was --a (true))" in line, line
     assert took < 15, took
-    assert _still_running(pids) == []
+    assert still_running(pids) == []
     assert list(scratch_dir.iterdir()) == []
 
 
@@ -132,4 +112,4 @@ def test_a_command_that_leaves_a_background_child_holding_stdout_has_succeeded(
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 0, stderr
     assert '"verdict"' in stdout
-    assert len(_wait_for(children)) == 2  # one per round: each --a ended when its shell did
+    assert len(pids_written(children)) == 2  # one per round: each --a ended when its shell did

@@ -21,6 +21,7 @@ from typing import Iterator
 
 import pytest
 
+from child_processes import alive
 from conftest import run_cli
 from stackbench.store import open_store
 
@@ -32,17 +33,10 @@ def _cwd(pid: int) -> str:
         return ""
 
 
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
-
-
 def _running_in(workdir: str) -> list[int]:
     """The running processes whose working directory is in the run's job directory: fio and its jobs."""
     return [int(p) for p in os.listdir("/proc") if p.isdigit() and _cwd(int(p)).startswith(workdir + "/")
-            and _state(int(p)) not in ("Z", "X", "gone")]
+            and alive(int(p))]
 
 
 def _parent(pid: int) -> int:

@@ -9,13 +9,15 @@ import time
 
 import pytest
 
+from child_processes import pids_written, still_running
+
 from stackbench import spawn
 
 # A SIGTERM sent from the at-fork hook lands in the middle of starting the child, like the fault test's
 # SIGTERM that hit `fio` being started. Run in a separate interpreter: at-fork hooks cannot be removed.
-SCRIPT = textwrap.dedent(
+STOP_ON_SIGTERM = textwrap.dedent(
     """
-    import os, signal, subprocess, sys
+    import os, signal, subprocess, sys, time
     from stackbench import spawn
 
     class Stop(Exception):
@@ -25,6 +27,10 @@ SCRIPT = textwrap.dedent(
         raise Stop
 
     signal.signal(signal.SIGTERM, handler)
+    """
+)
+SCRIPT = STOP_ON_SIGTERM + textwrap.dedent(
+    """
     os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
     start = spawn.popen if sys.argv[1] == "spawn" else subprocess.Popen
     child = None
@@ -105,18 +111,8 @@ def test_a_child_asked_to_die_with_us_gets_its_signal_when_we_are_killed_outrigh
     assert heard.read_text() == "TERM\n"
 
 
-GROUP_STARTED = textwrap.dedent(
+GROUP_STARTED = STOP_ON_SIGTERM + textwrap.dedent(
     """
-    import os, signal, subprocess, sys, time
-    from stackbench import spawn
-
-    class Stop(Exception):
-        pass
-
-    def handler(signum, frame):
-        raise Stop
-
-    signal.signal(signal.SIGTERM, handler)
     # the signal comes while the child runs its first lines (it has started a grandchild by then)
     os.register_at_fork(after_in_parent=lambda: (time.sleep(1.0), os.kill(os.getpid(), signal.SIGTERM)))
     try:
@@ -133,19 +129,9 @@ def test_a_child_in_its_own_group_is_killed_with_what_it_started_when_a_held_sig
     done = subprocess.run([sys.executable, "-c", GROUP_STARTED, str(started)], capture_output=True, text=True,
                           timeout=60)
     assert done.stdout.strip() == "delivered", done.stderr
-    grandchild = int(started.read_text())
-    deadline = time.monotonic() + 5
-    while _running(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    running = _running(grandchild)
-    if running:
-        subprocess.run(["kill", "-9", str(grandchild)])
-    assert not running
+    (grandchild,) = pids_written(started, 5)
+    running = still_running([grandchild], 5)
+    for pid in running:
+        subprocess.run(["kill", "-9", str(pid)])
+    assert running == []
 
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False

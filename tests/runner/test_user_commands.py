@@ -11,30 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from child_processes import alive, pids_written, still_running
+
 from stackbench import user_commands
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _pids(path: Path) -> list[int]:
-    deadline = time.monotonic() + 10
-    while not (path.exists() and path.read_text().endswith("\n")) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return [int(line) for line in path.read_text().split()]
-
-
-def _gone_soon(pids: list[int], seconds: float = 2.0) -> list[int]:
-    """The pids still running after `seconds` (a killed orphan is reaped by init, not by us)."""
-    deadline = time.monotonic() + seconds
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return [pid for pid in pids if _alive(pid)]
 
 
 def test_a_command_that_starts_a_background_child_and_exits_0_has_succeeded_at_once(tmp_path: Path) -> None:
@@ -43,10 +22,10 @@ def test_a_command_that_starts_a_background_child_and_exits_0_has_succeeded_at_o
     started = time.monotonic()
     done = user_commands.run(f"sleep 60 & echo $! > {pid_file}", timeout=5)
     took = time.monotonic() - started
-    (child,) = _pids(pid_file)
+    (child,) = pids_written(pid_file)
     try:
         assert done.ok and not done.timed_out and took < 3, (done, took)
-        assert _alive(child)  # what the command started in the background is the user's: left running
+        assert alive(child)  # what the command started in the background is the user's: left running
     finally:
         os.kill(child, signal.SIGKILL)
 
@@ -58,7 +37,7 @@ def test_the_timeout_ends_the_whole_group_without_waiting_for_a_child_that_holds
     took = time.monotonic() - started
     assert done.timed_out and done.exit_code is None and not done.ok
     assert took < 2 + user_commands.GRACE_S, took  # not the 30 s the child holds stdout open
-    assert _gone_soon(_pids(pid_file)) == []
+    assert still_running(pids_written(pid_file)) == []
 
 
 def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path: Path) -> None:
@@ -71,7 +50,7 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path:
     )
     took = time.monotonic() - started
     assert done.timed_out and took < 5, took
-    assert _gone_soon(_pids(pid_file)) == []
+    assert still_running(pids_written(pid_file)) == []
 
 
 def test_the_exit_status_of_the_command_decides_and_its_last_words_are_kept() -> None:
@@ -97,4 +76,4 @@ def test_an_interruption_ends_the_group_with_the_same_signal_and_is_raised_again
     finally:
         timer.cancel()
     assert seen.read_text() == "got\n"  # the shell heard the signal stackbench got, not a harder one
-    assert _gone_soon(_pids(pid_file)) == []  # `sleep 100` ignores SIGINT (a background job): killed
+    assert still_running(pids_written(pid_file)) == []  # `sleep 100` ignores SIGINT (a background job): killed
