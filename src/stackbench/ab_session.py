@@ -7,16 +7,17 @@ alternates too (AB, BA, AB, ...: round_order.py says why), so that neither the s
 what the previous measurement left behind favours one arm; the order is stored in both runs' facts
 (`ab.orders`) for the order-effect diagnostic of `compare`. The commands are the
 user's own shell commands (`zfs set compression=lz4 tank/vm`), run by /bin/sh exactly as given: they are
-code the user hands over, never text stackbench builds.
+code the user hands over, never text stackbench builds. How they run (their own process group, a timeout
+that ends the group, interruptions forwarded) is user_commands.py; what the session says when it stops
+names the command that was running, if any, and the last one that completed.
 """
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from typing import Callable
 
-from stackbench import spawn
+from stackbench import user_commands
 from stackbench.errors import Interrupted, StackbenchError
 from stackbench.results import Run, new_id
 from stackbench.round_order import round_orders
@@ -46,6 +47,7 @@ class AbRequest:
     command_b: str
     rounds: int = 5
     prepare: str | None = None
+    command_timeout: float = COMMAND_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -56,25 +58,50 @@ class AbResult:
     orders: tuple[str, ...] = ()  # each round's order, "AB" or "BA": the system is left as orders[-1] ends
 
 
-def run_shell(command: str, what: str) -> None:
+def run_shell(command: str, what: str, timeout: float = COMMAND_TIMEOUT_S) -> None:
     """Run one of the user's commands; a non-zero exit stops the session with the command's own words."""
     try:
-        done = spawn.run(
-            ["/bin/sh", "-c", command], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise CommandFailed(
-            f"the {what} command did not finish within {COMMAND_TIMEOUT_S} s", "Check the command by hand"
-        ) from None
+        done = user_commands.run(command, timeout=timeout)
     except OSError as error:
         raise CommandFailed(f"cannot run /bin/sh for the {what} command: {error.strerror}", "Check /bin/sh") from None
-    if done.returncode != 0:
-        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+    if done.timed_out:
         raise CommandFailed(
-            f"the {what} command exited with {done.returncode}" + (f": {said[-1][:200]}" if said else ""),
+            f"the {what} command did not finish within {timeout:g} s and was stopped with everything it started "
+            "in its process group: its state is unknown",
+            "Check the command by hand, or give it longer with --command-timeout",
+        )
+    if not done.ok:
+        raise CommandFailed(
+            f"the {what} command exited with {done.exit_code}" + (f": {done.said}" if done.said else ""),
             "Run it by hand to see why; nothing more was measured",
         )
+
+
+class _CommandState:
+    """Which of the session's commands is running and which configuration command completed last: what
+    the user needs to know about the system's state when the session stops."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.running: str | None = None
+        self.applied: str | None = None
+
+    def run(self, command: str, what: str, *, configures: bool) -> None:
+        self.running = f"{what} ({command})"
+        run_shell(command, what, self.timeout)
+        self.running = None
+        if configures:
+            self.applied = f"{what} ({command})"
+
+    def last_applied(self) -> str:
+        return f"the last command applied was {self.applied}" if self.applied else "no command had been applied"
+
+    def interrupted(self) -> str:
+        if self.running is None:
+            return self.last_applied()
+        return f"{self.running} was started and interrupted: its state is unknown; " + (
+            f"the last command applied before it was {self.applied}" if self.applied
+            else "no command had been applied before it")
 
 
 def execute_ab(
@@ -91,32 +118,31 @@ def execute_ab(
     prepared = prepare(request.run, session, observer)
     base = request.run.label or f"ab-{session[:8]}"
     orders = round_orders(request.rounds)
-    commands = {"a": request.command_a, "b": request.command_b}
+    arm_commands = {"a": request.command_a, "b": request.command_b}
     arms: dict[str, Measurement] = {}
-    for arm, command in commands.items():
+    for arm, command in arm_commands.items():
         facts = {"ab": {"session": session, "arm": arm.upper(), "command": command, "prepare": request.prepare,
                         "rounds": request.rounds, "orders": orders}}
         arms[arm] = Measurement(store, prepared, observer, label=f"{base}-{arm}", target_text=str(request.run.target),
                                 extra_facts=facts)
     observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
-    last_applied: str | None = None
+    commands = _CommandState(request.command_timeout)
     status = "failed"
     try:
         with signals_as_interrupt():
             for round_index, order in enumerate(orders):
                 for arm in order.lower():
-                    command = commands[arm]
+                    command = arm_commands[arm]
                     if on_command:
                         on_command(arm.upper(), command)
-                    run_shell(command, f"--{arm}")
-                    last_applied = f"--{arm} ({command})"
+                    commands.run(command, f"--{arm}", configures=True)
                     if request.prepare:
-                        run_shell(request.prepare, "--prepare")
+                        commands.run(request.prepare, "--prepare", configures=False)
                     arms[arm].round(round_index, every_cell=True)
         status = "complete"
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
-        state = f"the last command applied was {last_applied}" if last_applied else "no command had been applied"
+        state = commands.interrupted()
         raise Interrupted(
             f"{interrupt_cause(interrupt)} stopped the ab session: {state}; the finished fio runs are stored as "
             f"runs {arms['a'].run_id[:12]} and {arms['b'].run_id[:12]} (incomplete) and the scratch file was removed",
@@ -124,8 +150,8 @@ def execute_ab(
         ) from None
     except StackbenchError as error:
         status = "incomplete" if arms["a"].order else "failed"
-        if last_applied and isinstance(error, CommandFailed):
-            error.what += f" (the last command applied was {last_applied})"
+        if commands.applied and isinstance(error, CommandFailed):
+            error.what += f" ({commands.last_applied()})"
         raise
     finally:
         remove_scratch(prepared.target)

@@ -19,7 +19,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from stackbench import __version__
 from stackbench.analysis.stability import run_warnings
@@ -241,10 +241,15 @@ class Measurement:
             self.observer.cell_started(state.index, state.workload)
             results = _measure_once(
                 self.store, self.run_id, p.fio_path, p.version, state, p.target, p.plan, round_index, self.order,
-                self.observer, self.workdir,
+                self.observer, self.workdir, self.record_fio,
             )
             self.order += 1
             self.observer.cell_finished(state.index, state.workload, results)
+
+    def record_fio(self, pid: int, job_dir: Path) -> None:
+        """Store the fio process about to get its job with the run: what the next command stops if we are
+        killed outright and fio outlives us (abandoned.py)."""
+        self.store.record_process(self.run_id, "fio", abandoned.fio_record(pid, job_dir))
 
     def finish(self, status: str) -> Run:
         """Store the final status and the run's warnings; never hides an error already on its way."""
@@ -360,13 +365,15 @@ def _measure_once(
     order: int,
     observer: RunObserver,
     workdir: Path | None = None,
+    on_started: Callable[[int, Path], None] | None = None,
 ) -> list[DirectionResult]:
     """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
     workload = state.workload
     what = f"cell {state.index + 1} ({workload.name}), run {len(state.runs) + 1}"
     text = job_file(workload, target.fio_filename)
     invocation = run_fio(
-        fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t), workdir_parent=workdir
+        fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t), workdir_parent=workdir,
+        on_started=on_started,
     )
     parsed = _check(invocation, what)
     number = len(state.runs)

@@ -5,6 +5,13 @@ destruction. So a directory or a new path gets a scratch file we create and remo
 block device needs `--destroy-data`, and a block device is refused even then if anything says it is in use
 or holds data: a signature (blkid low-level probe, wipefs), partitions, a mount, active swap, or holders
 (device-mapper, LVM, md). When a probe tool is missing we refuse rather than guess.
+
+A device can also show bytes that something else uses. A loop device shows a range of its backing file:
+another loop device over an overlapping range of the same file, if it is mounted, swap or held, uses those
+bytes (a second loop device at an offset into a mounted image passed every check of the device itself and
+fio corrupted the mounted ext4); so does a backing block device that is mounted, and a process that has
+the backing file open. The same holds for an existing file given with --destroy-data that backs a loop
+device in use or that a process has open. All of these are refused.
 """
 
 from __future__ import annotations
@@ -17,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from stackbench import spawn
+from stackbench import processes, spawn
 from stackbench.engine.jobtext import check_value
 from stackbench.errors import UnsafeTarget
 from stackbench.probe.block import SYS_BLOCK, device_name_of
+from stackbench.probe.loop import Span, attached, identity_of, loop_device, partition_spans
 from stackbench.units import format_bytes
 from stackbench.warning import Warning, WarningCode
 
@@ -77,6 +85,7 @@ def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) ->
                 f"{path} is an existing file ({format_bytes(st.st_size)}) and would be overwritten",
                 "Pass a directory or a new file name as --target, or --destroy-data if its contents may be destroyed",
             )
+        _refuse_shared_bytes(path, Span(identity_of(st), 0, max(st.st_size, size)), os.path.realpath(path))
         check_free_space(path.parent, size, reusable=st.st_size)
         return Target("file", str(path), False, path.parent)
     if stat.S_ISBLK(st.st_mode):
@@ -167,8 +176,79 @@ def check_block_device(path: Path, st: os.stat_result, *, destroy_data: bool) ->
     swaps = _swap_names(names)
     if swaps:
         raise UnsafeTarget(f"{path} is active swap", "swapoff it first if its data may be destroyed")
+    _check_loop(path, name)
     sectors = (node / "size").read_text().strip()
     return int(sectors) * 512
+
+
+def _in_use(name: str, *, partitions: bool = True) -> str | None:
+    """How block device `name` (or, with `partitions`, a partition of it) is in use: mounted, swap, held;
+    None if it is not."""
+    node = SYS_BLOCK / name
+    try:
+        names = {name, *(p.name for p in node.iterdir() if partitions and (p / "partition").exists())}
+    except OSError:
+        names = {name}
+    mounted = _mounted_names(names)
+    if mounted:
+        return f"mounted at {mounted}"
+    if _swap_names(names):
+        return "active swap"
+    for each in sorted(names):
+        try:
+            holders = sorted(p.name for p in (SYS_BLOCK / each / "holders").iterdir())
+        except OSError:
+            continue
+        if holders:
+            return f"held by {', '.join(holders)}"
+    return None
+
+
+def _check_loop(path: Path, name: str) -> None:
+    """Refuse a loop device whose bytes something in use shows too (see the module's docstring)."""
+    device = loop_device(name)
+    if device is None:
+        return
+    if device.span is None:
+        raise UnsafeTarget(
+            f"cannot tell which file {path} shows (its backing file {device.backing} is gone or unreadable)",
+            "Use a loop device over a file that exists, or detach this one (losetup -d)",
+        )
+    shown = f"part of {device.backing} ({format_bytes(device.span.size)} from byte {device.span.offset})"
+    _refuse_shared_bytes(path, device.span, device.backing, shown=shown, skip=name)
+    if device.span.identity[0] == "device":  # a loop device over a block device
+        backing = device_name_of(os.makedev(device.span.identity[1], device.span.identity[2])) or ""
+        used = [(backing, _in_use(backing, partitions=False))] + [
+            (part, _in_use(part)) for part, span in partition_spans(backing, device.span.identity)
+            if span.overlaps(device.span)  # a partition elsewhere on the disk may be in use
+        ] if backing else []
+        for in_use, use in used:
+            if use:
+                raise UnsafeTarget(f"{path} shows {shown}, and /dev/{in_use} is {use}",
+                                   f"Stop using /dev/{in_use} first if its data may be destroyed")
+
+
+def _refuse_shared_bytes(path: Path, span: Span, backing: str, *, shown: str | None = None,
+                         skip: str | None = None) -> None:
+    """Refuse when a loop device in use shows bytes of `span`, or a process has its file open. `shown`:
+    what a loop device target shows ("part of FILE (SIZE from byte N)"); None for a file target."""
+    for other in attached():
+        if other.name == skip or not (other.span.overlaps(span) if other.span else other.backing == backing):
+            continue
+        use = _in_use(other.name)
+        if use:
+            raise UnsafeTarget(
+                f"{path} shows {shown}, overlapping /dev/{other.name}, which is {use}" if shown
+                else f"{path} is the backing file of /dev/{other.name}, which is {use}",
+                f"Stop using /dev/{other.name} first (umount, swapoff, losetup -d) if its data may be destroyed",
+            )
+    users = processes.opened_by(lambda st: identity_of(st) == span.identity)
+    if users:
+        who = f"process {users[0]} ({processes.command_name(users[0])})"
+        raise UnsafeTarget(
+            f"{path} shows {shown}, and {who} has that file open" if shown else f"{path} is open in {who}",
+            "Stop that process first if the data may be destroyed",
+        )
 
 
 def _signatures(path: Path) -> str | None:

@@ -8,16 +8,33 @@ So the three signals stackbench handles are held (blocked) for the milliseconds 
 right after, in our own code; the child gets the caller's signal mask back before it executes anything.
 If the delivered signal interrupts the caller, the child just started is killed and reaped, so nothing
 keeps running unseen (a fio writing a scratch file the caller is about to remove).
+
+A child can also be asked to die with us (`death_signal`, Linux's PR_SET_PDEATHSIG): when stackbench is
+killed outright (SIGKILL, the OOM killer), no `finally` runs, so the kernel has to tell the child. The
+signal is chosen by the caller: fio gets SIGTERM, on which it stops its own job processes (they call
+setsid, so nothing sent to fio's process group reaches them) before it exits; SIGKILL would leave them
+writing for the rest of their runtime.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
 import subprocess
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 HELD = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl, looked up in the parent: loading a library after fork, in the child, can deadlock."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not Linux: the caller's own cleanup still stops the child on every other exit
+        return None
 
 
 @contextmanager
@@ -34,21 +51,42 @@ def _signals_held() -> Iterator[set[signal.Signals] | None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held signal is delivered here
 
 
-def popen(argv: Sequence[str], *, child_setup: Callable[[], None] | None = None, **kwargs: Any) -> subprocess.Popen:
-    """`subprocess.Popen` with HELD blocked across the fork; `child_setup` runs in the child before exec."""
+def popen(
+    argv: Sequence[str],
+    *,
+    child_setup: Callable[[], None] | None = None,
+    death_signal: signal.Signals | None = None,
+    **kwargs: Any,
+) -> subprocess.Popen:
+    """`subprocess.Popen` with HELD blocked across the fork; `child_setup` runs in the child before exec.
+
+    With `death_signal`, the child gets that signal when the thread that started it ends (PR_SET_PDEATHSIG),
+    and ends itself at once if we died before it could ask for that."""
     process = None
+    prctl = _prctl() if death_signal is not None else None
+    parent = os.getpid()
     try:
         with _signals_held() as previous:
 
             def setup() -> None:
                 if previous is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+                if death_signal is not None:
+                    if prctl is not None:
+                        prctl(PR_SET_PDEATHSIG, int(death_signal), 0, 0, 0)
+                    if os.getppid() != parent:  # we died between the fork and the prctl: no signal will come
+                        os._exit(128 + int(death_signal))
                 if child_setup is not None:
                     child_setup()
 
             process = subprocess.Popen(argv, preexec_fn=setup, **kwargs)
     except BaseException:
         if process is not None:  # started, then a held signal interrupted us: leave no child behind
+            if kwargs.get("start_new_session") or kwargs.get("process_group") == 0:
+                try:  # what it started meanwhile too (a user's command may have run its first lines)
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             process.kill()
             process.wait()
         raise

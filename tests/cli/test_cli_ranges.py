@@ -20,6 +20,8 @@ from conftest import MiB, _need_root, cli_here, run_cli
         (["ab", "-t", "{scratch}", "--a", "true", "--b", "true", "--min-effect", "0"], "--min-effect"),
         (["ab", "-t", "{scratch}", "--a", "true", "--b", "true", "--min-effect", "-5"], "--min-effect"),
         (["ab", "-t", "{scratch}", "--a", "true", "--b", "true", "--alpha", "0.9"], "--alpha"),
+        (["ab", "-t", "{scratch}", "--a", "true", "--b", "true", "--command-timeout", "0"], "--command-timeout"),
+        (["ab", "-t", "{scratch}", "--a", "true", "--b", "true", "--command-timeout", "nan"], "--command-timeout"),
         (["run", "-t", "{scratch}", "--ci-target", "0"], "--ci-target"),
         (["run", "-t", "{scratch}", "--ci-target", "150"], "--ci-target"),
         (["run", "-t", "{scratch}", "--jobs", "0"], "--jobs"),

@@ -17,15 +17,18 @@ from conftest import run_cli
 
 
 def _fio_processes_in(directory: str) -> list[str]:
+    """fio processes working in the run's job directory (fio reads its job file from stdin: the directory is
+    its working directory, which its job processes inherit, not an argument)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        if "fio" in cmdline and directory in cmdline:
+        if "fio" in cmdline and (directory in cmdline or cwd.startswith(directory + "/")):
             found.append(cmdline)
     return found
 

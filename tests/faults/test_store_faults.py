@@ -136,6 +136,9 @@ def test_a_measured_run_the_full_store_cannot_take_is_kept_in_a_recovery_file(
     )
     first = process.stderr.readline()
     assert first.startswith("Run "), first
+    deadline = time.monotonic() + 60
+    while not list(scratch_dir.glob("stackbench-*.scratch")) and time.monotonic() < deadline:  # fio measures
+        time.sleep(0.01)
     _fill(mount)
     _, rest = process.communicate(timeout=120)
     assert process.returncode == 1

@@ -5,16 +5,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
+
+from child_processes import pids_written, still_running
 
 from stackbench import spawn
 
 # A SIGTERM sent from the at-fork hook lands in the middle of starting the child, like the fault test's
 # SIGTERM that hit `fio` being started. Run in a separate interpreter: at-fork hooks cannot be removed.
-SCRIPT = textwrap.dedent(
+STOP_ON_SIGTERM = textwrap.dedent(
     """
-    import os, signal, subprocess, sys
+    import os, signal, subprocess, sys, time
     from stackbench import spawn
 
     class Stop(Exception):
@@ -24,6 +27,10 @@ SCRIPT = textwrap.dedent(
         raise Stop
 
     signal.signal(signal.SIGTERM, handler)
+    """
+)
+SCRIPT = STOP_ON_SIGTERM + textwrap.dedent(
+    """
     os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
     start = spawn.popen if sys.argv[1] == "spawn" else subprocess.Popen
     child = None
@@ -70,3 +77,61 @@ def test_run_behaves_like_subprocess_run() -> None:
         spawn.run(["false"], check=True)
     with pytest.raises(subprocess.TimeoutExpired):
         spawn.run(["sleep", "5"], timeout=0.2)
+
+
+DYING_PARENT = textwrap.dedent(
+    """
+    import signal, sys, time
+    from stackbench import spawn
+
+    child = spawn.popen(["sh", "-c", sys.argv[1]], death_signal=signal.SIGTERM)
+    print(child.pid, flush=True)
+    time.sleep(100)
+    """
+)
+
+
+def test_a_child_asked_to_die_with_us_gets_its_signal_when_we_are_killed_outright(tmp_path) -> None:  # noqa: ANN001
+    """SIGKILL runs no cleanup of ours: the kernel's parent-death signal is what reaches fio then."""
+    heard, ready = tmp_path / "heard", tmp_path / "ready"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", DYING_PARENT,
+         f"trap 'echo TERM > {heard}; kill $!; exit 0' TERM; sleep 100 & echo > {ready}; wait"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    parent.stdout.readline()
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while not (heard.exists() and heard.read_text().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert heard.read_text() == "TERM\n"
+
+
+GROUP_STARTED = STOP_ON_SIGTERM + textwrap.dedent(
+    """
+    # the signal comes while the child runs its first lines (it has started a grandchild by then)
+    os.register_at_fork(after_in_parent=lambda: (time.sleep(1.0), os.kill(os.getpid(), signal.SIGTERM)))
+    try:
+        spawn.popen(["sh", "-c", "sleep 30 & echo $! > " + sys.argv[1] + "; wait"], start_new_session=True,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except Stop:
+        print("delivered")
+    """
+)
+
+
+def test_a_child_in_its_own_group_is_killed_with_what_it_started_when_a_held_signal_interrupts(tmp_path) -> None:  # noqa: ANN001
+    started = tmp_path / "grandchild"
+    done = subprocess.run([sys.executable, "-c", GROUP_STARTED, str(started)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "delivered", done.stderr
+    (grandchild,) = pids_written(started, 5)
+    running = still_running([grandchild], 5)
+    for pid in running:
+        subprocess.run(["kill", "-9", str(pid)])
+    assert running == []
+

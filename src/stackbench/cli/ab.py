@@ -52,6 +52,10 @@ def ab_command(
     prepare_command: Optional[str] = typer.Option(
         None, "--prepare", help='Shell command run before every measurement, e.g. "sync; echo 3 > /proc/sys/vm/drop_caches".'
     ),
+    command_timeout: int = typer.Option(
+        600, "--command-timeout", min=1, max=86400, metavar="SECONDS",
+        help="How long each command may take; then it is stopped with everything it started in its process group.",
+    ),
     preset: Optional[str] = PresetOption,
     bs: Optional[list[str]] = BsOption,
     qd: Optional[list[str]] = QdOption,
@@ -79,8 +83,10 @@ def ab_command(
     second cannot pass for a gain; the compare shows that order effect. A verdict bought with safety
     (sync=disabled, barrier=0, cache=unsafe ...) says so. A and B are stored as two runs (their facts carry
     the commands and the rounds' order) that `stackbench compare` can show again. The commands run with
-    /bin/sh exactly as given. The system is left as the last round ends (in A after an even number of
-    rounds); Ctrl-C says which command was applied last, so you know the state the system was left in.
+    /bin/sh exactly as given, each in a process group of its own; a command that is still running at
+    --command-timeout, Ctrl-C or SIGTERM is stopped with everything it started there. The system is left as
+    the last round ends (in A after an even number of rounds); Ctrl-C says which command was running and
+    which was applied last, so you know the state the system was left in.
 
     Example:
 
@@ -114,7 +120,8 @@ def ab_command(
     with observer:
         result = execute_ab(
             store,
-            AbRequest(RunRequest(target=target, plan=plan, label=label), command_a, command_b, rounds, prepare_command),
+            AbRequest(RunRequest(target=target, plan=plan, label=label), command_a, command_b, rounds, prepare_command,
+                      command_timeout),
             observer,
             on_command=announce,
         )

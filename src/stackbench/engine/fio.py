@@ -4,6 +4,12 @@ fio is the only I/O engine: stackbench never times I/O itself. Each cell is one 
 we write, `--output-format=json+` on stdout (captured to a file so a large json+ document cannot fill a pipe
 and stall fio), and its own process group, so Ctrl-C and SIGTERM reach us first and we stop fio cleanly
 before removing the scratch file.
+
+fio runs each job in a process of its own that calls setsid: a job process is in no process group of
+ours, and a SIGKILL of fio's main process leaves it writing for the rest of its runtime (or hung on a lock
+the main process held). So fio is only ever stopped by a signal it handles (SIGINT from us, SIGTERM from
+the kernel when stackbench dies), on which it ends its jobs itself, and when it has to be killed its job
+processes are killed with it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
-from stackbench import spawn
+from stackbench import processes, spawn
 from stackbench import __version__
 from stackbench.engine.fio_logs import Sample, log_options, read_samples
 from stackbench.engine.jobtext import render
@@ -136,13 +142,19 @@ def run_fio(
     extra_files: dict[str, str] | None = None,
     client: bool = False,
     client_logs: tuple[str, ...] = (),
+    on_started: Callable[[int, Path], None] | None = None,
 ) -> FioInvocation:
     """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
 
     KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the runner) stops fio — SIGINT first so it can
-    finish writing, then SIGKILL — and is re-raised once fio is gone, so the caller's cleanup never races
-    a still-writing fio. fio also dies with us (Linux parent-death signal), so a SIGKILLed stackbench does
-    not leave fio writing; the job directory lives in `workdir_parent`, which the run records beforehand.
+    finish writing, then SIGKILL, its job processes too — and is re-raised once fio is gone, so the caller's
+    cleanup never races a still-writing fio. fio also stops when we die (Linux parent-death signal, SIGTERM,
+    on which fio ends its jobs), so a SIGKILLed stackbench does not leave fio writing; the job directory lives
+    in `workdir_parent`, which the run records beforehand, and is fio's working directory, which its job
+    processes inherit: what the next command looks for (abandoned.py).
+    `on_started(pid, job_directory)` is called before fio has its job: fio reads the job file from its
+    standard input, which is written only once the call has returned, so what the caller records (the run's
+    fio process) is recorded before fio can write a byte. If it raises, fio is stopped unstarted.
     `extra_files` (relative name -> text) are written next to the job file, for `extra_args` that name
     more job files (a fleet run gives each `--client` its own). With `client` (fio --client), fio runs with
     SIGPIPE ignored: one server's connection closing must end that server's part, not the whole client.
@@ -156,18 +168,26 @@ def run_fio(
             (Path(workdir) / Path(name).name).write_text(text)
         out_path = Path(workdir) / "stdout"
         err_path = Path(workdir) / "stderr"
-        command = [fio_path, "--output-format=json+", "--eta=never", *extra_args, str(job_path)]
+        # fio --client sends its job files to the servers, so it is given them by name; a local fio reads
+        # its job from stdin (`-`), the gate that holds it until on_started has returned
+        gated = not client
+        command = [fio_path, "--output-format=json+", "--eta=never", *extra_args, "-" if gated else str(job_path)]
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 process = spawn.popen(
-                    command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=workdir,
-                    child_setup=_client_setup if client else die_with_parent,
+                    command, stdout=out, stderr=err, stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+                    start_new_session=True, cwd=workdir, death_signal=signal.SIGTERM,
+                    child_setup=_ignore_sigpipe if client else None,
                 )
             except OSError as error:
                 raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
             try:
+                if on_started:
+                    on_started(process.pid, Path(workdir))
+                if gated:
+                    _hand_over(process, job_text)
                 with _exit_watch(process) as exited:
                     while not exited(tick_seconds):
                         if on_tick:
@@ -229,26 +249,32 @@ def _exit_watch(process: subprocess.Popen[bytes]) -> Iterator[Callable[[float], 
             os.close(pidfd)
 
 
-def die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGKILL fio when stackbench dies (PR_SET_PDEATHSIG)."""
+def _hand_over(process: subprocess.Popen[bytes], job_text: str) -> None:
+    """Give a gated fio its job file on stdin; a fio that died meanwhile says why in its own output."""
+    assert process.stdin is not None
     try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the run's cleanup still stops fio on every other exit
+        process.stdin.write(job_text.encode())
+        process.stdin.close()
+    except BrokenPipeError:
         pass
 
 
-def _client_setup() -> None:
-    """fio --client: die with us, and survive a server's connection closing (SIGPIPE ignored: EPIPE)."""
-    die_with_parent()
+def _ignore_sigpipe() -> None:
+    """fio --client: survive a server's connection closing (SIGPIPE ignored: EPIPE)."""
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT to fio (it ends its jobs and writes its output); after 5 s SIGKILL, to its job processes too."""
     for sig, grace in ((signal.SIGINT, 5.0), (signal.SIGKILL, 5.0)):
         if process.poll() is not None:
             return
+        if sig == signal.SIGKILL:  # they are in sessions of their own: nothing sent to fio's group reaches them
+            for job in processes.children_of(process.pid):
+                try:
+                    processes.end(job, lambda pid: processes.parent_of(pid) == process.pid)
+                except OSError:
+                    pass
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:

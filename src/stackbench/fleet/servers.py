@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -30,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from stackbench import spawn
 from stackbench.abandoned import CONTROL_DIR_PREFIX
-from stackbench.engine.fio import die_with_parent
 from stackbench.fleet.agent import SOCKET_FALLBACK, SOCKET_PATH_MAX
 from stackbench.errors import FleetHostsFailed
 from stackbench.fleet import timing
@@ -138,7 +138,7 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
     try:
         process = spawn.popen(ssh.agent_command(name, control=f"{control}/c"), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                              child_setup=die_with_parent)
+                              death_signal=signal.SIGKILL)
     except BaseException:
         shutil.rmtree(control, ignore_errors=True)
         raise
@@ -178,7 +178,7 @@ def _ask_forward(server: HostServer) -> subprocess.Popen | None:
                                       f"{server.socket_dir}/fio.sock")
     try:
         return spawn.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           child_setup=die_with_parent)
+                           death_signal=signal.SIGKILL)
     except OSError:
         return None
 

@@ -27,9 +27,9 @@ SSH_CONFIG_ENV = "STACKBENCH_SSH_CONFIG"
 # The stackbench modules the agent reuses (all standard library underneath), shipped with it.
 SHIPPED = (
     "stackbench", "stackbench.errors", "stackbench.units", "stackbench.warning", "stackbench.spawn",
-    "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe", "stackbench.probe.block",
-    "stackbench.probe.system", "stackbench.probe.direct_io", "stackbench.safety", "stackbench.fleet",
-    "stackbench.fleet.timing",
+    "stackbench.processes", "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe",
+    "stackbench.probe.block", "stackbench.probe.loop", "stackbench.probe.system", "stackbench.probe.direct_io",
+    "stackbench.safety", "stackbench.fleet", "stackbench.fleet.timing",
 )
 PACKAGES = ("stackbench", "stackbench.engine", "stackbench.probe", "stackbench.fleet")
 

@@ -404,6 +404,18 @@ class Store:
             rows = connection.execute(select(runs.c.id, runs.c.facts).where(runs.c.status == "running")).all()
         return [(row[0], row[1] or {}) for row in rows]
 
+    def record_process(self, run_id: str, key: str, value: dict[str, Any]) -> None:
+        """Set `facts.process[key]` of a running run: the fio process it is starting, recorded before fio
+        has its job so that a cleanup after SIGKILL knows it (abandoned.py)."""
+        runs = schema.runs
+        with self.engine.begin() as connection:
+            row = connection.execute(select(runs.c.facts).where(runs.c.id == run_id)).first()
+            if row is None:
+                return
+            facts = dict(row[0] or {})
+            facts["process"] = {**(facts.get("process") or {}), key: value}
+            connection.execute(update(runs).where(runs.c.id == run_id).values(facts=facts))
+
     def mark_abandoned(self, run_id: str, note: Warning) -> bool:
         """Mark a running run abandoned with `note` among its warnings; False if another process was first."""
         runs = schema.runs
