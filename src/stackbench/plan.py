@@ -378,9 +378,10 @@ def build_plan(
     cells = base.cells
     runtimes: tuple[float, ...] | None = base.runtimes
     if bs or qd or rw:
+        # numeric order, whatever the order given or the preset's (whose depths are 1, 16, 4)
         cells = _product(
-            bs or _unique(c[1] for c in base.cells),
-            qd or _unique(c[2] for c in base.cells),
+            sorted(bs or _unique(c[1] for c in base.cells), key=lambda b: parse_size(b, option="bs")),
+            sorted(int(d) for d in (qd or _unique(c[2] for c in base.cells))),
             rw or _unique(c[0] for c in base.cells),
         )
         runtimes = None
