@@ -57,12 +57,17 @@ def test_no_room_or_nothing_known_is_a_usage_error_with_the_fix() -> None:
     assert unknown.value.fix == "Give --size"
 
 
-def test_the_dry_run_sizes_the_file_for_the_target_file_system(tmpfs_mount) -> None:
+def test_the_dry_run_sizes_the_file_for_the_target_file_system_as_the_run_accepts(tmp_path: Path, tmpfs_mount) -> None:
+    """The size chosen leaves the free-space check's margin: the dry run said 57 MiB (90 % of 64 MiB) on a
+    64 MiB tmpfs, a size the run then refused because 57 MiB + its 16 MiB margin is more than 64 MiB."""
     target = tmpfs_mount("64M")
     done = cli_here("run", "-t", str(target), "--preset", "cache-exhaustion", "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "file 57.0 MiB" in done.stdout and "/once)" in done.stdout  # 90 % of 64 MiB, whole MiB
+    assert "file 43.0 MiB" in done.stdout and "/once)" in done.stdout  # 90 % of (64 - 16) MiB, whole MiB
     assert list(target.iterdir()) == []
+    made = cli_here("run", "-t", str(target), "--preset", "cache-exhaustion", "--db", str(tmp_path / "r.db"), "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["cells"][0]["bw_bytes"] > 0 and list(target.iterdir()) == []
 
 
 def test_too_little_space_for_the_given_size_refuses_in_one_line_and_writes_nothing(tmp_path: Path, tmpfs_mount) -> None:
