@@ -26,6 +26,7 @@ from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
+from stackbench.engine.fio_logs import Sample, whole_run_sample
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench import abandoned, recovery
@@ -381,11 +382,12 @@ def _measure_once(
     state.seconds += invocation.seconds
     _decide(state, plan)
     merged = [merge_segments(state.results, direction) for direction in state.directions]
+    samples = _run_samples(invocation, parsed, workload)
     records = [
         CellRecord(
             workload,
             result,
-            tuple(replace(v, segment=number) for v in invocation.samples.get(result.direction, ())),
+            tuple(replace(v, segment=number) for v in samples.get(result.direction, ())),
             {
                 "mode": "adaptive" if plan.stopping else "fixed",
                 "unit": "separate fio runs",
@@ -419,6 +421,14 @@ def _measure_once(
             f"{error.fix}, then store it with `stackbench import {kept}`",
         ) from None
     return merged
+
+
+def _run_samples(invocation: FioInvocation, parsed: FioResult, workload: Workload) -> dict[str, list[Sample]]:
+    """fio's per-second samples of one run; a cell that writes its file once and was done before fio's
+    first one-second window closed (a small --size) gets the whole run as its one sample, rather than none."""
+    if workload.time_based:
+        return invocation.samples
+    return {d.direction: invocation.samples.get(d.direction) or [whole_run_sample(d)] for d in parsed.directions}
 
 
 def _decide(state: _CellState, plan: Plan) -> None:
