@@ -239,7 +239,7 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, stderr
-    assert f"Error: {word} stopped the run after 1 fio run(s) (1 of 5 cells measured at least once)" in stderr
+    assert f"Error: {word} stopped the run after 1 fio run (1 of 5 cells measured at least once)" in stderr
     assert "Traceback" not in stderr
     assert list(scratch_dir.iterdir()) == []
     connection = sqlite3.connect(db_file)
