@@ -235,12 +235,12 @@ def cache_cell(run: "Run", key: str | None) -> "Cell":
         writes.sort(key=lambda c: c.workload.rw != "write")  # sequential first, as a cache test writes
         if not writes:
             unsampled = [c for c in run.cells if c.result.direction == "write"]
-            if unsampled:
+            if unsampled and run.source == "measured":
                 why, fix = _why_no_samples(run, unsampled[0])
                 raise StackbenchError(f"run {run.id[:12]} has no write cell with per-second samples ({why})", fix)
             raise StackbenchError(
-                f"run {run.id[:12]} has no write cell: a write cache fills only with writes",
-                "Measure a sequential write: `stackbench run --preset cache-exhaustion`",
+                f"run {run.id[:12]} has no write cell with per-second samples",
+                "Measure a sequential write with `stackbench run --rw write --bs 1m --runtime 10m`",
             )
         return writes[0]
     chosen = pick_cell(run, key, need_samples=True)
