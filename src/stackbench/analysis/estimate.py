@@ -69,6 +69,11 @@ class WriteRate:
                f"{format_rate(self.fast_bytes_s)} plausible)"
 
 
+def _seconds(seconds: float) -> str:
+    """A part of an estimate: tenths below ten seconds, where whole seconds would show 0.4 s as 0 s."""
+    return f"{seconds:.1f} s" if seconds < 10 else format_duration(seconds)
+
+
 def format_rate(bytes_s: float) -> str:
     return f"{bytes_s / 1e9:.3g} GB/s" if bytes_s >= 1e9 else f"{bytes_s / 1e6:.3g} MB/s"
 
@@ -104,7 +109,7 @@ class CellTime:
     least_runs: int
     most_runs: int
     spread: float | None  # the between-run spread the adaptive rule's expectation used
-    spread_known: bool  # from an earlier run (True) or assumed (False)
+    spread_known: bool  # from an earlier run of this cell (True), or the target's typical or an assumed one
     fastest_run_s: float  # one run at the fast end of the write rate (a once-through cell), else run_seconds
     slowest_run_s: float
 
@@ -121,6 +126,7 @@ class PlanTime:
     run_overhead_s: float
     adaptive: StoppingRule | None = None
     priors_source: str = ""
+    typical_spread: float | None = None  # the spread assumed for cells new to the target, when it was measured
 
     @property
     def layout_s(self) -> float:
@@ -157,13 +163,13 @@ class PlanTime:
     def details(self) -> list[str]:
         """What the estimate is made of and what it assumes, one line each."""
         runs = self.fio_runs
-        lines = [f"start-up and checks {format_duration(self.setup_s)}, statistics and table "
-                 f"{format_duration(self.finish_s)}"]
+        lines = [f"start-up and checks {_seconds(self.setup_s)}, statistics and table {_seconds(self.finish_s)}"]
         if self.layout_bytes:
             lines.append(f"fio lays out the {format_bytes(self.layout_bytes)} file before the first run: "
-                         f"{format_duration(self.layout_s)} at {self.rate.describe()}")
+                         f"{_seconds(self.layout_s)} at {self.rate.describe()}")
         measured = self.priors_source and self.run_overhead_s != RUN_OVERHEAD_S
-        lines.append(f"{count(round(runs, 1), 'fio run')}, each {self.run_overhead_s:.2f} s beyond its ramp and "
+        each = "each " if round(runs, 1) != 1 else ""
+        lines.append(f"{count(round(runs, 1), 'fio run')}, {each}{self.run_overhead_s:.2f} s beyond its ramp and "
                      "runtime for fio's start-up and storing it"
                      + (f" (as in {self.priors_source})" if measured else ""))
         once = [c for c in self.cells if c.slowest_run_s != c.fastest_run_s]
@@ -171,15 +177,18 @@ class PlanTime:
             lines.append(f"the file is written once at {self.rate.describe()}; its --runtime is only a cap")
         if self.adaptive:
             known = [c.spread for c in self.cells if c.spread_known and c.spread is not None]
-            assumed = f"{ASSUMED_SPREAD:.0%} assumed"
+            fallback = (
+                f"{self.typical_spread:.1%} (the median of the cells {self.priors_source} measured on this target)"
+                if self.typical_spread is not None
+                else f"{ASSUMED_SPREAD:.0%} (assumed: no earlier run on this target)"
+            )
             if not known:
-                spreads = f"runs that differ by {ASSUMED_SPREAD:.0%} (sd of log IOPS; assumed: no earlier run of " \
-                          "these cells on this target)"
+                spreads = f"runs that differ by {fallback} (sd of log IOPS)"
             elif len(known) == len(self.cells):
                 spreads = f"the spreads {self.priors_source} measured (median {median(known):.1%})"
             else:
                 spreads = (f"the spreads {self.priors_source} measured for {len(known)} of {len(self.cells)} cells "
-                           f"(median {median(known):.1%}), {assumed} for the rest")
+                           f"(median {median(known):.1%}), {fallback} for the rest")
             lines.append(f"adaptive: about {runs / len(self.cells):.1f} runs per cell ({self.adaptive.min_runs} to "
                          f"{self.adaptive.max_runs}) until ±{self.adaptive.ci_target:.0%}, for {spreads}")
         return lines
@@ -297,6 +306,9 @@ def plan_time(
     rate = write_rate(priors.write_bytes_s, f"measured by {priors.source}" if priors.source else "", ram=ram)
     overhead = priors.run_overhead_s if priors.run_overhead_s is not None else RUN_OVERHEAD_S
     rule = plan.stopping
+    # a cell not measured on the target before is expected to vary as the target's other cells did
+    measured_typical = median(priors.spreads.values()) if priors.spreads else None
+    typical = ASSUMED_SPREAD if measured_typical is None else measured_typical
     cells = []
     for workload in plan.workloads:
         seconds = run_seconds(workload, overhead, rate.bytes_s)
@@ -307,10 +319,10 @@ def plan_time(
             continue
         cap = run_cap(rule, seconds)
         known = priors.spreads.get(workload.key)
-        spread = known if known is not None else ASSUMED_SPREAD
+        spread = known if known is not None else typical
         cells.append(CellTime(seconds, expected_runs(rule, spread, cap), min(rule.min_runs, cap), cap, spread,
                               known is not None, fastest, slowest))
-    return PlanTime(setup_s, layout, tuple(cells), FINISH_S, rate, overhead, rule, priors.source)
+    return PlanTime(setup_s, layout, tuple(cells), FINISH_S, rate, overhead, rule, priors.source, measured_typical)
 
 
 def priors_from(runs: Sequence[Run], hostname: str | None) -> Priors:
