@@ -126,7 +126,27 @@ def workload_of(result: DirectionResult) -> Workload:
     )
 
 
+MAX_LABEL = 200  # the store's label column, and what `--label` accepts
+
+
+def numbered_labels(label: str | None, count: int) -> list[str | None]:
+    """One label per imported run: the label for one file, LABEL-1 to LABEL-N for N files (in the order
+    given). A label names the newest run with it, so N runs under one label would leave all but one
+    reachable only by id, and `rm LABEL` would delete one of the N."""
+    if label is None or count == 1:
+        return [label] * count
+    labels: list[str | None] = [f"{label}-{number}" for number in range(1, count + 1)]
+    longest = len(labels[-1] or "")
+    if longest > MAX_LABEL:
+        raise UsageError(
+            f"--label with {count} files makes labels up to LABEL-{count}, {longest} characters (at most {MAX_LABEL})",
+            f"Use a label of at most {MAX_LABEL - len(str(count)) - 1} characters",
+        )
+    return labels
+
+
 def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = "auto") -> list[Run]:
+    labels = numbered_labels(label, len(paths))
     parsed = []
     for path in paths:
         result, data, extra = read_fio_file(path, fmt)
@@ -141,7 +161,7 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
     stored: list[tuple[Path, str]] = []
     pending: tuple[Path, str] | None = None
     try:
-        for path, result, data, cells, extra in parsed:
+        for (path, result, data, cells, extra), run_label in zip(parsed, labels):
             facts = {
                 "fio_version": result.fio_version,
                 "imported_from": str(path.resolve()),
@@ -151,7 +171,7 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
             }
             output = OutputRecord(raw_text=result.raw_text, fio_version=result.fio_version, source_name=str(path))
             pending = (path, new_id())
-            store.import_run(label=label, facts=facts, output=output, cells=cells, run_id=pending[1])
+            store.import_run(label=run_label, facts=facts, output=output, cells=cells, run_id=pending[1])
             stored.append(pending)
             pending = None
     except KeyboardInterrupt:

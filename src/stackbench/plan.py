@@ -176,32 +176,13 @@ class Plan:
         return replace(self, workloads=tuple(replace(w, size=size) for w in self.workloads), size_from_target=False)
 
     @property
-    def most_runs(self) -> int:
-        """The most runs any cell can get: the fixed count, or the adaptive rule's cap."""
-        return self.stopping.max_runs if self.stopping else self.runs
-
-    @property
     def least_runs(self) -> int:
         return self.stopping.min_runs if self.stopping else self.runs
 
     def run_seconds(self, workload: Workload) -> float:
-        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up."""
+        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up (the time cap
+        of the adaptive rule counts with it; analysis/estimate.py is the whole model)."""
         return workload.runtime + workload.ramp_time + RUN_OVERHEAD_S
-
-    def cell_budget(self, workload: Workload) -> float:
-        """The most wall time one cell can take (all its runs); the ETA counts down from these."""
-        most = self.most_runs * self.run_seconds(workload)
-        if self.stopping and self.stopping.max_seconds is not None:
-            most = min(most, self.stopping.max_seconds + self.run_seconds(workload))
-        return most
-
-    def estimated_seconds(self) -> float:
-        """Wall time fio will need at most, without layout; used for the ETA and the plan summary."""
-        return sum(self.cell_budget(w) for w in self.workloads)
-
-    def expected_seconds(self) -> float:
-        """Wall time when every cell stops at its minimum number of runs (the common case)."""
-        return sum(self.least_runs * self.run_seconds(w) for w in self.workloads)
 
 
 # cache-exhaustion: the fio time cap of its one write (--runtime changes it); the write normally ends first,
@@ -233,8 +214,9 @@ def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = F
     return size
 
 
-# fio start-up, file open and JSON writing per fio run, beyond its runtime (bench/overhead_bench.py).
-RUN_OVERHEAD_S = 0.4
+# fio's start-up, file open, exit and JSON, and storing the run, beyond ramp + runtime: 0.40-0.55 s per run
+# on the 2-core CI machine (bench/estimate_bench.py); an estimate uses an earlier run's where it has one.
+RUN_OVERHEAD_S = 0.45
 MAX_RUNS = 100
 
 
@@ -378,9 +360,10 @@ def build_plan(
     cells = base.cells
     runtimes: tuple[float, ...] | None = base.runtimes
     if bs or qd or rw:
+        # numeric order, whatever the order given or the preset's (whose depths are 1, 16, 4)
         cells = _product(
-            bs or _unique(c[1] for c in base.cells),
-            qd or _unique(c[2] for c in base.cells),
+            sorted(bs or _unique(c[1] for c in base.cells), key=lambda b: parse_size(b, option="bs")),
+            sorted(int(d) for d in (qd or _unique(c[2] for c in base.cells))),
             rw or _unique(c[0] for c in base.cells),
         )
         runtimes = None

@@ -16,16 +16,21 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
 from stackbench import __version__
+from stackbench.analysis.estimate import (
+    STARTUP_S, PlanTime, layout_bytes, plan_time, priors_from, remaining_runs, run_cap,
+)
 from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
+from stackbench.engine.fio_logs import Sample, whole_run_sample
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench import abandoned, recovery
@@ -39,25 +44,27 @@ from stackbench.results import Run, new_id
 from stackbench.safety import Target, cache_warning, resolve_target, room_for
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
-from stackbench.units import format_size
+from stackbench.units import count, format_size
 from stackbench.warning import Warning, WarningCode
 
 
 class RunObserver(Protocol):
     """What the CLI (progress bar, per-cell lines) hears from a run; all methods are optional no-ops."""
 
-    def run_started(self, run_id: str, plan: Plan, target: Target) -> None: ...
+    def run_started(self, run_id: str, plan: Plan, target: Target, estimate: PlanTime | None = None) -> None: ...
     def cell_started(self, index: int, workload: Workload) -> None: ...
     def cell_progress(self, index: int, elapsed: float) -> None: ...
     def cell_finished(self, index: int, workload: Workload, results: list[DirectionResult]) -> None: ...
+    def cell_outlook(self, index: int, expected_runs: float) -> None: ...
     def warning(self, warning: Warning) -> None: ...
 
 
 class SilentObserver:
-    def run_started(self, run_id: str, plan: Plan, target: Target) -> None: ...
+    def run_started(self, run_id: str, plan: Plan, target: Target, estimate: PlanTime | None = None) -> None: ...
     def cell_started(self, index: int, workload: Workload) -> None: ...
     def cell_progress(self, index: int, elapsed: float) -> None: ...
     def cell_finished(self, index: int, workload: Workload, results: list[DirectionResult]) -> None: ...
+    def cell_outlook(self, index: int, expected_runs: float) -> None: ...
     def warning(self, warning: Warning) -> None: ...
 
 
@@ -68,6 +75,7 @@ class RunRequest:
     label: str | None = None
     destroy_data: bool = False
     fio: str | None = None
+    started: float | None = None  # time.monotonic() when the command began: its start-up counts in the estimate
 
 
 @contextmanager
@@ -136,6 +144,7 @@ class Prepared:
     plan: Plan
     facts: dict[str, Any]
     warnings: tuple[Warning, ...]
+    seconds: float = 0.0  # what the checks took (an estimate counts them)
 
 
 def settle_size(plan: Plan, target: Path, destroy_data: bool = False) -> Plan:
@@ -150,7 +159,11 @@ def settle_size(plan: Plan, target: Path, destroy_data: bool = False) -> Plan:
 
 
 def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prepared:
-    """Everything that can refuse, before a byte is written: fio, the target, free space, O_DIRECT."""
+    """Everything that can refuse, before a byte is written: fio, the target, free space, O_DIRECT.
+
+    `run --dry-run` runs exactly this too (`dry_run`), so the dry run refuses what the run would refuse,
+    with the same error, and shows the plan as the run will measure it (O_DIRECT settled, size chosen)."""
+    clock = time.monotonic()
     plan = settle_size(request.plan, request.target, request.destroy_data)
     fio_path = find_fio(request.fio)
     version = fio_version(fio_path)
@@ -176,7 +189,63 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
         if cached:
             warnings.append(cached)
             observer.warning(cached)
-    return Prepared(fio_path, version, target, plan, facts, tuple(warnings))
+    return Prepared(fio_path, version, target, plan, facts, tuple(warnings), time.monotonic() - clock)
+
+
+def cell_job_file(workload: Workload, target: Target) -> str:
+    """The job file fio gets for every run of a cell: the one text the run passes and the dry run prints."""
+    return job_file(workload, target.fio_filename)
+
+
+def estimate_run(prepared: Prepared, request: RunRequest, store: Store | None) -> PlanTime:
+    """How long the prepared run will take (analysis/estimate.py), told by earlier runs on the same target
+    where the store has some; `run --dry-run` prints it, the run line and the progress bar use it. The time
+    until now is measured: since the command began (`request.started`), else the checks alone."""
+    clock = time.monotonic()
+    target_text = str(request.target)
+    runs = []
+    if store is not None:
+        try:
+            runs = store.measured_runs_on(target_text)
+        except StoreError:
+            runs = []  # no earlier runs to learn from: the estimate assumes, and says so
+    priors = priors_from(runs, (prepared.facts.get("system") or {}).get("hostname"))
+    target = prepared.target
+    if target.kind == "device":
+        layout = 0
+    elif target.remove_after:
+        layout = layout_bytes(prepared.plan, new_file=True)
+    else:
+        try:
+            existing = os.stat(target.fio_filename).st_size
+        except OSError:
+            existing = 0
+        layout = layout_bytes(prepared.plan, new_file=False, existing_bytes=existing)
+    ram = (prepared.facts.get("target") or {}).get("fs_type") == "tmpfs"
+    now = time.monotonic()
+    setup = STARTUP_S + (now - request.started if request.started is not None else prepared.seconds + now - clock)
+    return plan_time(prepared.plan, setup_s=setup, layout=layout, priors=priors, ram=ram)
+
+
+# The dry run's scratch file name holds this where the run's holds an id chosen when it starts.
+DRY_RUN_SCRATCH_ID = "<id>"
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What `run --dry-run` shows: the run as prepared, the job file of every cell, and the estimate."""
+
+    prepared: Prepared
+    job_files: tuple[str, ...]
+    estimate: PlanTime
+
+
+def dry_run(request: RunRequest, store: Store | None, observer: RunObserver | None = None) -> DryRun:
+    """Every check the run makes before its first cell, and the job files it would pass to fio, without
+    writing anything (the O_DIRECT probes create and remove their own small files, docs/run.md)."""
+    prepared = prepare(request, DRY_RUN_SCRATCH_ID, observer or SilentObserver())
+    files = tuple(cell_job_file(w, prepared.target) for w in prepared.plan.workloads)
+    return DryRun(prepared, files, estimate_run(prepared, request, store))
 
 
 def plan_facts(plan: Plan) -> dict[str, Any]:
@@ -245,6 +314,11 @@ class Measurement:
             )
             self.order += 1
             self.observer.cell_finished(state.index, state.workload, results)
+            rule = p.plan.stopping
+            if rule is not None:
+                cap = run_cap(rule, p.plan.run_seconds(state.workload))
+                expected = len(state.runs) if state.done else remaining_runs(rule, state.primary_iops(), cap)
+                self.observer.cell_outlook(state.index, expected)
 
     def record_fio(self, pid: int, job_dir: Path) -> None:
         """Store the fio process about to get its job with the run: what the next command stops if we are
@@ -271,9 +345,10 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     observer = observer or SilentObserver()
     scratch_id = new_id()
     prepared = prepare(request, scratch_id, observer)
+    estimate = estimate_run(prepared, request, store)
     measurement = Measurement(store, prepared, observer, label=request.label, target_text=str(request.target))
     run_id = measurement.run_id
-    observer.run_started(run_id, prepared.plan, prepared.target)
+    observer.run_started(run_id, prepared.plan, prepared.target, estimate=estimate)
     status = "failed"
     try:
         with signals_as_interrupt():
@@ -285,9 +360,9 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
         raise Interrupted(
-            f"{interrupt_cause(interrupt)} stopped the run after {measurement.order} fio run(s) "
-            f"({measurement.measured_cells()} of {len(measurement.cells)} cells measured at least once); every "
-            f"finished fio run is stored as run {run_id} (marked incomplete) and the scratch file was removed",
+            f"{interrupt_cause(interrupt)} stopped the run after {count(measurement.order, 'fio run')} "
+            f"({measurement.measured_cells()} of {count(len(measurement.cells), 'cell')} measured at least once); "
+            f"every finished fio run is stored as run {run_id} (marked incomplete) and the scratch file was removed",
             f"See them with `stackbench show {run_id[:12]}`, or run again",
         ) from None
     except StackbenchError:
@@ -370,7 +445,7 @@ def _measure_once(
     """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
     workload = state.workload
     what = f"cell {state.index + 1} ({workload.name}), run {len(state.runs) + 1}"
-    text = job_file(workload, target.fio_filename)
+    text = cell_job_file(workload, target)
     invocation = run_fio(
         fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t), workdir_parent=workdir,
         on_started=on_started,
@@ -388,11 +463,12 @@ def _measure_once(
     state.seconds += invocation.seconds
     _decide(state, plan)
     merged = [merge_segments(state.results, direction) for direction in state.directions]
+    samples = _run_samples(invocation, parsed, workload)
     records = [
         CellRecord(
             workload,
             result,
-            tuple(replace(v, segment=number) for v in invocation.samples.get(result.direction, ())),
+            tuple(replace(v, segment=number) for v in samples.get(result.direction, ())),
             {
                 "mode": "adaptive" if plan.stopping else "fixed",
                 "unit": "separate fio runs",
@@ -428,13 +504,21 @@ def _measure_once(
     return merged
 
 
+def _run_samples(invocation: FioInvocation, parsed: FioResult, workload: Workload) -> dict[str, list[Sample]]:
+    """fio's per-second samples of one run; a cell that writes its file once and was done before fio's
+    first one-second window closed (a small --size) gets the whole run as its one sample, rather than none."""
+    if workload.time_based:
+        return invocation.samples
+    return {d.direction: invocation.samples.get(d.direction) or [whole_run_sample(d)] for d in parsed.directions}
+
+
 def _decide(state: _CellState, plan: Plan) -> None:
     """Mark the cell done when it has its runs (fixed) or its interval is tight or capped (adaptive)."""
     n = len(state.runs)
     rule = plan.stopping
     if rule is None:
         if n >= plan.runs:
-            state.done, state.stop_reason = True, f"{n} separate fio run(s), as planned"
+            state.done, state.stop_reason = True, f"{count(n, 'separate fio run')}, as planned"
         return
     values = state.primary_iops()
     stop, why = decide(rule, values, state.seconds, plan.run_seconds(state.workload))

@@ -104,9 +104,9 @@ def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) ->
 
 def room_for(path: Path, *, destroy_data: bool) -> tuple[int | None, bool]:
     """(bytes a test file at `path` could take, whether that is a whole device) before `resolve_target`
-    decides whether fio may write there: the free space of the file system for a directory or a new file
-    (plus the file's own size for an existing file with --destroy-data), the device size for a block
-    device. (None, False) when it cannot be told; `resolve_target` then refuses or accepts as always."""
+    decides whether fio may write there: the largest size `check_free_space` accepts on the file system for
+    a directory or a new file (counting an existing file's own size with --destroy-data), the device size for
+    a block device. (None, False) when it cannot be told; `resolve_target` then refuses or accepts as always."""
     path = Path(path).expanduser()
     try:
         st = os.stat(path)
@@ -115,19 +115,30 @@ def room_for(path: Path, *, destroy_data: bool) -> tuple[int | None, bool]:
     try:
         if st is None:
             vfs = os.statvfs(path.parent)
-            return vfs.f_bavail * vfs.f_frsize, False
+            return largest_size(vfs.f_bavail * vfs.f_frsize), False
         if stat.S_ISDIR(st.st_mode):
             vfs = os.statvfs(path)
-            return vfs.f_bavail * vfs.f_frsize, False
+            return largest_size(vfs.f_bavail * vfs.f_frsize), False
         if stat.S_ISREG(st.st_mode) and destroy_data:
             vfs = os.statvfs(path.parent)
-            return vfs.f_bavail * vfs.f_frsize + st.st_size, False
+            return largest_size(vfs.f_bavail * vfs.f_frsize + st.st_size), False
         if stat.S_ISBLK(st.st_mode) and destroy_data:
             name = device_name_of(st.st_rdev)
             return int((SYS_BLOCK / str(name) / "size").read_text().strip()) * 512, True
     except (OSError, ValueError):
         pass
     return None, False
+
+
+def _margin(size: int) -> int:
+    """What a file system keeps free beyond the test file: 16 MiB or 1 % of the file."""
+    return max(MIN_MARGIN, size // 100)
+
+
+def largest_size(free: int) -> int:
+    """The largest test file `check_free_space` accepts with `free` bytes free: a size chosen for a target
+    (cache-exhaustion) must pass the check the run then makes, margin included."""
+    return max(0, min(free - MIN_MARGIN, free * 100 // 101))
 
 
 def check_free_space(directory: Path, size: int, *, reusable: int) -> None:
@@ -137,7 +148,7 @@ def check_free_space(directory: Path, size: int, *, reusable: int) -> None:
     except OSError as error:
         raise UnsafeTarget(f"cannot read free space of {directory}: {error.strerror}", "Check the path") from None
     free = vfs.f_bavail * vfs.f_frsize + reusable
-    needed = size + max(MIN_MARGIN, size // 100)
+    needed = size + _margin(size)
     if free < needed:
         raise UnsafeTarget(
             f"only {format_bytes(free)} free on {directory}, but --size {format_bytes(size)} needs "

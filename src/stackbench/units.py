@@ -87,6 +87,12 @@ def format_latency_ns(ns: float | None) -> str:
     return f"{ns / 1e9:.2f} s"
 
 
+def count(number: float, noun: str, plural: str | None = None) -> str:
+    """`1 cell`, `5 cells`, `0 cells`, `5.8 fio runs`: a count with its noun in the right number."""
+    shown = f"{number:,.0f}" if float(number).is_integer() else f"{number:,.1f}"
+    return f"{shown} {noun if shown == '1' else plural or noun + 's'}"
+
+
 def format_duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
     if seconds < 60:

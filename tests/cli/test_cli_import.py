@@ -100,3 +100,51 @@ def test_import_prints_markdown_or_csv_with_format(tmp_path: Path, fio_json_file
     assert header.startswith("Pattern,IOPS,") and len(rows) == 2
     markdown = cli_here("import", str(fio_json_file), "--format", "markdown", "--db", db)
     assert "| Pattern | IOPS |" in markdown.stdout
+
+
+FIO = Path(__file__).parents[1] / "data" / "fio"
+
+
+def test_a_label_on_several_files_names_each_run_on_its_own(tmp_path: Path) -> None:
+    """`import a b c --label X` made three runs labelled X, of which `show X` and `rm X` reached only the
+    newest: each run now has its own label, X-1 to X-3 in the order given."""
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    files = [FIO / "randread-psync.json", FIO / "two-jobs-defaults.json", FIO / "numjobs4-group.json"]
+    made = cli_here("import", *map(str, files), "--label", "old", "--db", db, "--json")
+    assert made.returncode == 0, made.stderr
+    runs = json.loads(made.stdout)["runs"]
+    assert [r["label"] for r in runs] == ["old-1", "old-2", "old-3"]
+    assert [r["facts"]["imported_from"] for r in runs] == [str(f.resolve()) for f in files]
+    assert json.loads(cli_here("show", "old-2", "--db", db, "--json").stdout)["run_id"] == runs[1]["run_id"]
+    gone = cli_here("rm", "old-1", "--yes", "--db", db)
+    assert gone.returncode == 0 and "Deleted 1 run(s)" in gone.stdout
+    left = [r["label"] for r in json.loads(cli_here("runs", "--db", db, "--json").stdout)["runs"]]
+    assert sorted(left) == ["old-2", "old-3"]
+    one = cli_here("import", str(files[0]), "--label", "single", "--db", db, "--json")
+    assert json.loads(one.stdout)["runs"][0]["label"] == "single"  # one file: the label as given
+
+
+def test_rm_refuses_a_label_that_names_several_runs_and_show_says_which_it_shows(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    ids = []
+    for _ in range(2):  # the same label on two separate imports (or runs): allowed, a label names the newest
+        made = cli_here("import", str(FIO / "randread-psync.json"), "--label", "dup", "--db", db, "--json")
+        ids.append(json.loads(made.stdout)["runs"][0]["run_id"])
+    refused = cli_here("rm", "dup", "--yes", "--db", db)
+    assert refused.returncode == 2, refused.stderr
+    assert "the label 'dup' names 2 stored items" in refused.stderr and ids[0][:12] in refused.stderr
+    assert "stackbench runs --label dup" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert len(json.loads(cli_here("runs", "--db", db, "--json").stdout)["runs"]) == 2
+    shown = cli_here("show", "dup", "--db", db, "--json")
+    assert json.loads(shown.stdout)["run_id"] == ids[1]
+    assert f"names 2 stored items; this is the newest, run {ids[1][:12]}" in shown.stderr
+    assert cli_here("rm", ids[0], "--yes", "--db", db).returncode == 0
+    assert cli_here("rm", "dup", "--yes", "--db", db).returncode == 0  # one left: the label names it alone
+
+
+def test_a_label_too_long_for_its_numbers_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    done = cli_here("import", str(FIO / "randread-psync.json"), str(FIO / "two-jobs-defaults.json"),
+                    "--label", "x" * 199, "--db", f"sqlite:///{db}")
+    assert done.returncode == 2 and "up to LABEL-2, 201 characters (at most 200)" in done.stderr
+    assert json.loads(cli_here("runs", "--db", f"sqlite:///{db}", "--json").stdout)["runs"] == []

@@ -149,6 +149,18 @@ def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args
     assert list(scratch_dir.iterdir()) == []
 
 
+def test_every_numeric_dimension_of_the_cells_is_in_numeric_order() -> None:
+    """`--bs 4k --rw randread` took the quick preset's depths as they come (1, 16, 4): QD1, QD16, QD4."""
+    from stackbench.plan import build_plan
+
+    def order(plan):  # noqa: ANN001, ANN202
+        return [(w.bs, w.iodepth) for w in plan.workloads]
+
+    assert order(build_plan(bs=["4k"], rw=["randread"])) == [(4096, 1), (4096, 4), (4096, 16)]
+    assert order(build_plan(bs=["1m", "4k", "64k"], qd=["16", "1"], rw=["write"])) == [
+        (4096, 1), (4096, 16), (65536, 1), (65536, 16), (1048576, 1), (1048576, 16)]
+
+
 def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, scratch_dir: Path) -> None:
     result = cli_here("run", "-t", str(scratch_dir), "--preset", "blog", "--dry-run", "--db", _db(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -227,7 +239,7 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, stderr
-    assert f"Error: {word} stopped the run after 1 fio run(s) (1 of 5 cells measured at least once)" in stderr
+    assert f"Error: {word} stopped the run after 1 fio run (1 of 5 cells measured at least once)" in stderr
     assert "Traceback" not in stderr
     assert list(scratch_dir.iterdir()) == []
     connection = sqlite3.connect(db_file)

@@ -191,6 +191,6 @@ def test_dry_run_lists_the_hosts_and_checks_their_names(tmp_path: Path) -> None:
     from stackbench.cli import app
 
     shown = CliRunner().invoke(app, ["run", "--hosts", "node1,admin@node2", "-t", "/srv/bench", "--dry-run"])
-    assert shown.exit_code == 0 and "On 2 host(s) at once (not contacted by --dry-run): node1, admin@node2" in shown.output
+    assert shown.exit_code == 0 and "On 2 hosts at once (not contacted by --dry-run): node1, admin@node2" in shown.output
     refused = CliRunner().invoke(app, ["run", "--hosts", "-oProxyCommand=x", "-t", "/srv/bench", "--dry-run"])
     assert isinstance(refused.exception, UsageError)

@@ -18,7 +18,9 @@ from conftest import cli_here
 from stackbench.engine.fio import job_file
 from stackbench.errors import UsageError
 from stackbench.plan import AUTO_FREE_SHARE, PLACEHOLDER_SIZE, auto_size, build_plan
+from stackbench.report.charts.cache import data_written
 from stackbench.runner import settle_size
+from stackbench.store import Store
 
 MiB, GiB = 1024**2, 1024**3
 
@@ -57,12 +59,17 @@ def test_no_room_or_nothing_known_is_a_usage_error_with_the_fix() -> None:
     assert unknown.value.fix == "Give --size"
 
 
-def test_the_dry_run_sizes_the_file_for_the_target_file_system(tmpfs_mount) -> None:
+def test_the_dry_run_sizes_the_file_for_the_target_file_system_as_the_run_accepts(tmp_path: Path, tmpfs_mount) -> None:
+    """The size chosen leaves the free-space check's margin: the dry run said 57 MiB (90 % of 64 MiB) on a
+    64 MiB tmpfs, a size the run then refused because 57 MiB + its 16 MiB margin is more than 64 MiB."""
     target = tmpfs_mount("64M")
     done = cli_here("run", "-t", str(target), "--preset", "cache-exhaustion", "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "file 57.0 MiB" in done.stdout and "/once)" in done.stdout  # 90 % of 64 MiB, whole MiB
+    assert "file 43.0 MiB" in done.stdout and "/once)" in done.stdout  # 90 % of (64 - 16) MiB, whole MiB
     assert list(target.iterdir()) == []
+    made = cli_here("run", "-t", str(target), "--preset", "cache-exhaustion", "--db", str(tmp_path / "r.db"), "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["cells"][0]["bw_bytes"] > 0 and list(target.iterdir()) == []
 
 
 def test_too_little_space_for_the_given_size_refuses_in_one_line_and_writes_nothing(tmp_path: Path, tmpfs_mount) -> None:
@@ -124,3 +131,42 @@ def test_an_interrupted_run_removes_the_scratch_file(tmp_path: Path, scratch_dir
     assert list(scratch_dir.iterdir()) == []
     with sqlite3.connect(db) as connection:
         assert connection.execute("select status from runs").fetchall() == [("incomplete",)]
+
+
+def test_a_write_done_before_fios_first_second_is_kept_as_one_sample_and_charts(tmp_path: Path, scratch_dir: Path) -> None:
+    """fio logs a window only when it is full: a 4 MiB write done in 0.1 s used to leave no sample, and the
+    cache chart then named an unrelated fix (`--runtime 10m`, which this preset does not use)."""
+    db = tmp_path / "r.db"
+    done = cli_here("run", "-t", str(scratch_dir), "--preset", "cache-exhaustion", "--size", "4M",
+                    "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    ((raw, _),) = _fio_outputs(db)
+    written = json.loads(raw)["jobs"][0]["write"]
+    if written["runtime"] >= 1000:
+        pytest.skip(f"the 4 MiB write took {written['runtime']} ms here: fio logged a full window itself")
+    with sqlite3.connect(db) as connection:
+        samples = connection.execute("select t_s, bw_bytes, iops from samples").fetchall()
+    assert samples == [(pytest.approx(written["runtime"] / 1000), pytest.approx(written["bw_bytes"]),
+                        pytest.approx(written["iops"]))]
+    chart = cli_here("chart", json.loads(done.stdout)["run_id"], "--kind", "cache", "-o", str(tmp_path / "c.svg"),
+                     "--db", str(db))
+    assert chart.returncode == 0, chart.stderr
+    (cell,) = Store(f"sqlite:///{db}").get_run(json.loads(done.stdout)["run_id"]).cells
+    assert data_written(cell) == [pytest.approx(written["io_bytes"], rel=0.01)]  # the chart's x axis
+    one = [w for w in json.loads(done.stdout)["warnings"] if w["code"] == "TOO_FEW_RUNS"]
+    assert one and "written once by design" in one[0]["text"] and "--runs" not in one[0]["text"]
+
+
+def test_a_stored_write_without_samples_is_explained_with_the_fix_that_applies(tmp_path: Path, scratch_dir: Path) -> None:
+    """A run stored before short writes were kept as a sample (made here by deleting the sample)."""
+    db = tmp_path / "r.db"
+    done = cli_here("run", "-t", str(scratch_dir), "--preset", "cache-exhaustion", "--size", "4M",
+                    "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as connection:
+        connection.execute("delete from samples")
+    chart = cli_here("chart", json.loads(done.stdout)["run_id"], "--kind", "cache", "-o", str(tmp_path / "c.svg"),
+                     "--db", str(db))
+    assert chart.returncode == 1
+    assert "less than fio's one-second sample window" in chart.stderr and "larger --size" in chart.stderr
+    assert "--runtime" not in chart.stderr and "imported" not in chart.stderr

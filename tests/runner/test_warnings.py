@@ -141,6 +141,18 @@ def test_each_situation_gives_its_code_and_only_that(code: WarningCode, monkeypa
     assert warnings[0].text and str(warnings[0])
 
 
+def test_a_cell_written_once_by_design_is_not_told_to_use_more_runs() -> None:
+    """cache-exhaustion is one run on purpose (a second run starts with a full cache): its warning said
+    'use --runs 3 or more', advice against the preset's method."""
+    written_once = cell(rw="write", bs=1024**2, qd=8, runs=[2000.0])
+    written_once = replace(written_once, workload=replace(written_once.workload, time_based=False))
+    once, plain = run_warnings([written_once, cell(runs=[1000.0])])
+    assert once.code == plain.code == WarningCode.TOO_FEW_RUNS
+    assert once.subject == "1M QD8 seq write" and "written once by design" in once.text
+    assert "--runs" not in str(once) and "--kind cache" in once.fix
+    assert plain.subject == "4K QD4 rnd write" and plain.fix == "use --runs 3 or more (5 before comparing runs)"
+
+
 def test_cells_and_rows_are_the_subject_and_the_line_reads_as_before() -> None:
     (one,) = run_warnings([cell(runs=[1000.0]), cell(rw="randread", runs=[3000.0])])
     assert one.subject == "4K QD4 rnd write, 4K QD4 rnd read"

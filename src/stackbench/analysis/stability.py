@@ -20,7 +20,19 @@ CV_LIMIT = 0.25  # second-to-second variation inside runs worth a diagnostic
 def run_warnings(cells: list[Cell]) -> list[Warning]:
     """The warnings of all cells; cells measured in a single run share one warning."""
     single = [c for c in cells if replicates_of(c).kind == RUNS and len(replicates_of(c).values) < 2]
+    # A cell that writes its file once (cache-exhaustion) is one run by design: a second run would start
+    # with the cache the first one filled, so "use --runs 3" would be advice against the method.
+    once = [c for c in single if not c.workload.time_based]
+    single = [c for c in single if c.workload.time_based]
     warnings = []
+    if once:
+        names = ", ".join(c.pattern for c in once) if len(once) <= 3 else f"{len(once)} cells"
+        warnings.append(Warning(
+            WarningCode.TOO_FEW_RUNS, names,
+            "written once by design (a second run would start with the cache the first one filled), so there "
+            "is no interval and no verdict can use it",
+            "read it as a curve (`stackbench chart RUN --kind cache`); to compare drives, let each idle first",
+        ))
     if single:
         names = ", ".join(c.pattern for c in single) if len(single) <= 3 else f"{len(single)} cells"
         warnings.append(Warning(

@@ -209,12 +209,23 @@ def pick_cell(run: "Run", key: str | None, *, need_samples: bool) -> "Cell":
         found = matches[0]
     if need_samples and not found.samples:
         with_samples = [c.pattern for c in run.cells if c.samples]
+        why, fix = _why_no_samples(run, found)
         raise StackbenchError(
-            f"cell {found.pattern} of run {run.id[:12]} has no per-second samples (an imported run has none)",
-            ("Choose a cell that has: " + "; ".join(with_samples)) if with_samples
-            else "Measure with `stackbench run`, which stores per-second samples",
+            f"cell {found.pattern} of run {run.id[:12]} has no per-second samples ({why})",
+            ("Choose a cell that has: " + "; ".join(with_samples)) if with_samples else fix,
         )
     return found
+
+
+def _why_no_samples(run: "Run", cell: "Cell") -> tuple[str, str]:
+    """Why a cell has no per-second samples, and the fix that gets them."""
+    if run.source != "measured":
+        return "an imported run has none", "Measure with `stackbench run`, which stores per-second samples"
+    if not cell.workload.time_based:
+        return ("its file was written in less than fio's one-second sample window, and it was stored before "
+                "such a write was kept as one sample"), "Measure again, with a larger --size for a sample per second"
+    return ("its fio runs were shorter than fio's one-second sample window",
+            "Measure again with --runtime 2 or more")
 
 
 def cache_cell(run: "Run", key: str | None) -> "Cell":
@@ -223,6 +234,10 @@ def cache_cell(run: "Run", key: str | None) -> "Cell":
         writes = [c for c in run.cells if c.result.direction == "write" and c.samples]
         writes.sort(key=lambda c: c.workload.rw != "write")  # sequential first, as a cache test writes
         if not writes:
+            unsampled = [c for c in run.cells if c.result.direction == "write"]
+            if unsampled and run.source == "measured":
+                why, fix = _why_no_samples(run, unsampled[0])
+                raise StackbenchError(f"run {run.id[:12]} has no write cell with per-second samples ({why})", fix)
             raise StackbenchError(
                 f"run {run.id[:12]} has no write cell with per-second samples",
                 "Measure a sequential write with `stackbench run --rw write --bs 1m --runtime 10m`",

@@ -3,26 +3,31 @@ a bar over the plan's expected fio time with its ETA, and a line per finished fi
 
 from __future__ import annotations
 
+import math
+
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
 from stackbench.cli.app import err, warn
+from stackbench.analysis.estimate import PlanTime, plan_time
 from stackbench.plan import Plan, Workload
-from stackbench.units import format_duration, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.units import count, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.warning import Warning
 
 
 def runs_text(plan: Plan) -> str:
     if plan.stopping:
         return f"{plan.stopping.min_runs}-{plan.stopping.max_runs} runs (until ±{plan.stopping.ci_target:.0%})"
-    return f"{plan.runs} run{'s' if plan.runs != 1 else ''}"
+    return count(plan.runs, "run")
 
 
 class ProgressObserver:
     """A progress bar over the plan's expected fio time (ETA) and a line per finished fio run.
 
-    The total is the time when every cell stops at its minimum number of runs; an adaptive cell that needs
-    more runs adds them to the total as they are scheduled, so the ETA never pretends to the worst case.
+    The total is the estimate's (analysis/estimate.py, the model `run --dry-run` prints): laying out the
+    file and each cell's expected runs. An adaptive cell's expectation follows its own runs as they come
+    (`cell_outlook`: a cell whose runs differ more than assumed needs more), and a cell that gets more runs
+    than expected adds them as they start, so the ETA neither pretends to the worst case nor to the best.
     """
 
     progress_class: type[Progress] = Progress
@@ -43,14 +48,31 @@ class ProgressObserver:
             disable=not enabled,
             transient=True,
         )
-        self.total = (
-            plan.expected_seconds() if rounds is None
-            else arms * rounds * sum(plan.run_seconds(w) for w in plan.workloads)
-        )
-        self.task = self.progress.add_task("starting", total=self.total)
         self._done_seconds = 0.0
         self._runs = [0] * len(plan.workloads)
+        self._use(plan_time(plan))
+        if rounds is not None:
+            self._run_s = [plan.run_seconds(w) for w in plan.workloads]
+            self._expected = [float(arms * rounds)] * len(plan.workloads)
+        self.total = self._total()
+        self.task = self.progress.add_task("starting", total=self.total)
         self.shown: set[Warning] = set()  # printed as they happened, so not again at the end
+
+    def _use(self, estimate: PlanTime) -> None:
+        self._layout_s = estimate.layout_s
+        self._run_s = [c.run_seconds for c in estimate.cells]
+        self._expected = [c.expected_runs for c in estimate.cells]
+
+    def _total(self) -> float:
+        return self._layout_s + sum(runs * seconds for runs, seconds in zip(self._expected, self._run_s))
+
+    def _retotal(self) -> None:
+        self.total = self._total()
+        self.progress.update(self.task, total=self.total)
+
+    def _this_run_s(self, index: int) -> float:
+        """The wall time the next run of cell `index` counts for; the very first run lays out the file."""
+        return self._run_s[index] + (self._layout_s if not any(self._runs) else 0.0)
 
     def __enter__(self) -> "ProgressObserver":
         self.progress.start()
@@ -59,14 +81,15 @@ class ProgressObserver:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def run_started(self, run_id: str, plan: Plan, target: object) -> None:
+    def run_started(self, run_id: str, plan: Plan, target: object, estimate: PlanTime | None = None) -> None:
+        if estimate is not None and self.fixed_rounds is None:
+            self._use(estimate)
+            self._retotal()
+        estimate = estimate or plan_time(plan)
         if not self.quiet:
-            # a cell that writes its file once ends when the file is written: its time is only a cap
-            when = ("at most " if any(not w.time_based for w in plan.workloads) else "about ") + \
-                format_duration(plan.expected_seconds())
             err.print(
-                f"Run {run_id[:12]}: {len(plan.workloads)} cells x {runs_text(plan)}, {when}, "
-                f"file {getattr(target, 'fio_filename', target)}",
+                f"Run {run_id[:12]}: {count(len(plan.workloads), 'cell')} x {runs_text(plan)}, "
+                f"{estimate.headline()}, file {getattr(target, 'fio_filename', target)}",
                 highlight=False,
                 markup=False,
                 soft_wrap=True,
@@ -74,21 +97,20 @@ class ProgressObserver:
 
     def cell_started(self, index: int, workload: Workload) -> None:
         number = self._runs[index] + 1
-        if self.fixed_rounds is None and number > self.plan.least_runs:  # an adaptive extra run: not in the total
-            self.total += self.plan.run_seconds(workload)
-            self.progress.update(self.task, total=self.total)
+        if number > math.ceil(self._expected[index] - 1e-9):  # a run beyond what was expected: add it
+            self._expected[index] = float(number)
+            self._retotal()
         self.progress.update(
             self.task,
             description=f"cell {index + 1}/{len(self.plan.workloads)} run {number} {workload.name}",
         )
 
     def cell_progress(self, index: int, elapsed: float) -> None:
-        budget = self.plan.run_seconds(self.plan.workloads[index])
-        self.progress.update(self.task, completed=self._done_seconds + min(elapsed, budget))
+        self.progress.update(self.task, completed=self._done_seconds + min(elapsed, self._this_run_s(index)))
 
     def cell_finished(self, index: int, workload: Workload, results: list) -> None:
+        self._done_seconds += self._this_run_s(index)
         self._runs[index] += 1
-        self._done_seconds += self.plan.run_seconds(workload)
         self.progress.update(self.task, completed=self._done_seconds)
         if self.quiet:
             return
@@ -96,11 +118,19 @@ class ProgressObserver:
             clat = result.clat
             where = f" @{result.host}" if getattr(result, "host", None) else ""
             err.print(
-                f"  done {workload.name + where:<22} {self._runs[index]:>2} run(s) {format_iops(result.iops):>10} IOPS "
+                f"  done {workload.name + where:<22} {self._runs[index]:>2} "
+                f"{'run ' if self._runs[index] == 1 else 'runs'}"
+                f" {format_iops(result.iops):>10} IOPS "
                 f"{format_mb_per_s(result.bw_bytes):>8} MB/s  p99 {format_latency_ns(clat.p99_ns if clat else None)}",
                 highlight=False,
                 markup=False,
             )
+
+    def cell_outlook(self, index: int, expected_runs: float) -> None:
+        """The runner's new expectation of cell `index`'s runs (adaptive: from the spread of its runs)."""
+        if self.fixed_rounds is None:
+            self._expected[index] = max(expected_runs, float(self._runs[index]))
+            self._retotal()
 
     def warning(self, warning: Warning) -> None:
         self.shown.add(warning)

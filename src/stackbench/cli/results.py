@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -15,6 +15,8 @@ from stackbench.cli.common import (
     print_json, print_run,
 )
 
+if TYPE_CHECKING:
+    from stackbench.store import Store
 
 KINDS = ("run", "scan", "audit")
 
@@ -92,6 +94,13 @@ def rm_command(
     lines = []
     for ref in refs:
         kind, item_id = store.resolve_any(ref)
+        holders = _labelled(store, ref) if item_id != ref else []
+        if len(holders) > 1:
+            raise UsageError(
+                f"the label {ref!r} names {len(holders)} stored items ({', '.join(holders)}); rm deletes only what "
+                "a name names exactly, and a label names the newest of them",
+                f"Name them by id (`stackbench runs --label {ref}` lists them)",
+            )
         if item_id in chosen[kind]:
             continue
         if kind == "run":
@@ -128,6 +137,13 @@ def rm_command(
         out.print("Deleted " + ", ".join(f"{len(ids)} {kind}(s)" for kind, ids in chosen.items() if ids) + ".")
 
 
+def _labelled(store: "Store", label: str) -> list[str]:
+    """`run 3f2a9c1b7e04`, ... for every stored run, scan and audit with this label, newest first."""
+    return ([f"run {r.id[:12]}" for r, _ in store.list_runs(label=label)]
+            + [f"scan {s.id[:12]}" for s in store.list_scans(label=label)]
+            + [f"audit {a.id[:12]}" for a in store.list_audits(label=label)])
+
+
 @app.command("show")
 def show_command(
     run: str = typer.Argument(..., help="Id, unique id prefix or label of a run, scan or audit.", show_default=False),
@@ -160,6 +176,10 @@ def show_command(
         show_audit(store.get_audit(item_id), fmt)
         return
     stored = store.get_run(item_id)
+    holders = _labelled(store, run) if item_id != run else []
+    if len(holders) > 1:  # said on stderr: a script's --json or csv on stdout stays what it was
+        warn(f"the label {run!r} names {len(holders)} stored items; this is the newest, run {stored.id[:12]} "
+             f"(`stackbench runs --label {run}` lists them)")
     print_run(store, stored, fmt)
     from stackbench.cli.fleet import print_spread
 
@@ -174,7 +194,10 @@ def import_command(
     files: list[Path] = typer.Argument(
         ..., help="fio output files (json, json+, normal or terse) or FreeBSD diskinfo -wS output.", show_default=False
     ),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="Label for the imported run(s).", callback=check_label),
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", callback=check_label,
+        help="Label for the imported run; with several files, LABEL-1 to LABEL-N in the order given, one per run.",
+    ),
     input_format: str = typer.Option(
         "auto", "--input-format", help="auto (detect), json, normal, terse or diskinfo."
     ),
@@ -183,7 +206,8 @@ def import_command(
     json_output: bool = JsonOption,
 ) -> None:
     """Store fio outputs (JSON, json+, normal text, terse) and FreeBSD `diskinfo -wS` outputs as runs,
-    one run per file; the format is detected.
+    one run per file; the format is detected. With --label and several files, each run gets its own label,
+    LABEL-1 to LABEL-N in the order the files are given, so that each can be shown and removed by it.
 
     Every file is parsed before anything is stored: one bad file stores nothing and names the file and line.
     Text formats are rounded by fio: normal output gives exact IOPS (from the issued I/O count and the

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from stackbench.engine.result import DirectionResult
 from stackbench.errors import FioOutputError
 
 LOG_AVG_MSEC = 1000
@@ -82,3 +83,15 @@ def read_samples(directory: Path, prefix: str, *, client: bool = False) -> dict[
             for window in sorted(iops)
         ]
     return samples
+
+
+def whole_run_sample(result: DirectionResult) -> Sample:
+    """One sample for a fio run that ended before its first window closed: fio logs a window only when
+    it is full, so a write of the file once that takes 0.4 s leaves an empty log. Its window is the run
+    (t_s its end, as for every sample), its values fio's averages over the run."""
+    return Sample(
+        t_s=result.runtime_ms / 1000,
+        iops=result.iops,
+        bw_bytes=result.bw_bytes,
+        clat_mean_ns=result.clat.mean_ns if result.clat else None,
+    )

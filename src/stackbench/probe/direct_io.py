@@ -32,8 +32,10 @@ def honours_o_direct(directory: Path) -> tuple[bool, str]:
         if error.errno == errno.EINVAL:
             return False, "the file system refuses O_DIRECT (EINVAL)"
         return False, f"O_DIRECT open failed: {error.strerror}"
-    os.close(fd)
-    probe.unlink()
+    try:
+        os.close(fd)
+    finally:
+        probe.unlink(missing_ok=True)
     return True, ""
 
 

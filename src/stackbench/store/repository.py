@@ -148,8 +148,22 @@ def open_store(url: str | None = None) -> "Store":
     return Store(url or default_db_url())
 
 
+def open_store_to_read(url: str | None = None) -> "Store | None":
+    """The store as it is, for a command that promises to write nothing (`run --dry-run`): None when it does
+    not exist yet or its schema is not this release's, instead of creating or migrating it."""
+    if url is not None and not url.strip():
+        return None
+    normal = normalise_url(url or default_db_url())
+    if normal.startswith("sqlite:///") and not Path(normal.removeprefix("sqlite:///")).is_file():
+        return None
+    try:
+        return Store(url or default_db_url(), migrate=False)
+    except StoreError:
+        return None
+
+
 class Store:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = normalise_url(url)
         if self.url.startswith("sqlite:///"):
             path = Path(self.url.removeprefix("sqlite:///"))
@@ -171,7 +185,11 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self.reader: Engine = _reader(self.engine)
-        self._migrate()
+        if migrate:
+            self._migrate()
+        elif not self._at_head():
+            raise StoreError(f"the results database {self.where} is not at this release's schema", "Open it with "
+                             "any stackbench command that writes, which migrates it")
 
     @property
     def where(self) -> str:
@@ -479,6 +497,16 @@ class Store:
         with self.reader.connect() as connection:
             rows = connection.execute(query).mappings().all()
         return [(_run_from_row(row), int(row["cell_count"])) for row in rows]
+
+    def measured_runs_on(self, target: str, limit: int = 5) -> list[Run]:
+        """The newest runs measured on `target` (as the run recorded it) with their cells but no samples:
+        what an estimate learns from (analysis/estimate.py, Priors)."""
+        runs = schema.runs
+        query = (select(runs).where(runs.c.target == target, runs.c.source == "measured",
+                                    runs.c.status.in_(("complete", "incomplete")))
+                 .order_by(runs.c.created_at.desc()).limit(limit))
+        with self.reader.connect() as connection:
+            return [run for _, run in read_runs(connection, query, samples_for=lambda cell: False)]
 
     def fio_outputs(self, run_id: str) -> list[dict[str, Any]]:
         with self.reader.connect() as connection:

@@ -17,8 +17,29 @@ from stackbench.results import Cell, Run
 
 def cache_samples(cell: Cell) -> list[float]:
     """The measured per-second bandwidths (bytes/s) of the cell, its runs in order."""
+    return [bw for bw, _ in _windows(cell)]
+
+
+def data_written(cell: Cell) -> list[float]:
+    """Bytes written by the end of each sample: bandwidth times the time the sample covers, summed."""
+    written, total = [], 0.0
+    for value, seconds in _windows(cell):
+        total += value * seconds
+        written.append(total)
+    return written
+
+
+def _windows(cell: Cell) -> list[tuple[float, float]]:
+    """(bandwidth, seconds the sample covers) in order: a second each, except the one sample of a run
+    shorter than fio's first window (engine/fio_logs.whole_run_sample), which covers the run."""
     ordered = sorted(cell.measured_samples, key=lambda s: (s.segment, s.t_s))
-    return [s.bw_bytes for s in ordered if s.bw_bytes is not None]
+    windows = []
+    for index, sample in enumerate(ordered):
+        if sample.bw_bytes is None:
+            continue
+        previous = ordered[index - 1].t_s if index and ordered[index - 1].segment == sample.segment else 0.0
+        windows.append((sample.bw_bytes, min(1.0, sample.t_s - previous) if sample.t_s > previous else 1.0))
+    return windows
 
 
 def cache_figure(run: Run, cell: Cell) -> Figure:
@@ -27,11 +48,7 @@ def cache_figure(run: Run, cell: Cell) -> Figure:
         raise StackbenchError(f"cell {cell.pattern} of run {run.id[:12]} has no per-second bandwidth samples",
                              "Chart a cell measured by `stackbench run` (imported runs have no samples)")
     fall: CacheFall = find_fall(bandwidth)
-    written = []
-    total = 0.0
-    for value in bandwidth:
-        total += value
-        written.append(total / 1e9)
+    written = [total / 1e9 for total in data_written(cell)]
     gid = style.Gids()
     with style.styled():
         drawing, (ax,) = style.new_drawing(5.2)
