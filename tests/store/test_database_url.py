@@ -76,5 +76,5 @@ def test_a_driver_that_is_not_installed_says_how_to_install_it(tmp_path: Path) -
 def test_a_directory_is_refused_with_a_file_name_in_it(form: str, tmp_path: Path) -> None:
     directory = tmp_path / "results"
     directory.mkdir()
-    line = _refused(form.format(directory), 2, "is a directory", str(directory / "results.db"))
+    _refused(form.format(directory), 2, "is a directory", str(directory / "results.db"))
     assert list(directory.iterdir()) == []
