@@ -39,7 +39,8 @@ ALLOWED: dict[str, set[str]] = {
     "fleet": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "runner", "abandoned",
                      "recovery", "warning", "spawn"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "spawn"},
-    "report_contents": BASE | {"engine", "plan", "results", "goal", "analysis", "report", "audit", "store"},
+    "report_contents": BASE | {"engine", "plan", "results", "goal", "analysis", "report", "audit", "store",
+                               "credentials"},
     "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report", "scan",
                    "report_contents"},
     "cli": None,  # the top: may import anything
