@@ -17,9 +17,11 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from conftest import DATA, cli_here
+from web import test_postgres
 from web.site import SHARED, Template, csrf_of
 from web.test_api import auth, make_token
-from web.test_postgres import pg_database  # noqa: F401 - the fixture
+
+pg_database = test_postgres.pg_database  # a database of its own on the test PostgreSQL server
 
 PLANT = "pl4nt-" + secrets.token_hex(6)
 
@@ -32,7 +34,7 @@ def _clean(where: str, data: str | bytes) -> None:
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_a_password_planted_in_every_argument_is_stored_sent_shown_and_served_nowhere(
-        pg_database: str, template: Template, scratch_dir: Path, tmp_path: Path,  # noqa: F811
+        pg_database: str, template: Template, scratch_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     db = pg_database.replace("://postgres@", f"://postgres:{PLANT}@") + f"?password={PLANT}&application_name=sb"
     measure = ["-t", str(scratch_dir), "--bs", "4k", "--qd", "1", "--rw", "randread", "--runtime", "1",
