@@ -37,7 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",
                       "warning"},
     "fleet": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "runner", "abandoned",
-                     "recovery", "warning", "spawn"},
+                     "recovery", "warning", "spawn", "credentials"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "spawn"},
     "report_contents": BASE | {"engine", "plan", "results", "goal", "analysis", "report", "audit", "store",
                                "credentials"},
