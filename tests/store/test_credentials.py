@@ -15,6 +15,7 @@ from sqlalchemy import JSON, String, create_engine, text
 from stackbench.credentials import MASK, is_secret_name, scrub, scrub_argv, scrub_text
 from stackbench.store import Store, schema
 from stackbench.store.repository import MIGRATIONS
+from web import test_postgres
 
 PLANT = "pl4nt3d-s3cret"
 
@@ -249,3 +250,29 @@ def test_the_migration_scrubs_what_older_versions_stored_and_leaves_no_trace_in_
     assert store.get_audit("a1").findings[0]["evidence"] == "password=***"
     store.dispose()
     assert PLANT.encode() not in path.read_bytes()  # overwritten in the file, not left in its free pages
+
+
+pg_database = test_postgres.pg_database  # a database of its own on the test PostgreSQL server
+
+
+@pytest.mark.postgres
+def test_the_migration_scrubs_a_postgresql_store_too(pg_database: str) -> None:
+    from stackbench.store.database_url import database_url
+
+    Store(pg_database).dispose()
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(database_url(pg_database))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0008_run_tallies")
+        connection.execute(text(
+            "INSERT INTO runs (id, status, source, created_at, facts, warnings, stackbench_version, visibility) "
+            "VALUES ('r1', 'complete', 'measured', now(), CAST(:facts AS JSON), CAST('[]' AS JSON), '0.1', 'private')"),
+            {"facts": json.dumps({"command": ["stackbench", "--db", f"postgresql://a:{PLANT}@h/d"]})})
+    engine.dispose()
+    store = Store(pg_database)
+    try:
+        assert store.get_run("r1").facts == {"command": ["stackbench", "--db", "postgresql://a:***@h/d"]}
+    finally:
+        store.dispose()
