@@ -21,7 +21,8 @@ from stackbench.credentials import scrub_text
 from stackbench.errors import StoreError, UsageError
 
 SUPPORTED = ("sqlite", "postgresql")
-FORMS = "Use a file path, sqlite:///PATH (four slashes for an absolute path) or postgresql://USER@HOST/DB"
+FORMS = ("Use a file path, sqlite:///PATH (four slashes for an absolute path) or postgresql://USER@HOST/DB "
+         "(pip install 'stackbench[postgres]')")
 # Drivers that are not installed, and how to install them: psycopg comes with stackbench[postgres].
 _PACKAGES = {"psycopg": "Install it: pip install 'stackbench[postgres]'",
              "psycopg2": "Install it (pip install psycopg2-binary), or write postgresql:// for psycopg 3 "
