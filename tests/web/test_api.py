@@ -351,7 +351,7 @@ def _push_cli(site: Site, source, token: str, run_id: str, monkeypatch: pytest.M
         waits.append(seconds)
         on_sleep()
 
-    monkeypatch.setattr(push_command, "time", SimpleNamespace(sleep=sleep))
+    monkeypatch.setattr(push_command, "time", SimpleNamespace(sleep=sleep, monotonic=time.monotonic))
     monkeypatch.setenv("STACKBENCH_TOKEN", token)
     return cli_here("push", run_id, "--to", site.base, "--db", source.url), waits
 

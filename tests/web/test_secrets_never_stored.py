@@ -87,7 +87,8 @@ def test_a_password_planted_in_every_argument_is_stored_sent_shown_and_served_no
                 shown = cli_here("show", ref, "--db", db, "--format", fmt)
                 assert shown.returncode == 0, shown.stderr
                 _clean(f"show {ref} --format {fmt}", shown.stdout + shown.stderr)
-            listed = cli_here("runs", "--db", db, "--format", fmt, "--kind", "all")
+            listed = cli_here("runs", "--db", db, "--format", fmt)  # runs, scans and audits
+            assert listed.returncode == 0 and "planted-audit" in listed.stdout, listed.stderr
             _clean(f"runs --format {fmt}", listed.stdout + listed.stderr)
 
         # report's files, with identifiers kept (redaction must not be what hides a password)
