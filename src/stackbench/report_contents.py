@@ -32,6 +32,7 @@ def build_contents(
     """
     from stackbench import __version__
     from stackbench.analysis.compare import compare_runs
+    from stackbench.credentials import scrub_argv
     from stackbench.analysis.goals import evaluate
     from stackbench.analysis.layers import layer_gaps
     from stackbench.errors import UsageError
@@ -94,7 +95,7 @@ def build_contents(
         layers=gaps,
         figures=tuple(drawn),
         redaction="identifiers kept as they are (--keep-identifiers)" if keep_identifiers else describe(redact.summary()),
-        command=redact.text(shlex.join(["stackbench", *without_db(argv)])) if argv else "",
+        command=redact.text(shlex.join(["stackbench", *scrub_argv(without_db(argv))])) if argv else "",
         version=__version__,
         audits=tuple(_audit_part(audit, redact) for audit in stored_audits),
     )

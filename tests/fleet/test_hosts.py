@@ -12,7 +12,7 @@ import pytest
 from stackbench.engine.fio_json import parse_client_results
 from stackbench.engine.merge import bins_of, merge_parallel, percentile_from_bins
 from stackbench.errors import UsageError
-from stackbench.fleet.hosts import parse_hosts
+from stackbench.fleet.hosts import check_host, parse_hosts
 from stackbench.fleet.ssh import Ssh, explain
 
 
@@ -31,6 +31,13 @@ def test_names_that_are_not_destinations_are_refused(bad: str) -> None:
     with pytest.raises(UsageError) as error:
         parse_hosts(bad or " ", None)
     assert "~/.ssh/config" in error.value.fix
+
+
+def test_a_host_with_a_password_is_refused_without_printing_the_password() -> None:
+    """ssh takes no password in a destination: `user:password@host` is refused, the password masked."""
+    with pytest.raises(UsageError) as refused:
+        check_host("alice:s3cret@node1")
+    assert "alice:***@node1" in str(refused.value) and "s3cret" not in str(refused.value)
 
 
 def test_a_bad_line_of_the_hosts_file_is_named(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ import pytest
 
 from stackbench.engine.fio import job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.errors import StoreError
+from stackbench.errors import StoreError, UsageError
 from stackbench.plan import Workload
 from stackbench.store import Store, open_store
-from stackbench.store.repository import normalise_url
+from stackbench.store.database_url import database_url
 from stackbench.warning import Warning, WarningCode
 
 A_WARNING = Warning(WarningCode.PAGE_CACHE, "", "a warning", "a fix")
@@ -86,8 +86,8 @@ def test_postgresql_round_trip_keeps_every_value_and_the_raw_output(pg_url: str,
 
 
 def test_plain_path_means_sqlite_file(tmp_path: Path) -> None:
-    assert normalise_url(str(tmp_path / "x.db")) == f"sqlite:///{tmp_path / 'x.db'}"
-    assert normalise_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert database_url(str(tmp_path / "x.db")) == f"sqlite:///{tmp_path / 'x.db'}"
+    assert database_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
 
 
 def test_unknown_run_names_the_command_that_lists_runs(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_unwritable_database_location_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_garbage_database_url_is_a_clear_error() -> None:
-    with pytest.raises(StoreError, match="sqlite:///PATH"):
+    with pytest.raises(UsageError, match="sqlite:///PATH"):
         Store("nosuchdriver://x/y")
 
 

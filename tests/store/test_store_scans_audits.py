@@ -16,7 +16,8 @@ from stackbench.engine.fio_logs import Sample
 from stackbench.errors import StoreError
 from stackbench.results import new_id
 from stackbench.store import Store, schema
-from stackbench.store.repository import MIGRATIONS, CellRecord, OutputRecord, head_revision, normalise_url
+from stackbench.store.database_url import database_url
+from stackbench.store.repository import MIGRATIONS, CellRecord, OutputRecord, head_revision
 from stored_runs import build_store, runs
 
 OLD_TABLES = ("runs", "fio_outputs", "cells", "samples", "goals")
@@ -30,7 +31,7 @@ def _alembic(url: str, action: str, revision: str) -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    engine = create_engine(normalise_url(url))
+    engine = create_engine(database_url(url))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         getattr(command, action)(config, revision)
@@ -39,7 +40,7 @@ def _alembic(url: str, action: str, revision: str) -> None:
 
 def _contents(url: str, columns: dict[str, list[str]] | None = None) -> tuple[dict[str, list[str]], dict[str, list[tuple]]]:
     """Every row of the old tables, in the columns they have now (or in `columns`: later migrations add some)."""
-    engine = create_engine(normalise_url(url))
+    engine = create_engine(database_url(url))
     with engine.connect() as connection:
         columns = columns or {name: [c["name"] for c in inspect(connection).get_columns(name)] for name in OLD_TABLES}
         found = {name: sorted(tuple(map(str, row)) for row in connection.execute(
@@ -50,7 +51,7 @@ def _contents(url: str, columns: dict[str, list[str]] | None = None) -> tuple[di
 
 
 def _version_and_tables(url: str) -> tuple[str, set[str]]:
-    engine = create_engine(normalise_url(url))
+    engine = create_engine(database_url(url))
     with engine.connect() as connection:
         version = connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar_one()
         tables = set(inspect(connection).get_table_names())

@@ -9,6 +9,7 @@ import json
 import secrets
 import time
 from datetime import timedelta
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -120,14 +121,14 @@ def test_each_scope_opens_only_its_own_route(web: Site, source) -> None:
     assert web.client().get("/metrics", headers=auth(metrics_token)).status_code == 200
 
 
-def test_no_route_manages_tokens() -> None:
+def test_no_route_manages_tokens(tmp_path: Path) -> None:
     """Tokens are made only by the CLI on the server's machine: no route's path mentions them."""
     from fastapi.routing import APIRoute
 
     from stackbench.store import open_store as _open
     from stackbench.web.app import create_app
 
-    store = _open("sqlite://")
+    store = _open(str(tmp_path / "results.db"))
     paths = [r.path for r in create_app(store).routes if isinstance(r, APIRoute)]
     assert paths and not [p for p in paths if "token" in p.lower().replace("{token}", "")]
 
@@ -350,7 +351,7 @@ def _push_cli(site: Site, source, token: str, run_id: str, monkeypatch: pytest.M
         waits.append(seconds)
         on_sleep()
 
-    monkeypatch.setattr(push_command, "time", SimpleNamespace(sleep=sleep))
+    monkeypatch.setattr(push_command, "time", SimpleNamespace(sleep=sleep, monotonic=time.monotonic))
     monkeypatch.setenv("STACKBENCH_TOKEN", token)
     return cli_here("push", run_id, "--to", site.base, "--db", source.url), waits
 

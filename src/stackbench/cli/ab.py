@@ -113,9 +113,11 @@ def ab_command(
                       "rounds as the other", markup=False, highlight=False, soft_wrap=True)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
 
-    def announce(arm: str, command: str) -> None:
+    from stackbench.credentials import scrub_text
+
+    def announce(arm: str, command: str) -> None:  # printed as the runs store them: credentials masked
         if fmt != "json" and not err.is_terminal:
-            err.print(f"applying {arm}: {command}", markup=False, highlight=False, soft_wrap=True)
+            err.print(f"applying {arm}: {scrub_text(command)}", markup=False, highlight=False, soft_wrap=True)
 
     with observer:
         result = execute_ab(
@@ -127,13 +129,15 @@ def ab_command(
         )
     comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
     data = comparison.to_json()
-    data["ab"] = {"session": result.session, "rounds": rounds, "orders": list(result.orders), "a": command_a,
-                  "b": command_b, "prepare": prepare_command}
+    data["ab"] = {"session": result.session, "rounds": rounds, "orders": list(result.orders),
+                  "a": scrub_text(command_a), "b": scrub_text(command_b),
+                  "prepare": prepare_command and scrub_text(prepare_command)}
     emit(fmt, comparison_table(comparison), data, csv=comparison_csv_table(comparison))
     if fmt == "table":
         last = result.orders[-1][-1]
         err.print(
-            f"The system is now in configuration {last} ({command_a if last == 'A' else command_b}). "
+            f"The system is now in configuration {last} "
+            f"({scrub_text(command_a if last == 'A' else command_b)}). "
             f"Runs: {result.a.id[:12]} (A), {result.b.id[:12]} (B).",
             markup=False, highlight=False, soft_wrap=True,
         )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from stackbench.cli.app import app, err
-from stackbench.cli.common import AlphaOption, DbOption, MinEffectOption, split_list
+from stackbench.cli.common import AlphaOption, DbOption, KeepIdentifiersOption, MinEffectOption, split_list
 from stackbench.errors import StackbenchError, UsageError
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ def chart_command(
     force: bool = typer.Option(
         False, "--force", help="compare: even when key facts (fio version, size, device) differ."
     ),
+    keep_identifiers: bool = KeepIdentifiersOption,
     db: Optional[str] = DbOption,
 ) -> None:
     """Draw one chart of stored runs into an SVG or PNG file (the format from the file's suffix).
@@ -82,6 +83,10 @@ def chart_command(
 
     special: a stored `smallblocks --db` scan: files and bytes per size bin, cumulative bytes, the
     recommended special_small_blocks and the special device's capacity.
+
+    A chart is made to be shared: identifiers in its labels and footer (host names, serials, user names in
+    paths, addresses) are replaced by placeholders as in `stackbench report` (docs/reports.md, "Redaction"),
+    unless --keep-identifiers.
 
     Examples:
 
@@ -129,15 +134,22 @@ def chart_command(
                          "Give one run, or use --kind custom --x label for several")
 
     from stackbench.cli.common import open_store_from
+    from stackbench.report.redact import redactor
 
     store = open_store_from(db)
+    redact = redactor(keep_identifiers)
     if chosen == "special":
-        save_figure(scan_figure(store, runs[0]), output, fmt)
+        save_figure(scan_figure(store, runs[0], redact), output, fmt)
         err.print(f"wrote {output} (special vdev sizing chart)", highlight=False, soft_wrap=True)
         return
     loaded = [store.get_run(ref) for ref in runs]
-    figure = draw(chosen, loaded, store, metric=metric, cell=cell, names=names, x=x, y=y, series=series,
-                  where=where or [], min_effect=min_effect, alpha=alpha, force=force)
+    for run in loaded:  # as report_contents does: learn from every run first, then copy them redacted
+        redact.learn_run(run)
+    for text in [names or "", *(where or [])]:
+        redact.learn_text(text)
+    figure = draw(chosen, [redact.run(run) for run in loaded], store, metric=metric, cell=cell,
+                  names=redact.text(names) if names else None, x=x, y=y, series=series,
+                  where=[redact.text(w) for w in where or []], min_effect=min_effect, alpha=alpha, force=force)
     save_figure(figure, output, fmt)
     err.print(f"wrote {output} ({figure.kind}: {figure.title})", highlight=False, soft_wrap=True)
 
@@ -250,8 +262,9 @@ def cache_cell(run: "Run", key: str | None) -> "Cell":
     return chosen
 
 
-def scan_figure(store: Any, ref: str) -> "Figure":
-    """The special vdev sizing chart of a stored smallblocks scan, as `smallblocks --chart` draws it."""
+def scan_figure(store: Any, ref: str, redact: Any) -> "Figure":
+    """The special vdev sizing chart of a stored smallblocks scan, as `smallblocks --chart` draws it, its
+    paths passed through `redact` (report/redact.py)."""
     from stackbench.errors import StoreError
     from stackbench.report.charts import scan_figures
     from stackbench.scan.document import scan_from_json
@@ -270,7 +283,7 @@ def scan_figure(store: Any, ref: str) -> "Figure":
     except ValueError as error:
         raise StoreError(f"the stored scan {scan_id[:12]} is damaged and cannot be drawn ({error})",
                          f"Delete it with `stackbench rm {scan_id[:12]} --yes` and scan again") from None
-    return scan_figures(result.histogram, recommendation, source=", ".join(stored.paths))[0]
+    return scan_figures(result.histogram, recommendation, source=redact.text(", ".join(stored.paths)))[0]
 
 
 def image_format(path: Path) -> str:

@@ -58,6 +58,15 @@ def check_label(value: Optional[str]) -> Optional[str]:
     return value
 
 
+# What is made to be shared (report's documents, chart's and smallblocks' chart files) carries placeholders for
+# identifiers (report/redact.py); this keeps them. Declared once so that the commands promise the same.
+KeepIdentifiersOption = typer.Option(
+    False, "--keep-identifiers", help="Keep host names (NFS servers too), disk serials, WWNs, MAC and IP "
+    "addresses, user names in paths and UUIDs as they are. Default: replaced by placeholders (host-1, disk-A, "
+    "user-1, ...), as in every file made to be shared.",
+)
+
+
 def _known_format(value: str) -> str:
     if value not in FORMATS:
         raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
@@ -134,7 +143,7 @@ def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported l
 
 
 __all__ = [
-    "DbOption", "StoreIntoOption", "FormatOption", "JsonOption", "JsonReplyOption", "chosen_format", "emit", "emit_report", "split_list",
+    "DbOption", "StoreIntoOption", "KeepIdentifiersOption", "FormatOption", "JsonOption", "JsonReplyOption", "chosen_format", "emit", "emit_report", "split_list",
     "print_json", "open_store_from", "out",
 ]
 

@@ -8,6 +8,7 @@ text of a store for node_exporter's textfile collector.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -169,8 +170,9 @@ def read_token(token_file: Optional[Path]) -> str:
 
 
 def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Optional[Path] = None) -> list[dict[str, Any]]:
-    """Push each run to the server; the server's answers ({id, url, created}). Stops at the first failure
-    with one line naming the fix (runs pushed before it stay pushed; pushing them again is harmless)."""
+    """Push each run to the server; the server's answers ({id, url, created}), each checked (`_answer`).
+    Stops at the first failure with one line naming the fix (runs pushed before it stay pushed; pushing
+    them again is harmless)."""
     import json
 
     import httpx
@@ -187,24 +189,28 @@ def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Option
         documents.append(document)
     answers = []
     verify = _tls_context(ca_file)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+               "Accept-Encoding": "identity"}  # an answer is read as sent: no decompression to bound
     with httpx.Client(base_url=base, timeout=120, verify=verify, follow_redirects=False) as client:
         for document in documents:
             body = json.dumps(document, separators=(",", ":")).encode()
             for attempt in range(BUSY_RETRIES + 1):
                 try:
-                    response = client.post("/api/runs", content=body, headers={
-                        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+                    with client.stream("POST", "/api/runs", content=body, headers=headers) as response:
+                        status, answer_headers = response.status_code, response.headers
+                        answer = _read_answer(base, response)
                 except httpx.ConnectError as error:
                     raise _connect_error(base, error) from None
                 except httpx.TimeoutException:
                     raise PushError(f"{base} did not answer in 120 s", "Check the server is up and reachable") from None
                 except httpx.HTTPError as error:
-                    raise PushError(f"pushing to {base} failed: {error}", "Check the URL and the network") from None
-                if response.status_code != 503 or attempt == BUSY_RETRIES:
+                    raise PushError(f"pushing to {base} failed: {printable(str(error))}",
+                                    "Check the URL and the network") from None
+                if status != 503 or attempt == BUSY_RETRIES:
                     break
-                wait = response.headers.get("retry-after", "")  # the server is reading other uploads
+                wait = answer_headers.get("retry-after", "")  # the server is reading other uploads
                 time.sleep(min(30, int(wait)) if wait.isdigit() else 5)
-            answers.append(_answer(base, response))
+            answers.append(_answer(base, status, answer_headers, answer, document["run"]["id"]))
     return answers
 
 
@@ -220,20 +226,59 @@ def _tls_context(ca_file: Optional[Path]) -> Any:
 
 
 def base_url(url: str) -> str:
+    """The server's base URL, refused before the token goes anywhere if it could leak the token or carry
+    what stackbench does not send: plain http to another machine (the token would cross the network in
+    clear), a user or password (stackbench authenticates with the token; an http client would send them
+    instead), a query or fragment (the API's paths are added to the base)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"{url!r} is not an http(s) URL", "Give the server's base URL, e.g. https://bench.example.org")
+    from stackbench.credentials import scrub_text
+
+    shown = printable(scrub_text(url))
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        parts, host = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise UsageError(f"{shown!r} is not an http(s) URL", "Give the server's base URL, e.g. https://bench.example.org")
+    if parts.username is not None or parts.password is not None:
+        raise UsageError(f"{shown!r} holds a user name or password",
+                         "Leave them out: stackbench authenticates with its token (--token-file or STACKBENCH_TOKEN)")
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise UsageError(f"{shown!r} has a query or fragment", "Give the server's base URL, e.g. https://bench.example.org")
+    if parts.scheme == "http" and not _loopback(host):
+        raise UsageError(f"{shown!r} is plain http to another machine: the token would cross the network in clear",
+                         "Push to the server's https:// URL (a TLS proxy in front of it, docs/server.md), or through "
+                         "an ssh tunnel (ssh -L 8080:127.0.0.1:8080 HOST) to http://127.0.0.1:8080")
     return url.rstrip("/")
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """Text from the server or the network as data: control and formatting characters (a terminal's escape
+    sequences, a bidi override, a line break) written as escapes, and at most `limit` characters."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:limit])
+    return shown + ("..." if len(text) > limit else "")
+
+
 def _connect_error(base: str, error: Exception) -> PushError:
-    text = str(error)
+    text = printable(str(error).splitlines()[0] if str(error) else "")
     if "CERTIFICATE" in text.upper() or "SSL" in text.upper() or "TLS" in text.upper():
-        return PushError(f"TLS with {base} failed: {text.splitlines()[0][:200]}",
+        return PushError(f"TLS with {base} failed: {text}",
                          "Give the proxy a certificate this machine trusts, or pass --ca-file with its CA")
-    return PushError(f"cannot connect to {base}: {text.splitlines()[0][:200] if text else 'refused'}",
+    return PushError(f"cannot connect to {base}: {text or 'refused'}",
                      "Check the URL and that `stackbench serve` (or its proxy) listens there")
 
 
@@ -249,19 +294,75 @@ _REFUSALS = {
     503: ("is busy storing other uploads: {reason}", "Push again later"),
 }
 BUSY_RETRIES = 3  # a 503 (the server reads as many uploads as it may at once) is retried after Retry-After
+# The server's answer is a small JSON object: anything longer, or slower to arrive once the server has
+# started answering, is not a stackbench server's answer and is not read further.
+ANSWER_BYTES = 64 * 1024
+ANSWER_SECONDS = 30.0
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
+_NOT_A_SERVER = "Check that the URL names a stackbench server (or its proxy) of this version"
 
 
-def _answer(base: str, response: Any) -> dict[str, Any]:
+def _read_answer(base: str, response: Any) -> bytes:
+    """The answer's body, at most ANSWER_BYTES and within ANSWER_SECONDS, else a PushError: a hostile or
+    broken server cannot make the push hold its body in memory or wait for it forever."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > ANSWER_BYTES:
+        raise PushError(f"{base} answered {int(declared):,} bytes, more than a stackbench server's answer "
+                        f"({ANSWER_BYTES // 1024} KiB at most)", _NOT_A_SERVER)
+    deadline = time.monotonic() + ANSWER_SECONDS
+    body = bytearray()
+    for chunk in response.iter_raw():
+        body += chunk
+        if len(body) > ANSWER_BYTES:
+            raise PushError(f"{base} answered more than a stackbench server's answer ({ANSWER_BYTES // 1024} KiB "
+                            "at most)", _NOT_A_SERVER)
+        if time.monotonic() > deadline:
+            raise PushError(f"{base} sent its answer too slowly (not complete after {ANSWER_SECONDS:g} s)",
+                            _NOT_A_SERVER)
+    return bytes(body)
+
+
+def _answer(base: str, status: int, headers: Any, body: bytes, run_id: str) -> dict[str, Any]:
+    """The server's answer for the pushed run `run_id`, checked: {id, url, created} with the run's own id,
+    a URL on the server pushed to that ends in /runs/ID, and a boolean; otherwise, or for a refusal, a
+    PushError whose text shows the server's words only as data."""
+    import json
+    from urllib.parse import urlsplit
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
     try:
-        data = response.json()
-    except ValueError:
-        data = {}
-    reason = data.get("error") if isinstance(data, dict) else None
-    status = response.status_code
-    if status in (200, 201) and isinstance(data, dict) and "id" in data:
-        return data
+        data = json.loads(body.decode("utf-8"), parse_constant=refuse) if body else None
+    except (ValueError, RecursionError):
+        data = None
+    reason = printable(data["error"]) if isinstance(data, dict) and isinstance(data.get("error"), str) else None
+    if status in (200, 201):
+        if not isinstance(data, dict):
+            raise PushError(f"{base} answered HTTP {status} without a JSON object", _NOT_A_SERVER)
+        answer_id, url, created = data.get("id"), data.get("url"), data.get("created")
+        if not isinstance(answer_id, str) or not _RUN_ID.fullmatch(answer_id) or answer_id != run_id:
+            raise PushError(f"{base} answered the id {printable(repr(answer_id), 60)} for run {run_id[:12]}",
+                            _NOT_A_SERVER)
+        if not isinstance(created, bool):
+            raise PushError(f"{base} answered a 'created' that is not true or false for run {run_id[:12]}",
+                            _NOT_A_SERVER)
+        parts = urlsplit(url) if isinstance(url, str) and len(url) <= 2048 and url.isprintable() else None
+        try:
+            host = parts.hostname if parts else None
+        except ValueError:
+            host = None
+        if (parts is None or parts.scheme not in ("http", "https") or host is None
+                or host != urlsplit(base).hostname or not parts.path.endswith(f"/runs/{run_id}")
+                or parts.query or parts.fragment or parts.username is not None or " " in url):
+            raise PushError(f"run {run_id[:12]} was stored, and {base} answered an unexpected page URL "
+                            f"{printable(repr(url), 120)}",
+                            f"Open it on the server as {base}/runs/{run_id}; check the proxy passes the Host header "
+                            "(docs/server.md)")
+        return {"id": answer_id, "url": url, "created": created}
     if status == 429:
-        raise PushError(f"{base} is throttling this address", f"Wait {response.headers.get('retry-after', '60')} s "
+        wait = headers.get("retry-after", "")
+        raise PushError(f"{base} is throttling this address", f"Wait {wait if wait.isdigit() else '60'} s "
                         "and check the token: wrong tokens count against the limit")
     if status in _REFUSALS:
         what, fix = _REFUSALS[status]

@@ -16,7 +16,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.app import app, out
-from stackbench.cli.common import DbOption, JsonReplyOption, open_store_from, print_json, split_list
+from stackbench.cli.common import (
+    DbOption, JsonReplyOption, KeepIdentifiersOption, open_store_from, print_json, split_list,
+)
 
 
 @app.command("report")
@@ -48,10 +50,7 @@ def report_command(
         "ID the first run's id prefix.", show_default=False, dir_okay=False,
     ),
     force: bool = typer.Option(False, "--force", help="Replace the file (and a Markdown report's PNG files) if it exists."),
-    keep_identifiers: bool = typer.Option(
-        False, "--keep-identifiers", help="Keep host names, disk serials, WWNs, MAC addresses, user names in paths "
-        "and UUIDs as they are. Default: replaced by placeholders (host-1, disk-A, user-1, ...).",
-    ),
+    keep_identifiers: bool = KeepIdentifiersOption,
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:

@@ -12,7 +12,7 @@ import typer
 
 from stackbench.cli.app import app, err, error_line, out, warn
 from stackbench.cli.common import (
-    FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
+    FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
 )
 from stackbench.units import parse_size
 
@@ -40,6 +40,7 @@ def smallblocks_command(
         None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md).",
         show_default=False,
     ),
+    keep_identifiers: bool = KeepIdentifiersOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
@@ -127,8 +128,10 @@ def smallblocks_command(
     if chart is not None and not result.partial:
         from stackbench.cli.chart import save_figure
         from stackbench.report.charts import scan_figures
+        from stackbench.report.redact import redactor
 
-        save_figure(scan_figures(histogram, rec, source=", ".join(str(p) for p in paths))[0], chart, chart_format)
+        source = redactor(keep_identifiers).text(", ".join(str(p) for p in paths))  # the chart is made to be shared
+        save_figure(scan_figures(histogram, rec, source=source)[0], chart, chart_format)
         err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
     if failure is not None:
         raise failure

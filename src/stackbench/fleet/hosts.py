@@ -11,6 +11,7 @@ import ipaddress
 import re
 from pathlib import Path
 
+from stackbench.credentials import scrub_text
 from stackbench.errors import UsageError
 
 _USER = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}"
@@ -23,7 +24,8 @@ MAX_HOSTS = 256
 
 def check_host(text: str, *, where: str = "--hosts") -> str:
     """`text` if it is an ssh destination ([user@]name or address), else a UsageError naming it."""
-    shown = text if len(text) <= 60 else text[:57] + "..."
+    shown = scrub_text(text)  # `user:password@host` is refused, and its password not printed back
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
     match = _DESTINATION.fullmatch(text)
     if not text or text.startswith("-") or match is None:
         raise UsageError(f"{where}: {shown!r} is not a host name", _FIX)

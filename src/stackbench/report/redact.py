@@ -13,7 +13,9 @@ What counts as an identifier, and where it is found:
 - user names in paths: `/home/NAME`, `/Users/NAME`, `/var/home/NAME`, `C:\\Users\\NAME`, and the two sides of
   `user@host` (an `ssh` in an ab command, an e-mail address): `user-1`, ... and `host-1`, ...
 - UUIDs (the boot id, file system and partition UUIDs): `id-1`, ...
-- IPv4 addresses: `ip-1`, ...
+- IPv4 and IPv6 addresses (with a zone, `fe80::1%eth0`, or in brackets): `ip-1`, ...
+- the server of a network file system's source, `nfs1.lan:/export/vm` (a mount's source, an fstab line):
+  `host-1`, ... (an address there: `ip-1`, ...)
 
 Every value learned anywhere is then replaced wherever it appears as a word in any string of the report:
 labels, targets, facts, warnings, goal texts, layer names, fio command lines and job files. A word is
@@ -35,7 +37,7 @@ import re
 from dataclasses import replace
 from typing import Any, Iterable
 
-from stackbench.results import Cell, Run
+from stackbench.results import TOTAL_HOST, Cell, Run
 
 _HOST_KEYS = frozenset({"hostname", "host", "nodename", "fqdn"})
 _SERIAL_KEYS = frozenset({"serial", "serial_number", "ident"})
@@ -54,6 +56,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mac", re.compile(_WORD.format(r"[0-9a-f]{2}(?:([:-])[0-9a-f]{2})(?:\1[0-9a-f]{2}){4}"), re.IGNORECASE)),
     ("id", re.compile(_WORD.format(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), re.IGNORECASE)),
     ("ip", re.compile(_WORD.format(r"(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)"))),
+    # IPv6, with a zone (fe80::1%eth0) or an embedded IPv4: candidates of hex groups and colons, checked by
+    # the ipaddress module (`_ipv6`), so that MAC addresses and times are not taken for addresses
+    ("ipv6", re.compile(r"(?<![\w:.%])(?:[0-9a-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9a-f]{1,4})?(?:%[\w.-]+)?"
+                        r"(?![\w:]|\.\d)", re.IGNORECASE)),
+    # the server of a network file system's source, `server:/export` (NFS; also [IPv6]:/export)
+    ("server", re.compile(r"(?<![\w./\\-])([A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.%\w-]+\]):(?=/(?!/))")),
 )
 _KINDS = ("host", "disk", "wwn", "mac", "user", "id", "ip")
 
@@ -105,7 +113,8 @@ class Redactor:
         self.learn("host", system.get("hostname"))
         self.learn("host", process.get("host"))
         for cell in run.cells:
-            self.learn("host", cell.result.host)
+            if cell.result.host != TOTAL_HOST:  # the fleet's total is a name of stackbench's, not a machine
+                self.learn("host", cell.result.host)
         self._learn_keys(facts)
         for text in [*_strings(run), *texts]:
             self.learn_text(text)
@@ -117,6 +126,15 @@ class Redactor:
             for match in pattern.finditer(text):
                 if kind == "user@host":
                     matches += [(match.start(1), "user", match.group(1)), (match.start(2), "host", match.group(2))]
+                elif kind == "ipv6":
+                    if _ipv6(match.group(0)):
+                        matches.append((match.start(), "ip", match.group(0)))
+                elif kind == "server":
+                    name = match.group(1).strip("[]")
+                    if _IPV4.fullmatch(name) or _ipv6(name):
+                        matches.append((match.start(1), "ip", name))
+                    else:
+                        matches.append((match.start(1), "host", name))
                 else:
                     group = 1 if kind in ("user", "disk") else 0
                     matches.append((match.start(group), kind, match.group(group)))
@@ -232,6 +250,17 @@ _NAMES = {
     "ip": ("IP address", "IP addresses"),
 }
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+
+
+def _ipv6(text: str) -> bool:
+    """Whether `text` is an IPv6 address (a zone after % allowed)."""
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 # Values that sit in identifier fields but identify nothing: replacing them would only garble the text.
 _NOT_IDENTIFIERS = frozenset({"localhost", "none", "null", "unknown", "n/a", "default", "shared", "public", "root"})
 

@@ -20,12 +20,14 @@ from sqlalchemy import Engine, bindparam, create_engine, delete, event, func, in
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from stackbench import __version__
+from stackbench.credentials import scrub_text
 from stackbench.engine.fio_logs import Sample
 from stackbench.engine.result import DirectionResult, Latency
 from stackbench.errors import StoreError, UsageError
 from stackbench.plan import Workload
 from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
+from stackbench.store.database_url import database_url
 from stackbench.store.failures import describe
 from stackbench.warning import Warning
 
@@ -106,15 +108,6 @@ def default_db_url() -> str:
     return f"sqlite:///{base / 'stackbench' / 'results.db'}"
 
 
-def normalise_url(url: str) -> str:
-    """Accept a plain file path for SQLite; map `postgresql://` to the psycopg 3 driver."""
-    if "://" not in url:
-        return f"sqlite:///{Path(url).expanduser().resolve()}"
-    if url.startswith("postgresql://") or url.startswith("postgres://"):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
 _REVISION = re.compile(r"""^(down_)?revision\s*(?::[^=]*)?=\s*(?:["']([^"']*)["']|None)\s*$""", re.MULTILINE)
 
 
@@ -153,8 +146,8 @@ def open_store_to_read(url: str | None = None) -> "Store | None":
     not exist yet or its schema is not this release's, instead of creating or migrating it."""
     if url is not None and not url.strip():
         return None
-    normal = normalise_url(url or default_db_url())
-    if normal.startswith("sqlite:///") and not Path(normal.removeprefix("sqlite:///")).is_file():
+    normal = database_url(url or default_db_url())  # a mistake in --db fails the dry run as it fails the run
+    if normal.startswith("sqlite:///") and not Path(normal.removeprefix("sqlite:///").split("?", 1)[0]).is_file():
         return None
     try:
         return Store(url or default_db_url(), migrate=False)
@@ -164,22 +157,21 @@ def open_store_to_read(url: str | None = None) -> "Store | None":
 
 class Store:
     def __init__(self, url: str, *, migrate: bool = True) -> None:
-        self.url = normalise_url(url)
+        self.url = database_url(url)
         if self.url.startswith("sqlite:///"):
-            path = Path(self.url.removeprefix("sqlite:///"))
-            if str(path) not in ("", ":memory:"):
-                try:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                except OSError as error:
-                    raise StoreError(
-                        f"cannot create the database directory {path.parent}: {error.strerror}",
-                        "Pass a writable location with --db or STACKBENCH_DB",
-                    ) from None
+            path = Path(self.url.removeprefix("sqlite:///").split("?", 1)[0])
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreError(
+                    f"cannot create the database directory {path.parent}: {error.strerror}",
+                    "Pass a writable location with --db or STACKBENCH_DB",
+                ) from None
         try:
             self.engine: Engine = create_engine(self.url, future=True)
         except (ArgumentError, ImportError, SQLAlchemyError) as error:
             raise StoreError(
-                f"cannot use database URL {_redact(url)!r}: {error}",
+                f"cannot use database URL {scrub_text(url)!r}: {error}",
                 "Use sqlite:///PATH or postgresql://USER@HOST/DB (pip install 'stackbench[postgres]')",
             ) from None
         if self.engine.dialect.name == "sqlite":
@@ -195,8 +187,8 @@ class Store:
     def where(self) -> str:
         """The store as a user names it: the SQLite file's path, or the URL without its password."""
         if self.url.startswith("sqlite:///"):
-            return self.url.removeprefix("sqlite:///") or ":memory:"
-        return _redact(self.url)
+            return self.url.removeprefix("sqlite:///")
+        return scrub_text(self.url)
 
     def _migrate(self) -> None:
         """Bring the schema to this release's head; refuse stores we must not or cannot change.
@@ -959,16 +951,6 @@ def _insert_measurement(
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def _redact(url: str) -> str:
-    """Hide a password in a database URL before it is printed."""
-    if "://" in url and "@" in url:
-        scheme, rest = url.split("://", 1)
-        credentials, host = rest.rsplit("@", 1)
-        user = credentials.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
-    return url
 
 
 def _cell_row(run_id: str, output_id: str, cell: Cell) -> dict[str, Any]:

@@ -8,6 +8,8 @@ these tables; change both together.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -22,9 +24,35 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    TypeDecorator,
 )
 
+from stackbench.credentials import scrub
+
 metadata = MetaData()
+
+
+class ScrubbedJSON(TypeDecorator):
+    """A JSON column that can hold a user's words (a command line, a shell command, a config's text):
+    every credential in a value is replaced before the value is written (credentials.py), whichever code
+    writes it: the CLI, an upload to the server, a future command. Reads are as stored."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return None if value is None else scrub(value)
+
+
+class ScrubbedText(TypeDecorator):
+    """A text column that can hold a user's words, scrubbed on write like `ScrubbedJSON`."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return None if value is None else scrub(value)
+
 
 runs = Table(
     "runs",
@@ -35,11 +63,11 @@ runs = Table(
     Column("source", String(16), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, index=True),
     Column("finished_at", DateTime(timezone=True)),
-    Column("target", Text),
+    Column("target", ScrubbedText),
     Column("plan_name", String(100)),
     Column("planned_cells", Integer),
-    Column("facts", JSON, nullable=False),
-    Column("warnings", JSON, nullable=False),
+    Column("facts", ScrubbedJSON, nullable=False),
+    Column("warnings", ScrubbedJSON, nullable=False),
     Column("stackbench_version", String(32), nullable=False),
     # 0005: who may see the run on a server (docs/server.md); the CLI stores runs without an owner
     Column("owner", String(32), index=True),
@@ -53,11 +81,11 @@ fio_outputs = Table(
     Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("seq", Integer, nullable=False),
     Column("fio_version", String(64)),
-    Column("command", JSON),
+    Column("command", ScrubbedJSON),
     Column("job_file", Text),
     Column("raw_text", Text, nullable=False),
     Column("exit_code", Integer),
-    Column("source_name", Text),
+    Column("source_name", ScrubbedText),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
     # 0002: the outputs of one cell measured in several fio runs share a group id, ordered by segment
@@ -132,14 +160,14 @@ scans = Table(
     Column("label", String(200), index=True),
     Column("status", String(16), nullable=False),  # complete | partial (interrupted)
     Column("created_at", DateTime(timezone=True), nullable=False, index=True),
-    Column("paths", JSON, nullable=False),
+    Column("paths", ScrubbedJSON, nullable=False),
     Column("files", BigInteger, nullable=False),
     Column("bytes", BigInteger, nullable=False),
     Column("seconds", Float, nullable=False),
     Column("files_per_s", Float, nullable=False),
     Column("special_small_blocks", BigInteger),  # the recommendation; null without --special-size
-    Column("settings", JSON, nullable=False),
-    Column("document", JSON, nullable=False),
+    Column("settings", ScrubbedJSON, nullable=False),
+    Column("document", ScrubbedJSON, nullable=False),
     Column("stackbench_version", String(32), nullable=False),
     # 0005: who may see it on a server (docs/server.md), as on runs
     Column("owner", String(32), index=True),
@@ -155,15 +183,15 @@ audits = Table(
     Column("label", String(200), index=True),
     Column("created_at", DateTime(timezone=True), nullable=False, index=True),
     Column("subject_key", String(200), index=True),  # null: the facts do not say which machine
-    Column("subject_name", Text),
+    Column("subject_name", ScrubbedText),
     Column("source", String(16), nullable=False),  # host | guest | capture | config
-    Column("source_detail", Text),
+    Column("source_detail", ScrubbedText),
     Column("zfs_version", String(100)),
     Column("findings_count", Integer, nullable=False),
     Column("worst_severity", String(8)),  # of the most severe finding; null: none
     Column("previous_id", String(32)),  # the stored audit of the same subject this one was compared with
-    Column("facts", JSON, nullable=False),
-    Column("document", JSON, nullable=False),
+    Column("facts", ScrubbedJSON, nullable=False),
+    Column("document", ScrubbedJSON, nullable=False),
     Column("stackbench_version", String(32), nullable=False),
     # 0005: who may see it on a server (docs/server.md), as on runs
     Column("owner", String(32), index=True),
@@ -178,11 +206,11 @@ audit_findings = Table(
     Column("idx", Integer, primary_key=True),
     Column("rule", String(64), nullable=False, index=True),
     Column("severity", String(8), nullable=False),
-    Column("subject", Text, nullable=False),
-    Column("vm", Text),
-    Column("disks", JSON, nullable=False),
-    Column("evidence", Text, nullable=False),
-    Column("fix", Text, nullable=False),
+    Column("subject", ScrubbedText, nullable=False),
+    Column("vm", ScrubbedText),
+    Column("disks", ScrubbedJSON, nullable=False),
+    Column("evidence", ScrubbedText, nullable=False),
+    Column("fix", ScrubbedText, nullable=False),
 )
 
 # 0005: the tables of results that have an `owner` and a `visibility` (the migration's OWNED)

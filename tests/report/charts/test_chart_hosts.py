@@ -59,7 +59,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 def test_hosts_chart_draws_every_host_the_total_and_names_the_slowest(fleet: Store, tmp_path: Path) -> None:
     out = tmp_path / "hosts.svg"
-    result = chart(fleet, out, "rack4", "--kind", "hosts")
+    result = chart(fleet, out, "rack4", "--kind", "hosts", "--keep-identifiers")
     assert result.returncode == 0, result.stderr
     root = svg_tree(out)
     words = texts(root)
@@ -73,6 +73,21 @@ def test_hosts_chart_draws_every_host_the_total_and_names_the_slowest(fleet: Sto
     footer = next(t for t in words if "stackbench" in t and "run " in t)
     assert "fio-3.33" in footer and "rack4" in footer and "node1, node2, node3" in footer
     assert list(tmp_path.iterdir()) == [out]
+
+
+def test_a_chart_is_redacted_as_a_report_is_unless_identifiers_are_kept(fleet: Store, tmp_path: Path) -> None:
+    """The host names of the bars, the legend, the slowest host and the footer become the placeholders a
+    report of the run shows (report/redact.py), and the fleet's total stays the total."""
+    out = tmp_path / "hosts.svg"
+    result = chart(fleet, out, "rack4", "--kind", "hosts")
+    assert result.returncode == 0, result.stderr
+    root = svg_tree(out)
+    words = " ".join(texts(root))
+    assert not [h for h in HOSTS if h in words]
+    assert len(ids(root, "series-")) == len(HOSTS) and len(ids(root, "total-")) == 1
+    slowest = [" ".join(texts(group)) for group in root.iter() if group.get("id", "").startswith("slowest-")]
+    assert slowest == ["slowest: host-2, spread 13.2 %", "slowest: host-3, spread 23.4 %"]
+    assert "host-1, host-2, host-3" in words
 
 
 def test_hosts_chart_in_mb_s(fleet: Store, tmp_path: Path) -> None:

@@ -202,6 +202,25 @@ def test_a_stored_scan_draws_the_same_special_chart(tmp_path: Path) -> None:
     assert several.returncode == 2 and "special draws one scan" in several.stderr
 
 
+def test_the_special_chart_shows_no_user_name_unless_identifiers_are_kept(tmp_path: Path) -> None:
+    """The scanned path in the footer, /home/NAME/..., is redacted as `report` redacts it, in `smallblocks
+    --chart` and in `chart -k special` alike."""
+    tree = tmp_path / "home" / "mallory-sb" / "data"
+    tree.mkdir(parents=True)
+    (tree / "f").write_bytes(os.urandom(5000))
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    direct, stored, kept = tmp_path / "direct.svg", tmp_path / "stored.svg", tmp_path / "kept.svg"
+    assert cli_here("smallblocks", str(tree), "--chart", str(direct), "--db", db, "-l", "home-scan").returncode == 0
+    assert cli_here("chart", "home-scan", "-k", "special", "-o", str(stored), "--db", db).returncode == 0
+    assert cli_here("chart", "home-scan", "-k", "special", "-o", str(kept), "--db", db,
+                    "--keep-identifiers").returncode == 0
+    for path in (direct, stored):
+        words = " ".join(texts(svg_tree(path)))
+        assert "mallory-sb" not in words and "/home/user-1/data" in words
+    assert stored.read_bytes() == direct.read_bytes()
+    assert f"scan of {tree}" in " ".join(texts(svg_tree(kept)))
+
+
 def test_smallblocks_refuses_a_bad_chart_name_before_scanning(tmp_path: Path) -> None:
     result = cli_here("smallblocks", str(tmp_path), "--chart", str(tmp_path / "x.jpg"))
     assert result.returncode == 2

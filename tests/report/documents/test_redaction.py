@@ -60,9 +60,48 @@ def test_known_fields_and_patterns_become_numbered_placeholders() -> None:
     ("ssh root@pve1.lan zfs set sync=disabled; mail carol@example.org", "ssh root@host-1 zfs set sync=disabled; "
      "mail user-1@host-3"),  # host-2 is pve1, the short name
     ("4K QD1 rnd read @ 3 runs", "4K QD1 rnd read @ 3 runs"),
+    ("client fe80::1ff:fe23:4567:890a%eth0 server 2001:db8:0:1::7. mapped ::ffff:192.0.2.1",
+     "client ip-1 server ip-2. mapped ip-3"),
+    ("nfs4 nfs-server.lan:/export/vm on /mnt/vm, [2001:db8::9]:/export and 10.0.0.5:/tank",
+     "nfs4 host-1:/export/vm on /mnt/vm, [ip-1]:/export and ip-2:/tank"),  # host-2 is nfs-server, the short name
+    # not addresses or servers: a MAC, a time, a version, a URL, a Windows drive, a PATH, a dataset
+    ("00:1a:2b:3c:4d:5e at 12:30:45, fio-3.33 https://example.org/x C:/fio /usr/bin:/bin tank/vm:/x",
+     "mac-1 at 12:30:45, fio-3.33 https://example.org/x C:/fio /usr/bin:/bin tank/vm:/x"),
 ])
 def test_patterns_are_found_in_any_text(text: str, expected: str) -> None:
     assert Redactor().text(text) == expected
+
+
+def test_an_nfs_mounted_target_keeps_neither_its_server_nor_its_addresses() -> None:
+    """The target facts of a run on NFS over IPv6 as the probe records them (findmnt's source and options)."""
+    facts = {**FACTS, "target": {"path": "/mnt/vm/bench", "fs_type": "nfs4", "mount_point": "/mnt/vm",
+                                 "mount_source": "nfs-server.lan:/export/vm",
+                                 "mount_options": "rw,relatime,vers=4.2,proto=tcp6,addr=fd00:10::5,"
+                                                  "clientaddr=fd00:10::21,sec=sys",
+                                 "block_devices": []}}
+    redact = Redactor()
+    original = _run(facts=facts, target="/mnt/vm/bench")
+    redact.learn_run(original)
+    copy = redact.run(original)
+    target = copy.facts["target"]
+    assert target["mount_source"] == "host-3:/export/vm"  # host-1, host-2: db7's full and short names
+    assert target["mount_options"] == "rw,relatime,vers=4.2,proto=tcp6,addr=ip-1,clientaddr=ip-2,sec=sys"
+    assert redact.text("waiting for nfs-server to answer") == "waiting for host-4 to answer"
+    for secret in ("nfs-server", "fd00:10::5", "fd00:10::21"):
+        assert secret not in repr(copy)
+
+
+def test_a_fleet_runs_total_stays_the_total() -> None:
+    """The total's cells of a fleet run carry the host TOTAL_HOST: a name of stackbench's, not a machine, so
+    the redacted copy is still a fleet run with its total (its table and chart find it by that name)."""
+    from stackbench.results import TOTAL_HOST
+
+    cells = [replace(cell(rw="randread"), result=replace(cell(rw="randread").result, host=host))
+             for host in ("node1", TOTAL_HOST)]
+    fleet = run(cells, label="rack4", facts={"fleet": {"hosts": ["node1"], "total_host": TOTAL_HOST}})
+    redact = Redactor()
+    redact.learn_run(fleet)
+    assert [c.result.host for c in redact.run(fleet).cells] == ["host-1", TOTAL_HOST]
 
 
 def test_a_by_id_name_holding_a_known_serial_keeps_its_model() -> None:
