@@ -37,9 +37,10 @@ def smallblocks_command(
         callback=check_label,
     ),
     chart: Optional[Path] = typer.Option(
-        None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md).",
-        show_default=False,
+        None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md), "
+        "a new or regular file.", show_default=False,
     ),
+    force: bool = typer.Option(False, "--force", help="Replace the --chart FILE if it exists."),
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
@@ -84,9 +85,10 @@ def smallblocks_command(
         raise UsageError("--label names a stored scan, and nothing is stored without --db",
                          "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
     if chart is not None:
-        from stackbench.cli.chart import image_format
+        from stackbench.cli.chart import check_output, image_format
 
         chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
+        check_output(chart, force, "--chart")
     fmt = chosen_format(output_format, json_output)
     store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
     progress = Progress(
@@ -128,7 +130,8 @@ def smallblocks_command(
         from stackbench.cli.chart import save_figure
         from stackbench.report.charts import scan_figures
 
-        save_figure(scan_figures(histogram, rec, source=", ".join(str(p) for p in paths))[0], chart, chart_format)
+        save_figure(scan_figures(histogram, rec, source=", ".join(str(p) for p in paths))[0], chart, chart_format,
+                    force=force, option="--chart")
         err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
     if failure is not None:
         raise failure
