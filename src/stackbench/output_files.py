@@ -95,7 +95,7 @@ def write_files(files: Sequence[tuple[Path, bytes]], *, force: bool, destination
     staged: list[_Staged] = []
     try:
         for (path, data), old in zip(files, existing):
-            staged.append(_stage(Path(path), data, old, 0o600 if private else 0o666))
+            _stage(staged, Path(path), data, old, 0o600 if private else 0o666)
         _commit(staged, destination)
     except OSError as error:
         raise _write_error(error, Path(error.filename or paths[0]), paths, destination) from None
@@ -113,7 +113,7 @@ def publish(moves: Sequence[tuple[Path, Path]], *, destination: Destination) -> 
     staged: list[_Staged] = []
     try:
         for temporary, final in moves:
-            staged.append(_Staged.moved(Path(temporary), Path(final)))
+            _Staged.moved(staged, Path(temporary), Path(final))
         _commit(staged, destination)
     except OSError as error:
         raise _write_error(error, Path(error.filename or moves[0][1]), [f for _, f in moves], destination) from None
@@ -214,17 +214,14 @@ class _Staged:
         self.ours: tuple[int, int] | None = None  # (st_dev, st_ino) of the file we wrote
 
     @classmethod
-    def moved(cls, temporary: Path, final: Path) -> "_Staged":
+    def moved(cls, into: list["_Staged"], temporary: Path, final: Path) -> None:
+        """A file written elsewhere (the caller removes it if it is not placed), noted in `into`."""
         staged = cls(final, None)
-        try:
-            staged.source_dir = _open_dir(temporary.parent)
-            staged.target_dir = _open_dir(final.parent)
-            written = os.lstat(temporary.name, dir_fd=staged.source_dir)
-        except BaseException:
-            staged.close()
-            raise
+        into.append(staged)
+        staged.source_dir = _open_dir(temporary.parent)
+        staged.target_dir = _open_dir(final.parent)
+        written = os.lstat(temporary.name, dir_fd=staged.source_dir)
         staged.temporary, staged.ours = temporary.name, (written.st_dev, written.st_ino)
-        return staged
 
     def close(self) -> None:
         if self.temporary is not None and not self.placed:
@@ -245,9 +242,11 @@ def _unlink(directory: int, name: str) -> None:
         pass
 
 
-def _stage(final: Path, data: bytes, old: os.stat_result | None, mode: int) -> _Staged:
-    """`data` written and fsynced under a new hidden name beside `final`."""
+def _stage(into: list[_Staged], final: Path, data: bytes, old: os.stat_result | None, mode: int) -> None:
+    """`data` written and fsynced under a new hidden name beside `final`, noted in `into` before anything
+    exists on disk, so that whoever holds `into` removes it whatever happens next."""
     staged = _Staged(final, old)
+    into.append(staged)
     name = f".{final.name[:200]}.{secrets.token_hex(4)}.partial"
     try:
         staged.source_dir = staged.target_dir = _open_dir(final.parent)
@@ -265,12 +264,9 @@ def _stage(final: Path, data: bytes, old: os.stat_result | None, mode: int) -> _
         finally:
             os.close(fd)
         staged.ours = (written.st_dev, written.st_ino)
-    except BaseException as error:
-        staged.close()
-        if isinstance(error, OSError):
-            error.filename = str(final)
+    except OSError as error:
+        error.filename = str(final)
         raise
-    return staged
 
 
 def _commit(staged: Sequence[_Staged], destination: Destination) -> None:
