@@ -12,7 +12,7 @@ import typer
 
 from stackbench.cli.app import app, err, error_line, out, warn
 from stackbench.cli.common import (
-    FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
+    FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from, say_stored,
 )
 from stackbench.units import parse_size
 
@@ -120,6 +120,7 @@ def smallblocks_command(
     data = smallblocks_json(result, rec, table, about)
     failure = None
     if store is not None and scan_id is not None:
+        say_stored(store, "scan", scan_id, "smallblocks")
         try:
             store.add_scan(scan_id=scan_id, label=label, created_at=started,
                            status="partial" if result.partial else "complete", document=data)
