@@ -291,26 +291,28 @@ def _commit(staged: Sequence[_Staged], destination: Destination) -> None:
 
 def _place(one: _Staged) -> None:
     assert one.temporary is not None
-    name = one.final.name
-    if one.old is None:
-        try:
-            _rename(one, name, _RENAME_NOREPLACE)
-        except _Unsupported:
-            _link_in(one, name)
-        one.placed = True
-        return
+    name, replacing = one.final.name, one.old is not None
     try:
-        _rename(one, name, _RENAME_EXCHANGE)
+        _rename(one, name, _RENAME_EXCHANGE if replacing else _RENAME_NOREPLACE)
     except _Unsupported:
-        _replace_checked(one, name)
+        (_replace_checked if replacing else _link_in)(one, name)
         one.placed = True
         return
-    one.placed, one.aside = True, one.temporary  # the name we wrote under now holds what was at the path
+    one.placed = True
+    if not replacing:
+        return
+    one.aside = one.temporary  # the name we wrote under now holds what was at the path
     now = os.lstat(one.aside, dir_fd=one.target_dir)
-    if (now.st_dev, now.st_ino) != (one.old.st_dev, one.old.st_ino) or not stat.S_ISREG(now.st_mode):
+    if not _still_checked(now, one):
         _rename(one, name, _RENAME_EXCHANGE, source=one.aside)  # put back what is there now
         one.placed, one.aside = False, None
         raise _Changed(_kind(now.st_mode) or "another file", str(one.final))
+
+
+def _still_checked(now: os.stat_result, one: _Staged) -> bool:
+    """Whether `now` is the regular file looked at before the data was written."""
+    assert one.old is not None
+    return (now.st_dev, now.st_ino) == (one.old.st_dev, one.old.st_ino) and stat.S_ISREG(now.st_mode)
 
 
 def _take_back(one: _Staged) -> None:
@@ -331,9 +333,9 @@ def _take_back(one: _Staged) -> None:
 
 def _replace_checked(one: _Staged, name: str) -> None:
     """Without RENAME_EXCHANGE: the path checked once more just before an ordinary rename."""
-    assert one.old is not None and one.temporary is not None
+    assert one.temporary is not None
     now = os.lstat(name, dir_fd=one.target_dir)
-    if (now.st_dev, now.st_ino) != (one.old.st_dev, one.old.st_ino) or not stat.S_ISREG(now.st_mode):
+    if not _still_checked(now, one):
         raise _Changed(_kind(now.st_mode) or "another file", str(one.final))
     os.rename(one.temporary, name, src_dir_fd=one.source_dir, dst_dir_fd=one.target_dir)
 

@@ -25,7 +25,7 @@ from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import Pool
 
-from conftest import fill
+from conftest import alembic, fill
 from stackbench.errors import StoreError
 from stackbench.store import Store
 from stackbench.store.repository import MIGRATIONS, head_revision, normalise_url
@@ -53,19 +53,6 @@ STARTS = [pytest.param(start, id=start or "new", marks=() if start in (None, REV
           for start in [None, *REVISIONS[:-1]]]
 
 
-def _alembic(url: str, action: str, revision: str) -> None:
-    from alembic import command
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    engine = create_engine(normalise_url(url))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        getattr(command, action)(config, revision)
-    engine.dispose()
-
-
 def _store_at(url: str, revision: str | None) -> None:
     """A store at `revision` holding runs, cells, samples, a goal, a scan and an audit as far as that
     revision has tables for them (made at the head, then downgraded); None: an empty database."""
@@ -73,7 +60,7 @@ def _store_at(url: str, revision: str | None) -> None:
         return
     build_store(url)
     if revision != head_revision():
-        _alembic(url, "downgrade", revision)
+        alembic(url, "downgrade", revision)
     if url.startswith("sqlite:///"):  # no free pages left by the dropped tables: the upgrade must grow the file
         with sqlite3.connect(url.removeprefix("sqlite:///")) as connection:
             connection.execute("VACUUM")
@@ -160,22 +147,6 @@ def test_sqlite_every_statement_of_every_migration_fails_without_a_trace(tmp_pat
 def test_postgresql_every_statement_of_every_migration_fails_without_a_trace(pg_database: str,
                                                                               start: str | None) -> None:
     _every_statement_fails_in_turn(pg_database, start)
-
-
-@pytest.fixture
-def pg_database(pg_url: str) -> Iterator[str]:
-    import secrets
-
-    name = f"stackbench_migrate_{secrets.token_hex(4)}"
-    admin = create_engine(normalise_url(pg_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield pg_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @contextmanager
@@ -269,15 +240,15 @@ def test_a_batch_migration_that_recreates_a_table_keeps_the_rows_that_reference_
     url = f"sqlite:///{tmp_path / 'r.db'}"
     build_store(url)
     cells_before = _state(url)[1]["cells"]
-    engine = create_engine(url, poolclass=sa.pool.NullPool)
-    event.listen(engine, "connect", migrate._driver_transactions_off)
-    event.listen(engine, "begin", migrate._begin)
-    with engine.begin() as connection:
+    store = Store(url)
+    with migrate.one_transaction(store.engine) as connection:
         operations = Operations(MigrationContext.configure(connection))
         with operations.batch_alter_table("runs", recreate="always") as batch:
             batch.add_column(sa.Column("note", sa.Text))
         assert connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall() == []
-    engine.dispose()
+    with store.engine.connect() as connection:  # the connection lent to the migration is as the others again
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    store.dispose()
     assert _state(url)[1]["cells"] == cells_before
 
 

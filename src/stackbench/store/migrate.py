@@ -26,12 +26,12 @@ and fills the disk, and checks that the store is still at its old version with i
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Iterator
 
-from sqlalchemy import create_engine, event, inspect
+from sqlalchemy import Engine, inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
 from stackbench.errors import StoreError
 from stackbench.store import schema
@@ -43,8 +43,8 @@ _LOCK = 0x5374_6B62_656E_6368  # PostgreSQL advisory lock key: "Stkbench"
 VERSION_TABLE = "alembic_version"
 
 
-def upgrade(url: str, where: str, migrations: str) -> None:
-    """Bring the store at `url` to the head revision of the scripts in `migrations`, in one transaction;
+def upgrade(engine: Engine, where: str, migrations: str) -> None:
+    """Bring the store of `engine` to the head revision of the scripts in `migrations`, in one transaction;
     refuse a newer schema and a database of someone else's tables. `where` names the store in errors."""
     from alembic import command
     from alembic.config import Config
@@ -55,15 +55,9 @@ def upgrade(url: str, where: str, migrations: str) -> None:
     config.set_main_option("script_location", migrations)
     scripts = ScriptDirectory.from_config(config)
     head = scripts.get_current_head()
-    engine = create_engine(url, poolclass=NullPool)
     sqlite = engine.dialect.name == "sqlite"
-    if sqlite:
-        event.listen(engine, "connect", _driver_transactions_off)
-    event.listen(engine, "begin", _begin if sqlite else _mark)
     try:
-        with engine.begin() as connection:
-            if not sqlite:
-                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_LOCK})")
+        with one_transaction(engine) as connection:
             current = MigrationContext.configure(connection).get_current_revision()
             if current == head:
                 return
@@ -84,25 +78,34 @@ def upgrade(url: str, where: str, migrations: str) -> None:
                                      "Report this with the output of `stackbench --version`")
     except SQLAlchemyError as error:
         raise describe(error, where) from None
-    finally:
-        engine.dispose()
 
 
-def _driver_transactions_off(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.isolation_level = None  # no BEGIN and no COMMIT of the driver's own: ours only
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=OFF")
-    cursor.execute("PRAGMA busy_timeout=5000")
-    cursor.close()
-
-
-def _mark(connection: Connection) -> None:
-    connection.info[MIGRATING] = True
-
-
-def _begin(connection: Connection) -> None:
-    _mark(connection)
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+@contextmanager
+def one_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection of `engine` in one transaction that holds DDL too, committed when the block ends and
+    rolled back if it raises; marked with MIGRATING while it lasts. On SQLite the driver's transaction
+    handling and foreign keys are off on it for that time, and back as the store's other connections have
+    them afterwards (an in-memory store has only this one connection, so it is lent, not replaced)."""
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as connection:
+        raw = connection.connection.driver_connection
+        saved = raw.isolation_level if sqlite else None
+        if sqlite:
+            raw.isolation_level = None  # no BEGIN and no COMMIT of the driver's own: ours only
+            raw.execute("PRAGMA foreign_keys=OFF")  # only outside a transaction does it take effect
+        connection.info[MIGRATING] = True
+        try:
+            with connection.begin():
+                connection.exec_driver_sql("BEGIN IMMEDIATE" if sqlite else f"SELECT pg_advisory_xact_lock({_LOCK})")
+                yield connection
+        finally:
+            connection.info.pop(MIGRATING, None)
+            if sqlite:
+                try:
+                    raw.isolation_level = saved
+                    raw.execute("PRAGMA foreign_keys=ON")
+                except Exception:  # noqa: BLE001 - a connection not as the others must not go back to the pool
+                    connection.invalidate()
 
 
 def _refuse_or_clear(connection: Connection, where: str, sqlite: bool) -> None:
@@ -134,4 +137,4 @@ def _empty(connection: Connection, table: str) -> bool:
     return connection.exec_driver_sql(f'SELECT 1 FROM "{table}" LIMIT 1').first() is None
 
 
-__all__ = ["MIGRATING", "upgrade"]
+__all__ = ["MIGRATING", "one_transaction", "upgrade"]

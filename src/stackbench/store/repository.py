@@ -189,7 +189,7 @@ class Store:
             return
         from stackbench.store.migrate import upgrade
 
-        upgrade(self.url, self.where, str(MIGRATIONS))
+        upgrade(self.engine, self.where, str(MIGRATIONS))
 
     def _at_head(self) -> bool:
         """Whether the store's schema is this release's head, answered without importing Alembic.
