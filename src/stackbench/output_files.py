@@ -30,7 +30,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from stackbench.errors import StackbenchError, UsageError
 
@@ -92,16 +92,12 @@ def write_files(files: Sequence[tuple[Path, bytes]], *, force: bool, destination
         _to_stdout(files[0][1])
         return
     existing = [_checked(path, force, destination) for path in paths]
-    staged: list[_Staged] = []
-    try:
+
+    def stage(staged: list[_Staged]) -> None:
         for (path, data), old in zip(files, existing):
             _stage(staged, Path(path), data, old, 0o600 if private else 0o666)
-        _commit(staged, destination)
-    except OSError as error:
-        raise _write_error(error, Path(error.filename or paths[0]), paths, destination) from None
-    finally:
-        for one in staged:
-            one.close()
+
+    _all_or_none(stage, paths[0], destination)
 
 
 def publish(moves: Sequence[tuple[Path, Path]], *, destination: Destination) -> None:
@@ -110,13 +106,23 @@ def publish(moves: Sequence[tuple[Path, Path]], *, destination: Destination) -> 
     (`facts save` into an existing directory)."""
     for _, final in moves:
         _checked(final, False, destination)
-    staged: list[_Staged] = []
-    try:
+
+    def stage(staged: list[_Staged]) -> None:
         for temporary, final in moves:
             _Staged.moved(staged, Path(temporary), Path(final))
-        _commit(staged, destination)
+
+    _all_or_none(stage, Path(moves[0][1]), destination)
+
+
+def _all_or_none(stage: Callable[[list[_Staged]], None], first: Path, destination: Destination) -> None:
+    """Stage the files (`stage` notes each in the list before it exists on disk), then put all of them in
+    place; whatever fails, no staged file is left and nothing half-placed stays."""
+    staged: list[_Staged] = []
+    try:
+        stage(staged)
+        _commit(staged)
     except OSError as error:
-        raise _write_error(error, Path(error.filename or moves[0][1]), [f for _, f in moves], destination) from None
+        raise _write_error(error, Path(error.filename or first), destination) from None
     finally:
         for one in staged:
             one.close()
@@ -177,7 +183,7 @@ def _refuse_stdout_among(paths: Sequence[Path], destination: Destination) -> Non
                          f"Give {destination.option} the name of a file")
 
 
-def _write_error(error: OSError, path: Path, paths: Sequence[Path], destination: Destination) -> StackbenchError:
+def _write_error(error: OSError, path: Path, destination: Destination) -> StackbenchError:
     if isinstance(error, _Changed):
         return StackbenchError(f"{path} changed while stackbench wrote it (it is now {error.now}); nothing was "
                                "replaced", "Check what else writes there, then try again")
@@ -269,7 +275,7 @@ def _stage(into: list[_Staged], final: Path, data: bytes, old: os.stat_result | 
         raise
 
 
-def _commit(staged: Sequence[_Staged], destination: Destination) -> None:
+def _commit(staged: Sequence[_Staged]) -> None:
     """Put every staged file in place, or, if one cannot be, take back those already in place."""
     done: list[_Staged] = []
     try:
