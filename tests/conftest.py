@@ -35,6 +35,44 @@ def pg_url():
 
 
 @pytest.fixture
+def pg_database(pg_url: str) -> Iterator[str]:
+    """A database of its own on the test PostgreSQL server, dropped afterwards."""
+    import secrets
+
+    from sqlalchemy import create_engine, text
+
+    name = f"stackbench_test_{secrets.token_hex(4)}"
+    admin = create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield pg_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def alembic(url: str, action: str, revision: str) -> None:
+    """Alembic's `upgrade` or `downgrade` to `revision` of the store at `url`, on its own connection, as a
+    test sets up a store at an older schema."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from stackbench.store.database_url import database_url
+    from stackbench.store.repository import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(database_url(url))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        getattr(command, action)(config, revision)
+    engine.dispose()
+
+
+@pytest.fixture
 def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'results.db'}"
 

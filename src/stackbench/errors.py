@@ -65,3 +65,10 @@ class FleetHostsFailed(StackbenchError):
     def __init__(self, what: str, fix: str, failures: list[str]) -> None:
         super().__init__(what, fix)
         self.failures = failures
+
+
+def interrupt_cause(interrupt: KeyboardInterrupt) -> str:
+    """`Ctrl-C`, or the signal's name when SIGTERM/SIGHUP arrived: what a message says stopped the command."""
+    if isinstance(interrupt, Terminated):
+        return interrupt.args[0] if interrupt.args else "SIGTERM"
+    return "Ctrl-C"

@@ -18,7 +18,7 @@ from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
 from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import Interrupted, StackbenchError, UsageError
+from stackbench.errors import Interrupted, StackbenchError, UsageError, interrupt_cause
 from stackbench.store.repository import OutputRecord
 from stackbench.plan import RW_MODES, Workload
 from stackbench.results import Run, new_id
@@ -145,7 +145,11 @@ def numbered_labels(label: str | None, count: int) -> list[str | None]:
     return labels
 
 
-def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = "auto") -> list[Run]:
+def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = "auto",
+                 stored: list[tuple[Path, str]] | None = None) -> list[Run]:
+    """Parse every file, then store each as one run in its own transaction; (path, run id) of each stored
+    run is appended to `stored` the moment it is known, so that a caller interrupted later (while it
+    prints) can still say which runs are kept (`interrupted`)."""
     labels = numbered_labels(label, len(paths))
     parsed = []
     for path in paths:
@@ -158,7 +162,7 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
             )
         cells = [(workload_of(d), d) for d in result.directions]
         parsed.append((path, result, data, cells, extra))
-    stored: list[tuple[Path, str]] = []
+    stored = [] if stored is None else stored
     pending: tuple[Path, str] | None = None
     try:
         for (path, result, data, cells, extra), run_label in zip(parsed, labels):
@@ -174,17 +178,22 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
             store.import_run(label=run_label, facts=facts, output=output, cells=cells, run_id=pending[1])
             stored.append(pending)
             pending = None
-    except KeyboardInterrupt:
-        # Ctrl-C can land after the transaction committed and before the id was noted: the store says.
+        return [store.get_run(run_id) for _, run_id in stored]
+    except KeyboardInterrupt as interrupt:
+        # The signal can land after the transaction committed and before the id was noted: the store says.
         if pending is not None and store.has_run(pending[1]):
             stored.append(pending)
-        kept = ", ".join(f"{path} as {run_id[:12]}" for path, run_id in stored) or "none"
-        raise Interrupted(
-            f"Ctrl-C stopped the import: {len(stored)} of {len(parsed)} files were stored, each whole ({kept}); "
-            "nothing of the other files was stored",
-            "Import the remaining files again",
-        ) from None
-    return [store.get_run(run_id) for _, run_id in stored]
+        raise interrupted(interrupt_cause(interrupt), stored, len(parsed)) from None
+
+
+def interrupted(cause: str, stored: Sequence[tuple[Path, str]], total: int) -> Interrupted:
+    """What an import stopped by `cause` kept: each stored file is a whole run, and which run it is."""
+    kept = ", ".join(f"{path} as {run_id[:12]}" for path, run_id in stored) or "none"
+    if stored and len(stored) == total:
+        return Interrupted(f"{cause} stopped the import: {len(stored)} of {total} files were stored, each whole "
+                           f"({kept}); they are kept", "See them with `stackbench runs`")
+    return Interrupted(f"{cause} stopped the import: {len(stored)} of {total} files were stored, each whole "
+                       f"({kept}); nothing of the other files was stored", "Import the remaining files again")
 
 
 def _truthy(value: str | None) -> bool:

@@ -20,21 +20,19 @@ def recovery_dirs() -> list[Path]:
 
 
 def keep(raw_fio_output: str, name: str) -> Path | None:
-    """Write `raw_fio_output` whole to a new file called `name` in the first place that takes it."""
+    """Write `raw_fio_output` whole to a new file called `name` (readable by its owner only) in the first
+    place that takes it, through the one output-file writer: never over anything already there."""
+    from stackbench.errors import StackbenchError
+    from stackbench.output_files import Destination, write_file
+
     data = raw_fio_output.encode()
     for directory in recovery_dirs():
         path = directory / name
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError:
-            continue
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+            write_file(path, data, force=False, destination=Destination("the recovery file", force=None),
+                       private=True)
             return path
-        except OSError:
-            path.unlink(missing_ok=True)
+        except (OSError, StackbenchError):
+            continue
     return None

@@ -35,7 +35,7 @@ from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench import abandoned, recovery
 from stackbench.errors import (
-    FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, Terminated, UsageError,
+    FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, Terminated, UsageError, interrupt_cause,
 )
 from stackbench.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
@@ -372,13 +372,6 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
         remove_scratch(prepared.target)
         measurement.finish(status)
     return store.get_run(run_id)
-
-
-def interrupt_cause(interrupt: KeyboardInterrupt) -> str:
-    """`Ctrl-C`, or the signal's name when SIGTERM/SIGHUP arrived."""
-    if isinstance(interrupt, Terminated):
-        return interrupt.args[0] if interrupt.args else "SIGTERM"
-    return "Ctrl-C"
 
 
 def _check_direct_alignment(plan: Plan, target: Target) -> None:

@@ -1,5 +1,6 @@
 """`stackbench export --openmetrics FILE`: node_exporter's textfile collector format, checked with the
-real OpenMetrics parser of prometheus_client; which runs are exported; the file is replaced atomically."""
+real OpenMetrics parser of prometheus_client; which runs are exported; the file is replaced atomically, and only
+with --force (tests/faults/test_output_targets.py holds what it refuses)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def test_export_writes_parseable_openmetrics_of_the_latest_complete_run_per_seri
     newest = store.list_runs()[0][0]
     out = tmp_path / "stackbench.prom"
     out.write_text("old content")
-    result = cli_here("export", "--openmetrics", str(out), "--db", db)
+    kept = cli_here("export", "--openmetrics", str(out), "--db", db)  # an existing file is replaced only with --force
+    assert kept.returncode == 1 and "already exists. Pass --force" in kept.stderr and out.read_text() == "old content"
+    result = cli_here("export", "--openmetrics", str(out), "--force", "--db", db)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db", "stackbench.prom"]  # no temp file left
     assert out.read_text().endswith("# EOF\n")

@@ -200,3 +200,116 @@ def test_a_signal_that_lands_in_a_callback_is_not_lost(sig: str, raised: str) ->
     done = subprocess.run([sys.executable, "-c", SWALLOWED, sig], capture_output=True, text=True, timeout=30)
     assert done.stdout.strip() == f"stopped by {raised}", (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+# `stackbench ARGS` with one function replaced by a real SIGTERM the process sends itself: the signal
+# lands exactly where that function is called. A process of its own: exit 130 leaves through os._exit,
+# which cli_here's in-process run cannot survive.
+SIGTERM_IN = """
+import os, signal, sys, time
+module, _, name = sys.argv[1].rpartition(".")
+owner, _, attribute = name.rpartition(":") if ":" in name else ("", "", name)
+target = __import__(module, fromlist=["_"])
+if owner:
+    target = getattr(target, owner)
+def terminated(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(10)  # the handler raises here
+    raise AssertionError("SIGTERM did not stop the command")
+setattr(target, attribute, terminated)
+from stackbench.cli import run_app
+run_app(sys.argv[2:])
+"""
+
+
+def _with_sigterm_in(where: str, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SIGTERM_IN, where, *argv], capture_output=True, text=True,
+                          timeout=120)
+
+
+def _import_with_sigterm_in(where: str, files: list[str], db: Path) -> subprocess.CompletedProcess:
+    return _with_sigterm_in(where, "import", *files, "--db", str(db))
+
+
+def _copies(tmp_path: Path, count: int) -> list[str]:
+    files = []
+    for index in range(count):
+        copy = tmp_path / f"out-{index:02}.json"
+        shutil.copyfile(CAPTURE, copy)
+        files.append(str(copy))
+    return files
+
+
+def test_sigterm_while_an_import_prints_says_the_runs_are_kept(tmp_path: Path) -> None:
+    """Every file is stored, then SIGTERM lands while the runs are printed: the line says which runs are
+    kept, not that nothing was. Deterministic: the process signals itself where printing starts."""
+    files = _copies(tmp_path, 2)
+    db = tmp_path / "r.db"
+    done = _import_with_sigterm_in("stackbench.cli.results.print_run", files, db)
+    assert done.returncode == 130, done.stderr
+    line = done.stderr.strip()
+    ids = [row[0] for row in sqlite3.connect(db).execute("select id from runs order by created_at")]
+    assert len(ids) == 2 and "\n" not in line
+    assert line.startswith("Error: SIGTERM stopped the import: 2 of 2 files were stored, each whole (") and \
+        line.endswith("); they are kept. See them with `stackbench runs`."), line
+    assert all(f"{path} as {run_id[:12]}" in line for path, run_id in zip(files, ids)), line
+
+
+def test_sigterm_while_an_import_reads_its_runs_back_says_they_are_kept(tmp_path: Path) -> None:
+    """The last commit is done and the importer reads the runs back when SIGTERM lands (deterministic: the
+    process signals itself in the store's get_run)."""
+    done = _import_with_sigterm_in("stackbench.store.repository.Store:get_run", _copies(tmp_path, 1),
+                                   tmp_path / "r.db")
+    assert done.returncode == 130, done.stderr
+    assert "SIGTERM stopped the import: 1 of 1 files were stored, each whole" in done.stderr
+    assert "they are kept" in done.stderr and "Nothing half-written" not in done.stderr
+
+
+def _wchan(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return ""
+
+
+def test_a_real_sigterm_after_the_last_commit_says_which_runs_are_kept(tmp_path: Path) -> None:
+    """A real process and a real SIGTERM, timed without a hook: the import's JSON (larger than a pipe
+    holds) is printed after the last commit, and nobody reads its stdout, so the process waits in its write
+    (/proc/PID/wchan: pipe_write) with every run stored. The signal lands exactly there."""
+    files = _copies(tmp_path, 40)
+    db = tmp_path / "r.db"
+    process = subprocess.Popen([sys.executable, "-m", "stackbench", "import", *files, "--json", "--db", str(db)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (_count_runs(db) == 40 and "pipe_write" in _wchan(process.pid)):
+            assert process.poll() is None, process.stderr.read()
+            assert time.monotonic() < deadline, "the import never blocked on its full stdout"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGTERM)
+        process.stdout.read()  # let the interrupted write and the exit's flush through
+        stderr = process.stderr.read().decode()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 130, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "SIGTERM stopped the import: 40 of 40 files were stored" in lines[0], lines
+    assert lines[0].endswith("they are kept. See them with `stackbench runs`."), lines[0]
+    assert _count_runs(db) == 40
+
+
+def test_sigterm_after_a_scan_is_stored_says_it_is_kept(tmp_path: Path) -> None:
+    """`smallblocks --db` stores its scan, then prints it: SIGTERM while it prints names the stored scan
+    (cli/common.say_stored asks the store), as `audit --db` does for its audit."""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "a").write_bytes(b"x" * 5000)
+    db = tmp_path / "r.db"
+    done = _with_sigterm_in("stackbench.cli.smallblocks.print_scan", "smallblocks", str(tmp_path / "tree"),
+                            "--db", str(db))
+    assert done.returncode == 130, done.stderr
+    [scan_id] = [row[0] for row in sqlite3.connect(db).execute("select id from scans")]
+    assert done.stderr.strip() == (f"Error: SIGTERM stopped smallblocks after its scan was stored as {scan_id[:12]}, "
+                                   f"which is kept. See it with `stackbench show {scan_id[:12]}`.")
+

@@ -17,25 +17,13 @@ from stackbench.errors import StoreError
 from stackbench.results import new_id
 from stackbench.store import Store, schema
 from stackbench.store.database_url import database_url
-from stackbench.store.repository import MIGRATIONS, CellRecord, OutputRecord, head_revision
+from stackbench.store.repository import CellRecord, OutputRecord, head_revision
+from conftest import alembic
 from stored_runs import build_store, runs
 
 OLD_TABLES = ("runs", "fio_outputs", "cells", "samples", "goals")
 NEW_TABLES = {"scans", "audits", "audit_findings"}
 WHEN = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
-
-
-def _alembic(url: str, action: str, revision: str) -> None:
-    from alembic import command
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    engine = create_engine(database_url(url))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        getattr(command, action)(config, revision)
-    engine.dispose()
 
 
 def _contents(url: str, columns: dict[str, list[str]] | None = None) -> tuple[dict[str, list[str]], dict[str, list[tuple]]]:
@@ -71,7 +59,7 @@ def _upgrade_keeps_every_run(url: str) -> None:
                           [CellRecord(cell.workload, cell.result, samples, cell.measurement)])
     store.finish_run(run_id, "complete")
     store.dispose()
-    _alembic(url, "downgrade", "0003_goals")
+    alembic(url, "downgrade", "0003_goals")
     version, tables = _version_and_tables(url)
     assert version == "0003_goals" and not tables & NEW_TABLES
     columns, before = _contents(url)

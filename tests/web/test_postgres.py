@@ -4,29 +4,15 @@ on the test PostgreSQL server (tests/pg_server.py)."""
 from __future__ import annotations
 
 import re
-import secrets
 
+import conftest
 import pytest
-from sqlalchemy import create_engine, text
 
 from stackbench.importer import import_files
 from web.site import DISKINFO, SHARED, assert_slog_page_is_the_clis, csrf_of, site
 from web.test_access_matrix import assert_matrix
 
-
-
-@pytest.fixture
-def pg_database(pg_url: str):  # noqa: ANN201
-    name = f"stackbench_web_{secrets.token_hex(4)}"
-    admin = create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield pg_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-        admin.dispose()
+pg_database = conftest.pg_database  # the shared fixture; test_api and test_queries take it from here
 
 
 @pytest.mark.postgres

@@ -133,8 +133,10 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
     """Run every capture and copy the config files; returns file -> status ("saved" or why not).
 
     All or nothing: outputs go to a staging directory and appear only when every capture is done (a new
-    `directory` by one rename; into an existing one, file by file with the manifest last). A full disk,
-    Ctrl-C or any error removes what this call wrote, so no half-written capture is left to be audited.
+    `directory` by one rename; into an existing one through stackbench/output_files.py's `publish`, every
+    file or none, the manifest last). A full disk, Ctrl-C or any error removes what this call wrote, so no
+    half-written capture is left to be audited. Nothing already in an existing `directory` is replaced: a
+    file of the same name, or a device, pipe or link there, is refused before anything moves.
     `roots` maps a config glob's directory to another place (tests point /etc/pve at a fixture tree).
     Nothing is written outside `directory`.
     """
@@ -150,22 +152,25 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+    from stackbench.output_files import Destination, publish
+
     staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=directory))
-    moved: list[Path] = []
+    made: list[Path] = []
     try:
         status = _capture_into(staging, roots)
-        for path in sorted(staging.iterdir(), key=lambda p: p.name == MANIFEST):  # the manifest last
-            target = directory / path.name
-            if target.is_dir() and path.is_dir():
-                shutil.rmtree(target)
-            os.replace(path, target)
-            moved.append(target)
-        staging.rmdir()
+        moves = sorted(((path, directory / path.relative_to(staging)) for path in staging.rglob("*")
+                        if not path.is_dir()), key=lambda move: (move[0].name == MANIFEST, str(move[1])))
+        for folder in sorted({final.parent for _, final in moves} - {directory}):
+            if not os.path.lexists(folder):
+                folder.mkdir()
+                made.append(folder)
+        publish(moves, destination=Destination("DIR", force=None, instead="give `facts save` a new directory"))
+        shutil.rmtree(staging)
         return status
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        for target in moved:
-            shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
         raise
 
 

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 try:  # Typer 0.29 vendors click; earlier releases use the click package
     from typer._click import exceptions as click
@@ -19,6 +19,9 @@ except ImportError:  # pragma: no cover - depends on the installed Typer
 import typer
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from stackbench.errors import StackbenchError
 
 app = typer.Typer(
     name="stackbench",
@@ -92,10 +95,29 @@ def _root(
     """Benchmark and tune a storage stack layer by layer."""
 
 
+# What the running command has kept so far, for an interruption its own code does not catch (one that lands
+# after its last commit, while it reads back or prints): the interruption's cause ("Ctrl-C", "SIGTERM")
+# in, the one line that says what was kept out. Without it the line would say nothing was kept.
+_kept: "Callable[[str], StackbenchError] | None" = None
+
+
+def say_kept(describe: "Callable[[str], StackbenchError]") -> None:
+    """From now on, an interruption of this command is reported by `describe(cause)`."""
+    global _kept
+    _kept = describe
+
+
+# The last SIGTERM or SIGHUP delivered: Typer turns the exception that reaches it into exit code 130 and
+# drops it, so run_app learns the cause from here.
+_delivered: str | None = None
+
+
 def _terminate(signum: int, _frame: object) -> None:
+    global _delivered
     from stackbench.errors import Terminated
 
-    raise Terminated(signal.Signals(signum).name)
+    _delivered = signal.Signals(signum).name
+    raise Terminated(_delivered)
 
 
 def _deliver_again(unraisable: Any) -> None:
@@ -143,14 +165,17 @@ def _exit(code: int) -> None:
 
 
 def run_app(argv: list[str] | None = None) -> None:
-    from stackbench.errors import StackbenchError
+    global _kept, _delivered
+    from stackbench.errors import StackbenchError, Terminated, interrupt_cause
 
+    _kept = _delivered = None
     install_signal_handlers()
     try:
-        # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C into Exit(130).
+        # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C (and the
+        # Terminated of SIGTERM/SIGHUP) into Exit(130).
         code = app(args=argv, prog_name="stackbench", standalone_mode=False)
         if code == 130:
-            raise KeyboardInterrupt
+            raise Terminated(_delivered) if _delivered else KeyboardInterrupt
         if isinstance(code, int) and not isinstance(code, bool) and code:
             _exit(code)
     except StackbenchError as error:
@@ -158,8 +183,9 @@ def run_app(argv: list[str] | None = None) -> None:
         _exit(error.exit_code)
     except typer.Exit as done:
         _exit(done.exit_code)
-    except KeyboardInterrupt:
-        error_line("interrupted. Nothing half-written was kept.")
+    except KeyboardInterrupt as interrupt:
+        error_line(_kept(interrupt_cause(interrupt)).one_line() if _kept is not None
+                   else "interrupted. Nothing half-written was kept.")
         _exit(130)
     except click.UsageError as error:
         # Bad usage is one line too (click prints three), and always exit 2.

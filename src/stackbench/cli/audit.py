@@ -14,7 +14,7 @@ import typer
 from stackbench.cli.app import EXIT_FINDINGS, app, err, fail, out, warn
 from stackbench.cli.common import (
     FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, emit_report, open_store_from,
-    print_json,
+    print_json, say_stored,
 )
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
@@ -182,6 +182,7 @@ def audit_command(
         "facts": subject.facts, "min_severity": min_severity, "rules_checked": len(REGISTRY), "changes": changes,
     })
     if store is not None and audit_id is not None:
+        say_stored(store, "audit", audit_id, "audit")
         try:
             store.add_audit(
                 audit_id=audit_id, label=label, created_at=created, subject_key=subject.key,

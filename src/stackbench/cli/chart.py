@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -14,6 +12,7 @@ from stackbench.cli.common import AlphaOption, DbOption, KeepIdentifiersOption, 
 from stackbench.errors import StackbenchError, UsageError
 
 if TYPE_CHECKING:
+    from stackbench.output_files import Destination
     from stackbench.report.charts.figure import Figure
     from stackbench.results import Cell, Run
 
@@ -28,8 +27,8 @@ CELL_KINDS = ("histogram", "timeline", "cache")
 def chart_command(
     runs: list[str] = typer.Argument(..., help="Runs (ids, id prefixes or labels). compare: A then B; layers: "
                                      "bottom layer first; special: one stored smallblocks scan.", show_default=False),
-    output: Path = typer.Option(..., "--output", "-o", help="The file to write: FILE.svg or FILE.png (800 px wide).",
-                                show_default=False),
+    output: Path = typer.Option(..., "--output", "-o", help="The file to write: FILE.svg or FILE.png (800 px wide), "
+                                "a new or regular file; - writes the SVG to standard output.", show_default=False),
     kind: Optional[str] = typer.Option(
         None, "--kind", "-k", help=f"What to draw: {', '.join(KINDS)}. Default: matrix, or custom with --x.",
         show_default=False,
@@ -50,7 +49,8 @@ def chart_command(
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
     force: bool = typer.Option(
-        False, "--force", help="compare: even when key facts (fio version, size, device) differ."
+        False, "--force", help="Replace FILE if it exists; compare: also draw when key facts (fio version, size, "
+        "device) differ."
     ),
     keep_identifiers: bool = KeepIdentifiersOption,
     db: Optional[str] = DbOption,
@@ -68,7 +68,7 @@ def chart_command(
     timeline: one cell's per-second samples, ramps shaded, the median and its interval.
 
     compare: the change per cell from A to B with its interval, coloured by verdict (--min-effect, --alpha,
-    --force as in `stackbench compare`).
+    --force as in `stackbench compare`, where it also replaces FILE).
 
     layers: each layer's value per cell and the factor lost between neighbours, the biggest gap outlined.
 
@@ -107,6 +107,7 @@ def chart_command(
         stackbench chart tank-scan -k special -o special.png
     """
     fmt = image_format(output)
+    check_output(output, force)
     chosen = kind or ("custom" if x else "matrix")
     if chosen not in KINDS:
         raise UsageError(f"--kind {chosen!r} is not a chart kind", f"Use one of: {', '.join(KINDS)}")
@@ -139,8 +140,8 @@ def chart_command(
     store = open_store_from(db)
     redact = redactor(keep_identifiers)
     if chosen == "special":
-        save_figure(scan_figure(store, runs[0], redact), output, fmt)
-        err.print(f"wrote {output} (special vdev sizing chart)", highlight=False, soft_wrap=True)
+        save_figure(scan_figure(store, runs[0], redact), output, fmt, force=force)
+        err.print(f"wrote {shown(output)} (special vdev sizing chart)", highlight=False, soft_wrap=True)
         return
     loaded = [store.get_run(ref) for ref in runs]
     for run in loaded:  # as report_contents does: learn from every run first, then copy them redacted
@@ -150,8 +151,8 @@ def chart_command(
     figure = draw(chosen, [redact.run(run) for run in loaded], store, metric=metric, cell=cell,
                   names=redact.text(names) if names else None, x=x, y=y, series=series,
                   where=[redact.text(w) for w in where or []], min_effect=min_effect, alpha=alpha, force=force)
-    save_figure(figure, output, fmt)
-    err.print(f"wrote {output} ({figure.kind}: {figure.title})", highlight=False, soft_wrap=True)
+    save_figure(figure, output, fmt, force=force)
+    err.print(f"wrote {shown(output)} ({figure.kind}: {figure.title})", highlight=False, soft_wrap=True)
 
 
 def draw(kind: str, runs: list["Run"], store: Any, **options: Any) -> "Figure":
@@ -287,36 +288,43 @@ def scan_figure(store: Any, ref: str, redact: Any) -> "Figure":
 
 
 def image_format(path: Path) -> str:
+    """svg or png, from the file's suffix; SVG for standard output (`-`)."""
+    from stackbench.output_files import is_stdout
+
+    if is_stdout(path):
+        return "svg"
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in ("svg", "png"):
         raise UsageError(f"cannot tell the image format of {str(path)!r} from its suffix",
                          "Name the file FILE.svg or FILE.png")
-    if not path.parent.is_dir():
-        raise UsageError(f"the directory of {str(path)!r} does not exist", "Create it first, or write elsewhere")
     return suffix
 
 
-def save_figure(figure: "Figure", path: Path, fmt: str) -> None:
-    """Render and write atomically: a temporary file beside the target, renamed over it when complete, so
-    an interrupted or failed write never leaves a half image (and never a stray temporary file)."""
-    data = figure.render(fmt)  # type: ignore[arg-type]
-    temporary = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException as error:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except FileNotFoundError:
-                pass
-        if isinstance(error, OSError):
-            raise StackbenchError(f"cannot write {str(path)!r}: {error.strerror or error}",
-                                  "Write to a directory you can write to, with free space") from None
-        raise
+def _destination(option: str) -> "Destination":
+    from stackbench.output_files import Destination
+
+    return Destination(option, stdout=option == "-o")
+
+
+def check_output(path: Path, force: bool, option: str = "-o") -> None:
+    """Refuse the output file before drawing (or scanning) for nothing; `save_figure` checks again."""
+    from stackbench.output_files import check
+
+    check([path], force=force, destination=_destination(option))
+
+
+def save_figure(figure: "Figure", path: Path, fmt: str, *, force: bool, option: str = "-o") -> None:
+    """Render and write through the one output-file writer (stackbench/output_files.py): whole or not at
+    all, a regular file only, an existing one replaced only with --force."""
+    from stackbench.output_files import write_file
+
+    write_file(path, figure.render(fmt), force=force, destination=_destination(option))  # type: ignore[arg-type]
+
+
+def shown(path: Path) -> str:
+    from stackbench.output_files import is_stdout
+
+    return "the SVG to standard output" if is_stdout(path) else str(path)
 
 
 __all__ = ["chart_command", "save_figure"]

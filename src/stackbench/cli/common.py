@@ -154,3 +154,21 @@ def print_run(store: Any, run: Any, fmt: str) -> None:
     from stackbench.report.run import run_report
 
     emit_report(fmt, run_report(run, evaluate([goal for _, goal in store.list_goals()], run)))
+
+
+def say_stored(store: Any, kind: str, item_id: str, command: str) -> None:
+    """From here on, an interruption of `command` says whether its `kind` (scan, audit) `item_id` was
+    stored: the store is asked, since the signal may land during the commit or after it, while printing."""
+    from stackbench.cli.app import say_kept
+    from stackbench.errors import Interrupted, StackbenchError
+
+    def describe(cause: str) -> Interrupted:
+        try:
+            store.resolve_any(item_id, kinds=(kind,))
+        except StackbenchError:
+            return Interrupted(f"{cause} stopped {command} before its {kind} was stored; nothing was kept",
+                               f"Run `stackbench {command}` again")
+        return Interrupted(f"{cause} stopped {command} after its {kind} was stored as {item_id[:12]}, which is "
+                           "kept", f"See it with `stackbench show {item_id[:12]}`")
+
+    say_kept(describe)

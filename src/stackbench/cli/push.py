@@ -408,21 +408,26 @@ def push_command(
 @app.command("export")
 def export_command(
     openmetrics: Path = typer.Option(
-        ..., "--openmetrics", help="File to write the OpenMetrics text to (atomically: a temp file, then rename), "
-        "e.g. in node_exporter's --collector.textfile.directory; use a name ending in .prom.", show_default=False),
+        ..., "--openmetrics", help="File to write the OpenMetrics text to (a new or regular file, written whole: a "
+        "temporary file, then a rename), e.g. in node_exporter's --collector.textfile.directory; use a name ending "
+        "in .prom. - for standard output.", show_default=False),
+    force: bool = typer.Option(False, "--force", help="Replace the file if it exists (as every later export does)."),
     db: Optional[str] = DbOption,
 ) -> None:
     """Write the latest complete run of each host, target and preset as OpenMetrics text, for
-    node_exporter's textfile collector (the same text as the server's /metrics).
+    node_exporter's textfile collector (the same text as the server's /metrics). An existing file is
+    replaced only with --force, and only if it is a regular file.
 
     Example:
 
-        stackbench export --openmetrics /var/lib/node_exporter/textfile/stackbench.prom
+        stackbench export --openmetrics /var/lib/node_exporter/textfile/stackbench.prom --force
     """
-    from stackbench.cli.output_files import write_all
+    from stackbench.output_files import Destination, check, write_file
     from stackbench.report.openmetrics import latest_complete, openmetrics_text
 
+    destination = Destination("--openmetrics", stdout=True)
+    check([openmetrics], force=force, destination=destination)
     store = open_store_from(db)
     chosen = latest_complete(run for run, _ in store.list_runs())
     text = openmetrics_text(store.get_run(run.id) for run in chosen)
-    write_all([(openmetrics, text.encode())], force=True)  # replaced on every export, never half-written
+    write_file(openmetrics, text.encode(), force=force, destination=destination)

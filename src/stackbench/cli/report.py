@@ -46,10 +46,11 @@ def report_command(
         "Default: from -o's suffix (.html, .md, .xlsx), else html.", show_default=False,
     ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="The file to write. Default: stackbench-report-ID.FORMAT in the current directory, "
-        "ID the first run's id prefix.", show_default=False, dir_okay=False,
+        None, "--output", "-o", help="The file to write (a new or regular file; - for standard output). Default: "
+        "stackbench-report-ID.FORMAT in the current directory, ID the first run's id prefix.", show_default=False,
     ),
-    force: bool = typer.Option(False, "--force", help="Replace the file (and a Markdown report's PNG files) if it exists."),
+    force: bool = typer.Option(False, "--force", help="Replace the file (and a Markdown report's PNG files) if it exists "
+                               "as a regular file."),
     keep_identifiers: bool = KeepIdentifiersOption,
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
@@ -59,7 +60,7 @@ def report_command(
 
     Host names, disk serial numbers, WWNs, MAC addresses, user names in paths and UUIDs are replaced by
     stable placeholders (host-1, disk-A, user-1, ...) everywhere in the report, unless --keep-identifiers.
-    An existing file is kept unless --force.
+    An existing file is kept unless --force; a device, pipe, socket or link at FILE is never written.
 
     Example:
 
@@ -69,8 +70,8 @@ def report_command(
 
         stackbench report baseline -o baseline.xlsx
     """
-    from stackbench.cli.output_files import write_all
     from stackbench.errors import UsageError
+    from stackbench.output_files import Destination, check, is_stdout, write_files
     from stackbench.report.documents import document_format
     from stackbench.report_contents import build_contents
 
@@ -78,6 +79,11 @@ def report_command(
         raise UsageError("name at least one run to report", "e.g. stackbench report baseline -o baseline.html, "
                          "or --compare A B, or --layers R1,R2, or --audit AUDIT")
     fmt = document_format(output_format, output.suffix if output else "")
+    destination = Destination("-o", stdout=True)
+    if output is not None:
+        if is_stdout(output) and json_output:
+            raise UsageError("--json and -o - both write to standard output", "Give -o FILE, or leave out --json")
+        check([output], force=force, destination=destination)  # before the work, and again when writing
     store = open_store_from(db)
     contents = build_contents(
         store, runs or [], compare=compare, layers=split_list(layers), names=split_list([names]) if names else None,
@@ -88,8 +94,13 @@ def report_command(
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")
     stem = output.name[: -len(output.suffix)] if output.suffix else output.name
     main, beside = fmt.render(contents, stem)
+    if is_stdout(output) and beside:
+        raise UsageError(f"a {fmt.name} report's charts are files beside it, and standard output holds one file",
+                         "Give -o FILE.md, or --format html for one self-contained file")
     files = [(output, main), *((output.with_name(name), data) for name, data in beside)]
-    write_all(files, force=force)
+    write_files(files, force=force, destination=destination)
+    if is_stdout(output):
+        return
     if json_output:
         print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": not keep_identifiers,
                     "redaction": contents.redaction, "runs": [part.run.id for part in contents.runs],

@@ -219,11 +219,14 @@ def import_command(
 
         stackbench import optane-diskinfo.txt --label optane
     """
-    from stackbench.importer import import_files
+    from stackbench.cli.app import say_kept
+    from stackbench.importer import import_files, interrupted
     from stackbench.report.run_json import run_json
 
+    kept: list[tuple[Path, str]] = []
+    say_kept(lambda cause: interrupted(cause, kept, len(files)))  # also once every file is stored, while printing
     store = open_store_from(db)
-    runs = import_files(store, files, label=label, fmt=input_format)
+    runs = import_files(store, files, label=label, fmt=input_format, stored=kept)
     fmt = chosen_format(output_format, json_output)
     if fmt == "json":
         print_json({"runs": [run_json(r) for r in runs]})

@@ -13,6 +13,7 @@ import typer
 from stackbench.cli.app import app, err, error_line, out, warn
 from stackbench.cli.common import (
     FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
+    say_stored,
 )
 from stackbench.units import parse_size
 
@@ -37,10 +38,11 @@ def smallblocks_command(
         callback=check_label,
     ),
     chart: Optional[Path] = typer.Option(
-        None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md).",
-        show_default=False,
+        None, "--chart", help="Also draw the special vdev sizing chart into FILE.svg or FILE.png (docs/charts.md), "
+        "a new or regular file.", show_default=False,
     ),
     keep_identifiers: bool = KeepIdentifiersOption,
+    force: bool = typer.Option(False, "--force", help="Replace the --chart FILE if it exists."),
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
@@ -85,9 +87,10 @@ def smallblocks_command(
         raise UsageError("--label names a stored scan, and nothing is stored without --db",
                          "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
     if chart is not None:
-        from stackbench.cli.chart import image_format
+        from stackbench.cli.chart import check_output, image_format
 
         chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
+        check_output(chart, force, "--chart")
     fmt = chosen_format(output_format, json_output)
     store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
     progress = Progress(
@@ -119,6 +122,7 @@ def smallblocks_command(
     data = smallblocks_json(result, rec, table, about)
     failure = None
     if store is not None and scan_id is not None:
+        say_stored(store, "scan", scan_id, "smallblocks")
         try:
             store.add_scan(scan_id=scan_id, label=label, created_at=started,
                            status="partial" if result.partial else "complete", document=data)
@@ -131,7 +135,7 @@ def smallblocks_command(
         from stackbench.report.redact import redactor
 
         source = redactor(keep_identifiers).text(", ".join(str(p) for p in paths))  # the chart is made to be shared
-        save_figure(scan_figures(histogram, rec, source=source)[0], chart, chart_format)
+        save_figure(scan_figures(histogram, rec, source=source)[0], chart, chart_format, force=force, option="--chart")
         err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
     if failure is not None:
         raise failure

@@ -2,8 +2,9 @@
 
 A fleet run spends seconds around fio's own run (ssh handshakes, the hosts' checks, fio's servers and
 their forwards, storing, stopping, cleaning up), and issue 15 bounds that overhead. With
-`STACKBENCH_FLEET_TIMING=FILE` a run writes its phases to FILE as JSON (written atomically when the
-process ends); with `STACKBENCH_FLEET_TIMING=-` it prints them on stderr. Unset, every call here is a
+`STACKBENCH_FLEET_TIMING=FILE` a run writes its phases to FILE as JSON when the process ends (through
+stackbench/output_files.py: whole, a new or regular file, which it replaces: each bench run writes it
+anew); with `STACKBENCH_FLEET_TIMING=-` it prints them on stderr. Unset, every call here is a
 no-op costing one dictionary look-up. bench/fleet_bench.py reads the file to show the breakdown.
 
 The phases are the main thread's, one after the other (so they add up to the wall time, less the gaps
@@ -17,7 +18,6 @@ import atexit
 import json
 import os
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -72,17 +72,16 @@ class Timeline:
                 said = ", ".join(f"{k} {v:.3f} s" for k, v in values.items() if isinstance(v, (int, float)))
                 sys.stderr.write(f"fleet timing: {host}: {said}\n")
             return
-        directory = os.path.dirname(os.path.abspath(self.destination))
-        temporary = None
+        from pathlib import Path
+
+        from stackbench.errors import StackbenchError
+        from stackbench.output_files import Destination, write_file
+
         try:
-            handle, temporary = tempfile.mkstemp(prefix=".stackbench-timing-", dir=directory)
-            with os.fdopen(handle, "w") as file:
-                json.dump(document, file, indent=1)
-            os.replace(temporary, self.destination)
-        except OSError as error:  # a debugging aid must not turn a finished run into a failure
-            if temporary is not None and os.path.lexists(temporary):
-                os.unlink(temporary)  # a full disk leaves no half-written file behind
-            sys.stderr.write(f"stackbench: cannot write {ENV}={self.destination}: {error.strerror}\n")
+            write_file(Path(self.destination), json.dumps(document, indent=1).encode(), force=True,
+                       destination=Destination(ENV, force=None))
+        except StackbenchError as error:  # a debugging aid must not turn a finished run into a failure
+            sys.stderr.write(f"stackbench: cannot write {ENV}={self.destination}: {error.one_line()}\n")
 
 
 def totals(phases: list[tuple[str, float, float]]) -> dict[str, float]:

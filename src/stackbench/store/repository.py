@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from sqlalchemy import Engine, bindparam, create_engine, delete, event, func, insert, inspect, select, text, update
+from sqlalchemy import Engine, bindparam, create_engine, delete, event, func, insert, select, text, update
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from stackbench import __version__
@@ -191,47 +191,15 @@ class Store:
         return scrub_text(self.url)
 
     def _migrate(self) -> None:
-        """Bring the schema to this release's head; refuse stores we must not or cannot change.
-
-        Refused: a newer schema (its revision is not in our scripts: an older stackbench would corrupt
-        it), and a database that holds tables of its own and none of ours (stackbench never mixes its
-        tables into someone else's database).
-        """
+        """Bring the schema to this release's head, all of it in one transaction (store/migrate.py);
+        refuse stores we must not or cannot change: a newer schema (its revision is not in our scripts:
+        an older stackbench would corrupt it), and a database that holds tables of its own and none of
+        ours (stackbench never mixes its tables into someone else's database)."""
         if self._at_head():
             return
-        from alembic import command
-        from alembic.config import Config
-        from alembic.runtime.migration import MigrationContext
-        from alembic.script import ScriptDirectory
+        from stackbench.store.migrate import upgrade
 
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        scripts = ScriptDirectory.from_config(config)
-        head = scripts.get_current_head()
-        try:
-            with self.engine.begin() as connection:
-                current = MigrationContext.configure(connection).get_current_revision()
-                if current == head:
-                    return
-                if current is not None and current not in {r.revision for r in scripts.walk_revisions()}:
-                    raise StoreError(
-                        f"the results database {self.where} was written by a newer stackbench (schema "
-                        f"revision {current})",
-                        "Upgrade stackbench (pip install -U stackbench), or pass another --db",
-                    )
-                if current is None:
-                    foreign = sorted(set(inspect(connection).get_table_names()) - set(schema.metadata.tables))
-                    if foreign:
-                        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-                        raise StoreError(
-                            f"{self.where} is a database with other tables ({shown}) and no stackbench schema; "
-                            "stackbench never adds its tables to a database that holds someone else's",
-                            "Pass a new file or an empty database with --db",
-                        )
-                config.attributes["connection"] = connection
-                command.upgrade(config, "head")
-        except SQLAlchemyError as error:
-            raise describe(error, self.where) from None
+        upgrade(self.engine, self.where, str(MIGRATIONS))
 
     def _at_head(self) -> bool:
         """Whether the store's schema is this release's head, answered without importing Alembic.

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import cli_here
 from report.documents.shared import Measured, draw_figures
-from stackbench.cli.output_files import write_all
+from stackbench.output_files import Destination, write_files
 from stackbench.report_contents import build_contents
 from stackbench.report.documents.markdown import render_markdown
 from stackbench.store import open_store
@@ -45,7 +45,8 @@ def test_each_chart_is_a_png_beside_the_file(measured: Measured, tmp_path: Path)
     contents = build_contents(open_store(measured.db), refs, compare=refs, figures=draw_figures)
     stem = "my report"
     main, beside = render_markdown(contents, stem)
-    write_all([(tmp_path / f"{stem}.md", main), *((tmp_path / name, data) for name, data in beside)], force=False)
+    write_files([(tmp_path / f"{stem}.md", main), *((tmp_path / name, data) for name, data in beside)], force=False,
+                destination=Destination("-o"))
     assert [name for name, _ in beside] == ["my report-1-matrix.png", "my report-2-matrix.png", "my report-3-compare.png"]
     links = [unquote(link) for link in re.findall(r"\]\(([^)]+\.png)\)", main.decode())]
     assert links == [name for name, _ in beside]
