@@ -162,3 +162,21 @@ def build_store(url: str) -> None:
     with store.engine.begin() as connection:
         connection.execute(update(schema.goals).where(schema.goals.c.id == goal_id).values(id=GOAL_ID))
     store.dispose()
+
+
+def migrate(url: str, action: str, revision: str) -> None:
+    """Move the store at `url` to `revision` with Alembic (`action`: "upgrade" or "downgrade"), as a user's
+    older or newer stackbench would find it."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from stackbench.store.repository import MIGRATIONS, normalise_url
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(normalise_url(url))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        getattr(command, action)(config, revision)
+    engine.dispose()
