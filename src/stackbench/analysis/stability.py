@@ -25,16 +25,16 @@ DEFAULT_MIN_EFFECT = 0.05  # compare's default --min-effect: what the runs-neede
 # a warning names must be one that can happen there, never ZFS's txg flushes on ext4.
 SWING_CAUSES = {
     "zfs": "ZFS transaction group (txg) flushes, every 5 s by default",
-    "ext4": "ext4 journal commits (every 5 s by default) or dirty-page writeback",
-    "ext3": "ext3 journal commits (every 5 s by default) or dirty-page writeback",
-    "xfs": "XFS log flushes or dirty-page writeback",
-    "btrfs": "btrfs transaction commits (every 30 s by default) or dirty-page writeback",
+    "ext4": "ext4 journal commits (every 5 s by default) and dirty-page writeback",
+    "ext3": "ext3 journal commits (every 5 s by default) and dirty-page writeback",
+    "xfs": "XFS log flushes and dirty-page writeback",
+    "btrfs": "btrfs transaction commits (every 30 s by default) and dirty-page writeback",
     "tmpfs": "other load on the machine (tmpfs is memory: nothing is flushed)",
     "block-device": "the device's own cache filling or its garbage collection",
     "nfs": "the network or the NFS server",
     "nfs4": "the network or the NFS server",
 }
-UNKNOWN_SWING_CAUSE = "dirty-page writeback or other load"
+UNKNOWN_SWING_CAUSE = "dirty-page writeback and other load"
 
 
 def swing_cause(fs_type: str | None) -> str:
@@ -95,7 +95,7 @@ def cell_warnings(cell: Cell, *, how: str = RUN, fs_type: str | None = None) -> 
     if summary is not None and summary.n >= 4 and summary.cv >= CV_LIMIT:
         warnings.append(Warning(
             WarningCode.HIGH_CV, name,
-            f"IOPS vary a lot second to second inside runs (CV {summary.cv:.0%}): a cache filling or "
+            f"IOPS vary a lot second to second inside runs (CV {summary.cv:.0%}): a cache filling, or "
             f"{swing_cause(fs_type)}",
             "longer runs (--runtime) show whether it settles",
         ))
