@@ -3,6 +3,7 @@ chosen so the expected statistics can be computed by hand)."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 
 from stackbench.engine.fio_logs import Sample
@@ -16,8 +17,10 @@ def cell(rw: str = "randwrite", bs: int = 4096, qd: int = 4, samples: list[float
          runs: list[float] | None = None, rounds: list[int] | None = None) -> Cell:
     """A cell with per-second `samples` (the legacy shape) and/or per-run IOPS `runs` (replicates)."""
     values = samples or []
+    # a measured cell's IOPS is the geometric mean of its runs (analysis/across_runs.py), as the runner stores it
     mean = iops if iops is not None else (
-        sum(runs) / len(runs) if runs else (sum(values) / len(values) if values else 1000.0))
+        math.exp(sum(math.log(v) for v in runs) / len(runs)) if runs
+        else (sum(values) / len(values) if values else 1000.0))
     measurement = None
     if runs:
         measurement = {"mode": "fixed", "replicates": [

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
 from stackbench import __version__
+from stackbench.analysis.across_runs import across_runs, pooled_figures
 from stackbench.analysis.estimate import (
     STARTUP_S, PlanTime, layout_bytes, plan_time, priors_from, remaining_runs, run_cap,
 )
@@ -99,6 +100,22 @@ def signals_as_interrupt() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def replicate(meta: dict[str, Any], d: DirectionResult | None) -> dict[str, Any]:
+    """One separate fio run of a cell as `measurement.replicates` keeps it (docs/json.md): where it ran in
+    the run's order (`meta`) and its own figures, which the cell's figures summarise (analysis/across_runs)."""
+    clat, sync = (d.clat, d.sync_lat) if d else (None, None)
+    return {
+        **meta,
+        "iops": d.iops if d else 0.0,
+        "bw_bytes": d.bw_bytes if d else 0.0,
+        "clat_mean_ns": clat.mean_ns if clat else None,
+        "clat_p50_ns": clat.p50_ns if clat else None,
+        "clat_p99_ns": clat.p99_ns if clat else None,
+        "clat_p999_ns": clat.p999_ns if clat else None,
+        "sync_lat_p99_ns": sync.p99_ns if sync else None,
+    }
+
+
 @dataclass
 class _CellState:
     """One cell while it is being measured: its separate fio runs so far and whether it needs more."""
@@ -118,17 +135,12 @@ class _CellState:
 
     def replicates(self, direction: str) -> list[dict[str, Any]]:
         """One entry per fio run: its own post-ramp IOPS, bandwidth and latency percentiles."""
-        entries = []
-        for meta, result in zip(self.runs, self.results):
-            d = next((x for x in result.directions if x.direction == direction), None)
-            entries.append({
-                **meta,
-                "iops": d.iops if d else 0.0,
-                "bw_bytes": d.bw_bytes if d else 0.0,
-                "clat_p50_ns": d.clat.p50_ns if d and d.clat else None,
-                "clat_p99_ns": d.clat.p99_ns if d and d.clat else None,
-            })
-        return entries
+        return [replicate(meta, next((x for x in result.directions if x.direction == direction), None))
+                for meta, result in zip(self.runs, self.results)]
+
+    def of_direction(self, direction: str) -> list[DirectionResult]:
+        """Each run's own result for `direction`, in order."""
+        return [next(d for d in result.directions if d.direction == direction) for result in self.results]
 
     def primary_iops(self) -> list[float]:
         return [r["iops"] for r in self.replicates(self.directions[0]) if r["iops"] > 0] if self.results else []
@@ -329,8 +341,9 @@ class Measurement:
         """Store the final status and the run's warnings; never hides an error already on its way."""
         shutil.rmtree(self.workdir, ignore_errors=True)
         try:
-            stored = list(self.store.get_run(self.run_id).cells)
-            self.store.finish_run(self.run_id, status, [*self.prepared.warnings, *run_warnings(stored)])
+            stored = self.store.get_run(self.run_id)
+            self.store.finish_run(self.run_id, status,
+                                  [*self.prepared.warnings, *run_warnings(list(stored.cells), stored.facts)])
         except Exception:
             if status == "complete":
                 raise
@@ -455,7 +468,8 @@ def _measure_once(
     })
     state.seconds += invocation.seconds
     _decide(state, plan)
-    merged = [merge_segments(state.results, direction) for direction in state.directions]
+    pooled = [merge_segments(state.results, direction) for direction in state.directions]
+    merged = [across_runs(state.of_direction(p.direction), p) for p in pooled]
     samples = _run_samples(invocation, parsed, workload)
     records = [
         CellRecord(
@@ -470,9 +484,10 @@ def _measure_once(
                 "stop_reason": state.stop_reason if state.done else "measuring",
                 **({"rule": plan.stopping.to_dict()} if plan.stopping else {}),
                 "replicates": state.replicates(result.direction),
+                **pooled_figures(fio),
             },
         )
-        for result in merged
+        for result, fio in zip(merged, pooled)
     ]
     output = OutputRecord(
         raw_text=invocation.stdout,

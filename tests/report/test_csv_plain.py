@@ -24,10 +24,10 @@ DATA = Path(__file__).parent.parent / "data"
 # Per CSV snapshot, the columns that hold words (names, verdicts, times, prose); every other column is
 # numeric. None: a snapshot of words only (an audit's findings).
 TEXT_COLUMNS: dict[str, set[str] | None] = {
-    "show": {"Pattern"},
+    "show": {"Pattern", "note"},
     "runs": {"ID", "Created (UTC)", "Label", "Status", "Plan", "Target", "Kind"},
-    "compare": {"Pattern", "verdict", "weak", "safety"},
-    "layers": {"Pattern"},
+    "compare": {"Pattern", "verdict", "weak", "safety", "note"},
+    "layers": {"Pattern", "host/vm proven", "vm/vm+luks proven", "note"},
     "show-scan": set(),
     "show-audit": None,
 }

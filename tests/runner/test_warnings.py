@@ -164,7 +164,7 @@ def test_cells_and_rows_are_the_subject_and_the_line_reads_as_before() -> None:
     assert row.subject == "4K QD4 rnd write" and row.code == WarningCode.TOO_FEW_RUNS
     assert str(row) == (
         "4K QD4 rnd write: 1 run on one side: a verdict needs at least 2 separate runs per side (5 recommended); "
-        "measure with --runs 5"
+        "rerun each side with `stackbench run --runs 5`, or use `stackbench ab --rounds 5`"
     )
     cached = cache_warning(SMALL_RAM, 1024**3, True, "ext4")
     assert cached is not None and cached.subject == "" and str(cached).startswith("read results are cache-dominated")

@@ -1,6 +1,7 @@
 """Layers: each layer's value per cell on a log axis (a VM can be 85x slower than its host: a linear axis
-hides the top layers), the factor lost between neighbouring layers written over each pair, and the biggest
-gap (analysis.layers.LayerGaps.biggest_gap) outlined and named."""
+hides the top layers), the factor lost between neighbouring layers written over each pair (greyed and marked
+`~` where the runs do not prove it), and the biggest proven gap (analysis.layers.LayerGaps.biggest_gap)
+outlined and named; the factors' intervals are in `LayerRow.gaps` for a chart that draws them."""
 
 from __future__ import annotations
 
@@ -37,11 +38,12 @@ def layers_figure(gaps: LayerGaps, runs: Sequence[Run] = ()) -> Figure:
                     continue
                 x = c - 0.4 + width * (i + 1)
                 biggest = gap is not None and row.pattern == gap[0] and gaps.names[i] == gap[1] and factor == gap[3]
-                text = f"×{factor:.3g}" if factor >= 1 else f"×{factor:.2g}"
+                proven = bool(row.gaps) and row.gaps[i] is not None and row.gaps[i].proven  # type: ignore[union-attr]
+                text = (f"×{factor:.3g}" if factor >= 1 else f"×{factor:.2g}") + ("" if proven else " ~")
                 # one row of labels per pair of layers above the cell's highest bar: never on top of each other
                 ax.text(x, highest * 1.15 * STAGGER**i, text, ha="center", va="bottom",
                         fontsize=10 if biggest else 9, fontweight="bold" if biggest else "normal",
-                        color=HIGHLIGHT if biggest else "#333333", gid=gid("factor"))
+                        color=HIGHLIGHT if biggest else "#333333" if proven else "#888888", gid=gid("factor"))
                 if biggest:
                     for j in (i, i + 1):
                         style.bars(ax, [c - 0.4 + width * (j + 0.5)], [row.values[j]], width * 0.92, fill=False,
@@ -53,7 +55,7 @@ def layers_figure(gaps: LayerGaps, runs: Sequence[Run] = ()) -> Figure:
                       rotation=20 if len(gaps.rows) > 4 else 0, ha="right" if len(gaps.rows) > 4 else "center")
         ax.set_ylabel(style.log_axis_note(unit + (" (10^6 bytes/s)" if unit == "MB/s" else " (I/O per second)")))
         ax.grid(axis="x", visible=False)
-        style.legend_below(ax, title="layer, bottom first; ×N: the layer above gets N times less",
+        style.legend_below(ax, title="layer, bottom first; ×N: the layer above gets N times less; ~: not proven",
                            ncol=min(layers, 5))
         legend = ax.get_legend()
         if legend is not None and len(gaps.rows) > 4:
@@ -62,12 +64,14 @@ def layers_figure(gaps: LayerGaps, runs: Sequence[Run] = ()) -> Figure:
         if gap is not None:
             ax.set_title(f"biggest gap ×{gap[3]:.3g} from {gap[1]} to {gap[2]} ({gap[0]}), outlined",
                          loc="left", fontsize=10.5, color=HIGHLIGHT, wrap=True)
+        else:  # a gap is named only when the runs prove it (analysis/layers.py)
+            ax.set_title("no gap proven by the runs (~: within the noise)", loc="left", fontsize=10.5, wrap=True)
         style.footer(drawing, list(runs), extra="" if runs else "layers " + ", ".join(gaps.names))
     return Figure(
         kind="layers",
         title=f"{unit} per layer: {', '.join(gaps.names)}",
         alt=f"Bars of {unit} per cell for the layers {', '.join(gaps.names)} on a log axis with the factor lost "
             "between neighbours" + (f"; the biggest gap, ×{gap[3]:.3g} from {gap[1]} to {gap[2]} on {gap[0]}, "
-                                    "is outlined." if gap else "."),
+                                    "is outlined." if gap else "; no gap is proven by the runs."),
         drawing=drawing,
     )
