@@ -9,7 +9,7 @@ that did not say it, is recorded as what the output implies.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -19,6 +19,7 @@ from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
 from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import Interrupted, StackbenchError, UsageError
+from stackbench.inputs import FIO_OUTPUT, read_input
 from stackbench.store.repository import OutputRecord
 from stackbench.plan import RW_MODES, Workload
 from stackbench.results import Run, new_id
@@ -72,7 +73,11 @@ def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, d
 
     Returns the result and extra facts to store (the diskinfo device facts).
     """
-    text = data.decode("utf-8", errors="replace")
+    return parse_text(data.decode("utf-8", errors="replace"), source, fmt)
+
+
+def parse_text(text: str, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
+    """`parse_any` on text already decoded."""
     if fmt == "auto":
         chosen = next((f for f in FORMATS if f.looks_like(text)), None)
         if chosen is None:
@@ -89,17 +94,15 @@ def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, d
     return chosen.parse(text, source)
 
 
-def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, bytes, dict]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StackbenchError(f"{path} does not exist", "Check the file name") from None
-    except IsADirectoryError:
-        raise StackbenchError(f"{path} is a directory", "Pass the fio output files themselves, e.g. DIR/*.json") from None
-    except OSError as error:
-        raise StackbenchError(f"cannot read {path}: {error.strerror}", "Check the file's permissions") from None
-    result, extra = parse_any(data, str(path), fmt)
-    return result, data, extra
+def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, str, dict]:
+    """The parsed result, the SHA-256 of the file and the extra facts: read through the bounded reader, and
+    the bytes dropped as soon as they are text and hashed (the text is what the store keeps)."""
+    data = read_input(path, FIO_OUTPUT)
+    digest = hashlib.sha256(data).hexdigest()
+    text = data.decode("utf-8", errors="replace")
+    del data
+    result, extra = parse_text(text, str(path), fmt)
+    return result, digest, extra
 
 
 def workload_of(result: DirectionResult) -> Workload:
@@ -129,7 +132,7 @@ def workload_of(result: DirectionResult) -> Workload:
 def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = "auto") -> list[Run]:
     parsed = []
     for path in paths:
-        result, data, extra = read_fio_file(path, fmt)
+        result, digest, extra = read_fio_file(path, fmt)
         if result.job_errors:
             first = result.job_errors[0]
             raise StackbenchError(
@@ -137,15 +140,15 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
                 "Import only outputs of successful fio runs",
             )
         cells = [(workload_of(d), d) for d in result.directions]
-        parsed.append((path, result, data, cells, extra))
+        parsed.append((path, replace(result, document={}), digest, cells, extra))  # the tree is no longer needed
     stored: list[tuple[Path, str]] = []
     pending: tuple[Path, str] | None = None
     try:
-        for path, result, data, cells, extra in parsed:
+        for path, result, digest, cells, extra in parsed:
             facts = {
                 "fio_version": result.fio_version,
                 "imported_from": str(path.resolve()),
-                "sha256": hashlib.sha256(data).hexdigest(),
+                "sha256": digest,
                 "fio_timestamp": result.timestamp,
                 **extra,
             }
