@@ -37,7 +37,7 @@ class InputFormat:
 
 
 def _json(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
-    return parse_fio_json(text, source=source), {}
+    return parse_fio_json(text, source=source, buckets=False), {}  # the store keeps them in the raw text
 
 
 def _looks_like_json(text: str) -> bool:
