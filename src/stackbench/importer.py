@@ -13,12 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from stackbench.engine.ranges import check_result
 from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
 from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import Interrupted, StackbenchError, UsageError
+from stackbench.errors import FioOutputError, Interrupted, StackbenchError, UsageError
 from stackbench.inputs import FIO_OUTPUT, read_input
 from stackbench.store.repository import OutputRecord
 from stackbench.plan import RW_MODES, Workload
@@ -91,7 +92,8 @@ def parse_text(text: str, source: str, fmt: str = "auto") -> tuple[FioResult, di
         chosen = next((f for f in FORMATS if f.name == fmt), None)
         if chosen is None:
             raise UsageError(f"unknown --input-format {fmt!r}", f"Use one of: {', '.join(FORMAT_NAMES)}")
-    return chosen.parse(text, source)
+    result, extra = chosen.parse(text, source)
+    return check_result(result, source), extra  # every format, a new one too: no number fio cannot report
 
 
 def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, str, dict]:
@@ -105,14 +107,24 @@ def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, str, dict]:
     return result, digest, extra
 
 
-def workload_of(result: DirectionResult) -> Workload:
-    options = result.options
+def workload_of(result: DirectionResult, source: str = "fio output") -> Workload:
+    """The workload fio ran, from its own options; one fio accepts (not `run`'s plan limits: an import is
+    what fio did elsewhere), else FioOutputError naming the file, the job and the option."""
     rw = result.rw if result.rw in RW_MODES else {"readwrite": "rw"}.get(result.rw, result.rw)
     if rw not in RW_MODES:
         raise StackbenchError(
-            f"fio job {result.job_name!r} uses rw={result.rw}, which stackbench does not store yet",
+            f"{source}: fio job {result.job_name!r} uses rw={result.rw}, which stackbench does not store yet",
             "Import jobs with read, write, randread, randwrite, rw or randrw",
         )
+    try:
+        return _workload(result, rw)
+    except UsageError as error:
+        raise FioOutputError(f"{source}: job {result.job_name!r} {result.direction}: {error.what}",
+                             "Pass fio's own output, unedited") from None
+
+
+def _workload(result: DirectionResult, rw: str) -> Workload:
+    options = result.options
     size = _size(options.get("size") or options.get("filesize"), result)
     runtime = _seconds(options.get("runtime")) or (result.runtime_ms / 1000 if result.runtime_ms else 0) or 1.0
     return Workload(
@@ -139,7 +151,7 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
                 f"{path}: fio job {first.job_name!r} failed ({first.message}, errno {first.code})",
                 "Import only outputs of successful fio runs",
             )
-        cells = [(workload_of(d), d) for d in result.directions]
+        cells = [(workload_of(d, str(path)), d) for d in result.directions]
         parsed.append((path, replace(result, document={}), digest, cells, extra))  # the tree is no longer needed
     stored: list[tuple[Path, str]] = []
     pending: tuple[Path, str] | None = None

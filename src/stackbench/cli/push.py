@@ -193,7 +193,7 @@ def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Option
     verify = _tls_context(ca_file)
     with httpx.Client(base_url=base, timeout=120, verify=verify, follow_redirects=False) as client:
         for document in documents:
-            body = json.dumps(document, separators=(",", ":")).encode()
+            body = json.dumps(document, separators=(",", ":"), allow_nan=False).encode()  # the server's JSON is strict
             for attempt in range(BUSY_RETRIES + 1):
                 try:
                     response = client.post("/api/runs", content=body, headers={

@@ -25,6 +25,7 @@ import re
 from array import array
 from typing import Any
 
+from stackbench.engine.ranges import check_result
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency, LatencyBuckets
 from stackbench.errors import FioOutputError, StackbenchError
 from stackbench.units import parse_size
@@ -70,7 +71,7 @@ def parse_client_results(text: str | bytes, *, source: str = "fio output") -> li
         if not isinstance(entry, dict) or entry.get("jobname") == "All clients":
             continue
         host, port = entry.get("hostname"), entry.get("port")
-        if not isinstance(host, str) or not _is_number(port):
+        if not isinstance(host, str) or not _is_number(port) or not 0 <= port <= 65535:
             raise FioOutputError(f"{source} has a client entry without hostname and port", _FIX)
         one = {**document, "client_stats": [entry]}
         found.append((host, int(port), _parse_document(one, text, preamble, f"{source} ({host}:{port})")))
@@ -84,6 +85,8 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
     timestamp = document.get("timestamp")
     if not _is_number(timestamp):
         timestamp = None
+    elif not 0 <= timestamp <= _U64:
+        raise FioOutputError(f"{source} has timestamp={_show(timestamp)}, not a time fio writes", _FIX)
     if "client_stats" in document:
         jobs = _list(document, "client_stats", source)
         jobs = [job for job in jobs if not (isinstance(job, dict) and job.get("jobname") == "All clients")] or jobs
@@ -103,6 +106,8 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
         code = job.get("error", 0)
         if not _is_number(code):
             raise FioOutputError(f"{where} has a non-numeric error field {_show(code)}", _FIX)
+        if not 0 <= code < 2**31:
+            raise FioOutputError(f"{where} has error={_show(code)}, not an errno fio reports", _FIX)
         if code:
             errors.append(JobError(name, int(code), _strerror(int(code))))
         host = job.get("hostname") if isinstance(job.get("hostname"), str) else None
@@ -110,7 +115,7 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
         directions.extend(_directions(job, name, host, options, where))
     if not directions and not errors:
         raise FioOutputError(f"{source} has jobs but none did any I/O", "Check the job's runtime and size")
-    return FioResult(
+    return check_result(FioResult(
         fio_version=version.strip(),
         timestamp=int(timestamp) if timestamp is not None else None,
         directions=tuple(directions),
@@ -118,7 +123,7 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
         raw_text=text,
         preamble=preamble,
         document=document,
-    )
+    ), source)
 
 
 def _last_document(text: str, source: str, decoder: json.JSONDecoder | None = None) -> tuple[dict[str, Any], str]:
@@ -266,16 +271,14 @@ def _directions(
         total_ios = _number(stats, "total_ios", f"{where} {direction}", default=0)
         io_bytes = _number(stats, "io_bytes", f"{where} {direction}", default=None)
         if io_bytes is None:
-            io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0) * 1024
-            if not _is_number(io_bytes):
-                raise FioOutputError(f"{where} {direction} has an io_kbytes too large to be bytes", _FIX)
+            io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0, scale=1024) * 1024
         if io_bytes <= 0:  # nothing moved: an idle direction, or only the failed I/O of a job that errored
             continue
         dwhere = f"{where} {direction}"
         iops = _number(stats, "iops", dwhere)
         bw_bytes = _number(stats, "bw_bytes", dwhere, default=None)
         if bw_bytes is None:
-            bw_bytes = _number(stats, "bw", dwhere) * 1024  # fio < 3.2: KiB/s
+            bw_bytes = _number(stats, "bw", dwhere, scale=1024) * 1024  # fio < 3.2: KiB/s
         results.append(
             DirectionResult(
                 job_name=name,
@@ -330,8 +333,10 @@ def _latency(data: Any, scale: float, where: str) -> Latency:
             try:
                 point = float(key)
             except ValueError:
-                raise FioOutputError(f"{where} has a percentile key {_show(key)} that is not a number", _FIX) from None
-            if not _is_number(value) or value < 0:
+                point = math.nan
+            if not 0 <= point <= 100:  # NaN too
+                raise FioOutputError(f"{where} has a percentile key {_show(key)} that is not a percentage", _FIX)
+            if not _is_number(value) or value < 0 or value * scale > _U64 + 1:
                 raise FioOutputError(f"{where} percentile {_show_text(key)} has a bad value {_show(value)}", _FIX)
             percentiles[round(point, 4)] = float(value) * scale
     elif raw is not None:
@@ -340,12 +345,12 @@ def _latency(data: Any, scale: float, where: str) -> Latency:
     if bins is not None and not isinstance(bins, LatencyBuckets) and bins != {}:
         raise FioOutputError(f"{where} bins {_bad_bucket(bins)}", _FIX)
     samples = _number(data, "N", where, default=None)
-    mean = _number(data, "mean", where, default=0.0)
+    mean = _number(data, "mean", where, default=0.0, scale=scale)
     return Latency(
         mean_ns=mean * scale,
-        stddev_ns=_scaled(_number(data, "stddev", where, default=None), scale),
-        min_ns=_scaled(_number(data, "min", where, default=None), scale),
-        max_ns=_scaled(_number(data, "max", where, default=None), scale),
+        stddev_ns=_scaled(_number(data, "stddev", where, default=None, scale=scale), scale),
+        min_ns=_scaled(_number(data, "min", where, default=None, scale=scale), scale),
+        max_ns=_scaled(_number(data, "max", where, default=None, scale=scale), scale),
         p50_ns=percentiles.get(50.0),
         p99_ns=percentiles.get(99.0),
         p999_ns=percentiles.get(99.9),
@@ -437,7 +442,9 @@ def _show_text(text: str) -> str:
 _MISSING = object()
 
 
-def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING, scale: float = 1.0) -> Any:
+    """A field fio fills from its 64-bit counters: a number from 0 to 2^64 (in ns, bytes, I/Os) once
+    multiplied by `scale` (fio 2.x latencies are in us, old bandwidths in KiB/s)."""
     value = data.get(key, _MISSING)
     if value is _MISSING:
         if default is _MISSING:
@@ -445,6 +452,8 @@ def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING)
         return default
     if not _is_number(value) or value < 0:
         raise FioOutputError(f"{where} has {key}={_show(value)}, which is not a non-negative number", _FIX)
+    if value * scale > _U64 + 1:
+        raise FioOutputError(f"{where} has {key} too large for fio's 64-bit counters ({key}={_show(value)})", _FIX)
     return value
 
 
