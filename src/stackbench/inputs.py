@@ -70,11 +70,12 @@ CPUINFO = InputKind("a saved /proc/cpuinfo", 16 * MiB, "Pass a copy of /proc/cpu
 HOSTS_FILE = InputKind("a hosts file", 1 * MiB, "Pass a text file with one host per line (at most 256 hosts)")
 TOKEN_FILE = InputKind("a token file", 64 * KiB, "Pass a file whose first line is the token (43 characters)")
 CA_FILE = InputKind("a CA certificate file", 16 * MiB, "Pass the PEM file of the CA that signed the server's certificate")
+SSH_CONFIG = InputKind("an ssh config", 1 * MiB, "Pass an ssh config file (ssh_config(5)), which is a few KiB")
 PASSWORD = InputKind("a password", 4 * KiB, "Pipe in the password alone, on one line")
 
 KINDS: tuple[InputKind, ...] = (
     FIO_OUTPUT, FACTS_FILE, VM_CONFIG, STORAGE_CFG, CRYPTSETUP_OUTPUT, CPUINFO, HOSTS_FILE, TOKEN_FILE, CA_FILE,
-    PASSWORD,
+    SSH_CONFIG, PASSWORD,
 )
 
 
@@ -131,17 +132,33 @@ def read_stdin_line(kind: InputKind) -> str:
     return (line.decode("utf-8") if isinstance(line, bytes) else line).rstrip("\r\n")
 
 
-def _read(path: Path, kind: InputKind, *, missing_ok: bool) -> bytes | None:
-    """The checks of the module docstring, in order: stat, refuse, open without blocking, fstat, bounded read."""
+def check_input(path: Path, kind: InputKind) -> None:
+    """The checks of `read_input` for a file another program reads (ssh's `-F`): a regular file within the
+    cap, by its path now. What that program opens later is up to it; stackbench never opens it."""
+    _checked(path, kind, missing_ok=False)
+
+
+def _checked(path: Path, kind: InputKind, *, missing_ok: bool) -> bool:
+    """Whether a regular file within the cap is at `path` (False: nothing is, and `missing_ok`), by `stat`
+    alone, before anything opens it; InputError for anything else."""
     try:
-        before = os.stat(path)
+        info = os.stat(path)
     except FileNotFoundError:
         if missing_ok:
-            return None
+            return False
         raise InputError(f"{path} does not exist", f"Check the path of {kind.what}") from None
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}", "Check the path and its permissions") from None
-    _refuse_unless_regular(path, before.st_mode, kind)
+    _refuse_unless_regular(path, info.st_mode, kind)
+    if info.st_size > kind.limit:
+        raise _over(path, info.st_size, kind)
+    return True
+
+
+def _read(path: Path, kind: InputKind, *, missing_ok: bool) -> bytes | None:
+    """The checks of the module docstring, in order: stat, refuse, open without blocking, fstat, bounded read."""
+    if not _checked(path, kind, missing_ok=missing_ok):
+        return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:

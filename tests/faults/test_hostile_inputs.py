@@ -3,72 +3,39 @@ with no writer, a character device that never ends (a zero device node made in t
 /dev/zero), a Unix socket, a sparse file far over its cap, and an endless standard input. Each command
 refuses it at once with one `Error:` line naming the file, exit 1 or 2.
 
-All cases run in one child interpreter whose address space is capped (RLIMIT_AS) with an alarm per case: a
-regression that reads such a file without bound fails here with a MemoryError (exit 70) or the alarm instead
-of growing until the kernel's OOM killer ends other work on the machine (`--hosts-file /dev/zero` once
-reached 23.7 GB). Nothing here reads the real /dev/zero.
+All cases run in one child interpreter whose address space is capped, with an alarm per case (capped.py):
+a regression that reads such a file without bound fails here with a MemoryError (exit 70) or the alarm
+instead of growing until the kernel's OOM killer ends other work on the machine (`--hosts-file /dev/zero`
+once reached 23.7 GB). Nothing here reads the real /dev/zero.
 """
 
 from __future__ import annotations
 
-import json
+import itertools
 import os
+import re
 import shutil
 import socket
 import stat
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import DATA
+from faults.capped import CappedCli
 from stackbench import inputs
 from stackbench.inputs import FIO_OUTPUT, InputError, InputKind, read_input
 
-ADDRESS_SPACE = 768 * 1024**2  # the CLI needs under 200 MiB of address space to refuse a file
-ALARM_S = 20
 SPARSE = 4 * 1024**3  # over every cap in stackbench.inputs.KINDS, and never written: no disk is used
 BENCH = DATA / "cryptsetup" / "guest-max" / "benchmark.stdout"
 FACTS = DATA / "zfs" / "openzfs-2.3.2-probe"
 RUN = DATA / "fio" / "randread-psync.json"
-
-DRIVER = r"""
-import contextlib, io, json, os, resource, signal, sys, time
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-from stackbench.cli import run_app
-
-class Alarm(BaseException):
-    pass
-
-def ring(signum, frame):
-    raise Alarm()
-
-signal.signal(signal.SIGALRM, ring)
-results = []
-real_out = sys.stdout
-for case in json.loads(sys.stdin.read()):
-    err, out = io.StringIO(), io.StringIO()
-    stdin = open(case["stdin"], "rb", buffering=0) if case["stdin"] else open(os.devnull, "rb")
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(stdin))
-    started = time.monotonic()
-    code = 0
-    signal.alarm(int(sys.argv[2]))
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-            run_app(case["argv"])
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
-    except Alarm:
-        code = "hung"
-    finally:
-        signal.alarm(0)
-        sys.stdin.close()
-    results.append({"argv": case["argv"], "code": code, "stderr": err.getvalue(),
-                    "seconds": time.monotonic() - started})
-real_out.write(json.dumps(results))
-"""
 
 
 def _hostile(root: Path) -> dict[str, Path]:
@@ -101,6 +68,7 @@ def _cases(root: Path, hostile: dict[str, Path]) -> list[dict]:
         for argv in (
             ["import", str(path), "--db", db],
             ["run", "--hosts-file", str(path), "-t", "/srv/bench", "--dry-run"],
+            ["run", "--hosts", "node1", "--ssh-config", str(path), "-t", "/srv/bench", "--db", db],
             ["push", "stored", "--to", "http://127.0.0.1:9", "--token-file", str(path), "--db", db],
             ["push", "stored", "--to", "https://127.0.0.1:9", "--ca-file", str(path), "--db", db],
             ["crypto", "--from", str(path)],
@@ -117,20 +85,38 @@ def _cases(root: Path, hostile: dict[str, Path]) -> list[dict]:
     return cases
 
 
+@dataclass
+class Rig:
+    """The hostile files, a store holding one run (`stored`), and the capped CLI serving every case."""
+
+    root: Path
+    hostile: dict[str, Path]
+    cli: CappedCli
+
+    @property
+    def db(self) -> str:
+        return str(self.root / "r.db")
+
+
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     root = tmp_path_factory.mktemp("hostile")
-    env = {**os.environ, "STACKBENCH_TOKEN": "sbt_" + "A" * 43, "HOME": str(root), "XDG_DATA_HOME": str(root),
+    env = {"STACKBENCH_TOKEN": "sbt_" + "A" * 43, "HOME": str(root), "XDG_DATA_HOME": str(root),
            "XDG_STATE_HOME": str(root)}
     stored = subprocess.run([sys.executable, "-m", "stackbench", "import", str(RUN), "--label", "stored",
-                             "--db", str(root / "r.db")], capture_output=True, text=True, env=env, timeout=120)
+                             "--db", str(root / "r.db")], capture_output=True, text=True, env={**os.environ, **env},
+                            timeout=120)
     assert stored.returncode == 0, stored.stderr
-    cases = _cases(root, _hostile(root))
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(ADDRESS_SPACE), str(ALARM_S)],
-                          input=json.dumps(cases), capture_output=True, text=True, env=env, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout)
-    return [{**case, **result} for case, result in zip(cases, results)]
+    cli = CappedCli(env)
+    try:
+        yield Rig(root, _hostile(root), cli)
+    finally:
+        cli.close()
+
+
+@pytest.fixture(scope="module")
+def outcomes(rig: Rig) -> list[dict]:
+    return [{**case, **rig.cli.run(case["argv"], case["stdin"])} for case in _cases(rig.root, rig.hostile)]
 
 
 def test_every_command_refuses_every_hostile_file_at_once_naming_it(outcomes: list[dict]) -> None:
@@ -162,12 +148,38 @@ def test_the_cap_is_exact(tmp_path: Path) -> None:
         read_input(tmp_path / "over", SMALL)
 
 
+@settings(max_examples=100, deadline=None)
+@given(kind=st.sampled_from(inputs.KINDS), extra=st.integers(1, 2**40), small=st.integers(0, 64 * 1024))
+def test_any_file_over_its_cap_is_refused_by_its_size_and_any_under_it_is_read_whole(
+    kind: InputKind, extra: int, small: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Oversize inputs of every kind, as sparse files (no disk is used, nothing is read): refused from their
+    size with the cap named; and a file within the cap is read exactly."""
+    from stackbench.units import format_bytes
+
+    directory = tmp_path_factory.mktemp("caps")
+    over = directory / "over"
+    with open(over, "wb") as handle:
+        handle.truncate(kind.limit + extra)
+    with pytest.raises(InputError, match=re.escape(f"more than the {format_bytes(kind.limit)} accepted for {kind.what}")):
+        read_input(over, kind)
+    within = directory / "within"
+    within.write_bytes(b"a" * min(small, kind.limit))
+    assert read_input(within, kind) == b"a" * min(small, kind.limit)
+    shutil.rmtree(directory)
+
+
 def test_a_file_that_grows_after_it_was_measured_is_read_only_to_the_cap(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """fstat said 10 bytes (the file grew since): the reader still stops one byte past the cap."""
+    """stat and fstat said 10 bytes (the file grew since): the reader still stops one byte past the cap."""
     (tmp_path / "grows").write_bytes(b"x" * 5000)
-    real = os.fstat
-    monkeypatch.setattr(inputs.os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 10, *real(fd)[7:])))
+    real_stat, real_fstat = os.stat, os.fstat
+
+    def small(info: os.stat_result) -> os.stat_result:
+        return os.stat_result((*info[:6], 10, *info[7:]))
+
+    monkeypatch.setattr(inputs.os, "stat", lambda path: small(real_stat(path)))
+    monkeypatch.setattr(inputs.os, "fstat", lambda fd: small(real_fstat(fd)))
     with pytest.raises(InputError, match="holds more than the 1000 B accepted"):
         read_input(tmp_path / "grows", SMALL)
 
@@ -218,3 +230,73 @@ def test_security_md_lists_every_cap() -> None:
     text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text()
     missing = [kind.what for kind in inputs.KINDS if f"| {kind.what} | {format_bytes(kind.limit)} |" not in text]
     assert missing == []
+
+
+# -- generated combinations -------------------------------------------------------------------------------
+# Every command that reads a file a user names, with its path slots ({f}: a file, {d}: a facts directory);
+# Hypothesis picks what goes in each slot (a FIFO, the zero device, a socket, a file over every cap, a
+# symbolic link to one of them, a facts directory with one of them under a fact's name), what standard
+# input is, and whether the output is --json. Every combination must fail at once, in one line naming it.
+TEMPLATES: tuple[tuple[str, ...], ...] = (
+    ("import", "{f}"),
+    ("import", str(RUN), "{f}"),
+    ("import", "{f}", str(RUN), "{f}"),
+    ("run", "--hosts-file", "{f}", "-t", "/srv/bench", "--dry-run"),
+    ("run", "--hosts", "node1", "--ssh-config", "{f}", "-t", "/srv/bench"),
+    ("push", "stored", "--to", "http://127.0.0.1:9", "--token-file", "{f}"),
+    ("push", "stored", "--to", "https://127.0.0.1:9", "--ca-file", "{f}"),
+    ("crypto", "--from", "{f}"),
+    ("crypto", "--from", str(BENCH), "--cpuinfo", "{f}"),
+    ("crypto", "--from", "-"),
+    ("audit", "--from", "{d}"),
+    ("audit", "--from", "{d}", "--vm-config", "{f}"),
+    ("audit", "--from", str(FACTS), "--storage-cfg", "{f}", "--vm-config", str(DATA / "pve" / "101-good.conf")),
+    ("user", "add", "bob", "--password-stdin"),
+)
+FACT_NAMES = ("cpuinfo.txt", "zpool-status.txt", "probe.json", "machine-id-hash.txt", "qemu-server/100.conf",
+              "pve/storage.cfg", "lsblk.json")
+JSON_OUTPUT = {"import", "crypto", "audit"}
+_made = itertools.count()
+
+
+def _facts_with(root: Path, name: str, target: Path) -> Path:
+    """A new facts directory whose file `name` is `target` (a symbolic link to it)."""
+    directory = root / f"generated-facts-{next(_made)}"
+    (directory / name).parent.mkdir(parents=True)
+    shutil.copy(FACTS / "meminfo.txt", directory / "meminfo.txt")
+    os.symlink(target, directory / name)
+    return directory
+
+
+@pytest.mark.slow  # ~1 min on a loaded machine; the matrix above is the quick check
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_generated_combinations_of_hostile_inputs_fail_at_once_naming_them(data: st.DataObject, rig: Rig) -> None:
+    links = {}
+    for name, path in rig.hostile.items():
+        links[f"link-to-{name}"] = rig.root / f"link-to-{name}"
+        if not links[f"link-to-{name}"].is_symlink():
+            links[f"link-to-{name}"].symlink_to(path)
+    files = sorted({**rig.hostile, **links}.values())
+    template = data.draw(st.sampled_from(TEMPLATES))
+    named: list[str] = []
+    argv = []
+    for word in template:
+        if word == "{f}":
+            word = str(data.draw(st.sampled_from(files)))
+        elif word == "{d}":
+            word = str(_facts_with(rig.root, data.draw(st.sampled_from(FACT_NAMES)), data.draw(st.sampled_from(files))))
+        if word.startswith(str(rig.root)):
+            named.append(word)
+        argv.append(word)
+    if template[0] in JSON_OUTPUT and data.draw(st.booleans()):
+        argv.append("--json")
+    if template[0] in ("import", "push", "user", "run"):
+        argv += ["--db", rig.db]
+    stdin = data.draw(st.sampled_from([None, *(str(p) for n, p in rig.hostile.items() if n in ("device", "oversize"))]))
+    done = rig.cli.run(argv, stdin)
+    lines = [line for line in done["stderr"].splitlines() if line.strip()]
+    assert done["code"] in (1, 2), (argv, stdin, done)
+    assert len(lines) == 1 and lines[0].startswith("Error: "), (argv, stdin, done["stderr"])
+    assert not named or any(path in lines[0] for path in named), (argv, lines[0])
+    assert done["seconds"] < 10, (argv, done["seconds"])
