@@ -53,9 +53,11 @@ class StoppingRule:
         return asdict(self)
 
 
-# The accepted range of every number that reaches a job file: (field, option, lowest, highest, example).
-# The highs are far above any useful benchmark and keep fio from being asked for nonsense (a 100000-deep
-# queue, a week-long cell); bs is at least a sector.
+# The accepted range of every number `run` (and every command that measures) writes into a job file:
+# (field, option, lowest, highest, example). The highs are far above any useful benchmark and keep fio from
+# being asked for nonsense (a 100000-deep queue, a week-long cell); bs is at least a sector. A plan is
+# checked against them (`plan_workload`, `Plan`); a workload fio measured elsewhere (an import, a pushed
+# run) is not a plan and only has to be one fio accepts (FIO_RANGES).
 LIMITS: tuple[tuple[str, str, float, float, str], ...] = (
     ("bs", "--bs", 512, 256 * 1024**2, "4k"),
     ("iodepth", "--qd", 1, 4096, "16"),
@@ -65,6 +67,42 @@ LIMITS: tuple[tuple[str, str, float, float, str], ...] = (
     ("ramp_time", "--ramp", 0, 3600, "2"),
     ("rate_iops", "--rate-iops", 1, 10**8, "1000"),
 )
+
+U64 = 2**64 - 1
+# What fio itself accepts for each field of a workload (fio 3.33, whose parser and limits these follow):
+# (field, lowest, highest). Sizes are 64-bit (the block size is stored as a signed 64-bit integer), fio reads
+# iodepth as a signed int (2147483648 is "out of range"), runs at most 4096 jobs ("maximum number of jobs
+# reached"), keeps times in 64-bit microseconds and reads rate_iops as an unsigned int.
+FIO_RANGES: tuple[tuple[str, float, float], ...] = (
+    ("bs", 1, 2**63 - 1),
+    ("iodepth", 1, 2**31 - 1),
+    ("numjobs", 1, 4096),
+    ("size", 1, U64),
+    ("runtime", 1e-6, U64 / 1e6),
+    ("ramp_time", 0, U64 / 1e6),
+    ("rate_iops", 1, 2**32 - 1),
+)
+
+
+def out_of_fio_range(name: str, value: float, shown: str | None = None) -> str | None:
+    """Why `value` of workload field `name` is not one fio accepts, or None when it is (NaN never is)."""
+    for field, low, high in FIO_RANGES:
+        if field == name and not low <= value <= high:
+            shown = shown or (str(value) if isinstance(value, int) else f"{value:g}")
+            return f"{name}={shown} is outside what fio accepts ({low:g} to {high:.0f})"
+    return None
+
+
+def check_plan_limits(fields: dict[str, Any]) -> None:
+    """UsageError naming the option when a value of a cell to measure is outside `LIMITS`."""
+    for name, option, low, high, example in LIMITS:
+        value = fields.get(name)
+        if value is not None and not low <= value <= high:
+            shown = format_size(int(value)) if name in ("bs", "size") else f"{value:g}"
+            bounds = (
+                f"{format_size(low)} and {format_size(high)}" if name in ("bs", "size") else f"{low:g} and {high:g}"
+            )
+            raise UsageError(f"{option} must be between {bounds}, got {shown}", f"Use e.g. {option} {example}")
 
 
 @dataclass(frozen=True)
@@ -92,14 +130,11 @@ class Workload:
             raise UsageError(
                 f"unknown I/O pattern {self.rw!r}", f"Use one of {', '.join(RW_MODES)}"
             )
-        for name, option, low, high, example in LIMITS:
+        for name, _low, _high in FIO_RANGES:
             value = getattr(self, name)
-            if value is not None and not low <= value <= high:
-                shown = format_size(int(value)) if name in ("bs", "size") else f"{value:g}"
-                bounds = (
-                    f"{format_size(low)} and {format_size(high)}" if name in ("bs", "size") else f"{low:g} and {high:g}"
-                )
-                raise UsageError(f"{option} must be between {bounds}, got {shown}", f"Use e.g. {option} {example}")
+            why = None if value is None else out_of_fio_range(name, value)
+            if why is not None:
+                raise UsageError(why, "Pass a workload fio can run")
         if self.bs > self.size:
             raise UsageError(
                 f"block size {format_size(self.bs)} is larger than the test size {format_size(self.size)}",
@@ -164,6 +199,8 @@ class Plan:
     def __post_init__(self) -> None:
         if not self.workloads:
             raise UsageError("the plan has no cells", "Give at least one --bs, --qd and --rw value")
+        for workload in self.workloads:
+            check_plan_limits(workload.to_dict())
         if not 1 <= self.runs <= MAX_RUNS:
             raise UsageError(f"--runs must be between 1 and {MAX_RUNS}, got {self.runs}", "Use e.g. --runs 5")
 
@@ -379,7 +416,7 @@ def build_plan(
     for index, (mode, block, depth) in enumerate(cells):
         cell_runtime = runtime if runtime is not None else (runtimes[index] if runtimes else base.runtime)
         workloads.append(
-            Workload(
+            plan_workload(
                 rw=mode,
                 bs=parse_size(block, option="bs"),
                 iodepth=int(depth),
@@ -418,6 +455,12 @@ def build_plan(
         name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
         direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
     )
+
+
+def plan_workload(**fields: Any) -> Workload:
+    """A cell of a plan to measure: its values checked against `LIMITS` (naming the option) first."""
+    check_plan_limits(fields)
+    return Workload(**fields)
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -183,6 +184,20 @@ def test_goals_are_parsed_from_practitioners_wording(text, metric, threshold, rw
 def test_bad_goals_are_one_line_errors(text: str, message: str) -> None:
     with pytest.raises(StackbenchError, match=message):
         parse_goal(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("seq write >= " + "9" * 400 + " MB/s", "beyond anything fio can measure"),  # was stored as Infinity
+    ("p99 <= 99999999999999 s", "beyond anything fio can measure"),  # 1e23 ns: past fio's 64-bit counters
+    ("QD" + "9" * 5000 + " write >= 1 MB/s", "iodepth=99999999999999999999... is outside"),  # was exit 70
+    ("QD99999999999999999999999 write >= 1 MB/s", "iodepth=99999999999999999999... is outside"),
+    ("QD2147483648 write >= 1 MB/s", "iodepth=2147483648 is outside what fio accepts"),
+    ("T4097 write >= 1 MB/s", "numjobs=4097 is outside what fio accepts"),
+])
+def test_goal_numbers_are_finite_and_ones_fio_has(text: str, message: str) -> None:
+    with pytest.raises(StackbenchError, match=re.escape(message)):
+        parse_goal(text)
+    assert parse_goal("QD2147483647 T4096 write >= 18000000000000000000 IOPS").iodepth == 2**31 - 1
 
 
 def test_goal_pass_fail_and_margin() -> None:
