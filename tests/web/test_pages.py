@@ -20,7 +20,7 @@ from stackbench.report.goals import goals_table
 from stackbench.report.run import run_table
 from stackbench.web.headers import CSP, IMAGE_CSP
 from stackbench.web.settings import Settings
-from web.site import HOSTILE, Site, assert_slog_page_is_the_clis, csrf_of, first_table
+from web.site import HOSTILE, PASSWORD, Site, assert_slog_page_is_the_clis, csrf_of, first_table
 
 
 def _share(client: httpx.Client, path: str, days: str = "7", note: str = "for the vendor") -> httpx.Response:
@@ -376,13 +376,31 @@ def test_the_owner_makes_a_run_team_visible_and_private_again(fresh_site) -> Non
         assert bob.get(run).status_code == 404
 
 
-def test_a_share_link_stops_when_its_run_changes_owner(fresh_site) -> None:
+def test_a_share_link_stops_when_its_run_changes_owner_and_stays_dead(fresh_site) -> None:
+    """Links bound to their maker's ownership (migration 0009), through the `user` command's moves: a run
+    taken by another account and given back, and an account removed, made again and claiming the run."""
+    from conftest import cli_here, run_cli
+
     with fresh_site(Settings()) as site:
-        alice = site.login("alice")
-        link = _link(_share(alice, f"/runs/{site.runs['b']}"), site)
-        assert site.client().get(link).status_code == 200
-        site.accounts.claim(site.ids["bob"], [site.runs["b"]], take=True)  # `user claim bob RUN --take`
+        alice, run = site.login("alice"), site.runs["b"]
+        link = _link(_share(alice, f"/runs/{run}"), site)
+        compared = _link(_share(alice, f"/compare/{site.runs['a']}/{run}"), site)
+        assert site.client().get(link).status_code == site.client().get(compared).status_code == 200
+        db = site.store.url
+        assert cli_here("user", "claim", "bob", run, "--take", "--db", db).returncode == 0
         assert site.client().get(link).status_code == 404
+        assert cli_here("user", "claim", "alice", run, "--take", "--db", db).returncode == 0
+        assert alice.get(f"/runs/{run}").status_code == 200  # alice's again ...
+        assert site.client().get(link).status_code == 404  # ... and her links to it stay dead
+        assert site.client().get(compared).status_code == 404
+        assert "/revoke" not in alice.get(f"/runs/{run}").text  # and are gone from her list
+
+        fresh = _link(_share(alice, f"/runs/{run}"), site)
+        assert cli_here("user", "remove", "alice", "--db", db).returncode == 0
+        made = run_cli("user", "add", "alice", "--password-stdin", "--db", db, input=PASSWORD + "\n")
+        assert made.returncode == 0, made.stderr
+        assert cli_here("user", "claim", "alice", run, "--db", db).returncode == 0
+        assert site.client().get(fresh).status_code == 404
 
 
 def test_the_scan_page_shows_what_show_scan_prints(web: Site, as_user: dict) -> None:
