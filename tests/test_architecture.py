@@ -11,10 +11,11 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "stackbench"
 
-BASE = {"errors", "units"}
+BASE = {"errors", "units", "usertext"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "units": {"errors"},
+    "usertext": set(),
     "warning": set(),
     "spawn": set(),
     "inputs": BASE,
