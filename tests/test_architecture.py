@@ -15,7 +15,7 @@ BASE = {"errors", "units", "usertext"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "units": {"errors"},
-    "usertext": set(),
+    "usertext": {"errors"},
     "warning": set(),
     "spawn": set(),
     "inputs": BASE,

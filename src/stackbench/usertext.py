@@ -16,6 +16,9 @@ Those are the Unicode categories Cc, Cf, Zl, Zp and Cs: `FORBIDDEN_CATEGORIES`.
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
+
+from stackbench.errors import UsageError
 
 FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
@@ -49,6 +52,14 @@ def refusal(what: str, text: str) -> str | None:
     return f"{what} cannot contain {describe_character(char)}: {RULE}"
 
 
+def check(what: str, text: str | None, fix: str = "Type it without them") -> None:
+    """Refuse `text` as `what` ("a label", "the note") with one line (UsageError) when it holds a forbidden
+    character; the stores' own writes call it too, so no entry can forget."""
+    reason = refusal(what, text) if text is not None else None
+    if reason is not None:
+        raise UsageError(reason, fix)
+
+
 def escape_character(char: str) -> str:
     """`\\x0a`, `\\u202e`, `\\U000e0041`: the character as Python would write it in a string literal."""
     code = ord(char)
@@ -61,3 +72,11 @@ def shown(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(escape_character(char) if char not in keep and is_forbidden(char) else char for char in text)
+
+
+def shown_in_template(value: Any) -> Any:
+    """Jinja2's `finalize` for the web pages and the HTML report: every text a template prints, shown
+    (newlines and tabs kept: a job file in a <pre>; elsewhere HTML shows them as a space). Markup, text a
+    template trusts as HTML (a chart's SVG, which Figure.render has already shown), is a subclass of str
+    and is left alone; so is anything that is not text."""
+    return shown(value, keep="\n\t") if type(value) is str else value

@@ -636,3 +636,41 @@ def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with
     assert alice.post(f"/shares/{link_id}/revoke", data={"csrf": csrf_of(alice)}).status_code == 303
     gone = stranger.get(f"{link}/report.html")
     assert gone.status_code == 404 and gone.text == stranger.get(f"/s/{secrets.token_urlsafe(32)}/report.html").text
+
+
+INVISIBLE = ("\u202e", "\u2066", "\u200b", "\u2028", "\x1b", "\x00")
+
+
+def test_pages_escape_invisible_characters_of_text_already_stored(fresh_site) -> None:
+    """A label, a target and a fact written before labels refused them (straight into the database): the
+    runs list, the run page, the compare page, the shared page and the charts show them escaped
+    (usertext.shown, through every template's finalize and every chart's texts), never raw."""
+    from sqlalchemy import update
+
+    from stackbench.store import schema
+
+    with fresh_site(Settings()) as site:
+        run = site.runs["b"]
+        with site.store.engine.begin() as connection:
+            connection.execute(update(schema.runs).where(schema.runs.c.id == run).values(
+                label="evil\u202eb\u200bx\u2028y", target="/tank/\u2066bench\x1b[2J"))
+        alice = site.login("alice")
+        link = _link(_share(alice, f"/runs/{run}"), site)
+        pages = {path: alice.get(path) for path in ("/runs", f"/runs/{run}", f"/compare/{site.runs['a']}/{run}")}
+        pages[link] = site.client().get(link)
+        for path, answer in pages.items():
+            assert answer.status_code == 200, path
+            assert not any(char in answer.text for char in INVISIBLE), path
+            assert "\\u202e" in answer.text or path == link, path  # the shared page shows the label redacted or so
+        run_page = pages[f"/runs/{run}"].text
+        assert "evil\\u202eb\\u200bx\\u2028y" in run_page and "\\u2066bench\\x1b[2J" in run_page
+        for path in (f"/runs/{run}/chart.svg?n=0", f"/compare/{site.runs['a']}/{run}/chart.svg?n=0"):
+            svg = alice.get(path)
+            assert svg.status_code == 200 and not any(char in svg.text for char in INVISIBLE), path
+
+
+def test_a_share_note_with_invisible_characters_is_refused(web: Site, as_user: dict) -> None:
+    alice = as_user["alice"]
+    answer = _share(alice, f"/runs/{web.runs['b']}", note="for \u202eevil")
+    assert answer.status_code == 400 and "A note cannot contain U+202E (right-to-left override)" in answer.text
+    assert "for \u202eevil" not in alice.get(f"/runs/{web.runs['b']}").text
