@@ -179,3 +179,12 @@ def test_reports_escape_stored_labels_in_html_markdown_and_xlsx(old_store: str, 
     chart = tmp_path / "chart.svg"
     assert cli_here("chart", base, other, "--kind", "compare", "-o", str(chart), "--db", old_store).returncode == 0
     _clean(chart.read_text(encoding="utf-8"))
+
+
+def test_lines_the_cli_prints_escape_stored_labels(old_store: str) -> None:
+    """Outside tables: `rm` lists what it deletes, label included, through the CLI's console
+    (cli/app.UserTextConsole escapes what it prints)."""
+    done = cli_here("rm", "1111aaaa" * 4, "--yes", "--db", old_store)
+    assert done.returncode == 0, done.stderr
+    _clean(done.stdout + done.stderr)
+    assert SHOWN_LABEL in done.stdout, done.stdout
