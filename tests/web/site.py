@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import socket
+import subprocess
 import threading
 import time
 from contextlib import contextmanager
@@ -72,6 +73,18 @@ def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
 def csrf_of(client: httpx.Client, path: str = "/runs") -> str:
     """The session's CSRF token, as a page's forms carry it."""
     return re.search(r'name="csrf" value="([^"]+)"', client.get(path).text).group(1)
+
+
+def first_answer(url: str, server: "subprocess.Popen", within_s: float = 60) -> httpx.Response:
+    """GET `url` from a `stackbench serve` just started: tried again until it listens, a failure if the
+    process ended first or `within_s` passed."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.TransportError:
+            assert time.monotonic() < deadline and server.poll() is None, "the server did not start"
+            time.sleep(0.1)
 
 
 def free_port() -> int:

@@ -11,12 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from conftest import run_cli
 from stackbench.web.logs import ACCESS_LOGGER, OneLineFormatter
-from web.site import PASSWORD, SERVER_LOG, Site, free_port
+from web.site import PASSWORD, SERVER_LOG, Site, first_answer, free_port
 
 # One request whose path, decoded, holds a forged access-log line, NUL, a terminal escape (clear the
 # screen), a bidi override, and the quote and backslash of the log's quoted field.
@@ -83,15 +82,7 @@ def test_the_servers_stderr_escapes_a_forged_path(tmp_path: Path, workers: int) 
     server = subprocess.Popen([sys.executable, "-m", "stackbench", "serve", "--port", str(port), "--db", db,
                                "--workers", str(workers)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}{FORGED}", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and server.poll() is None
-                time.sleep(0.1)
-        assert answer.status_code == 404
+        assert first_answer(f"http://127.0.0.1:{port}{FORGED}", server).status_code == 404
         time.sleep(0.5)  # the access log line follows the response
     finally:
         server.send_signal(signal.SIGINT)
