@@ -65,6 +65,20 @@ def test_a_missing_or_doubled_host_is_refused(web: Site) -> None:
     assert _raw(web, f"GET /login HTTP/1.1\nHost: 127.0.0.1:{port}\nConnection: close\n\n")[0] == 200
 
 
+def test_an_ipv4_client_of_a_dual_stack_listener_may_name_the_address_it_reached() -> None:
+    """`serve --host ::` takes IPv4 clients on IPv4-mapped addresses (the ASGI scope's server address is
+    ::ffff:192.0.2.1 for a client that asked for 192.0.2.1): what it asked for is the address it reached."""
+    from stackbench.web.origin import RefusedRequest, check_host
+
+    def scope(host: str, server: str) -> dict:
+        return {"headers": [(b"host", host.encode())], "server": (server, 8080)}
+
+    assert check_host(scope("192.0.2.1:8080", "::ffff:192.0.2.1"), frozenset()) == ("192.0.2.1", "8080")
+    assert check_host(scope("[::1]:8080", "::1"), frozenset()) == ("::1", "8080")
+    with pytest.raises(RefusedRequest):
+        check_host(scope("192.0.2.2:8080", "::ffff:192.0.2.1"), frozenset())
+
+
 def test_an_allowed_name_is_answered_and_others_are_not(fresh_site) -> None:
     with fresh_site(Settings(allowed_hosts=("bench.example.org", "[2001:db8::1]"))) as site:
         client = site.client()
@@ -198,6 +212,7 @@ def test_a_login_cookie_the_server_did_not_make_is_refused(web: Site) -> None:
     assert _login_with_cookie(web, f"{LOGIN_COOKIE}={planted}", planted).status_code == 403
     form = web.client().get("/login")
     real = form.cookies[LOGIN_COOKIE]
+    assert "path=/login" in form.headers["set-cookie"].lower()  # over http, as before: replaced, not doubled
     token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
     assert token not in real  # the form's token is not the cookie's value
     nonce, issued, mac = real.split(".")

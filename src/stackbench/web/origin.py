@@ -93,7 +93,10 @@ def check_host(scope: dict, allowed: frozenset[str]) -> tuple[str, str]:
     name, port = parsed
     arrived_on = str((scope.get("server") or ("",))[0] or "").lower()
     try:
-        arrived_on = str(ipaddress.ip_address(arrived_on.strip("[]")))
+        address = ipaddress.ip_address(arrived_on.strip("[]"))
+        # an IPv4 client of a dual-stack `--host ::` arrives on ::ffff:a.b.c.d and asks for a.b.c.d
+        mapped = getattr(address, "ipv4_mapped", None)
+        arrived_on = str(mapped or address)
     except ValueError:
         pass
     if name in allowed or name == arrived_on or (name == "localhost" and _is_loopback(arrived_on)):

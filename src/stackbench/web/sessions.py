@@ -102,8 +102,8 @@ def start_session(request: Request, response: Response, account: Account, old: P
     ctx.accounts.create_session(account.id, ctx.digest(session_id), secrets.token_urlsafe(32))
     response.set_cookie(cookie_name(request, SESSION_COOKIE), session_id, httponly=True, samesite="strict",
                         secure=secure(request), path="/")
-    response.delete_cookie(cookie_name(request, LOGIN_COOKIE), path="/", httponly=True, samesite="strict",
-                           secure=secure(request))
+    response.delete_cookie(cookie_name(request, LOGIN_COOKIE), path=_login_path(request), httponly=True,
+                           samesite="strict", secure=secure(request))
 
 
 def end_session(request: Request, response: Response, principal: Principal) -> None:
@@ -141,7 +141,13 @@ def login_form(request: Request) -> tuple[str, str | None]:
 
 def set_login_cookie(request: Request, response: Response, value: str) -> None:
     response.set_cookie(cookie_name(request, LOGIN_COOKIE), value, httponly=True, samesite="strict",
-                        secure=secure(request), path="/", max_age=LOGIN_TOKEN_S)
+                        secure=secure(request), path=_login_path(request), max_age=LOGIN_TOKEN_S)
+
+
+def _login_path(request: Request) -> str:
+    """The login cookie's path: `/` for its `__Host-` name (the prefix requires it), else only `/login`, as
+    before (a browser holding the old cookie gets it replaced, not a second one beside it)."""
+    return "/" if secure(request) else "/login"
 
 
 def login_token_ok(request: Request, submitted: str) -> bool:
