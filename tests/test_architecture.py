@@ -11,10 +11,11 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "stackbench"
 
-BASE = {"errors", "units"}
+BASE = {"errors", "units", "usertext"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "units": {"errors"},
+    "usertext": {"errors"},
     "warning": set(),
     "round_order": set(),
     "unsafe_settings": set(),

@@ -176,7 +176,11 @@ BROKEN = {
     "dangling output": (lambda d: d["cells"][0].update(fio_output_seq=99), "fio_output_seq"),
     "sample is a list": (lambda d: d["cells"][0].update(samples=[[1, 2]]), "samples[0]"),
     "long label": (lambda d: d["run"].update(label="x" * 201), "run.label"),
-    "label on two lines": (lambda d: d["run"].update(label="a\nb"), "run.label contains control characters"),
+    "label on two lines": (lambda d: d["run"].update(label="a\nb"), "run.label cannot contain U+000A"),
+    "label with a bidi override": (lambda d: d["run"].update(label="a\u202eb"), "run.label cannot contain U+202E"),
+    "label with an isolate": (lambda d: d["run"].update(label="a\u2067b"), "run.label cannot contain U+2067"),
+    "label with a zero-width space": (lambda d: d["run"].update(label="a\u200bb"), "run.label cannot contain U+200B"),
+    "label with a line separator": (lambda d: d["run"].update(label="a\u2028b"), "run.label cannot contain U+2028"),
     "other format": (lambda d: d.update(format_version=99), "version 1"),
     # numbers in range, as an import checks them (engine/ranges.py): finite ones that break statistics too
     "latency past fio's counters": (lambda d: d["cells"][0]["result"]["clat"].update(mean_ns=1.7e308),

@@ -145,8 +145,8 @@ def _run_with_progress(run: Any, cipher: str | None, key_size: int | None) -> An
 
     from stackbench.engine.cryptsetup import benchmark_command
 
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                        transient=True, disable=not err.is_terminal)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                        console=err, transient=True, disable=not err.is_terminal)
     progress.add_task(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)", total=None)
     with progress:
         return run(cipher, key_size)

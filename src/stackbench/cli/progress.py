@@ -38,11 +38,11 @@ class ProgressObserver:
         self.fixed_rounds = rounds  # `ab`: every cell runs `rounds` times per arm, no adaptive extras
         self.progress = self.progress_class(
             SpinnerColumn(),
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
+            TextColumn("{task.percentage:>3.0f}%", markup=False),
             TimeElapsedColumn(),
-            TextColumn("ETA"),
+            TextColumn("ETA", markup=False),
             TimeRemainingColumn(),
             console=err,
             disable=not enabled,

@@ -20,6 +20,7 @@ from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
 )
 from stackbench.errors import StackbenchError, UsageError
+from stackbench.usertext import check
 
 token_app = typer.Typer(help="API tokens of the web server, for push and /metrics.", no_args_is_help=True)
 app.add_typer(token_app, name="token")
@@ -63,6 +64,7 @@ def token_create(
         raise UsageError(f"unknown scope {scope!r}", f"Use --scope {' or --scope '.join(TOKEN_SCOPES)}")
     if len(note) > 500:
         raise UsageError("the note is longer than 500 characters", "Shorten --note")
+    check("the note", note, "Type --note without them")
     store = open_store_from(db)
     accounts = Accounts(store)
     account = accounts.account_named(user)

@@ -20,6 +20,7 @@ from stackbench.engine.result import DirectionResult, Latency
 from stackbench.errors import StackbenchError
 from stackbench.plan import Workload
 from stackbench.store.uploads import DOCUMENT_FORMAT, DOCUMENT_VERSION, OUTPUT_FIELDS, PUSHABLE, result_from_dict
+from stackbench.usertext import refusal
 
 MAX_BYTES = 32 * 1024**2  # a run of 200 cells with their raw fio outputs and samples is a few MiB
 MAX_DEPTH = 32  # the document is 6 deep; facts a few more
@@ -80,8 +81,8 @@ def validate(document: Any) -> None:
                        "planned_cells", "facts", "warnings"})
     _check(isinstance(run["id"], str) and RUN_ID.fullmatch(run["id"]), "run.id is not 32 hex digits")
     _text(run["label"], "run.label", 200, optional=True)
-    _check(run["label"] is None or not any(ord(c) < 32 or ord(c) == 127 for c in run["label"]),
-           "run.label contains control characters (a label prints on one line, as `run --label` requires)")
+    reason = refusal("run.label", run["label"]) if run["label"] is not None else None
+    _check(reason is None, f"{reason} (as `run --label` requires)")
     _check(run["status"] in PUSHABLE, f"run.status must be one of {', '.join(PUSHABLE)}")
     _check(run["source"] in SOURCES, f"run.source must be one of {', '.join(SOURCES)}")
     _time(run["created_at"], "run.created_at")

@@ -23,6 +23,7 @@ from stackbench.report.layers import layers_notes
 from stackbench.report.layers import noisy_notes as layer_notes
 from stackbench.report.run_json import cell_json
 from stackbench.report.uncertainty import noisy_note, readable
+from stackbench.usertext import shown
 
 if TYPE_CHECKING:
     from openpyxl.worksheet.worksheet import Worksheet
@@ -90,7 +91,7 @@ def sheet_name(text: str, taken: Iterable[str] = ()) -> str:
     """A valid, unique sheet name for user text: no `[]:*?/\\`, no control characters, no apostrophe at
     either end, at most 31 characters, not `History`, and not equal (ignoring case) to one in `taken`."""
     taken = {t.lower() for t in taken}
-    base = " ".join(_FORBIDDEN.sub(" ", text).split()).strip("'").strip() or "Run"
+    base = " ".join(_FORBIDDEN.sub(" ", shown(text)).split()).strip("'").strip() or "Run"
     if base.lower() in _RESERVED:
         base = f"{base} run"
     base = base[:SHEET_NAME_MAX].rstrip().strip("'") or "Run"
@@ -412,6 +413,8 @@ def _naive(moment: Any) -> Any:
 
 
 def _clean(text: str) -> str:
+    """Text as a cell holds it: invisible and control characters escaped as everywhere (usertext.shown;
+    newlines and tabs kept, a cell wraps them), and what XML cannot hold at all left out."""
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
-    return ILLEGAL_CHARACTERS_RE.sub("", text)
+    return ILLEGAL_CHARACTERS_RE.sub("", shown(text, keep="\n\t"))
