@@ -108,7 +108,6 @@ def test_the_table_has_no_cycles() -> None:
 # fails `test_files_are_read_only_through_the_bounded_reader` until it goes through `inputs` or is listed.
 RAW_READS: dict[str, dict[str, str]] = {
     "stackbench/abandoned.py": {
-        "Path(f'/proc/{pid}/stat').read_text()": "the kernel's view of a process",
         "Path('/proc/sys/kernel/random/boot_id').read_text()": "the kernel's boot id",
     },
     "stackbench/cli/crypto.py": {
@@ -136,6 +135,18 @@ RAW_READS: dict[str, dict[str, str]] = {
     "stackbench/probe/block.py": {
         "path.read_text()": "its _read helper, given only /sys/class/block attributes",
         "Path('/proc/self/mountinfo').read_text()": "the kernel's mount table",
+    },
+    "stackbench/probe/loop.py": {
+        "path.read_text()": "its _read helper, given only /sys/class/block attributes",
+        "os.open(f'/dev/{name}', os.O_RDONLY | os.O_CLOEXEC)": "a loop device opened for its status ioctl, never read",
+    },
+    "stackbench/output_files.py": {
+        "os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)": "an output's directory, opened to fsync and rename in it",
+    },
+    "stackbench/processes.py": {
+        "(PROC / str(pid) / 'stat').read_text()": "the kernel's view of a process",
+        "(PROC / str(pid) / 'cmdline').read_bytes()": "the kernel's view of a process",
+        "(PROC / str(pid) / 'comm').read_text()": "the kernel's view of a process",
     },
     "stackbench/probe/system.py": {
         "Path(path).read_text(errors='replace')": "its _read helper, given only /proc, /sys and /etc/os-release",

@@ -30,7 +30,7 @@ SHIPPED = (
     "stackbench", "stackbench.errors", "stackbench.units", "stackbench.warning", "stackbench.spawn",
     "stackbench.processes", "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe",
     "stackbench.probe.block", "stackbench.probe.loop", "stackbench.probe.system", "stackbench.probe.direct_io",
-    "stackbench.safety", "stackbench.fleet", "stackbench.fleet.timing",
+    "stackbench.usertext", "stackbench.safety", "stackbench.fleet", "stackbench.fleet.timing",
 )
 PACKAGES = ("stackbench", "stackbench.engine", "stackbench.probe", "stackbench.fleet")
 
