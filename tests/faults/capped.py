@@ -15,6 +15,7 @@ import os
 import select
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 ADDRESS_SPACE = 768 * 1024**2  # the CLI needs under 200 MiB of address space to refuse a file
@@ -64,10 +65,12 @@ for line in sys.stdin:
 class CappedCli:
     """One capped child serving `run(argv, stdin)`; `close()` ends it."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        # In a directory of the test's own: a generated relative path (`facts save 64G`, `-o x`) lands there,
+        # never in the checkout the suite runs from.
         self.process = subprocess.Popen([sys.executable, "-c", WORKER, str(ADDRESS_SPACE), str(ALARM_S)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, env={**os.environ, **env})
+                                        text=True, env={**os.environ, **env}, cwd=cwd)
 
     def run(self, argv: list[str], stdin: str | None = None) -> dict[str, Any]:
         """The command's exit code (or "hung"), its stderr and stdout (their ends) and how long it took."""

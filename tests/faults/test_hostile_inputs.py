@@ -107,7 +107,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
                              "--db", str(root / "r.db")], capture_output=True, text=True, env={**os.environ, **env},
                             timeout=120)
     assert stored.returncode == 0, stored.stderr
-    cli = CappedCli(env)
+    cli = CappedCli(env, cwd=root)
     try:
         yield Rig(root, _hostile(root), cli)
     finally:
