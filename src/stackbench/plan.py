@@ -160,6 +160,9 @@ class Plan:
     # The preset's size depends on the machine and the target (cache-exhaustion without --size): the
     # workloads hold a placeholder until `with_size` gives the size `auto_size` chose (runner.settle_size).
     size_from_target: bool = False
+    # Each round is one fio process whose job file holds every cell still measured, one stonewalled job
+    # each (synclat, slog): fio's start-up is paid once per round instead of once per cell.
+    one_process: bool = False
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -185,7 +188,10 @@ class Plan:
         return self.stopping.min_runs if self.stopping else self.runs
 
     def run_seconds(self, workload: Workload) -> float:
-        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up."""
+        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up (with
+        `one_process`, what fio spends between two stonewalled jobs)."""
+        if self.one_process:
+            return workload.runtime + workload.ramp_time + JOB_OVERHEAD_S
         return workload.runtime + workload.ramp_time + RUN_OVERHEAD_S
 
     def cell_budget(self, workload: Workload) -> float:
@@ -235,6 +241,11 @@ def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = F
 
 # fio start-up, file open and JSON writing per fio run, beyond its runtime (bench/overhead_bench.py).
 RUN_OVERHEAD_S = 0.4
+# Each stonewalled job of one fio process: fio's main loop (3.33, backend.c run_threads) sleeps 100 ms while
+# the job's thread initialises, notices the job's end at its next 100 ms tick and sleeps another 100 ms
+# before it forks the next one: 0.31 s per job measured with strace on tmpfs, about what a fio process of
+# its own costs (0.32-0.37 s). One process per round saves the processes, not the seconds.
+JOB_OVERHEAD_S = 0.3
 MAX_RUNS = 100
 
 

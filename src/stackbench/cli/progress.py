@@ -49,6 +49,8 @@ class ProgressObserver:
         )
         self.task = self.progress.add_task("starting", total=self.total)
         self._done_seconds = 0.0
+        # cells being measured, and how far: several at once when a round is one fio process (`one_process`)
+        self._in_flight: dict[int, float] = {}
         self._runs = [0] * len(plan.workloads)
         self.shown: set[Warning] = set()  # printed as they happened, so not again at the end
 
@@ -84,12 +86,14 @@ class ProgressObserver:
 
     def cell_progress(self, index: int, elapsed: float) -> None:
         budget = self.plan.run_seconds(self.plan.workloads[index])
-        self.progress.update(self.task, completed=self._done_seconds + min(elapsed, budget))
+        self._in_flight[index] = min(elapsed, budget)
+        self.progress.update(self.task, completed=self._done_seconds + sum(self._in_flight.values()))
 
     def cell_finished(self, index: int, workload: Workload, results: list) -> None:
+        self._in_flight.pop(index, None)
         self._runs[index] += 1
         self._done_seconds += self.plan.run_seconds(workload)
-        self.progress.update(self.task, completed=self._done_seconds)
+        self.progress.update(self.task, completed=self._done_seconds + sum(self._in_flight.values()))
         if self.quiet:
             return
         for result in results:
