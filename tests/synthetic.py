@@ -49,3 +49,16 @@ def ab_arms(orders: list[str], a_runs: list[float], b_runs: list[float], *, a_co
 
     return (arm("A", a_command, a_runs, list(range(len(a_runs))), "1" * 32),
             arm("B", b_command, b_runs, b_rounds or list(range(len(b_runs))), "2" * 32))
+
+
+def spread(centre: float, log_sd: float, n: int) -> list[float]:
+    """n per-run values around `centre` (their geometric mean) whose logs have exactly this sample standard
+    deviation: a chosen run-to-run spread."""
+    import math
+
+    if n == 1:
+        return [centre]
+    z = [i - (n - 1) / 2 for i in range(n)]
+    scale = log_sd / math.sqrt(sum(v * v for v in z) / (n - 1))
+    return [centre * math.exp(scale * v) for v in z]
+
