@@ -40,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "fleet": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "runner", "abandoned",
                      "recovery", "warning", "spawn"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "spawn", "round_order"},
+    "slog_session": BASE | {"results", "store", "runner", "plan", "round_order"},
     "report_contents": BASE | {"engine", "plan", "results", "goal", "analysis", "report", "audit", "store"},
     "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report", "scan",
                    "report_contents"},

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from stackbench.errors import UsageError
 from stackbench.units import format_size, parse_size
@@ -446,6 +446,20 @@ def build_plan(
         name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
         direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
     )
+
+
+def slog_plan(*, sizes: Sequence[int] = (4096,), runtime: float | None = None, ramp: float | None = None,
+              runs: int | None = None, size: str = "1G") -> Plan:
+    """`stackbench slog`'s plan: the slog preset's two depths (QD1 for 5 s, QD16 for 10 s, 1 s ramp) at each
+    write size, in a fixed number of separate runs (the preset's 5 unless `runs`), a round of a candidate
+    being one fio process. `runtime` sets both depths' measured seconds, `ramp` the ramp: the way to make
+    the shoot-out shorter (`--runtime 2 --runs 3`), at the price of a wider interval."""
+    base = build_plan("slog", size=size, ramp=ramp, runs=runs, until_stable=False)
+    workloads = tuple(
+        replace(w, bs=bs, runtime=float(runtime) if runtime is not None else w.runtime)
+        for bs in sorted(set(sizes)) for w in base.workloads
+    )
+    return replace(base, workloads=workloads, one_process=True)
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:

@@ -128,6 +128,48 @@ def test_slog_ranks_candidates_and_includes_imported_runs(tmp_path: Path) -> Non
     assert "power-loss protection" in json.loads(result.stdout)["note"]
 
 
+@pytest.mark.slow
+def test_slog_interleaves_its_candidates_round_by_round_and_never_ranks_tmpfs_best(
+        tmp_path: Path, scratch_dir: Path, tmpfs_mount) -> None:
+    """The same directory twice (an A/A pair) and a tmpfs, 2 short runs each: every round measures each
+    candidate once, forward then backward, each candidate's round one fio process; tmpfs is ranked last
+    as not a device and never named best; the two disk candidates are tested paired by round."""
+    from stackbench.store import open_store
+
+    ram = tmpfs_mount("64M")
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    result = cli_here("slog", str(scratch_dir), str(scratch_dir), str(ram), "--runtime", "0.5", "--ramp", "0",
+                      "--runs", "2", "--size", "16M", "--db", db, "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    names = [c["candidate"] for c in data["candidates"]]
+    assert sorted(names) == sorted([str(scratch_dir), f"{scratch_dir} #2", str(ram)]) and names[-1] == str(ram)
+    assert data["candidates"][-1]["verdict"] == "not a device: tmpfs is RAM and loses every write on power loss"
+    (ranking,) = data["rankings"]
+    assert ranking["best"] != str(ram)
+    (pair,) = ranking["comparisons"]
+    assert {pair["candidate"], pair["next"]} == {str(scratch_dir), f"{scratch_dir} #2"} and pair["test"] == "paired-log"
+    assert all(c["runs"] == 2 for c in data["candidates"])
+    store = open_store(db)
+    runs = [store.get_run(c["run_id"]) for c in sorted(data["candidates"], key=lambda c: names.index(c["candidate"]))]
+    sessions = {r.facts["slog"]["session"] for r in runs}
+    assert len(sessions) == 1
+    by_name = {r.facts["slog"]["candidate"]: r for r in runs}
+    order = [by_name[name] for name in runs[0].facts["slog"]["candidates"]]
+    assert runs[0].facts["slog"]["orders"] == [[0, 1, 2], [2, 1, 0]]
+
+    def started(run, round_index: int) -> set[str]:  # noqa: ANN001
+        return {r["started_at"] for c in run.cells for r in c.measurement["replicates"] if r["round"] == round_index}
+
+    for round_index, sequence in enumerate(([0, 1, 2], [2, 1, 0])):
+        times = [started(order[i], round_index) for i in sequence]
+        assert all(len(t) == 1 for t in times)  # both depths of a candidate's round: one fio process
+        assert [t.pop() for t in times] == sorted(min(started(order[i], round_index)) for i in sequence)
+    for run in runs:
+        assert all(w.runtime == 0.5 and w.ramp_time == 0 for w in (c.workload for c in run.cells))
+    assert list(scratch_dir.iterdir()) == [] and list(ram.iterdir()) == []
+
+
 def test_slog_without_candidates_is_an_error(tmp_path: Path) -> None:
     result = cli_here("slog", "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1 and "no SLOG candidates" in result.stderr
