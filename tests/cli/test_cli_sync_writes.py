@@ -170,6 +170,49 @@ def test_slog_interleaves_its_candidates_round_by_round_and_never_ranks_tmpfs_be
     assert list(scratch_dir.iterdir()) == [] and list(ram.iterdir()) == []
 
 
+@pytest.mark.slow
+def test_slog_ranks_a_throttled_loop_device_second_and_proves_it(tmp_path: Path) -> None:
+    """Two blank loop devices over files; the second throttled with cgroup v1's blkio controller (a child
+    cgroup of this test's own, stackbench and its fio in it) to 20 block requests a second, about 10 O_SYNC
+    writes: far slower than the first whatever the machine's load. The first is ranked first and proven
+    better; bench/slog_truth.py does the same at 2x on a quiet machine. Everything made is removed."""
+    import os
+    import subprocess
+    import sys
+
+    blkio = Path("/sys/fs/cgroup/blkio")
+    if os.geteuid() != 0 or not (blkio / "blkio.throttle.write_iops_device").exists():
+        pytest.skip("needs root and cgroup v1's blkio controller")
+    devices, group = [], blkio / f"stackbench-test-{os.getpid()}"
+    try:
+        for name in ("fast", "slow"):
+            backing = tmp_path / f"{name}.img"
+            with open(backing, "wb") as handle:
+                handle.truncate(64 * MiB)
+            devices.append(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True,
+                                          text=True, check=True).stdout.strip())
+        fast, slow = devices
+        group.mkdir()
+        number = (Path("/sys/block") / Path(slow).name / "dev").read_text().strip()
+        (group / "blkio.throttle.write_iops_device").write_text(f"{number} 20\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "stackbench", "slog", fast, slow, "--destroy-data", "--runtime", "1", "--ramp", "0",
+             "--runs", "3", "--size", "16M", "--db", f"sqlite:///{tmp_path / 'r.db'}", "--json"],
+            capture_output=True, text=True, timeout=300,
+            preexec_fn=lambda: (group / "cgroup.procs").write_text(str(os.getpid())),
+        )
+        assert done.returncode == 0, done.stderr
+        (ranking,) = json.loads(done.stdout)["rankings"]
+        (pair,) = ranking["comparisons"]
+        assert ranking["best"] == fast and (pair["candidate"], pair["next"]) == (fast, slow)
+        assert pair["better"] and pair["test"] == "paired-log" and pair["latency_ratio"] < 0.5
+    finally:
+        if group.exists():
+            group.rmdir()
+        for device in devices:
+            subprocess.run(["losetup", "-d", device], capture_output=True)
+
+
 def test_slog_without_candidates_is_an_error(tmp_path: Path) -> None:
     result = cli_here("slog", "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert result.returncode == 1 and "no SLOG candidates" in result.stderr
