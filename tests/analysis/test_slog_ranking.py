@@ -183,3 +183,17 @@ def test_candidates_take_turns_as_ab_arms_do() -> None:
     assert all(later[0] == earlier[-1] for earlier, later in zip(orders, orders[1:]))
     with pytest.raises(ValueError):
         arm_orders(0, 2)
+
+
+def test_other_write_sizes_are_ranked_without_a_class() -> None:
+    """`--sizes 4k,16k`: each size ranked on its own; the classes are bounds on 4 KiB writes, so a 16 KiB
+    row names none and no warning asks for runs to decide one."""
+    from dataclasses import replace as replaced
+
+    noisy = slog_candidate("noisy", [362.0, 420.0, 480.0, 560.0, 700.0])
+    at_16k = replaced(noisy, cells=tuple(replaced(c, workload=replaced(c.workload, bs=16384)) for c in noisy.cells))
+    ranking = rank([candidate_from_run("noisy", noisy), candidate_from_run("noisy", at_16k, 16384)])
+    assert [r.size for r in ranking.sizes] == [4096, 16384]
+    small, large = ranking.candidates
+    assert small.verdict.endswith("the runs cannot tell") and large.verdict == "no class: the classes are for 4K writes"
+    assert large.classes == () and [w.subject for w in ranking.warnings] == ["noisy"]

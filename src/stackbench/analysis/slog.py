@@ -115,9 +115,10 @@ class Candidate:
 
     @property
     def classes(self) -> tuple[str, ...]:
-        """The classes the QD1 median may be in: one when the interval (or the single value) lies in it."""
+        """The classes the QD1 median may be in: one when the interval (or the single value) lies in it;
+        none for another write size than the classes' 4 KiB."""
         latency = self.qd1_latency_ns
-        if latency is None:
+        if latency is None or self.size != CLASS_SIZE:
             return ()
         low, high = self.qd1_interval or (latency, latency)
         return tuple(name for i, (bound, name, _) in enumerate(CLASSES)
@@ -127,11 +128,11 @@ class Candidate:
     def verdict(self) -> str:
         if self.not_device:
             return f"not a device: {self.not_device}"
-        classes = self.classes
-        if not classes:
+        if self.qd1_latency_ns is None:
             return f"unknown: no {format_size(self.size)} QD1 sync-write result"
         if self.size != CLASS_SIZE:
             return f"no class: the classes are for {format_size(CLASS_SIZE)} writes"
+        classes = self.classes
         if len(classes) > 1:
             return f"{_either(classes)}: the runs cannot tell"
         text = next(verdict for _, name, verdict in CLASSES if name == classes[0])
