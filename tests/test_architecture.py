@@ -45,6 +45,7 @@ ALLOWED: dict[str, set[str]] = {
                      "abandoned", "recovery", "warning", "spawn", "credentials", "output_files"},
     "user_commands": BASE | {"spawn", "processes"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "user_commands", "round_order"},
+    "slog_session": BASE | {"results", "store", "runner", "plan", "round_order"},
     "report_contents": BASE | {"engine", "plan", "results", "goal", "analysis", "report", "audit", "store",
                                "credentials"},
     "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report", "scan",

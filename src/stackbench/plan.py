@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from stackbench.errors import UsageError
 from stackbench.units import format_size, parse_size
@@ -195,6 +195,9 @@ class Plan:
     # The preset's size depends on the machine and the target (cache-exhaustion without --size): the
     # workloads hold a placeholder until `with_size` gives the size `auto_size` chose (runner.settle_size).
     size_from_target: bool = False
+    # Each round is one fio process whose job file holds every cell still measured, one stonewalled job
+    # each (synclat, slog): fio's start-up is paid once per round instead of once per cell.
+    one_process: bool = False
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -217,8 +220,11 @@ class Plan:
         return self.stopping.min_runs if self.stopping else self.runs
 
     def run_seconds(self, workload: Workload) -> float:
-        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up (the time cap
-        of the adaptive rule counts with it; analysis/estimate.py is the whole model)."""
+        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up (with
+        `one_process`, what fio spends between two stonewalled jobs; the time cap of the adaptive rule counts
+        with it; analysis/estimate.py is the whole model)."""
+        if self.one_process:
+            return workload.runtime + workload.ramp_time + JOB_OVERHEAD_S
         return workload.runtime + workload.ramp_time + RUN_OVERHEAD_S
 
 
@@ -254,6 +260,11 @@ def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = F
 # fio's start-up, file open, exit and JSON, and storing the run, beyond ramp + runtime: 0.40-0.55 s per run
 # on the 2-core CI machine (bench/estimate_bench.py); an estimate uses an earlier run's where it has one.
 RUN_OVERHEAD_S = 0.45
+# Each stonewalled job of one fio process: fio's main loop (3.33, backend.c run_threads) sleeps 100 ms while
+# the job's thread initialises, notices the job's end at its next 100 ms tick and sleeps another 100 ms
+# before it forks the next one: 0.31 s per job measured with strace on tmpfs, about what a fio process of
+# its own costs (0.32-0.37 s). One process per round saves the processes, not the seconds.
+JOB_OVERHEAD_S = 0.3
 MAX_RUNS = 100
 
 
@@ -461,6 +472,20 @@ def plan_workload(**fields: Any) -> Workload:
     """A cell of a plan to measure: its values checked against `LIMITS` (naming the option) first."""
     check_plan_limits(fields)
     return Workload(**fields)
+
+
+def slog_plan(*, sizes: Sequence[int] = (4096,), runtime: float | None = None, ramp: float | None = None,
+              runs: int | None = None, size: str = "1G") -> Plan:
+    """`stackbench slog`'s plan: the slog preset's two depths (QD1 for 5 s, QD16 for 10 s, 1 s ramp) at each
+    write size, in a fixed number of separate runs (the preset's 5 unless `runs`), a round of a candidate
+    being one fio process. `runtime` sets both depths' measured seconds, `ramp` the ramp: the way to make
+    the shoot-out shorter (`--runtime 2 --runs 3`), at the price of a wider interval."""
+    base = build_plan("slog", size=size, ramp=ramp, runs=runs, until_stable=False)
+    workloads = tuple(
+        replace(w, bs=bs, runtime=float(runtime) if runtime is not None else w.runtime)
+        for bs in sorted(set(sizes)) for w in base.workloads
+    )
+    return replace(base, workloads=workloads, one_process=True)
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:

@@ -154,8 +154,9 @@ def markdown_rows(text: str) -> list[list[str]]:
 
 def assert_slog_page_is_the_clis(client: httpx.Client, db_url: str, ids: list[str]) -> str:
     """/slog?runs=IDS shows `stackbench slog --run ID...`'s table cell for cell (its Markdown output, the
-    text a reader is shown; its CSV holds plain numbers instead) in the order of its --json ranking;
-    returns the page."""
+    text a reader is shown; its CSV holds plain numbers instead) in the order of its --json ranking, its
+    notes (what the ranking proves) and the warnings it prints (what more runs would decide); returns the
+    page."""
     from conftest import cli_here
 
     answer = client.get("/slog", params={"runs": ids})
@@ -169,6 +170,15 @@ def assert_slog_page_is_the_clis(client: httpx.Client, db_url: str, ids: list[st
     assert page_rows == cli_rows
     ranked = json.loads(as_json.stdout)["candidates"]
     assert [(r[0], r[-1]) for r in page_rows] == [(c["candidate"], c["verdict"]) for c in ranked]
+    page_text = html.unescape(re.sub(r"\s+", " ", answer.text))
+    notes = [line.rstrip() for line in as_markdown.stdout.split("\n\n", 2)[-1].splitlines() if line.strip()]
+    for note in notes:
+        assert re.sub(r"\\(.)", r"\1", note.rstrip()) in page_text
+    warnings = [line for line in as_json.stderr.splitlines() if line.startswith("Warning:")]
+    assert warnings == [f"Warning: {w['subject']}: {w['text']}; {w['fix']}"
+                        for w in json.loads(as_json.stdout)["warnings"]]
+    for warning in warnings:
+        assert warning in page_text
     return answer.text
 
 

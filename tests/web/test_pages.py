@@ -517,7 +517,7 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
     from stackbench.report.synclat import synclat_rows, synclat_table
 
     with fresh_site(Settings()) as site:
-        done = cli_here("synclat", str(tmp_path), "--sizes", "4k..8k", "--min-time", "1s", "--size", "4M", "--json",
+        done = cli_here("synclat", str(tmp_path), "--sizes", "4k..8k", "--min-time", "0.5s", "--size", "4M", "--json",
                         "--db", str(site.store.engine.url))
         assert done.returncode == 0, done.stderr
         run_id = json.loads(done.stdout)["run_id"]

@@ -289,7 +289,7 @@ def compare_runs(
         test, kinds, notes = tested[index]
         weight = weights.get(base_cell.pattern.lower(), 0.0 if weights else 1.0)
         p_holm = adjusted.get(index, 1.0)
-        verdict = _verdict(test, p_holm, alpha, min_effect)
+        verdict = row_verdict(test, p_holm, alpha, min_effect)
         needed = _runs_to_decide(test, min_effect, alpha / max(1, len(testable)))
         row = RowComparison(
             key, base_cell.pattern, base_cell, other_cell, weight,
@@ -356,10 +356,9 @@ def test_cells(
         return None, kinds, tuple(notes)
     for kind in dict.fromkeys(k for k in kinds if k in WEAK_KINDS):
         notes.append(Warning(WarningCode.WEAK_REPLICATES, row, *WEAK_KINDS[kind]))
-    if paired and ra.kind == rb.kind == "runs":
-        pairs = _pairs(ra, rb)
-        if len(pairs) >= 2:
-            return paired_ratio(pairs), kinds, tuple(notes)
+    test = ratio_test(ra, rb, paired)
+    if test.method == "paired-log":
+        return test, kinds, tuple(notes)
     if len(ra.values) < 2 or len(rb.values) < 2:
         notes.append(Warning(
             WarningCode.TOO_FEW_RUNS, row,
@@ -372,7 +371,19 @@ def test_cells(
             WarningCode.FEW_RUNS_LOW_POWER, row, "fewer than 3 runs on one side: only large changes can be found",
             more_runs(how, 5),
         ))
-    return welch_ratio(ra.values, rb.values), kinds, tuple(notes)
+    return test, kinds, tuple(notes)
+
+
+def ratio_test(base: Replicates, other: Replicates, paired: bool) -> RatioTest:
+    """other / base over their separate runs: the paired test on per-round log ratios when the runs were
+    interleaved by round (`paired`, both sides real runs, at least two rounds in common), else Welch's test
+    on log values. The one test of every claim that one run is better than another: compare's rows and
+    slog's ranking alike."""
+    if paired and base.kind == other.kind == "runs":
+        pairs = _pairs(base, other)
+        if len(pairs) >= 2:
+            return paired_ratio(pairs)
+    return welch_ratio(base.values, other.values)
 
 
 def _runs_to_decide(test: RatioTest | None, min_effect: float, alpha: float) -> int | None:
@@ -386,7 +397,9 @@ def _pairs(a: Replicates, b: Replicates) -> list[tuple[float, float]]:
     return [(by_round[r], v) for r, v in zip(b.rounds, b.values) if r in by_round]
 
 
-def _verdict(test: RatioTest | None, p_holm: float, alpha: float, min_effect: float) -> str:
+def row_verdict(test: RatioTest | None, p_holm: float, alpha: float, min_effect: float) -> str:
+    """`keep` (other significantly higher by at least `min_effect`), `revert` (lower), `same` (equivalent
+    within ±`min_effect`) or `no evidence`, from a ratio test and its Holm-adjusted p-value."""
     if test is None or not test.testable:
         return NO_EVIDENCE
     if _equivalent(test, alpha, min_effect):

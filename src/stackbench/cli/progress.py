@@ -49,6 +49,8 @@ class ProgressObserver:
             transient=True,
         )
         self._done_seconds = 0.0
+        # cells being measured, and how far: several at once when a round is one fio process (`one_process`)
+        self._in_flight: dict[int, float] = {}
         self._runs = [0] * len(plan.workloads)
         self._use(plan_time(plan))
         if rounds is not None:
@@ -106,12 +108,14 @@ class ProgressObserver:
         )
 
     def cell_progress(self, index: int, elapsed: float) -> None:
-        self.progress.update(self.task, completed=self._done_seconds + min(elapsed, self._this_run_s(index)))
+        self._in_flight[index] = min(elapsed, self._this_run_s(index))
+        self.progress.update(self.task, completed=self._done_seconds + sum(self._in_flight.values()))
 
     def cell_finished(self, index: int, workload: Workload, results: list) -> None:
+        self._in_flight.pop(index, None)
         self._done_seconds += self._this_run_s(index)
         self._runs[index] += 1
-        self.progress.update(self.task, completed=self._done_seconds)
+        self.progress.update(self.task, completed=self._done_seconds + sum(self._in_flight.values()))
         if self.quiet:
             return
         for result in results:

@@ -78,6 +78,24 @@ def parse_client_results(text: str | bytes, *, source: str = "fio output") -> li
     return found
 
 
+def parse_fio_jobs(text: str | bytes, *, source: str = "fio output") -> list[FioResult]:
+    """Each job of one fio output as a result of its own, in the job file's order: a sweep job file
+    measures one cell per (stonewalled) job. Each result's `document` and `raw_text` hold only that job's
+    entry (and fio's header), so what is stored per cell is a complete fio JSON document of that cell alone,
+    which the json+ histograms and `import` read back like any other."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    document, preamble = _last_document(text, source)
+    jobs = _list(document, "jobs", source)
+    found = []
+    for index, entry in enumerate(jobs):
+        one = {**document, "jobs": [entry]}
+        own_text = preamble + json.dumps(one, indent=1)
+        name = entry.get("jobname") if isinstance(entry, dict) else None
+        found.append(_parse_document(one, own_text, preamble, f"{source} (job {_show(name or index + 1)})"))
+    return found
+
+
 def _parse_document(document: dict[str, Any], text: str, preamble: str, source: str) -> FioResult:
     version = document.get("fio version")
     if not isinstance(version, str) or not version.strip():

@@ -472,7 +472,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                   newer_than: str = "") -> Response:
         """The sync-latency runs the viewer may see, to check, and `stackbench slog --run ID...` of the
         checked ones: the ranking table, and `chart --kind synclat` of the sweeps among them."""
-        from stackbench.analysis.slog import PLP_NOTE, rank, stored_candidate
+        from stackbench.analysis.slog import rank, stored_candidate
         from stackbench.report.slog import slog_table
 
         principal = current(request)
@@ -492,14 +492,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         values.update(picked=set(ids),
                       kept=[i for i in ids if i not in listed])  # checked on another page of the list: sent again
         if not views:
-            return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], **values)
+            return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], advice=[],
+                        **values)
         # the ranking's "best 1 s" reads every per-second sample (runs are loaded with those of their replicates)
-        ranking = slog_table(rank([stored_candidate(run) for run in ctx.store.with_samples([v.run for v in views])]),
-                             PLP_NOTE)
+        ranked = rank([stored_candidate(run) for run in ctx.store.with_samples([v.run for v in views])])
         _, left_out = _sweeps([v.run for v in views])
         query = urlencode({"runs": ",".join(ids)})
-        return page(request, "slog.html", 200, principal, ranking=html_table(ranking), charts=_slog_charts(views),
-                    chart_src=f"/slog/chart.svg?{query}", left_out=left_out, **values)
+        return page(request, "slog.html", 200, principal, ranking=html_table(slog_table(ranked)),
+                    charts=_slog_charts(views), chart_src=f"/slog/chart.svg?{query}", left_out=left_out,
+                    advice=[str(w) for w in ranked.warnings], **values)
 
     @app.get("/slog/chart.svg")
     def slog_chart(request: Request, runs: list[str] = Query([]), n: int = 0) -> Response:

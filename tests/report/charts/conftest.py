@@ -80,7 +80,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Store:
     run("fast", "run", "-t", str(scratch), *cells)
     run("capped", "run", "-t", str(scratch), *cells, "--rate-iops", "500")
     for label in ("sync-a", "sync-b"):
-        run(label, "synclat", str(scratch), "--sizes", "4k..32k", "--min-time", "1s", "--size", "16M")
+        run(label, "synclat", str(scratch), "--sizes", "4k..32k", "--runtime", "0.3", "--size", "16M")
     return Store(url, runs)
 
 
