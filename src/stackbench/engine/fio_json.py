@@ -90,10 +90,18 @@ def parse_fio_jobs(text: str | bytes, *, source: str = "fio output") -> list[Fio
     found = []
     for index, entry in enumerate(jobs):
         one = {**document, "jobs": [entry]}
-        own_text = preamble + json.dumps(one, indent=1)
+        own_text = preamble + json.dumps(one, indent=1, default=_as_json)
         name = entry.get("jobname") if isinstance(entry, dict) else None
         found.append(_parse_document(one, own_text, preamble, f"{source} (job {_show(name or index + 1)})"))
     return found
+
+
+def _as_json(value: object) -> dict[str, Any]:
+    """What json.dumps cannot write itself: the parser's compact json+ buckets (result.LatencyBuckets), written
+    back as the object fio wrote."""
+    if isinstance(value, LatencyBuckets):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _parse_document(document: dict[str, Any], text: str, preamble: str, source: str) -> FioResult:
