@@ -49,8 +49,9 @@ def test_ab_with_barrier_off_in_b_marks_its_verdict_less_safe_in_every_format(tm
     assert "Safety: B is" in markdown and "barrier=0" in markdown
     csv_text = cli_here("compare", "bar-a", "bar-b", "--db", db, "--format", "csv").stdout
     (header, *rows), = tables(csv_text)
-    assert header[-1] == "safety" and all(row[-1].startswith("B is") for row in rows)
-    assert not_plain(csv_text, {"Pattern", "verdict", "weak", "safety"}) == []
+    column = header.index("safety")
+    assert all(row[column].startswith("B is") for row in rows)
+    assert not_plain(csv_text, {"Pattern", "verdict", "weak", "safety", "note"}) == []
 
     shown = cli_here("show", "bar-b", "--db", db)
     assert "ab arm B, rounds AB BA" in " ".join(shown.stdout.split())
