@@ -98,8 +98,12 @@ def slog_command(
     results = []
     if targets:
         if fmt == "table":
+            from stackbench.analysis.estimate import plan_time
+
+            estimate = plan_time(plan)  # one candidate's rounds; every candidate runs as many
+            seconds = estimate.setup_s + len(targets) * estimate.fio_seconds + estimate.finish_s
             err.print(f"SLOG shoot-out: {len(targets)} candidate(s) x {len(plan.workloads)} cells x {plan.runs} "
-                      f"interleaved runs, about {format_duration(len(targets) * plan.expected_seconds())}",
+                      f"interleaved runs, about {format_duration(seconds)}",
                       highlight=False, markup=False)
         observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=True,
                                     arms=len(targets), rounds=plan.runs)
