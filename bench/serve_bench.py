@@ -124,7 +124,8 @@ def session_cookie(base: str, name: str) -> str:
     with httpx.Client(base_url=base, follow_redirects=False, timeout=60) as client:
         form = client.get("/login")
         token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
-        answer = client.post("/login", data={"name": name, "password": PASSWORD, "login_csrf": token})
+        answer = client.post("/login", data={"name": name, "password": PASSWORD, "login_csrf": token},
+                             headers={"Origin": base})  # as the login page's form sends it
         if answer.status_code != 303:
             raise SystemExit(f"could not log in: HTTP {answer.status_code}")
         return "; ".join(f"{k}={v}" for k, v in client.cookies.items())

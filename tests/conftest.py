@@ -234,3 +234,31 @@ def fleet(fleet_rig):
     fleet_rig.reset()
     yield fleet_rig
     fleet_rig.reset()
+
+
+_LEFT_BEHIND = pytest.StashKey[set | None]()
+
+
+def _untracked(root: Path) -> set[str] | None:
+    """Files in the checkout that git neither tracks nor ignores (None outside a git checkout)."""
+    done = subprocess.run(["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", "-z"],
+                          capture_output=True, text=True)
+    return set(filter(None, done.stdout.split("\0"))) if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_LEFT_BEHIND] = _untracked(session.config.rootpath)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The suite leaves nothing in the checkout it runs from: a test whose command wrote a relative path
+    there (a fuzzed `facts save 64G` once did, and the files were committed) fails the whole run here."""
+    before = session.config.stash.get(_LEFT_BEHIND, None)
+    after = _untracked(session.config.rootpath)
+    if before is None or after is None:
+        return
+    new = sorted(after - before)
+    if new:
+        session.config.get_terminal_writer().line(
+            f"the tests left {len(new)} file(s) in the checkout: {', '.join(map(repr, new[:10]))}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -3,6 +3,7 @@ chosen so the expected statistics can be computed by hand)."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 
 from stackbench.engine.fio_logs import Sample
@@ -16,8 +17,10 @@ def cell(rw: str = "randwrite", bs: int = 4096, qd: int = 4, samples: list[float
          runs: list[float] | None = None, rounds: list[int] | None = None) -> Cell:
     """A cell with per-second `samples` (the legacy shape) and/or per-run IOPS `runs` (replicates)."""
     values = samples or []
+    # a measured cell's IOPS is the geometric mean of its runs (analysis/across_runs.py), as the runner stores it
     mean = iops if iops is not None else (
-        sum(runs) / len(runs) if runs else (sum(values) / len(values) if values else 1000.0))
+        math.exp(sum(math.log(v) for v in runs) / len(runs)) if runs
+        else (sum(values) / len(values) if values else 1000.0))
     measurement = None
     if runs:
         measurement = {"mode": "fixed", "replicates": [
@@ -49,3 +52,36 @@ def ab_arms(orders: list[str], a_runs: list[float], b_runs: list[float], *, a_co
 
     return (arm("A", a_command, a_runs, list(range(len(a_runs))), "1" * 32),
             arm("B", b_command, b_runs, b_rounds or list(range(len(b_runs))), "2" * 32))
+
+
+def spread(centre: float, log_sd: float, n: int) -> list[float]:
+    """n per-run values around `centre` (their geometric mean) whose logs have exactly this sample standard
+    deviation: a chosen run-to-run spread."""
+    import math
+
+    if n == 1:
+        return [centre]
+    z = [i - (n - 1) / 2 for i in range(n)]
+    scale = log_sd / math.sqrt(sum(v * v for v in z) / (n - 1))
+    return [centre * math.exp(scale * v) for v in z]
+
+
+def slog_candidate(label: str, medians_us: list[float], *, session: str | None = "5" * 32, fs_type: str = "xfs",
+                   sync: bool = True, rounds: list[int] | None = None, run_id: str | None = None) -> Run:
+    """A run as `stackbench slog` stores a candidate: 4 KiB random sync writes at QD1 and QD16 (twice the
+    latency), each separate run's median completion latency (`medians_us`, chosen) in the replicates with
+    its round, and the slog session in the facts (None: a run of no session)."""
+    from dataclasses import replace
+
+    def depth(qd: int, scale: float) -> Cell:
+        made = cell(rw="randwrite", bs=4096, qd=qd, sync=sync, p99_ns=2 * scale * medians_us[0] * 1000,
+                    runs=[1e6 / (m * scale) for m in medians_us], rounds=rounds)
+        replicates = [{**r, "clat_p50_ns": m * scale * 1000} for r, m in zip(made.measurement["replicates"], medians_us)]
+        return replace(made, id=f"{label}-qd{qd}", measurement={**made.measurement, "replicates": replicates})
+
+    facts: dict = {"fio_version": "fio-3.33", "target": {"fs_type": fs_type}}
+    if session:
+        facts["slog"] = {"session": session, "candidate": label}
+    made = run([depth(1, 1.0), depth(16, 2.0)], label=label, facts=facts,
+               run_id=run_id or (label.encode().hex() + "0" * 32)[:32])
+    return replace(made, plan_name="slog", planned_cells=2)

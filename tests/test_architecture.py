@@ -11,10 +11,11 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "stackbench"
 
-BASE = {"errors", "units"}
+BASE = {"errors", "units", "usertext"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "units": {"errors"},
+    "usertext": {"errors"},
     "warning": set(),
     "round_order": set(),
     "unsafe_settings": set(),
@@ -40,10 +41,11 @@ ALLOWED: dict[str, set[str]] = {
     "importer": BASE | {"inputs", "engine", "plan", "results", "store"},
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",
                       "warning"},
-    "fleet": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "runner", "abandoned",
-                     "recovery", "warning", "spawn", "credentials", "output_files"},
+    "fleet": BASE | {"inputs", "engine", "plan", "probe", "results", "store", "analysis", "safety", "runner",
+                     "abandoned", "recovery", "warning", "spawn", "credentials", "output_files"},
     "user_commands": BASE | {"spawn", "processes"},
     "ab_session": BASE | {"results", "store", "runner", "plan", "analysis", "user_commands", "round_order"},
+    "slog_session": BASE | {"results", "store", "runner", "plan", "round_order"},
     "report_contents": BASE | {"engine", "plan", "results", "goal", "analysis", "report", "audit", "store",
                                "credentials"},
     "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report", "scan",
@@ -99,3 +101,135 @@ def test_the_table_has_no_cycles() -> None:
         return False
 
     assert [part for part in ALLOWED if ALLOWED[part] is not None and reaches(part, part, {part})] == []
+
+
+# -- reading files ---------------------------------------------------------------------------------------
+# A file a user names is read through `stackbench.inputs` (bounded, never a FIFO or a device: SECURITY.md).
+# Every other read in the package is listed here with why its file is not one a user hands over; a new read
+# fails `test_files_are_read_only_through_the_bounded_reader` until it goes through `inputs` or is listed.
+RAW_READS: dict[str, dict[str, str]] = {
+    "stackbench/abandoned.py": {
+        "Path('/proc/sys/kernel/random/boot_id').read_text()": "the kernel's boot id",
+    },
+    "stackbench/cli/crypto.py": {
+        "Path('/proc/cpuinfo').read_text(errors='replace')": "this machine's CPU, when no --cpuinfo is given",
+    },
+    "stackbench/engine/cryptsetup.py": {
+        "Path(f'/boot/config-{os.uname().release}').read_text(errors='replace')": "the running kernel's config",
+        "gzip.open('/proc/config.gz', 'rt', errors='replace')": "the running kernel's config",
+    },
+    "stackbench/engine/fio.py": {
+        "out_path.read_text(errors='replace')": "what our own fio run wrote, in our private temporary directory",
+        "err_path.read_text(errors='replace')": "what our own fio run wrote, in our private temporary directory",
+    },
+    "stackbench/engine/fio_logs.py": {
+        "path.read_text(errors='replace')": "the per-second logs our own fio run wrote, in our private directory",
+    },
+    "stackbench/fleet/agent.py": {
+        "sys.stdin.buffer.read(65536)": "the agent's lifeline from stackbench, read and dropped in chunks",
+        "sys.stdin.buffer.readline()": "the agent's `go` from stackbench",
+        "(entry / 'cmdline').read_bytes()": "/proc of the host the agent runs on",
+        "(directory / 'fio-server.log').read_text(errors='replace')": "the log of the fio server the agent started",
+    },
+    "stackbench/fleet/ssh.py": {"Path(spec.origin).read_text()": "stackbench's own source, shipped to the agent"},
+    "stackbench/fleet/timing.py": {"open('/proc/self/stat')": "the kernel's view of this process"},
+    "stackbench/probe/block.py": {
+        "path.read_text()": "its _read helper, given only /sys/class/block attributes",
+        "Path('/proc/self/mountinfo').read_text()": "the kernel's mount table",
+    },
+    "stackbench/probe/loop.py": {
+        "path.read_text()": "its _read helper, given only /sys/class/block attributes",
+        "os.open(f'/dev/{name}', os.O_RDONLY | os.O_CLOEXEC)": "a loop device opened for its status ioctl, never read",
+    },
+    "stackbench/output_files.py": {
+        "os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)": "an output's directory, opened to fsync and rename in it",
+    },
+    "stackbench/processes.py": {
+        "(PROC / str(pid) / 'stat').read_text()": "the kernel's view of a process",
+        "(PROC / str(pid) / 'cmdline').read_bytes()": "the kernel's view of a process",
+        "(PROC / str(pid) / 'comm').read_text()": "the kernel's view of a process",
+    },
+    "stackbench/probe/system.py": {
+        "Path(path).read_text(errors='replace')": "its _read helper, given only /proc, /sys and /etc/os-release",
+    },
+    "stackbench/safety.py": {
+        "(node / 'size').read_text()": "a /sys/class/block attribute",
+        "(SYS_BLOCK / str(name) / 'size').read_text()": "a /sys/class/block attribute",
+        "Path('/proc/self/mountinfo').read_text()": "the kernel's mount table",
+        "Path('/proc/swaps').read_text()": "the kernel's swap table",
+    },
+    "stackbench/scan/walker.py": {"os.open(path, _DIR_FLAGS)": "a directory opened to list it, never read"},
+    "stackbench/store/repository.py": {"script.read_text(encoding='utf-8')": "stackbench's own migration scripts"},
+    "stackbench/web/app.py": {
+        "resources.files('stackbench.web').joinpath('static/style.css').read_text(encoding='utf-8')":
+            "stackbench's own stylesheet",
+    },
+}
+READER = "stackbench/inputs.py"
+
+
+def _writes(call: ast.Call) -> bool:
+    """Opened only to write: a literal mode (keyword, or among the first two arguments: `open(path, 'wb')`,
+    `path.open('w')`) with w, a or x and no +."""
+    modes = [k.value for k in call.keywords if k.arg == "mode"] + call.args[:2]
+    for mode in modes:
+        if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= set("rwaxbt+"):
+            return bool(set(mode.value) & set("wax")) and "+" not in mode.value
+    return False
+
+
+def _is_read(call: ast.Call) -> bool:
+    """A call that reads a file or standard input: Path.read_text/read_bytes, open() and X.open() in a read
+    mode, os.open without a write flag, stdin's read methods, input(), and OpenSSL's cafile=/capath=."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in ("read_text", "read_bytes"):
+        return True
+    if isinstance(func, ast.Attribute) and func.attr == "open" and ast.unparse(func.value) == "os":
+        flags = ast.unparse(call.args[1]) if len(call.args) > 1 else ""
+        return not any(flag in flags for flag in ("O_WRONLY", "O_RDWR", "O_CREAT"))
+    if isinstance(func, ast.Name) and func.id == "open" or isinstance(func, ast.Attribute) and func.attr == "open":
+        return not _writes(call)
+    if isinstance(func, ast.Attribute) and func.attr.startswith("read") and "stdin" in ast.unparse(func.value):
+        return True
+    if isinstance(func, ast.Name) and func.id == "input":
+        return True
+    return any(k.arg in ("cafile", "capath") for k in call.keywords)
+
+
+def raw_reads() -> list[tuple[str, int, str]]:
+    """(file, line, call) of every read of a file in the package outside the bounded reader."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(PACKAGE.parent))
+        if relative == READER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and _is_read(node):
+                found.append((relative, node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_files_are_read_only_through_the_bounded_reader() -> None:
+    """`import /dev/zero` and `run --hosts-file /dev/zero` once read until the OOM killer came, and the
+    module meant to prevent it was imported by nothing: a file read any other way fails here."""
+    unlisted = [f"{file}:{line}: {call}" for file, line, call in raw_reads() if call not in RAW_READS.get(file, {})]
+    assert unlisted == [], (
+        "these read a file without stackbench.inputs.read_input (bounded, never a FIFO or a device): read a file "
+        "a user names through it; if the file is the system's or stackbench's own, list it in RAW_READS with why"
+    )
+
+
+def test_every_listed_raw_read_still_exists() -> None:
+    present = {(file, call) for file, _, call in raw_reads()}
+    stale = [(file, call) for file, calls in RAW_READS.items() for call in calls if (file, call) not in present]
+    assert stale == []
+
+
+def test_the_read_detector_sees_the_reads_that_once_ran_unbounded() -> None:
+    """The shapes of the reads that were the bugs, as they were written: the detector must flag each."""
+    calls = ["path.read_bytes()", "Path(hosts_file).read_text()", "token_file.read_text(encoding='utf-8')",
+             "sys.stdin.read()", "sys.stdin.readline()", "ssl.create_default_context(cafile=str(ca_file))",
+             "open(path)", "path.open('rb')", "os.open(path, os.O_RDONLY)"]
+    assert [c for c in calls if not _is_read(ast.parse(c, mode="eval").body)] == []  # type: ignore[arg-type]
+    writes = ["open(path, 'wb')", "os.open(path, os.O_WRONLY | os.O_CREAT, 384)", "path.open('w')"]
+    assert [c for c in writes if _is_read(ast.parse(c, mode="eval").body)] == []  # type: ignore[arg-type]

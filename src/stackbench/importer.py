@@ -9,16 +9,18 @@ that did not say it, is recorded as what the output implies.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from stackbench.engine.ranges import check_result
 from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
 from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import Interrupted, StackbenchError, UsageError, interrupt_cause
+from stackbench.errors import FioOutputError, Interrupted, StackbenchError, UsageError, interrupt_cause
+from stackbench.inputs import FIO_OUTPUT, read_input
 from stackbench.store.repository import OutputRecord
 from stackbench.plan import RW_MODES, Workload
 from stackbench.results import Run, new_id
@@ -36,7 +38,7 @@ class InputFormat:
 
 
 def _json(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
-    return parse_fio_json(text, source=source), {}
+    return parse_fio_json(text, source=source, buckets=False), {}  # the store keeps them in the raw text
 
 
 def _looks_like_json(text: str) -> bool:
@@ -72,7 +74,11 @@ def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, d
 
     Returns the result and extra facts to store (the diskinfo device facts).
     """
-    text = data.decode("utf-8", errors="replace")
+    return parse_text(data.decode("utf-8", errors="replace"), source, fmt)
+
+
+def parse_text(text: str, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
+    """`parse_any` on text already decoded."""
     if fmt == "auto":
         chosen = next((f for f in FORMATS if f.looks_like(text)), None)
         if chosen is None:
@@ -86,30 +92,39 @@ def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, d
         chosen = next((f for f in FORMATS if f.name == fmt), None)
         if chosen is None:
             raise UsageError(f"unknown --input-format {fmt!r}", f"Use one of: {', '.join(FORMAT_NAMES)}")
-    return chosen.parse(text, source)
+    result, extra = chosen.parse(text, source)
+    return check_result(result, source), extra  # every format, a new one too: no number fio cannot report
 
 
-def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, bytes, dict]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StackbenchError(f"{path} does not exist", "Check the file name") from None
-    except IsADirectoryError:
-        raise StackbenchError(f"{path} is a directory", "Pass the fio output files themselves, e.g. DIR/*.json") from None
-    except OSError as error:
-        raise StackbenchError(f"cannot read {path}: {error.strerror}", "Check the file's permissions") from None
-    result, extra = parse_any(data, str(path), fmt)
-    return result, data, extra
+def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, str, dict]:
+    """The parsed result, the SHA-256 of the file and the extra facts: read through the bounded reader, and
+    the bytes dropped as soon as they are text and hashed (the text is what the store keeps)."""
+    data = read_input(path, FIO_OUTPUT)
+    digest = hashlib.sha256(data).hexdigest()
+    text = data.decode("utf-8", errors="replace")
+    del data
+    result, extra = parse_text(text, str(path), fmt)
+    return result, digest, extra
 
 
-def workload_of(result: DirectionResult) -> Workload:
-    options = result.options
+def workload_of(result: DirectionResult, source: str = "fio output") -> Workload:
+    """The workload fio ran, from its own options; one fio accepts (not `run`'s plan limits: an import is
+    what fio did elsewhere), else FioOutputError naming the file, the job and the option."""
     rw = result.rw if result.rw in RW_MODES else {"readwrite": "rw"}.get(result.rw, result.rw)
     if rw not in RW_MODES:
         raise StackbenchError(
-            f"fio job {result.job_name!r} uses rw={result.rw}, which stackbench does not store yet",
+            f"{source}: fio job {result.job_name!r} uses rw={result.rw}, which stackbench does not store yet",
             "Import jobs with read, write, randread, randwrite, rw or randrw",
         )
+    try:
+        return _workload(result, rw)
+    except UsageError as error:
+        raise FioOutputError(f"{source}: job {result.job_name!r} {result.direction}: {error.what}",
+                             "Pass fio's own output, unedited") from None
+
+
+def _workload(result: DirectionResult, rw: str) -> Workload:
+    options = result.options
     size = _size(options.get("size") or options.get("filesize"), result)
     runtime = _seconds(options.get("runtime")) or (result.runtime_ms / 1000 if result.runtime_ms else 0) or 1.0
     return Workload(
@@ -153,23 +168,23 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
     labels = numbered_labels(label, len(paths))
     parsed = []
     for path in paths:
-        result, data, extra = read_fio_file(path, fmt)
+        result, digest, extra = read_fio_file(path, fmt)
         if result.job_errors:
             first = result.job_errors[0]
             raise StackbenchError(
                 f"{path}: fio job {first.job_name!r} failed ({first.message}, errno {first.code})",
                 "Import only outputs of successful fio runs",
             )
-        cells = [(workload_of(d), d) for d in result.directions]
-        parsed.append((path, result, data, cells, extra))
+        cells = [(workload_of(d, str(path)), d) for d in result.directions]
+        parsed.append((path, replace(result, document={}), digest, cells, extra))  # the tree is no longer needed
     stored = [] if stored is None else stored
     pending: tuple[Path, str] | None = None
     try:
-        for (path, result, data, cells, extra), run_label in zip(parsed, labels):
+        for (path, result, digest, cells, extra), run_label in zip(parsed, labels):
             facts = {
                 "fio_version": result.fio_version,
                 "imported_from": str(path.resolve()),
-                "sha256": hashlib.sha256(data).hexdigest(),
+                "sha256": digest,
                 "fio_timestamp": result.timestamp,
                 **extra,
             }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from stackbench.errors import UsageError
 from stackbench.units import format_size, parse_size
@@ -53,9 +53,11 @@ class StoppingRule:
         return asdict(self)
 
 
-# The accepted range of every number that reaches a job file: (field, option, lowest, highest, example).
-# The highs are far above any useful benchmark and keep fio from being asked for nonsense (a 100000-deep
-# queue, a week-long cell); bs is at least a sector.
+# The accepted range of every number `run` (and every command that measures) writes into a job file:
+# (field, option, lowest, highest, example). The highs are far above any useful benchmark and keep fio from
+# being asked for nonsense (a 100000-deep queue, a week-long cell); bs is at least a sector. A plan is
+# checked against them (`plan_workload`, `Plan`); a workload fio measured elsewhere (an import, a pushed
+# run) is not a plan and only has to be one fio accepts (FIO_RANGES).
 LIMITS: tuple[tuple[str, str, float, float, str], ...] = (
     ("bs", "--bs", 512, 256 * 1024**2, "4k"),
     ("iodepth", "--qd", 1, 4096, "16"),
@@ -65,6 +67,42 @@ LIMITS: tuple[tuple[str, str, float, float, str], ...] = (
     ("ramp_time", "--ramp", 0, 3600, "2"),
     ("rate_iops", "--rate-iops", 1, 10**8, "1000"),
 )
+
+U64 = 2**64 - 1
+# What fio itself accepts for each field of a workload (fio 3.33, whose parser and limits these follow):
+# (field, lowest, highest). Sizes are 64-bit (the block size is stored as a signed 64-bit integer), fio reads
+# iodepth as a signed int (2147483648 is "out of range"), runs at most 4096 jobs ("maximum number of jobs
+# reached"), keeps times in 64-bit microseconds and reads rate_iops as an unsigned int.
+FIO_RANGES: tuple[tuple[str, float, float], ...] = (
+    ("bs", 1, 2**63 - 1),
+    ("iodepth", 1, 2**31 - 1),
+    ("numjobs", 1, 4096),
+    ("size", 1, U64),
+    ("runtime", 1e-6, U64 / 1e6),
+    ("ramp_time", 0, U64 / 1e6),
+    ("rate_iops", 1, 2**32 - 1),
+)
+
+
+def out_of_fio_range(name: str, value: float, shown: str | None = None) -> str | None:
+    """Why `value` of workload field `name` is not one fio accepts, or None when it is (NaN never is)."""
+    for field, low, high in FIO_RANGES:
+        if field == name and not low <= value <= high:
+            shown = shown or (str(value) if isinstance(value, int) else f"{value:g}")
+            return f"{name}={shown} is outside what fio accepts ({low:g} to {high:.0f})"
+    return None
+
+
+def check_plan_limits(fields: dict[str, Any]) -> None:
+    """UsageError naming the option when a value of a cell to measure is outside `LIMITS`."""
+    for name, option, low, high, example in LIMITS:
+        value = fields.get(name)
+        if value is not None and not low <= value <= high:
+            shown = format_size(int(value)) if name in ("bs", "size") else f"{value:g}"
+            bounds = (
+                f"{format_size(low)} and {format_size(high)}" if name in ("bs", "size") else f"{low:g} and {high:g}"
+            )
+            raise UsageError(f"{option} must be between {bounds}, got {shown}", f"Use e.g. {option} {example}")
 
 
 @dataclass(frozen=True)
@@ -92,14 +130,11 @@ class Workload:
             raise UsageError(
                 f"unknown I/O pattern {self.rw!r}", f"Use one of {', '.join(RW_MODES)}"
             )
-        for name, option, low, high, example in LIMITS:
+        for name, _low, _high in FIO_RANGES:
             value = getattr(self, name)
-            if value is not None and not low <= value <= high:
-                shown = format_size(int(value)) if name in ("bs", "size") else f"{value:g}"
-                bounds = (
-                    f"{format_size(low)} and {format_size(high)}" if name in ("bs", "size") else f"{low:g} and {high:g}"
-                )
-                raise UsageError(f"{option} must be between {bounds}, got {shown}", f"Use e.g. {option} {example}")
+            why = None if value is None else out_of_fio_range(name, value)
+            if why is not None:
+                raise UsageError(why, "Pass a workload fio can run")
         if self.bs > self.size:
             raise UsageError(
                 f"block size {format_size(self.bs)} is larger than the test size {format_size(self.size)}",
@@ -160,10 +195,15 @@ class Plan:
     # The preset's size depends on the machine and the target (cache-exhaustion without --size): the
     # workloads hold a placeholder until `with_size` gives the size `auto_size` chose (runner.settle_size).
     size_from_target: bool = False
+    # Each round is one fio process whose job file holds every cell still measured, one stonewalled job
+    # each (synclat, slog): fio's start-up is paid once per round instead of once per cell.
+    one_process: bool = False
 
     def __post_init__(self) -> None:
         if not self.workloads:
             raise UsageError("the plan has no cells", "Give at least one --bs, --qd and --rw value")
+        for workload in self.workloads:
+            check_plan_limits(workload.to_dict())
         if not 1 <= self.runs <= MAX_RUNS:
             raise UsageError(f"--runs must be between 1 and {MAX_RUNS}, got {self.runs}", "Use e.g. --runs 5")
 
@@ -180,8 +220,11 @@ class Plan:
         return self.stopping.min_runs if self.stopping else self.runs
 
     def run_seconds(self, workload: Workload) -> float:
-        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up (the time cap
-        of the adaptive rule counts with it; analysis/estimate.py is the whole model)."""
+        """Wall time of one fio run of this cell: ramp, measured time and fio's own start-up (with
+        `one_process`, what fio spends between two stonewalled jobs; the time cap of the adaptive rule counts
+        with it; analysis/estimate.py is the whole model)."""
+        if self.one_process:
+            return workload.runtime + workload.ramp_time + JOB_OVERHEAD_S
         return workload.runtime + workload.ramp_time + RUN_OVERHEAD_S
 
 
@@ -217,6 +260,11 @@ def auto_size(ram_bytes: int | None, room_bytes: int | None, *, device: bool = F
 # fio's start-up, file open, exit and JSON, and storing the run, beyond ramp + runtime: 0.40-0.55 s per run
 # on the 2-core CI machine (bench/estimate_bench.py); an estimate uses an earlier run's where it has one.
 RUN_OVERHEAD_S = 0.45
+# Each stonewalled job of one fio process: fio's main loop (3.33, backend.c run_threads) sleeps 100 ms while
+# the job's thread initialises, notices the job's end at its next 100 ms tick and sleeps another 100 ms
+# before it forks the next one: 0.31 s per job measured with strace on tmpfs, about what a fio process of
+# its own costs (0.32-0.37 s). One process per round saves the processes, not the seconds.
+JOB_OVERHEAD_S = 0.3
 MAX_RUNS = 100
 
 
@@ -379,7 +427,7 @@ def build_plan(
     for index, (mode, block, depth) in enumerate(cells):
         cell_runtime = runtime if runtime is not None else (runtimes[index] if runtimes else base.runtime)
         workloads.append(
-            Workload(
+            plan_workload(
                 rw=mode,
                 bs=parse_size(block, option="bs"),
                 iodepth=int(depth),
@@ -418,6 +466,26 @@ def build_plan(
         name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
         direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
     )
+
+
+def plan_workload(**fields: Any) -> Workload:
+    """A cell of a plan to measure: its values checked against `LIMITS` (naming the option) first."""
+    check_plan_limits(fields)
+    return Workload(**fields)
+
+
+def slog_plan(*, sizes: Sequence[int] = (4096,), runtime: float | None = None, ramp: float | None = None,
+              runs: int | None = None, size: str = "1G") -> Plan:
+    """`stackbench slog`'s plan: the slog preset's two depths (QD1 for 5 s, QD16 for 10 s, 1 s ramp) at each
+    write size, in a fixed number of separate runs (the preset's 5 unless `runs`), a round of a candidate
+    being one fio process. `runtime` sets both depths' measured seconds, `ramp` the ramp: the way to make
+    the shoot-out shorter (`--runtime 2 --runs 3`), at the price of a wider interval."""
+    base = build_plan("slog", size=size, ramp=ramp, runs=runs, until_stable=False)
+    workloads = tuple(
+        replace(w, bs=bs, runtime=float(runtime) if runtime is not None else w.runtime)
+        for bs in sorted(set(sizes)) for w in base.workloads
+    )
+    return replace(base, workloads=workloads, one_process=True)
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:

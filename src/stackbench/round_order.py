@@ -54,3 +54,15 @@ def second_arm_sign(order: str) -> int:
     if order == BA:
         return -1
     raise ValueError(f"a round's order is 'AB' or 'BA', not {order!r}")
+
+
+def arm_orders(arms: int, rounds: int) -> list[list[int]]:
+    """The order of `arms` arms (0, 1, ...) in each round, mirrored as `round_orders` is: forward, backward,
+    forward, ... (for two arms exactly AB, BA, AB, ...). `slog` measures its candidates so. Every round
+    starts with the arm that ended the round before, and over an even number of rounds the first and the
+    last places are shared equally; arms between them keep their middle places (with three candidates the
+    second is always second)."""
+    if arms < 1 or rounds < 0:
+        raise ValueError(f"arms must be >= 1 and rounds >= 0, got {arms} and {rounds}")
+    forward = list(range(arms))
+    return [forward if index % 2 == 0 else forward[::-1] for index in range(rounds)]

@@ -20,16 +20,19 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
 from stackbench import __version__
+from stackbench.analysis.across_runs import across_runs, pooled_figures
 from stackbench.analysis.estimate import (
     STARTUP_S, PlanTime, layout_bytes, plan_time, priors_from, remaining_runs, run_cap,
 )
 from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
-from stackbench.engine.fio import FioInvocation, failure_from_output, find_fio, fio_version, job_file, run_fio
-from stackbench.engine.fio_json import parse_fio_json
+from stackbench.engine.fio import (
+    FioInvocation, failure_from_output, find_fio, fio_version, job_file, job_log_prefix, run_fio, sweep_job_file,
+)
+from stackbench.engine.fio_json import parse_fio_jobs, parse_fio_json
 from stackbench.engine.fio_logs import Sample, whole_run_sample
 from stackbench.engine.merge import merge_segments
 from stackbench.engine.result import DirectionResult, FioResult
@@ -99,6 +102,22 @@ def signals_as_interrupt() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def replicate(meta: dict[str, Any], d: DirectionResult | None) -> dict[str, Any]:
+    """One separate fio run of a cell as `measurement.replicates` keeps it (docs/json.md): where it ran in
+    the run's order (`meta`) and its own figures, which the cell's figures summarise (analysis/across_runs)."""
+    clat, sync = (d.clat, d.sync_lat) if d else (None, None)
+    return {
+        **meta,
+        "iops": d.iops if d else 0.0,
+        "bw_bytes": d.bw_bytes if d else 0.0,
+        "clat_mean_ns": clat.mean_ns if clat else None,
+        "clat_p50_ns": clat.p50_ns if clat else None,
+        "clat_p99_ns": clat.p99_ns if clat else None,
+        "clat_p999_ns": clat.p999_ns if clat else None,
+        "sync_lat_p99_ns": sync.p99_ns if sync else None,
+    }
+
+
 @dataclass
 class _CellState:
     """One cell while it is being measured: its separate fio runs so far and whether it needs more."""
@@ -118,17 +137,12 @@ class _CellState:
 
     def replicates(self, direction: str) -> list[dict[str, Any]]:
         """One entry per fio run: its own post-ramp IOPS, bandwidth and latency percentiles."""
-        entries = []
-        for meta, result in zip(self.runs, self.results):
-            d = next((x for x in result.directions if x.direction == direction), None)
-            entries.append({
-                **meta,
-                "iops": d.iops if d else 0.0,
-                "bw_bytes": d.bw_bytes if d else 0.0,
-                "clat_p50_ns": d.clat.p50_ns if d and d.clat else None,
-                "clat_p99_ns": d.clat.p99_ns if d and d.clat else None,
-            })
-        return entries
+        return [replicate(meta, next((x for x in result.directions if x.direction == direction), None))
+                for meta, result in zip(self.runs, self.results)]
+
+    def of_direction(self, direction: str) -> list[DirectionResult]:
+        """Each run's own result for `direction`, in order."""
+        return [next(d for d in result.directions if d.direction == direction) for result in self.results]
 
     def primary_iops(self) -> list[float]:
         return [r["iops"] for r in self.replicates(self.directions[0]) if r["iops"] > 0] if self.results else []
@@ -257,6 +271,7 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         "stopping": plan.stopping.to_dict() if plan.stopping else None,
         "interleaved": True,
         "direct_auto": plan.direct_auto,
+        "one_process": plan.one_process,
     }
 
 
@@ -302,16 +317,20 @@ class Measurement:
         return sum(1 for c in self.cells if c.runs)
 
     def round(self, round_index: int, *, every_cell: bool = False) -> None:
-        """One fio run of each cell that still needs one (of every cell with `every_cell`)."""
+        """One fio run of each cell that still needs one (of every cell with `every_cell`): one fio process
+        per cell, or one for them all when the plan says `one_process`."""
         p = self.prepared
-        for state in self.cells:
-            if state.done and not every_cell:
-                continue
+        states = [state for state in self.cells if every_cell or not state.done]
+        if p.plan.one_process and states:
+            self.observer.cell_started(states[0].index, states[0].workload)
+            measured = self._measure_round(states, round_index)
+            self.order += len(states)
+            for state, results in zip(states, measured):
+                self.observer.cell_finished(state.index, state.workload, results)
+            return
+        for state in states:
             self.observer.cell_started(state.index, state.workload)
-            results = _measure_once(
-                self.store, self.run_id, p.fio_path, p.version, state, p.target, p.plan, round_index, self.order,
-                self.observer, self.workdir, self.record_fio,
-            )
+            results = self._measure_once(state, round_index)
             self.order += 1
             self.observer.cell_finished(state.index, state.workload, results)
             rule = p.plan.stopping
@@ -325,12 +344,137 @@ class Measurement:
         killed outright and fio outlives us (abandoned.py)."""
         self.store.record_process(self.run_id, "fio", abandoned.fio_record(pid, job_dir))
 
+    def _measure_once(self, state: _CellState, round_index: int) -> list[DirectionResult]:
+        """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
+        p = self.prepared
+        what = f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}"
+        invocation = run_fio(
+            p.fio_path, cell_job_file(state.workload, p.target),
+            on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
+            on_started=self.record_fio,
+        )
+        parsed = _check(invocation, what)
+        return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
+                            round_index=round_index, order=self.order, seconds=invocation.seconds, what=what)
+
+    def _measure_round(self, states: list[_CellState], round_index: int) -> list[list[DirectionResult]]:
+        """One separate fio run of each of `states`' cells in one fio process (`sweep_job_file`: a stonewalled
+        job per cell), each stored as that cell's run the moment the process ends, with its own place in the
+        run's order. The round's seconds are shared out by the cells' planned times."""
+        p, observer = self.prepared, self.observer
+        what = f"round {round_index + 1} ({len(states)} cells in one fio run)"
+        budgets = [p.plan.run_seconds(state.workload) for state in states]
+        starts = [sum(budgets[:i]) for i in range(len(states))]
+        current = [0]
+
+        def tick(elapsed: float) -> None:
+            """Progress through the jobs by their planned times: fio says nothing while it runs."""
+            while current[0] + 1 < len(states) and elapsed >= starts[current[0] + 1]:
+                observer.cell_progress(states[current[0]].index, budgets[current[0]])
+                current[0] += 1
+                observer.cell_started(states[current[0]].index, states[current[0]].workload)
+            observer.cell_progress(states[current[0]].index, elapsed - starts[current[0]])
+
+        prefixes = tuple(job_log_prefix(i) for i in range(len(states)))
+        invocation = run_fio(
+            p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
+                                       title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
+            on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
+        )
+        _check(invocation, what)
+        jobs = parse_fio_jobs(invocation.stdout, source=f"fio output of {what}")
+        if len(jobs) != len(states):
+            raise FioOutputError(
+                f"fio output of {what} has {len(jobs)} jobs for {len(states)} cells",
+                "Run the stored job file by hand with fio to see why (stackbench show RUN --json)",
+            )
+        total = sum(budgets)
+        return [
+            self._record(state, parsed, invocation, invocation.job_samples.get(prefix, {}),
+                         round_index=round_index, order=self.order + i, seconds=invocation.seconds * budgets[i] / total,
+                         what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}")
+            for i, (state, parsed, prefix) in enumerate(zip(states, jobs, prefixes))
+        ]
+
+    def _record(
+        self,
+        state: _CellState,
+        parsed: FioResult,
+        invocation: FioInvocation,
+        samples: dict[str, list[Sample]],
+        *,
+        round_index: int,
+        order: int,
+        seconds: float,
+        what: str,
+    ) -> list[DirectionResult]:
+        """Store one finished fio run of a cell (`parsed`: its own fio output) with its samples and its place
+        in the run's order; the cell's merged result and `measurement` are replaced to include it."""
+        plan = self.prepared.plan
+        workload = state.workload
+        number = len(state.runs)
+        state.results.append(parsed)
+        state.runs.append({
+            "index": number,
+            "round": round_index,
+            "order": order,
+            "seconds": round(seconds, 3),
+            "started_at": invocation.started_at.isoformat(),
+        })
+        state.seconds += seconds
+        _decide(state, plan)
+        pooled = [merge_segments(state.results, direction) for direction in state.directions]
+        merged = [across_runs(state.of_direction(fio.direction), fio) for fio in pooled]
+        records = [
+            CellRecord(
+                workload,
+                result,
+                tuple(replace(v, segment=number) for v in samples.get(result.direction, ())),
+                {
+                    "mode": "adaptive" if plan.stopping else "fixed",
+                    "unit": "separate fio runs",
+                    "runs": len(state.runs),
+                    "seconds": round(state.seconds, 3),
+                    "stop_reason": state.stop_reason if state.done else "measuring",
+                    **({"rule": plan.stopping.to_dict()} if plan.stopping else {}),
+                    "replicates": state.replicates(result.direction),
+                    **pooled_figures(fio),
+                },
+            )
+            for result, fio in zip(merged, pooled)
+        ]
+        output = OutputRecord(
+            raw_text=parsed.raw_text,
+            fio_version=parsed.fio_version or self.prepared.version,
+            command=invocation.command,
+            job_file=invocation.job_file,
+            exit_code=invocation.exit_code,
+            started_at=invocation.started_at,
+        )
+        run_id = self.run_id
+        try:
+            self.store.add_replicate(run_id, state.group_id, output, records)
+        except StoreError as error:
+            kept = recovery.keep(invocation.stdout,
+                                 f"stackbench-{run_id[:12]}-cell{state.index + 1}-run{number + 1}.json")
+            if kept is None:
+                raise StoreError(
+                    f"{error.what}; the fio output of {what} could not be stored or kept anywhere", error.fix
+                ) from None
+            raise StoreError(
+                f"{error.what}; the finished fio run of {what} could not be stored, so its fio output is kept in "
+                f"{kept}",
+                f"{error.fix}, then store it with `stackbench import {kept}`",
+            ) from None
+        return merged
+
     def finish(self, status: str) -> Run:
         """Store the final status and the run's warnings; never hides an error already on its way."""
         shutil.rmtree(self.workdir, ignore_errors=True)
         try:
-            stored = list(self.store.get_run(self.run_id).cells)
-            self.store.finish_run(self.run_id, status, [*self.prepared.warnings, *run_warnings(stored)])
+            stored = self.store.get_run(self.run_id)
+            self.store.finish_run(self.run_id, status,
+                                  [*self.prepared.warnings, *run_warnings(list(stored.cells), stored.facts)])
         except Exception:
             if status == "complete":
                 raise
@@ -419,82 +563,6 @@ def _settle_direct(plan: Plan, target: Target, warnings: list[Warning], observer
     warnings.append(buffered)
     observer.warning(buffered)
     return replace(plan, workloads=tuple(replace(w, direct=False) for w in plan.workloads))
-
-
-def _measure_once(
-    store: Store,
-    run_id: str,
-    fio_path: str,
-    version: str,
-    state: _CellState,
-    target: Target,
-    plan: Plan,
-    round_index: int,
-    order: int,
-    observer: RunObserver,
-    workdir: Path | None = None,
-    on_started: Callable[[int, Path], None] | None = None,
-) -> list[DirectionResult]:
-    """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
-    workload = state.workload
-    what = f"cell {state.index + 1} ({workload.name}), run {len(state.runs) + 1}"
-    text = cell_job_file(workload, target)
-    invocation = run_fio(
-        fio_path, text, on_tick=lambda t: observer.cell_progress(state.index, t), workdir_parent=workdir,
-        on_started=on_started,
-    )
-    parsed = _check(invocation, what)
-    number = len(state.runs)
-    state.results.append(parsed)
-    state.runs.append({
-        "index": number,
-        "round": round_index,
-        "order": order,
-        "seconds": round(invocation.seconds, 3),
-        "started_at": invocation.started_at.isoformat(),
-    })
-    state.seconds += invocation.seconds
-    _decide(state, plan)
-    merged = [merge_segments(state.results, direction) for direction in state.directions]
-    samples = _run_samples(invocation, parsed, workload)
-    records = [
-        CellRecord(
-            workload,
-            result,
-            tuple(replace(v, segment=number) for v in samples.get(result.direction, ())),
-            {
-                "mode": "adaptive" if plan.stopping else "fixed",
-                "unit": "separate fio runs",
-                "runs": len(state.runs),
-                "seconds": round(state.seconds, 3),
-                "stop_reason": state.stop_reason if state.done else "measuring",
-                **({"rule": plan.stopping.to_dict()} if plan.stopping else {}),
-                "replicates": state.replicates(result.direction),
-            },
-        )
-        for result in merged
-    ]
-    output = OutputRecord(
-        raw_text=invocation.stdout,
-        fio_version=parsed.fio_version or version,
-        command=invocation.command,
-        job_file=invocation.job_file,
-        exit_code=invocation.exit_code,
-        started_at=invocation.started_at,
-    )
-    try:
-        store.add_replicate(run_id, state.group_id, output, records)
-    except StoreError as error:
-        kept = recovery.keep(invocation.stdout, f"stackbench-{run_id[:12]}-cell{state.index + 1}-run{number + 1}.json")
-        if kept is None:
-            raise StoreError(
-                f"{error.what}; the fio output of {what} could not be stored or kept anywhere", error.fix
-            ) from None
-        raise StoreError(
-            f"{error.what}; the finished fio run of {what} could not be stored, so its fio output is kept in {kept}",
-            f"{error.fix}, then store it with `stackbench import {kept}`",
-        ) from None
-    return merged
 
 
 def _run_samples(invocation: FioInvocation, parsed: FioResult, workload: Workload) -> dict[str, list[Sample]]:

@@ -1,9 +1,14 @@
 """The synchronous-write latency sweep: Linux's missing `diskinfo -wS` (docs/method.md section 4).
 
 For each write size, doubling from the device's logical sector size (O_DIRECT needs that alignment; 512 B
-when nothing tells us) to 8 MiB, fio issues random O_DIRECT + O_DSYNC writes at queue depth 1 for at least
-`min_time` seconds. The time per write is what a ZFS log device (SLOG) or a database's commit sees; Optane
-answers 4 KiB in about 15 µs, spinning disks in 8 to 15 ms.
+when nothing tells us) to 8 MiB, fio issues random O_DIRECT + O_DSYNC writes at queue depth 1 for `runtime`
+seconds. The time per write is what a ZFS log device (SLOG) or a database's commit sees; Optane answers
+4 KiB in about 15 µs, spinning disks in 8 to 15 ms.
+
+The sweep is measured `runs` times, each run one fio process with a stonewalled job per size
+(`Plan.one_process`): separate runs give every size an interval. fio 3.33 spends about 0.3 s between two
+stonewalled jobs (plan.JOB_OVERHEAD_S), as much as a fio process of its own, so the runtime per size is
+short (0.25 s) to keep 15 sizes x 3 runs near 25 s.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from stackbench.probe.block import collect_target_facts
 from stackbench.units import format_size, parse_size
 
 MAX_SIZE = 8 * 1024**2
+# Per size and run: 15 sizes x 3 runs x (0.25 s + fio's 0.3 s per job) = 25 s, under the 30 s goal on a
+# device that answers in < 1 ms; FreeBSD's diskinfo -wS spends a few seconds on one pass.
+DEFAULT_RUNTIME_S = 0.25
+DEFAULT_RUNS = 3
 
 
 def parse_sizes(spec: str) -> list[int]:
@@ -45,7 +54,10 @@ def default_start(target: Path) -> int:
     return max(sizes) if sizes else 512
 
 
-def synclat_plan(target: Path, *, sizes: list[int] | None, min_time: float, file_size: int) -> Plan:
+def synclat_plan(
+    target: Path, *, sizes: list[int] | None, runtime: float = DEFAULT_RUNTIME_S, file_size: int,
+    runs: int = DEFAULT_RUNS,
+) -> Plan:
     start = default_start(target)
     chosen = sizes or parse_sizes(f"{start}..{MAX_SIZE}")
     misaligned = [s for s in chosen if s % start]
@@ -69,9 +81,9 @@ def synclat_plan(target: Path, *, sizes: list[int] | None, min_time: float, file
             dsync=True,
             direct=True,
             size=file_size,
-            runtime=min_time,
+            runtime=runtime,
             ioengine="psync",
         )
         for size in chosen
     )
-    return Plan(name="synclat", workloads=workloads)
+    return Plan(name="synclat", workloads=workloads, runs=runs, one_process=True)

@@ -118,3 +118,8 @@ def parse_duration(text: str, *, option: str = "runtime") -> float:
     if value <= 0:
         raise UsageError(f"--{option} must be positive, got {text!r}", "Use e.g. --runtime 30")
     return value
+
+
+def plural(count: int, word: str) -> str:
+    """`1 cell`, `3 cells`: a count with its noun, never "1 cells"."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"

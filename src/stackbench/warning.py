@@ -34,6 +34,7 @@ class WarningCode(enum.StrEnum):
     SCRATCH_LEFT = "SCRATCH_LEFT"  # a fleet host's scratch file could not be removed (host unreachable)
     LESS_SAFE = "LESS_SAFE"  # one side of a comparison trades durability or correctness for its speed
     ORDER_EFFECT = "ORDER_EFFECT"  # in an ab session the arm measured second in a round did better (or worse)
+    SYNC_NOISE = "SYNC_NOISE"  # synclat/slog: the runs' spread leaves a time per write, a class or a ranking open
     LEGACY = "LEGACY"  # a plain-text warning stored by a stackbench without codes
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_here
+from conftest import DATA, cli_here
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +148,97 @@ def test_a_label_too_long_for_its_numbers_is_refused_before_anything_is_stored(t
                     "--label", "x" * 199, "--db", f"sqlite:///{db}")
     assert done.returncode == 2 and "up to LABEL-2, 201 characters (at most 200)" in done.stderr
     assert json.loads(cli_here("runs", "--db", f"sqlite:///{db}", "--json").stdout)["runs"] == []
+
+
+@pytest.fixture(scope="module")
+def beyond_run_limits(fio_path: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real fio output of jobs `run` would never plan but fio runs (the null engine does no I/O, in ~1 s):
+    iodepth 8192 with runtime=100000 (a cap: the job ends with its size), bs 512m, numjobs 512."""
+    directory = tmp_path_factory.mktemp("beyond")
+    job = directory / "beyond.fio"
+    job.write_text(
+        "[global]\nioengine=null\nthread=1\n"
+        "[deep]\nrw=randread\nbs=4k\niodepth=8192\nsize=64m\nruntime=100000\n"
+        "[huge]\nrw=read\nbs=512m\nsize=1g\n"
+        "[many]\nnew_group\nrw=read\nbs=4k\nsize=1m\nnumjobs=512\ngroup_reporting=1\n"
+    )
+    output = directory / "beyond.json"
+    subprocess.run([fio_path, "--output-format=json", f"--output={output}", str(job)], check=True, capture_output=True)
+    return output
+
+
+def test_real_fio_outputs_beyond_runs_plan_limits_are_imported(tmp_path: Path, beyond_run_limits: Path) -> None:
+    """`run`'s limits (--qd up to 4096, --jobs 256, --bs 256m, --runtime 86400) are what it will plan; an
+    import is what fio did elsewhere, and was refused with a message about --qd that named no file."""
+    from stackbench.store import open_store
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    done = cli_here("import", str(beyond_run_limits), "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)["runs"][0]
+    assert {(c["iodepth"], c["bs"], c["numjobs"]) for c in run["cells"]} == {(8192, "4k", 1), (1, "512m", 1),
+                                                                              (1, "4k", 512)}
+    store = open_store(db)
+    assert 100000 in {cell.workload.runtime for cell in store.get_run(run["run_id"]).cells}
+    store.dispose()
+
+
+def _edited(tmp_path: Path, change) -> Path:  # noqa: ANN001
+    """A real fio 3.33 output (tests/data) with one value changed, as an edited or corrupted file has it."""
+    document = json.loads((DATA / "fio" / "randread-psync.json").read_text())
+    change(document["jobs"][0])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _fio2_clat(job: dict, mean: float) -> None:
+    job["read"]["clat"] = {**job["read"].pop("clat_ns"), "mean": mean}  # fio 2.x: usec
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda job: _fio2_clat(job, 1.7e308), "read clat has mean too large for fio's 64-bit counters"),
+    (lambda job: _fio2_clat(job, 2.0**64), "read clat has mean too large"),  # in us: 1000 times fio's most
+    (lambda job: job["read"]["clat_ns"].update(mean=1.7e308), "read clat_ns has mean too large"),
+    (lambda job: job["read"].update(iops=1e300), "read has iops too large"),
+    (lambda job: job["read"]["clat_ns"]["percentile"].update({"99.000000": 2**70}), "percentile 99.000000"),
+    (lambda job: job["read"]["clat_ns"]["percentile"].update({"inf": 5}), "percentile key 'inf'"),
+    (lambda job: job["job options"].update(iodepth="2147483648"), "iodepth=2147483648 is outside what fio accepts"),
+    (lambda job: job["job options"].update(numjobs="4097"), "numjobs=4097 is outside what fio accepts"),
+    (lambda job: job["job options"].update(runtime="inf"), "runtime=inf is outside what fio accepts"),
+    (lambda job: job["job options"].update(bs="9223372036854775808"), "bs=9223372036854775808 is outside"),
+])
+def test_numbers_fio_cannot_report_are_refused_naming_the_file_and_the_field(tmp_path: Path, change,  # noqa: ANN001
+                                                                            named: str) -> None:
+    """A latency of 1.7e308 is finite, but its statistics were not: `report` and two chart kinds exited 70
+    and `show --json` printed `Infinity`. Now the import refuses it, and stores nothing."""
+    path = _edited(tmp_path, change)
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    done = cli_here("import", str(path), "--db", db)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert str(path) in lines[0] and named in lines[0], lines[0]
+    assert json.loads(cli_here("runs", "--db", db, "--json").stdout)["runs"] == []
+
+
+def test_the_largest_numbers_fio_can_report_go_through_every_command(tmp_path: Path) -> None:
+    """Values at the top of fio's 64-bit counters are accepted, and nothing after the import fails on
+    them: `show --json` is strict JSON, the report and the charts are drawn."""
+    top = 1.8e19
+
+    def change(job: dict) -> None:
+        latency = job["read"]["clat_ns"]
+        latency.update(min=top, max=top, mean=top, stddev=top)
+        latency["percentile"] = {key: int(top) for key in latency["percentile"]}
+        job["read"].update(iops=top, bw_bytes=top, runtime=top, io_bytes=2**64 - 1, total_ios=2**64 - 1)
+        job.update(usr_cpu=top, sys_cpu=top)
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    assert cli_here("import", str(_edited(tmp_path, change)), "--label", "top", "--db", db).returncode == 0
+    shown = cli_here("show", "top", "--json", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    json.loads(shown.stdout, parse_constant=lambda name: pytest.fail(f"{name} in show --json"))
+    assert cli_here("report", "top", "-o", str(tmp_path / "r.html"), "--db", db).returncode == 0
+    for kind in ("matrix", "percentiles"):
+        drawn = cli_here("chart", "top", "--kind", kind, "-o", str(tmp_path / f"{kind}.svg"), "--db", db)
+        assert drawn.returncode == 0, drawn.stderr

@@ -380,3 +380,38 @@ def test_an_integer_too_long_for_python_is_a_clear_error_not_a_value_error() -> 
     text = _text("randread-psync.json").replace('"total_ios" : ', '"total_ios" : ' + "9" * 5000 + " , \"x\" : ", 1)
     with pytest.raises(FioOutputError, match=r"line 1, column 1: Exceeds the limit"):
         parse_fio_json(text, source="x.json")
+
+
+def test_json_plus_buckets_are_held_compactly_and_read_back_exactly() -> None:
+    """The parser keeps json+ buckets as LatencyBuckets (16 bytes each, not a dict): the histogram read from
+    them is the one read from the plain JSON, for every captured json+ output, and they read like the dict."""
+    from collections import Counter
+
+    from stackbench.engine.result import LatencyBuckets
+
+    for name in ("randwrite-fdatasync-libaio.jsonplus.json", "seqwrite-posixaio.jsonplus.json"):
+        plain = _doc(name)["jobs"][0]["write"]["clat_ns"]["bins"]
+        kept = parse_fio_json(_text(name)).document["jobs"][0]["write"]["clat_ns"]["bins"]
+        assert isinstance(kept, LatencyBuckets) and dict(kept) == plain, name
+        assert bins_of(parse_fio_json(_text(name)).document, "write") == Counter({int(k): v for k, v in plain.items()})
+        dropped = parse_fio_json(_text(name), buckets=False).document["jobs"][0]["write"]["clat_ns"]["bins"]
+        assert len(dropped) == 0, name
+
+
+@pytest.mark.parametrize("bins, said", [
+    ('{"1000": -1}', "has a count -1 in bucket '1000'"),
+    ('{"1000": 18446744073709551616}', "has a count 18446744073709551616"),
+    ('{"1000": 1.5}', "has a count 1.5"),
+    ('{"1000": true}', "has a count True"),
+    ('{"1000": 1, "x": 2}', "has a bucket 'x'"),
+    ('{"1000": 1, "": 2}', "has a bucket ''"),
+    ('{"1000": 1, "18446744073709551616": 2}', "has a bucket '18446744073709551616'"),
+    ('{"9' + "9" * 5000 + '": 1}', "has a bucket '999"),
+    ('[1, 2]', "is [1, 2], not an object of buckets"),
+])
+def test_json_plus_buckets_outside_fios_counters_are_refused_naming_the_field(bins: str, said: str) -> None:
+    text = _text("seqwrite-posixaio.jsonplus.json")
+    start = text.index('"bins" : {')
+    broken = text[:start] + '"bins" : ' + bins + text[text.index("}", start) + 1:]
+    with pytest.raises(FioOutputError, match=re.escape(f"f.json: job 's' write clat_ns bins {said}")):
+        parse_fio_json(broken, source="f.json")

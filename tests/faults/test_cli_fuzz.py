@@ -32,7 +32,8 @@ for name, command in COMMAND.commands.items():
     for sub, leaf in getattr(command, "commands", {name: command}).items():
         LEAVES.append(([name, sub] if sub != name else [name], leaf))
 
-PATH_OPTIONS = {"--target", "--from", "--vm-config", "--storage-cfg", "--cpuinfo", "--pool-dataset"}
+PATH_OPTIONS = {"--target", "--from", "--vm-config", "--storage-cfg", "--cpuinfo", "--pool-dataset", "--hosts-file",
+                "--token-file", "--ca-file", "--ssh-config"}  # hostile files go in a capped child: test_hostile_inputs
 PATH_ARGUMENTS = {"target", "paths", "files", "candidates"}
 SHELL_OPTIONS = {"--a", "--b", "--prepare"}
 VALUES = ["0", "-1", "1", "3", "5", "16", "1e9", "100000", "nan", "inf", "4k", "3k", "1m", "64G", "abc", "",

@@ -5,6 +5,7 @@ prefix, and each host's cell stores its own samples as a local run does (a segme
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -35,6 +36,14 @@ def test_each_hosts_cell_has_its_own_samples_that_agree_with_its_result(fleet, d
         assert means[name] == pytest.approx(cell.result.iops, rel=0.15), (name, means[name], cell.result.iops)
     assert len(set(means.values())) == len(fleet.names)  # three hosts' logs, not one host's three times
     assert by_host["(total)"].samples == ()  # the total is computed from the hosts, not sampled
+    # one IOPS per cell: each host's and the total's is the geometric mean of its two runs (the total's runs
+    # each the hosts' sum in that run), fio's pooled figure kept beside it
+    for cell in by_host.values():
+        runs = [r["iops"] for r in cell.measurement["replicates"]]
+        assert len(runs) == 2 and cell.result.iops == pytest.approx(math.sqrt(runs[0] * runs[1]))
+        assert cell.measurement["fio_pooled_iops"] > 0
+    assert sum(by_host[n].measurement["replicates"][0]["iops"] for n in fleet.names) == pytest.approx(
+        by_host["(total)"].measurement["replicates"][0]["iops"])
     # the servers sent their logs to us: nothing was written on the hosts (scratch or home directory)
     for host in fleet.hosts:
         assert list(host.scratch.iterdir()) == []

@@ -201,3 +201,49 @@ def test_dry_run_lists_the_hosts_and_checks_their_names(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "On 2 hosts at once (not contacted by --dry-run): node1, admin@node2" in shown.output
     refused = CliRunner().invoke(app, ["run", "--hosts", "-oProxyCommand=x", "-t", "/srv/bench", "--dry-run"])
     assert isinstance(refused.exception, UsageError)
+
+
+@pytest.mark.parametrize("body", ['{"a": NaN}', '{"a": Infinity}', '{"a": 1e999}', '{"a": 1' + "0" * 25 + "}",
+                                  '{"a": ' + "9" * 5000 + "}"])
+def test_a_host_answer_with_numbers_the_agent_never_sends_is_not_an_answer(body: str) -> None:
+    """A host's answer is data from elsewhere, like any file: strict JSON whose numbers fit 64 bits."""
+    from stackbench.fleet.agent import MARK
+    from stackbench.fleet.ssh import answer_in
+
+    assert answer_in(f"login banner\n{MARK}{body}\n") is None
+    assert answer_in(f'{MARK}{{"a": 18446744073709551615, "b": 0.5}}\n') == {"a": 2**64 - 1, "b": 0.5}
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda a: a["system"].update(ram_bytes="lots"), "system.ram_bytes='lots'"),
+    (lambda a: a["system"].update(ram_bytes=1.5), "system.ram_bytes='1.5'"),
+    (lambda a: a["target"].update(room=-1), "target.room='-1'"),
+    (lambda a: a["direct"].update(alignment=0), "direct.alignment='0'"),
+    (lambda a: a.update(timing={"python_s": -3}), "timing"),
+])
+def test_a_host_whose_answer_has_sizes_out_of_range_fails_the_checks(change, named: str) -> None:  # noqa: ANN001
+    """A size the fleet run computes with (the file size from RAM and room, the O_DIRECT alignment) that is
+    not a whole number in range failed later with a traceback (int('lots'), bs % 0.5); now the host fails
+    its checks with one line."""
+    from stackbench.fleet.preflight import _judge
+    from stackbench.fleet.ssh import HostFailure
+
+    answer = {"fio_path": "/usr/bin/fio", "fio_version": "fio-3.33", "system": {"ram_bytes": 2**33},
+              "target": {"file": "/srv/x", "remove_after": True, "room": 2**40}, "direct": {"alignment": 512},
+              "timing": {"python_s": 0.1}}
+    judged = _judge("node1", 0, answer, "fio-3.33")
+    assert not isinstance(judged, HostFailure)
+    change(answer)
+    judged = _judge("node1", 0, answer, "fio-3.33")
+    assert isinstance(judged, HostFailure) and named in judged.what and judged.fix
+
+
+def test_an_endless_line_from_a_host_is_read_in_pieces() -> None:
+    """A host that writes without a line break is never held as one line (a /dev/zero behind ssh)."""
+    import io
+
+    from stackbench.fleet.servers import LINE_BYTES, _read_lines
+
+    pieces: list[str] = []
+    _read_lines(io.BytesIO(b"x" * (3 * LINE_BYTES + 5)), pieces.append)
+    assert [len(piece) for piece in pieces] == [LINE_BYTES, LINE_BYTES, LINE_BYTES, 5]

@@ -24,10 +24,10 @@ DATA = Path(__file__).parent.parent / "data"
 # Per CSV snapshot, the columns that hold words (names, verdicts, times, prose); every other column is
 # numeric. None: a snapshot of words only (an audit's findings).
 TEXT_COLUMNS: dict[str, set[str] | None] = {
-    "show": {"Pattern"},
+    "show": {"Pattern", "note"},
     "runs": {"ID", "Created (UTC)", "Label", "Status", "Plan", "Target", "Kind"},
-    "compare": {"Pattern", "verdict", "weak", "safety"},
-    "layers": {"Pattern"},
+    "compare": {"Pattern", "verdict", "weak", "safety", "note"},
+    "layers": {"Pattern", "host/vm proven", "vm/vm+luks proven", "note"},
     "show-scan": set(),
     "show-audit": None,
 }
@@ -75,12 +75,17 @@ def test_slog_csv_is_plain_numbers_in_the_order_of_its_ranking(tmp_path: Path) -
         assert made.returncode == 0, made.stderr
     done = cli_here("slog", "--run", "hdd-512-start", "--run", "optane-4k-start", "--db", db, "--format", "csv")
     assert done.returncode == 0, done.stderr
-    assert not_plain(done.stdout, {"Candidate", "Verdict"}) == []
+    assert not_plain(done.stdout, {"Candidate", "vs next", "Verdict"}) == []
     (header, *rows), = tables(done.stdout)
     assert header[:3] == ["Candidate", "QD1 IOPS", "QD1 median clat us"]
     assert [row[0] for row in rows] == ["optane-4k-start", "hdd-512-start"]
     # diskinfo's 512 B QD1 line: 11 ms per write on the HDD, tens of microseconds on the Optane.
-    assert float(rows[1][3]) > 1000 > float(rows[0][3]) > 0
+    mean = header.index("QD1 mean clat us")
+    assert float(rows[1][mean]) > 1000 > float(rows[0][mean]) > 0
+    # one value each (no separate runs): no interval, no test, and the verdict says so
+    for column in ("QD1 median CI low us", "vs next %", "vs next p", "vs next"):
+        assert [row[header.index(column)] for row in rows] == ["", ""]
+    assert [row[header.index("runs")] for row in rows] == ["1", "1"]
 
 
 def test_token_list_csv_has_dates_or_empty_cells(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ terminal and prints none in a pipe."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,24 @@ def test_markdown_shows_user_text_as_typed_never_as_links_images_or_html() -> No
     escaped = ("\\[x\\](javascript:alert(1)) \\!\\[t\\](http://tracker/p.png) \\<script\\>s\\</script\\> "
                "\\*\\*b\\*\\* a\\|b \\#h")
     assert shown == f"**{escaped}**\n\n| label |\n|:---|\n| {escaped} |\n\n{escaped}  \n"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_json_output_cannot_hold_nan_or_infinity(value: float, tmp_path: Path) -> None:
+    """`show --json` once printed `Infinity`, which no JSON reader accepts. The one encoding every command
+    prints through refuses it: a value that is not finite is a bug (exit 70), never a broken document."""
+    from conftest import cli_here
+    from stackbench.goal import Goal
+    from stackbench.report.formats.json import dumps
+    from stackbench.store import open_store
+
+    with pytest.raises(ValueError):
+        dumps({"runs": [{"clat_mean_us": value}]})
+    with pytest.raises(ValueError):
+        EXPORTERS["json"].render(Report(tables=(RESULT,), data={"x": [value]}), PLAIN)
+    db = f"sqlite:///{tmp_path / 'r.db'}"  # a goal stored before goals were checked held Infinity
+    store = open_store(db)
+    store.add_goal(Goal(text="seq write >= 999 MB/s", metric="bw", statistic=None, op=">=", threshold=value))
+    store.dispose()
+    done = cli_here("goal", "list", "--json", "--db", db)
+    assert done.returncode == 70 and done.stdout == "" and "internal error ValueError" in done.stderr

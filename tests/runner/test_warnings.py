@@ -109,6 +109,14 @@ def _host_dropped() -> list[Warning]:
     return [host_dropped("node2", 1, "4K QD1 rnd read", "fio's server on node2 exited (status -9)")]
 
 
+def _sync_noise() -> list[Warning]:
+    from stackbench.analysis.synclat import sweep_noise, sweep_sizes
+
+    noisy = cell(bs=4096, qd=1, runs=[1000.0, 1400.0, 900.0])  # a synclat size whose runs differ by ~25 %
+    found = sweep_noise(sweep_sizes(run([noisy])))
+    return [found] if found else []
+
+
 SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]]] = {
     WarningCode.PAGE_CACHE: lambda mp, tmp: [cache_warning(SMALL_RAM, 1024**3, True, "ext4")],
     WarningCode.TMPFS_TARGET: lambda mp, tmp: [cache_warning(SMALL_RAM, 64 * 1024**3, False, "tmpfs")],
@@ -126,6 +134,7 @@ SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]
     WarningCode.SCRATCH_LEFT: lambda mp, tmp: _scratch_left(),
     WarningCode.LESS_SAFE: lambda mp, tmp: _less_safe(),
     WarningCode.ORDER_EFFECT: lambda mp, tmp: _order_effect(),
+    WarningCode.SYNC_NOISE: lambda mp, tmp: _sync_noise(),
     WarningCode.LEGACY: lambda mp, tmp: [Warning.from_json("a warning from before codes")],
 }
 
@@ -164,7 +173,7 @@ def test_cells_and_rows_are_the_subject_and_the_line_reads_as_before() -> None:
     assert row.subject == "4K QD4 rnd write" and row.code == WarningCode.TOO_FEW_RUNS
     assert str(row) == (
         "4K QD4 rnd write: 1 run on one side: a verdict needs at least 2 separate runs per side (5 recommended); "
-        "measure with --runs 5"
+        "rerun each side with `stackbench run --runs 5`, or use `stackbench ab --rounds 5`"
     )
     cached = cache_warning(SMALL_RAM, 1024**3, True, "ext4")
     assert cached is not None and cached.subject == "" and str(cached).startswith("read results are cache-dominated")
@@ -248,7 +257,7 @@ def test_run_and_compare_json_carry_the_objects() -> None:
 
 def test_synclat_drops_the_one_run_warning_by_its_code_not_its_words() -> None:
     # Another code whose text holds the very words of the dropped one: a filter on the text would drop it too.
-    same_words = Warning(WarningCode.HIGH_SPREAD, "8K QD1 rnd write dsync", f"{ONE_RUN.text}; per-second samples")
+    same_words = Warning(WarningCode.HIGH_CV, "8K QD1 rnd write dsync", f"{ONE_RUN.text}; per-second samples")
     reworded = Warning(WarningCode.TOO_FEW_RUNS, "16K QD1 rnd write dsync", "a single run, reworded", "")
     assert warnings_to_print([ONE_RUN, same_words, reworded], shown=set()) == [same_words]
 

@@ -67,7 +67,13 @@ def _upgrade_keeps_every_run(url: str) -> None:
     store = Store(url)  # opening a 0003 store upgrades it
     version, tables = _version_and_tables(url)
     assert version == head_revision() and NEW_TABLES <= tables
+    store.dispose()
+    # 0009 recomputes the figures of cells with several runs (keeping fio's pooled ones beside them) and
+    # puts them back on the way down: every row is as it was once back before it
+    alembic(url, "downgrade", "0008_run_tallies")
     assert _contents(url, columns)[1] == before
+    alembic(url, "upgrade", "head")
+    store = Store(url)
     assert [run.label for run, _ in store.list_runs()] == ["with-samples", "vm-luks", "vm", "lz4", "baseline"]
     assert [s.iops for s in store.get_run("with-samples").cells[0].samples] == [1001.0, 1002.0, 1003.0, 1004.0, 1005.0]
     _round_trip(store)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import functools
 import html
+import io
+import logging
 import json
 import re
 import shutil
 import socket
+import subprocess
 import threading
 import time
 from contextlib import contextmanager
@@ -48,7 +51,8 @@ class Site:
     ids: dict[str, str] = field(default_factory=dict)  # account name -> id
 
     def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=30)
+        """A client that sends its forms as a browser sends them from the server's own pages (`Origin`)."""
+        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=30, headers={"Origin": self.base})
 
     def login(self, name: str, password: str = PASSWORD) -> httpx.Client:
         client = self.client()
@@ -58,9 +62,12 @@ class Site:
 
 
 def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
+    """Log in as a browser does from the login page (its form, its cookie, the page's Origin)."""
     form = client.get("/login")
     token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
-    return client.post("/login", data={"name": name, "password": password, "login_csrf": token})
+    origin = str(client.base_url).rstrip("/")
+    return client.post("/login", data={"name": name, "password": password, "login_csrf": token},
+                       headers={"Origin": client.headers.get("Origin", origin)})
 
 
 def csrf_of(client: httpx.Client, path: str = "/runs") -> str:
@@ -68,10 +75,44 @@ def csrf_of(client: httpx.Client, path: str = "/runs") -> str:
     return re.search(r'name="csrf" value="([^"]+)"', client.get(path).text).group(1)
 
 
+def first_answer(url: str, server: "subprocess.Popen", within_s: float = 60) -> httpx.Response:
+    """GET `url` from a `stackbench serve` just started: tried again until it listens, a failure if the
+    process ended first or `within_s` passed."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.TransportError:
+            assert time.monotonic() < deadline and server.poll() is None, "the server did not start"
+            time.sleep(0.1)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+SERVER_LOG = io.StringIO()  # what the in-process servers log (see `server_log_to_buffer`)
+
+
+def server_log_to_buffer() -> None:
+    """Point the server's stderr log handlers (web/logs.py, configured by `uvicorn_config`) at SERVER_LOG,
+    with their formatters and filters: the lines are the CLI's, but a server running in the test process
+    does not write into the stderr of a CLI command the test runs in the same process."""
+    from stackbench.web.logs import ACCESS_LOGGER, CurrentStderr
+
+    moved: dict[int, logging.Handler] = {}
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", ACCESS_LOGGER):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if isinstance(handler, CurrentStderr):
+                if id(handler) not in moved:
+                    moved[id(handler)] = logging.StreamHandler(SERVER_LOG)
+                    moved[id(handler)].setFormatter(handler.formatter)
+                    moved[id(handler)].filters = list(handler.filters)
+                logger.removeHandler(handler)
+                logger.addHandler(moved[id(handler)])
 
 
 @contextmanager
@@ -81,6 +122,7 @@ def running(app: object, forwarded_allow_ips: str | None = None) -> Iterator[str
 
     port = free_port()
     server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, forwarded_allow_ips))
+    server_log_to_buffer()
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -112,8 +154,9 @@ def markdown_rows(text: str) -> list[list[str]]:
 
 def assert_slog_page_is_the_clis(client: httpx.Client, db_url: str, ids: list[str]) -> str:
     """/slog?runs=IDS shows `stackbench slog --run ID...`'s table cell for cell (its Markdown output, the
-    text a reader is shown; its CSV holds plain numbers instead) in the order of its --json ranking;
-    returns the page."""
+    text a reader is shown; its CSV holds plain numbers instead) in the order of its --json ranking, its
+    notes (what the ranking proves) and the warnings it prints (what more runs would decide); returns the
+    page."""
     from conftest import cli_here
 
     answer = client.get("/slog", params={"runs": ids})
@@ -127,6 +170,15 @@ def assert_slog_page_is_the_clis(client: httpx.Client, db_url: str, ids: list[st
     assert page_rows == cli_rows
     ranked = json.loads(as_json.stdout)["candidates"]
     assert [(r[0], r[-1]) for r in page_rows] == [(c["candidate"], c["verdict"]) for c in ranked]
+    page_text = html.unescape(re.sub(r"\s+", " ", answer.text))
+    notes = [line.rstrip() for line in as_markdown.stdout.split("\n\n", 2)[-1].splitlines() if line.strip()]
+    for note in notes:
+        assert re.sub(r"\\(.)", r"\1", note.rstrip()) in page_text
+    warnings = [line for line in as_json.stderr.splitlines() if line.startswith("Warning:")]
+    assert warnings == [f"Warning: {w['subject']}: {w['text']}; {w['fix']}"
+                        for w in json.loads(as_json.stdout)["warnings"]]
+    for warning in warnings:
+        assert warning in page_text
     return answer.text
 
 

@@ -176,8 +176,24 @@ BROKEN = {
     "dangling output": (lambda d: d["cells"][0].update(fio_output_seq=99), "fio_output_seq"),
     "sample is a list": (lambda d: d["cells"][0].update(samples=[[1, 2]]), "samples[0]"),
     "long label": (lambda d: d["run"].update(label="x" * 201), "run.label"),
-    "label on two lines": (lambda d: d["run"].update(label="a\nb"), "run.label contains control characters"),
+    "label on two lines": (lambda d: d["run"].update(label="a\nb"), "run.label cannot contain U+000A"),
+    "label with a bidi override": (lambda d: d["run"].update(label="a\u202eb"), "run.label cannot contain U+202E"),
+    "label with an isolate": (lambda d: d["run"].update(label="a\u2067b"), "run.label cannot contain U+2067"),
+    "label with a zero-width space": (lambda d: d["run"].update(label="a\u200bb"), "run.label cannot contain U+200B"),
+    "label with a line separator": (lambda d: d["run"].update(label="a\u2028b"), "run.label cannot contain U+2028"),
     "other format": (lambda d: d.update(format_version=99), "version 1"),
+    # numbers in range, as an import checks them (engine/ranges.py): finite ones that break statistics too
+    "latency past fio's counters": (lambda d: d["cells"][0]["result"]["clat"].update(mean_ns=1.7e308),
+                                    "cells[0].result: clat mean_ns=1.7e+308"),
+    "iops past fio's counters": (lambda d: d["cells"][0]["result"].update(iops=1e300), "cells[0].result: iops"),
+    "io_bytes past 64 bits": (lambda d: d["cells"][0]["result"].update(io_bytes=2**70), "cells[0].result: io_bytes"),
+    "iodepth fio refuses": (lambda d: d["cells"][0]["result"].update(iodepth=2**31), "cells[0].result: iodepth"),
+    "negative sample time": (lambda d: d["cells"][0].update(samples=[{"t_s": -1.0, "iops": 1.0}]),
+                             "cells[0].samples[0].t_s=-1.0"),
+    "sample iops past 64 bits": (lambda d: d["cells"][0].update(samples=[{"t_s": 1.0, "iops": 1e300}]),
+                                 "cells[0].samples[0].iops"),
+    "count past the column": (lambda d: d["cells"][0].update(seq=2**40), "cells[0].seq"),
+    "segment past the column": (lambda d: d["fio_outputs"][0].update(segment=2**63), "fio_outputs[0].segment"),
 }
 
 

@@ -147,3 +147,66 @@ def test_log_in_compare_share_and_revoke_in_chromium(fresh_site) -> None:
         finally:
             browser.close()
     assert problems == []
+
+
+def _attacker_page(html: str, cookie: str):  # noqa: ANN202 - a running http.server and its base URL
+    """A page served from another port of 127.0.0.1 (same site as the server, another origin) that sets
+    `cookie` (a Set-Cookie value) and shows `html`."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            body = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Set-Cookie", cookie)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_a_page_on_another_port_cannot_log_the_browser_in_as_someone_else(fresh_site) -> None:
+    """The attack found by hand (login CSRF by cookie tossing): bob fetches a login form of the server
+    himself, then a page of his on another port of the same host plants that form's cookie in alice's
+    browser and posts his name, password and token to the server's /login. Cookies are not separated by
+    port and the page is same-site, so the browser sends the planted cookie: before, alice's browser ended
+    logged in as bob. Now the form is refused (its Origin is the other port) and she stays logged out."""
+    import html
+
+    import httpx
+    from playwright.sync_api import expect, sync_playwright
+
+    from stackbench.web.sessions import LOGIN_COOKIE
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run scripts/test, which installs it (apt-get install chromium)")
+    with fresh_site(Settings()) as site, sync_playwright() as playwright:
+        with httpx.Client(base_url=site.base) as bob:
+            form = bob.get("/login")
+        cookie = form.cookies[LOGIN_COOKIE]
+        token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
+        page = (f'<body onload="document.forms[0].submit()"><form method="post" action="{site.base}/login">'
+                f'<input name="name" value="bob"><input name="password" value="{html.escape(PASSWORD)}">'
+                f'<input name="login_csrf" value="{html.escape(token)}"></form></body>')
+        attacker, elsewhere = _attacker_page(page, f"{LOGIN_COOKIE}={cookie}; Path=/login; SameSite=Strict")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            alice = browser.new_context().new_page()
+            with alice.expect_response(f"{site.base}/login") as posted:
+                alice.goto(elsewhere + "/prize")
+            assert posted.value.status == 403
+            expect(alice.locator("main")).to_contain_text("sent from another site or another port")
+            alice.screenshot(path=_artefacts() / "08-login-csrf-refused.png", full_page=True)
+            alice.goto(site.base + "/runs")
+            assert alice.url == site.base + "/login"  # logged in as nobody, not as bob
+        finally:
+            browser.close()
+            attacker.shutdown()

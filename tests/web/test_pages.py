@@ -20,7 +20,7 @@ from stackbench.report.goals import goals_table
 from stackbench.report.run import run_table
 from stackbench.web.headers import CSP, IMAGE_CSP
 from stackbench.web.settings import Settings
-from web.site import HOSTILE, Site, assert_slog_page_is_the_clis, csrf_of, first_table
+from web.site import HOSTILE, PASSWORD, Site, assert_slog_page_is_the_clis, csrf_of, first_table
 
 
 def _share(client: httpx.Client, path: str, days: str = "7", note: str = "for the vendor") -> httpx.Response:
@@ -376,13 +376,31 @@ def test_the_owner_makes_a_run_team_visible_and_private_again(fresh_site) -> Non
         assert bob.get(run).status_code == 404
 
 
-def test_a_share_link_stops_when_its_run_changes_owner(fresh_site) -> None:
+def test_a_share_link_stops_when_its_run_changes_owner_and_stays_dead(fresh_site) -> None:
+    """Links bound to their maker's ownership (migration 0009), through the `user` command's moves: a run
+    taken by another account and given back, and an account removed, made again and claiming the run."""
+    from conftest import cli_here, run_cli
+
     with fresh_site(Settings()) as site:
-        alice = site.login("alice")
-        link = _link(_share(alice, f"/runs/{site.runs['b']}"), site)
-        assert site.client().get(link).status_code == 200
-        site.accounts.claim(site.ids["bob"], [site.runs["b"]], take=True)  # `user claim bob RUN --take`
+        alice, run = site.login("alice"), site.runs["b"]
+        link = _link(_share(alice, f"/runs/{run}"), site)
+        compared = _link(_share(alice, f"/compare/{site.runs['a']}/{run}"), site)
+        assert site.client().get(link).status_code == site.client().get(compared).status_code == 200
+        db = site.store.url
+        assert cli_here("user", "claim", "bob", run, "--take", "--db", db).returncode == 0
         assert site.client().get(link).status_code == 404
+        assert cli_here("user", "claim", "alice", run, "--take", "--db", db).returncode == 0
+        assert alice.get(f"/runs/{run}").status_code == 200  # alice's again ...
+        assert site.client().get(link).status_code == 404  # ... and her links to it stay dead
+        assert site.client().get(compared).status_code == 404
+        assert "/revoke" not in alice.get(f"/runs/{run}").text  # and are gone from her list
+
+        fresh = _link(_share(alice, f"/runs/{run}"), site)
+        assert cli_here("user", "remove", "alice", "--db", db).returncode == 0
+        made = run_cli("user", "add", "alice", "--password-stdin", "--db", db, input=PASSWORD + "\n")
+        assert made.returncode == 0, made.stderr
+        assert cli_here("user", "claim", "alice", run, "--db", db).returncode == 0
+        assert site.client().get(fresh).status_code == 404
 
 
 def test_the_scan_page_shows_what_show_scan_prints(web: Site, as_user: dict) -> None:
@@ -499,7 +517,7 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
     from stackbench.report.synclat import synclat_rows, synclat_table
 
     with fresh_site(Settings()) as site:
-        done = cli_here("synclat", str(tmp_path), "--sizes", "4k..8k", "--min-time", "1s", "--size", "4M", "--json",
+        done = cli_here("synclat", str(tmp_path), "--sizes", "4k..8k", "--min-time", "0.5s", "--size", "4M", "--json",
                         "--db", str(site.store.engine.url))
         assert done.returncode == 0, done.stderr
         run_id = json.loads(done.stdout)["run_id"]
@@ -618,3 +636,41 @@ def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with
     assert alice.post(f"/shares/{link_id}/revoke", data={"csrf": csrf_of(alice)}).status_code == 303
     gone = stranger.get(f"{link}/report.html")
     assert gone.status_code == 404 and gone.text == stranger.get(f"/s/{secrets.token_urlsafe(32)}/report.html").text
+
+
+INVISIBLE = ("\u202e", "\u2066", "\u200b", "\u2028", "\x1b", "\x00")
+
+
+def test_pages_escape_invisible_characters_of_text_already_stored(fresh_site) -> None:
+    """A label, a target and a fact written before labels refused them (straight into the database): the
+    runs list, the run page, the compare page, the shared page and the charts show them escaped
+    (usertext.shown, through every template's finalize and every chart's texts), never raw."""
+    from sqlalchemy import update
+
+    from stackbench.store import schema
+
+    with fresh_site(Settings()) as site:
+        run = site.runs["b"]
+        with site.store.engine.begin() as connection:
+            connection.execute(update(schema.runs).where(schema.runs.c.id == run).values(
+                label="evil\u202eb\u200bx\u2028y", target="/tank/\u2066bench\x1b[2J"))
+        alice = site.login("alice")
+        link = _link(_share(alice, f"/runs/{run}"), site)
+        pages = {path: alice.get(path) for path in ("/runs", f"/runs/{run}", f"/compare/{site.runs['a']}/{run}")}
+        pages[link] = site.client().get(link)
+        for path, answer in pages.items():
+            assert answer.status_code == 200, path
+            assert not any(char in answer.text for char in INVISIBLE), path
+            assert "\\u202e" in answer.text or path == link, path  # the shared page shows the label redacted or so
+        run_page = pages[f"/runs/{run}"].text
+        assert "evil\\u202eb\\u200bx\\u2028y" in run_page and "\\u2066bench\\x1b[2J" in run_page
+        for path in (f"/runs/{run}/chart.svg?n=0", f"/compare/{site.runs['a']}/{run}/chart.svg?n=0"):
+            svg = alice.get(path)
+            assert svg.status_code == 200 and not any(char in svg.text for char in INVISIBLE), path
+
+
+def test_a_share_note_with_invisible_characters_is_refused(web: Site, as_user: dict) -> None:
+    alice = as_user["alice"]
+    answer = _share(alice, f"/runs/{web.runs['b']}", note="for \u202eevil")
+    assert answer.status_code == 400 and "A note cannot contain U+202E (right-to-left override)" in answer.text
+    assert "for \u202eevil" not in alice.get(f"/runs/{web.runs['b']}").text

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from stackbench.web.sessions import LOGIN_COOKIE, SESSION_COOKIE
+from stackbench.web.sessions import HOST_PREFIX, LOGIN_COOKIE, SESSION_COOKIE
 from stackbench.web.settings import Settings
 from web.site import PASSWORD, login
 
@@ -16,18 +16,28 @@ HTTPS = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.7"}
 def test_a_trusted_proxy_makes_cookies_secure_and_sends_hsts(fresh_site) -> None:
     with fresh_site(Settings(), "127.0.0.1") as site:
         client = site.client()
-        client.headers.update(HTTPS)
+        client.headers.update({**HTTPS, "Origin": site.base.replace("http://", "https://")})  # the browser's
         form = client.get("/login")
-        assert "secure" in form.headers["set-cookie"].lower().split("; ")  # the login form's cookie too
+        login_cookie = form.headers["set-cookie"]
+        # the login form's cookie too: Secure, and named __Host- so that no http page or sibling domain can
+        # plant one (the prefix needs Secure, Path=/ and no Domain)
+        assert login_cookie.startswith(f"{HOST_PREFIX}{LOGIN_COOKIE}=")
+        assert {"secure", "path=/"} <= set(login_cookie.lower().split("; ")) and "domain" not in login_cookie.lower()
         token = re.search(r'name="login_csrf" value="([^"]+)"', form.text).group(1)
         # the client speaks http to us, so it would not send a Secure cookie back: send it as the browser
         # behind the proxy (on https) would
+        value = form.cookies[HOST_PREFIX + LOGIN_COOKIE]
         answer = client.post("/login", data={"name": "alice", "password": PASSWORD, "login_csrf": token},
-                             headers={"Cookie": f"{LOGIN_COOKIE}={form.cookies[LOGIN_COOKIE]}"})
+                             headers={"Cookie": f"{HOST_PREFIX}{LOGIN_COOKIE}={value}"})
         assert answer.status_code == 303
         cookie = [v for k, v in answer.headers.multi_items() if k == "set-cookie" and SESSION_COOKIE in v][0]
-        assert "secure" in cookie.lower().split("; ")
+        assert cookie.startswith(f"{HOST_PREFIX}{SESSION_COOKIE}=")
+        assert {"secure", "path=/"} <= set(cookie.lower().split("; ")) and "domain" not in cookie.lower()
         assert answer.headers["strict-transport-security"].startswith("max-age=")
+        # a plain-named login cookie (one an http page of this host could plant) is not read over https
+        planted = client.post("/login", data={"name": "alice", "password": PASSWORD, "login_csrf": token},
+                              headers={"Cookie": f"{LOGIN_COOKIE}={value}"})
+        assert planted.status_code == 403
 
 
 def test_without_trust_forwarded_headers_change_nothing(fresh_site) -> None:

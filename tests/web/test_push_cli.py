@@ -11,7 +11,7 @@ from typing import Iterator
 import pytest
 
 from conftest import cli_here, run_cli
-from web.site import FIO, SHARED, Site, Template, free_port
+from web.site import FIO, SHARED, Site, Template, free_port, server_log_to_buffer
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +163,7 @@ def tls_site(web: Site, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN2
                    check=True, capture_output=True)
     port = free_port()
     config = uvicorn_config(web.app, "127.0.0.1", port)
+    server_log_to_buffer()
     config.ssl_certfile, config.ssl_keyfile = str(cert), str(key)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from conftest import DATA, run_cli
 from stackbench.cli import run_app
 from stackbench.errors import UsageError
 from stackbench.web.server import check_host, is_loopback
-from web.site import PASSWORD, free_port
+from web.site import PASSWORD, first_answer, free_port
 
 
 @dataclass
@@ -165,14 +164,7 @@ def test_serve_from_the_command_line_answers_on_loopback(tmp_path: Path) -> None
     server = subprocess.Popen([sys.executable, "-m", "stackbench", "serve", "--port", str(port), "--db", db],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/login", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
-                time.sleep(0.1)
+        answer = first_answer(f"http://127.0.0.1:{port}/login", server, within_s=30)
         assert answer.status_code == 200 and "server" not in answer.headers
         assert answer.headers["x-content-type-options"] == "nosniff"
         httpx.get(f"http://127.0.0.1:{port}/s/{'A' * 43}", timeout=2)

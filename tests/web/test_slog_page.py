@@ -22,7 +22,7 @@ import pytest
 from stackbench.importer import import_files
 from stackbench.results import new_id
 from stored_runs import store_run
-from synthetic import cell, run
+from synthetic import cell, run, slog_candidate
 from web.site import DISKINFO, HOSTILE, SHARED, Site, Template, assert_slog_page_is_the_clis, first_table
 
 
@@ -84,6 +84,32 @@ def test_the_slog_page_ranks_the_checked_runs_as_stackbench_slog_does(slog_site:
     assert [r[0] for r in first] == ["sweep-optane", "slog:bob-team", "slog:sata-ssd", f"slog:{HOSTILE}", "sweep-hdd"]  # 15.8 µs .. 11 ms
     assert HOSTILE not in page and html.escape(HOSTILE) in page  # the label is text, in the table and the list
     assert "power-loss protection cannot be measured" in page  # the CLI's notes under the table
+
+
+def test_the_page_proves_what_the_cli_proves(template: Template) -> None:
+    """Candidates measured in separate runs of one slog session: tmpfs fastest and never best, an SSD proven
+    better than an HDD, a noisy one whose interval straddles a class bound with the advice naming --runs;
+    the page shows the CLI's table, its conclusion and its warnings."""
+    with template.site(SHARED) as site:
+        made = {
+            "ram": slog_candidate("slog:ram", [9.0, 9.5, 10.0, 9.2, 9.8], fs_type="tmpfs", run_id=new_id()),
+            "ssd": slog_candidate("slog:ssd", [300.0, 310.0, 290.0, 305.0, 295.0], run_id=new_id()),
+            "noisy": slog_candidate("slog:noisy", [362.0, 420.0, 480.0, 560.0, 700.0], run_id=new_id()),
+            "hdd": slog_candidate("slog:hdd", [8000.0, 8400.0, 7900.0, 8100.0, 8300.0], run_id=new_id()),
+        }
+        for stored in made.values():
+            store_run(site.store, stored)
+            site.accounts.claim(site.ids["alice"], [stored.id])
+        alice = site.login("alice")
+        page = assert_slog_page_is_the_clis(alice, str(site.store.engine.url), [r.id for r in made.values()])
+        rows = first_table(page)
+        assert [r[0] for r in rows] == ["slog:ssd", "slog:noisy", "slog:hdd", "slog:ram"]
+        assert rows[-1][-1] == "not a device: tmpfs is RAM and loses every write on power loss"
+        assert rows[1][-1] == "enterprise-SSD or consumer-SSD: the runs cannot tell"
+        text = html.unescape(page)
+        assert "Best candidate by QD1 median latency: slog:ssd, proven better than slog:noisy" in text
+        assert re.search(r"Warning: slog:noisy: its QD1 median .* straddles the 600 µs bound between enterprise-SSD "
+                         r"and consumer-SSD; about \d+ runs per candidate would tell its class", text)
 
 
 def test_the_list_holds_the_sync_latency_runs_the_viewer_may_see(slog_site: Site, alice: httpx.Client) -> None:

@@ -21,6 +21,21 @@ from typing import Sequence
 
 from stackbench.analysis import student_t  # not scipy.stats: 0.7-1.0 s of imports for every run command
 
+# An interval whose ends are more than this factor apart says nothing a reader can use: presenters print the
+# runs' range and "too noisy to tell" instead of its bounds (docs/statistics.md, "Too noisy to tell").
+READABLE_FACTOR = 4.0
+
+
+def too_noisy(low: float | None, high: float | None) -> bool:
+    """Whether an interval (of a value or of a ratio) is missing or spans more than READABLE_FACTOR.
+
+    One rule for every interval and spread, so no presenter prints `-100%/+211506333543310%`: four runs'
+    worth of 27 % spread still give a readable interval; a run at 1,000,000 IOPS among runs at 10,000 does not.
+    """
+    if low is None or high is None or not (low > 0 and math.isfinite(high)):
+        return True
+    return high / low > READABLE_FACTOR
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -44,6 +59,17 @@ class Estimate:
     def spread_rel(self) -> float | None:
         """Run-to-run variation as a relative figure (exp(sd of logs) - 1), for messages."""
         return None if self.log_sd is None else math.expm1(self.log_sd)
+
+    @property
+    def too_noisy(self) -> bool:
+        """No interval (one run), or one wider than READABLE_FACTOR: the runs' range says more."""
+        return too_noisy(self.low, self.high)
+
+    @property
+    def spread_too_noisy(self) -> bool:
+        """The same rule for the spread: the band of one sd either side of the centre spans more than
+        READABLE_FACTOR (a spread above 100 %), where "sd 1571 %" would mean nothing."""
+        return self.log_sd is None or too_noisy(math.exp(-self.log_sd), math.exp(self.log_sd))
 
 
 def _logs(values: Sequence[float], what: str = "values") -> list[float]:
@@ -91,6 +117,10 @@ class RatioTest:
     method: str  # "welch-log" or "paired-log"
     confidence: float
     df: float = 0.0  # degrees of freedom of the t distribution behind p and the interval
+    # The run-to-run spread the test saw, as an sd of log values: for a paired test the sd of the per-round
+    # log ratios, for Welch the root mean square of the two sides' sds (None below two runs a side). What
+    # `advice.runs_to_decide` takes to say how many runs or rounds would decide the question.
+    log_sd: float | None = None
 
     def interval_at(self, confidence: float) -> tuple[float, float] | None:
         """The ratio interval at another confidence level (e.g. 90 % for the two one-sided tests of `same`)."""
@@ -107,6 +137,11 @@ class RatioTest:
     def testable(self) -> bool:
         return self.low is not None and self.high is not None
 
+    @property
+    def too_noisy(self) -> bool:
+        """Untestable, or an interval of the ratio wider than READABLE_FACTOR."""
+        return too_noisy(self.low, self.high)
+
 
 def welch_ratio(base: Sequence[float], other: Sequence[float], confidence: float = 0.95) -> RatioTest:
     """Welch's t-test on log values of independent runs; the interval is on the ratio of geometric means.
@@ -120,18 +155,19 @@ def welch_ratio(base: Sequence[float], other: Sequence[float], confidence: float
     if len(a) < 2 or len(b) < 2:
         return RatioTest(ratio, None, None, 1.0, len(a), len(b), "welch-log", confidence)
     va, vb = _variance(a) / len(a), _variance(b) / len(b)
+    spread = math.sqrt((_variance(a) + _variance(b)) / 2)
     se2 = va + vb
     if se2 == 0:
         # Identical runs on both sides: a difference of exactly zero is no evidence; any other is exact.
         p = 1.0 if diff == 0 else 0.0
-        return RatioTest(ratio, ratio, ratio, p, len(a), len(b), "welch-log", confidence)
+        return RatioTest(ratio, ratio, ratio, p, len(a), len(b), "welch-log", confidence, log_sd=0.0)
     df = se2**2 / ((va**2 / (len(a) - 1)) + (vb**2 / (len(b) - 1)))
     se = math.sqrt(se2)
     t = diff / se
     p = float(2 * student_t.sf(abs(t), df))
     half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
     return RatioTest(ratio, math.exp(diff - half), math.exp(diff + half), p, len(a), len(b), "welch-log",
-                     confidence, df)
+                     confidence, df, spread)
 
 
 def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95) -> RatioTest:
@@ -153,11 +189,11 @@ def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95)
     sd = math.sqrt(_variance(d))
     if sd == 0:
         p = 1.0 if mean == 0 else 0.0
-        return RatioTest(ratio, ratio, ratio, p, n, n, "paired-log", confidence)
+        return RatioTest(ratio, ratio, ratio, p, n, n, "paired-log", confidence, log_sd=0.0)
     se = sd / math.sqrt(n)
     p = float(2 * student_t.sf(abs(mean / se), n - 1))
     half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * se
-    return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence, n - 1)
+    return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence, n - 1, sd)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -174,6 +210,23 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
+
+
+def geomean_interval(tests: Sequence[RatioTest]) -> tuple[float, float, float] | None:
+    """The geometric mean of several ratios with a 95 % interval combined from each one's log-ratio
+    interval (treated as independent): compare's summary line and layers' geomean row. None when a ratio
+    has no interval."""
+    halves, logs = [], []
+    for test in tests:
+        if test.low is None or test.high is None:
+            return None
+        halves.append((math.log(test.high) - math.log(test.low)) / 2)
+        logs.append(math.log(test.ratio))
+    if not logs:
+        return None
+    centre = sum(logs) / len(logs)
+    half = math.sqrt(sum(h * h for h in halves)) / len(logs)
+    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
 
 
 def runs_needed(log_sd: float, target_half_width: float, confidence: float = 0.95, cap: int = 1000) -> int:

@@ -28,7 +28,7 @@ WEAK_KINDS = {SEGMENTS: (  # (what a compared row on these replicates says, its 
 ), BATCHES: (
     "measured before stackbench counted separate runs: only the seconds of one fio run exist, cut into "
     "blocks that understate run-to-run variation (separate runs differed by 14-40 % here), so the verdict "
-    "on this row is weak", "measure again with --runs 5"
+    "on this row is weak", "measure again with `stackbench run --runs 5`"
 )}
 
 
@@ -82,6 +82,16 @@ def cell_estimate(cell: Cell, confidence: float = 0.95) -> Estimate | None:
     if replicates.kind == NONE:
         return estimate(replicates.values[:1], confidence)
     return estimate(replicates.values, confidence)
+
+
+def runs_range(cell: Cell) -> tuple[float, float] | None:
+    """The lowest and highest IOPS of the cell's separate runs (or an old --repeat's fio runs): what "too
+    noisy to tell" shows instead of an interval. None without separate runs (an import, or the blocks of
+    seconds one old run is cut into, which are not runs)."""
+    replicates = replicates_of(cell)
+    if replicates.kind not in (RUNS, SEGMENTS) or not replicates.values:
+        return None
+    return min(replicates.values), max(replicates.values)
 
 
 def run_count(cell: Cell) -> int:

@@ -17,8 +17,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, paired_ratio, welch_ratio
-from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of
+from stackbench.analysis.advice import RERUN, RERUN_PAIRED, more_runs, runs_to_decide
+from stackbench.analysis.between_runs import (
+    Estimate, RatioTest, estimate, geomean_interval, holm, paired_ratio, welch_ratio,
+)
+from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of, runs_range
 from stackbench.analysis.order_effect import OrderEffect, session_order_effect, session_orders
 from stackbench.analysis.tradeoff import SafetyTradeoff, safety_tradeoff
 from stackbench.errors import StackbenchError
@@ -52,6 +55,10 @@ class RowComparison:
     verdict: str
     replicate_kinds: tuple[str, str] = ("runs", "runs")
     warnings: tuple[Warning, ...] = ()
+    _alpha: float = 0.05
+    # Runs per side (rounds, paired) that would find a change of --min-effect with 80 % power, from the
+    # spread this row's runs showed (advice.runs_to_decide); None when the row could not be tested.
+    runs_to_decide: int | None = None
 
     @property
     def ratio(self) -> float:
@@ -63,7 +70,10 @@ class RowComparison:
     def significant(self) -> bool:
         return self.test is not None and self.test.testable and self.p_holm < self._alpha
 
-    _alpha: float = 0.05
+    @property
+    def too_noisy(self) -> bool:
+        """Untested, or its ratio interval too wide to read (between_runs.too_noisy)."""
+        return self.test is None or self.test.too_noisy
 
     @property
     def weak(self) -> bool:
@@ -95,6 +105,10 @@ class RowComparison:
             "weak": self.weak,
             "significant": self.significant,
             "verdict": self.verdict,
+            "too_noisy": self.too_noisy,
+            "base_runs_range": _listed(runs_range(self.base)),
+            "other_runs_range": _listed(runs_range(self.other)),
+            "runs_to_decide": self.runs_to_decide,
             "warnings": [w.to_json() for w in self.warnings],
         }
 
@@ -112,6 +126,8 @@ class RunComparison:
     only_in_other: tuple[str, ...] = ()
     fact_differences: tuple[str, ...] = field(default=())
     paired: bool = False
+    # What would decide a `no evidence` (advice.more_runs, in the words of a rerun); None otherwise.
+    advice: str | None = None
     order_effect: OrderEffect | None = None  # the two arms of one ab session: second vs first in a round
     safety: SafetyTradeoff = SafetyTradeoff()  # where one side is less safe (unsafe_settings.py)
 
@@ -131,18 +147,11 @@ class RunComparison:
     def geomean_ratio_ci(self) -> tuple[float, float] | None:
         """95 % interval of the geometric-mean ratio, combining each row's log-ratio interval (rows treated
         as independent). None when a row has no interval."""
-        halves, logs = [], []
-        for row in self.rows:
-            t = row.test
-            if t is None or not t.testable:
-                return None
-            halves.append((math.log(t.high) - math.log(t.low)) / 2)
-            logs.append(math.log(t.ratio))
-        if not logs:
+        tests = [row.test for row in self.rows]
+        if any(t is None for t in tests):
             return None
-        centre = sum(logs) / len(logs)
-        half = math.sqrt(sum(h * h for h in halves)) / len(logs)
-        return math.exp(centre - half), math.exp(centre + half)
+        combined = geomean_interval(tests)  # type: ignore[arg-type]
+        return None if combined is None else (combined[1], combined[2])
 
     @property
     def weak(self) -> bool:
@@ -162,6 +171,7 @@ class RunComparison:
             "multiple_comparisons": "holm",
             "geomean_ratio": self.geomean_ratio,
             "geomean_ratio_ci": list(interval) if interval else None,
+            "advice": self.advice,
             "fact_differences": list(self.fact_differences),
             "only_in_base": list(self.only_in_base),
             "only_in_other": list(self.only_in_other),
@@ -269,7 +279,8 @@ def compare_runs(
         )
     paired = ab_session(base) is not None and ab_session(base) == ab_session(other)
     orders = session_orders(base) if paired else None
-    tested = [_test(a[key], b[key], paired) for key in common]
+    how = RERUN_PAIRED if paired else RERUN
+    tested = [test_cells(a[key], b[key], paired=paired, how=how) for key in common]
     testable = [i for i, (test, _, _) in enumerate(tested) if test is not None and test.testable]
     adjusted = dict(zip(testable, holm([tested[i][0].p_value for i in testable])))  # type: ignore[union-attr]
     rows = []
@@ -278,15 +289,21 @@ def compare_runs(
         test, kinds, notes = tested[index]
         weight = weights.get(base_cell.pattern.lower(), 0.0 if weights else 1.0)
         p_holm = adjusted.get(index, 1.0)
-        verdict = _verdict(test, p_holm, alpha, min_effect)
+        verdict = row_verdict(test, p_holm, alpha, min_effect)
+        needed = _runs_to_decide(test, min_effect, alpha / max(1, len(testable)))
         row = RowComparison(
             key, base_cell.pattern, base_cell, other_cell, weight,
-            _estimate(base_cell), _estimate(other_cell), test, p_holm, verdict, kinds, notes, alpha,
+            _estimate(base_cell), _estimate(other_cell), test, p_holm, verdict, kinds, notes, alpha, needed,
         )
         rows.append(row)
     verdict, reason = _overall(rows, min_effect)
     if verdict in (KEEP, REVERT, SAME) and any(r.weak for r in rows if r.weight > 0):
         reason += "; WEAK: some rows were measured before stackbench counted separate runs (see warnings)"
+    advice = None
+    undecided = [r.runs_to_decide for r in rows if r.weight > 0 and r.verdict == NO_EVIDENCE and r.runs_to_decide]
+    if verdict == NO_EVIDENCE and undecided:
+        advice = more_runs(how, max(undecided))
+        reason += f"; to tell a {min_effect:.0%} change from none: {advice}"
     return RunComparison(
         base=base,
         other=other,
@@ -301,6 +318,7 @@ def compare_runs(
         paired=paired,
         order_effect=session_order_effect(orders, [(a[k], b[k]) for k in common], alpha) if orders else None,
         safety=safety_tradeoff(base, other, one_session=paired),
+        advice=advice,
     )
 
 
@@ -317,8 +335,15 @@ def _estimate(cell: Cell) -> Estimate | None:
     return estimate(replicates.values[:1] if replicates.kind == NONE else replicates.values)
 
 
-def _test(base: Cell, other: Cell, paired: bool) -> tuple[RatioTest | None, tuple[str, str], tuple[Warning, ...]]:
-    """The ratio test of one row, the kinds of replicates on each side, and the warnings it earns."""
+def test_cells(
+    base: Cell, other: Cell, *, paired: bool, how: str = RERUN
+) -> tuple[RatioTest | None, tuple[str, str], tuple[Warning, ...]]:
+    """The run-level test of other against base (ratio other / base), the kinds of replicates on each side,
+    and the warnings it earns, their fixes worded for `how` (advice.more_runs).
+
+    The one test behind every claim that one cell beats another: `compare`'s rows and `layers`' factors.
+    Runs of one ab session (`paired`) are paired by round; otherwise Welch on log IOPS.
+    """
     ra, rb = replicates_of(base), replicates_of(other)
     kinds = (ra.kind, rb.kind)
     row = base.pattern
@@ -331,23 +356,40 @@ def _test(base: Cell, other: Cell, paired: bool) -> tuple[RatioTest | None, tupl
         return None, kinds, tuple(notes)
     for kind in dict.fromkeys(k for k in kinds if k in WEAK_KINDS):
         notes.append(Warning(WarningCode.WEAK_REPLICATES, row, *WEAK_KINDS[kind]))
-    if paired and ra.kind == rb.kind == "runs":
-        pairs = _pairs(ra, rb)
-        if len(pairs) >= 2:
-            return paired_ratio(pairs), kinds, tuple(notes)
+    test = ratio_test(ra, rb, paired)
+    if test.method == "paired-log":
+        return test, kinds, tuple(notes)
     if len(ra.values) < 2 or len(rb.values) < 2:
         notes.append(Warning(
             WarningCode.TOO_FEW_RUNS, row,
             f"{min(len(ra.values), len(rb.values))} run on one side: a verdict needs at least 2 separate runs "
             "per side (5 recommended)",
-            "measure with --runs 5",
+            more_runs(how, 5),
         ))
     elif min(len(ra.values), len(rb.values)) < 3:
         notes.append(Warning(
             WarningCode.FEW_RUNS_LOW_POWER, row, "fewer than 3 runs on one side: only large changes can be found",
-            "measure with --runs 5",
+            more_runs(how, 5),
         ))
-    return welch_ratio(ra.values, rb.values), kinds, tuple(notes)
+    return test, kinds, tuple(notes)
+
+
+def ratio_test(base: Replicates, other: Replicates, paired: bool) -> RatioTest:
+    """other / base over their separate runs: the paired test on per-round log ratios when the runs were
+    interleaved by round (`paired`, both sides real runs, at least two rounds in common), else Welch's test
+    on log values. The one test of every claim that one run is better than another: compare's rows and
+    slog's ranking alike."""
+    if paired and base.kind == other.kind == "runs":
+        pairs = _pairs(base, other)
+        if len(pairs) >= 2:
+            return paired_ratio(pairs)
+    return welch_ratio(base.values, other.values)
+
+
+def _runs_to_decide(test: RatioTest | None, min_effect: float, alpha: float) -> int | None:
+    if test is None or test.log_sd is None or min_effect <= 0:
+        return None
+    return runs_to_decide(test.log_sd, min_effect, paired=test.method == "paired-log", alpha=alpha)
 
 
 def _pairs(a: Replicates, b: Replicates) -> list[tuple[float, float]]:
@@ -355,7 +397,9 @@ def _pairs(a: Replicates, b: Replicates) -> list[tuple[float, float]]:
     return [(by_round[r], v) for r, v in zip(b.rounds, b.values) if r in by_round]
 
 
-def _verdict(test: RatioTest | None, p_holm: float, alpha: float, min_effect: float) -> str:
+def row_verdict(test: RatioTest | None, p_holm: float, alpha: float, min_effect: float) -> str:
+    """`keep` (other significantly higher by at least `min_effect`), `revert` (lower), `same` (equivalent
+    within ±`min_effect`) or `no evidence`, from a ratio test and its Holm-adjusted p-value."""
     if test is None or not test.testable:
         return NO_EVIDENCE
     if _equivalent(test, alpha, min_effect):
@@ -394,6 +438,10 @@ def _overall(rows: list[RowComparison], min_effect: float) -> tuple[str, str]:
         f"better on {keep / total:.0%} and worse on {revert / total:.0%} of the weight; "
         f"a keep needs a significant gain of at least {min_effect:.0%} on half of it"
     )
+
+
+def _listed(pair: tuple[float, float] | None) -> list[float] | None:
+    return None if pair is None else list(pair)
 
 
 def _pct(ratio: float | None) -> float | None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Sequence
 
-from stackbench.plan import RUN_OVERHEAD_S, Plan, StoppingRule, Workload
+from stackbench.plan import JOB_OVERHEAD_S, RUN_OVERHEAD_S, Plan, StoppingRule, Workload
 from stackbench.results import Run
 from stackbench.units import count, format_bytes, format_duration
 
@@ -305,6 +305,8 @@ def plan_time(
     priors = priors or Priors()
     rate = write_rate(priors.write_bytes_s, f"measured by {priors.source}" if priors.source else "", ram=ram)
     overhead = priors.run_overhead_s if priors.run_overhead_s is not None else RUN_OVERHEAD_S
+    if plan.one_process:  # a round is one fio process: between its stonewalled jobs fio spends JOB_OVERHEAD_S
+        overhead = JOB_OVERHEAD_S
     rule = plan.stopping
     # a cell not measured on the target before is expected to vary as the target's other cells did
     measured_typical = median(priors.spreads.values()) if priors.spreads else None

@@ -16,6 +16,7 @@ from typing import Any
 
 from stackbench.errors import StackbenchError
 from stackbench.goal import Goal
+from stackbench.plan import out_of_fio_range
 from stackbench.results import Cell, Run
 from stackbench.units import format_size, parse_size
 
@@ -28,6 +29,7 @@ _UNITS = {
 }
 _STATS = {"p50": "p50", "median": "p50", "p99": "p99", "p99.9": "p999", "p999": "p999", "mean": "mean", "avg": "mean"}
 _GOAL_RE = re.compile(r"^(?P<left>.*?)\s*(?P<op>>=|<=|>|<)\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>\S+)\s*$")
+_MOST = 2.0**64  # a threshold in IOPS, bytes/s or ns: what fio's 64-bit counters can report
 _FIX = 'Write e.g. "seq write 1M >= 117 MB/s", "4K QD4 rnd write >= 3000 IOPS" or "p99 <= 1 ms"'
 
 
@@ -57,17 +59,22 @@ def parse_goal(text: str) -> Goal:
         elif word == "sync":
             selector["sync"] = True
         elif re.fullmatch(r"qd\d+", word):
-            selector["iodepth"] = int(word[2:])
+            selector["iodepth"] = _fio_value("iodepth", word[2:], word, text)
         elif re.fullmatch(r"t\d+", word):
-            selector["numjobs"] = int(word[1:])
+            selector["numjobs"] = _fio_value("numjobs", word[1:], word, text)
         elif re.fullmatch(r"\d+[kmg]?", word):
-            selector["bs"] = parse_size(word, option="goal block size")
+            selector["bs"] = _fio_value("bs", parse_size(word, option="goal block size"), word, text)
         elif word in ("lat", "latency", "clat"):
             continue
         else:
             raise StackbenchError(f"unknown word {word!r} in goal {text!r}", _FIX)
     if statistic and metric != "lat":
         raise StackbenchError(f"{statistic} needs a time unit in goal {text!r}", "e.g. p99 <= 1 ms")
+    threshold = float(match["number"]) * factor  # a number of 400 digits is inf: not a goal any cell can meet
+    if not threshold <= _MOST:
+        raise StackbenchError(f"the number {match['number'][:20]}{'...' if len(match['number']) > 20 else ''} in "
+                              f"goal {text[:80]!r} is beyond anything fio can measure",
+                              "Write the threshold in a unit that keeps it small, e.g. 2 GB/s or 1 ms")
     rw: list[str] = []
     for direction in directions or ["read", "write"]:
         if random_access in (None, True):
@@ -79,10 +86,20 @@ def parse_goal(text: str) -> Goal:
         metric=metric,
         statistic=(statistic or "mean") if metric == "lat" else None,
         op=match["op"],
-        threshold=float(match["number"]) * factor,
+        threshold=threshold,
         rw=tuple(rw) if (directions or random_access is not None) else (),
         **selector,
     )
+
+
+def _fio_value(name: str, value: int | str, word: str, text: str) -> int:
+    """A selector's number (QDn, Tn, a block size) if fio accepts it; a cell never has another."""
+    short = isinstance(value, int) or len(value) <= 20
+    number = int(value) if short else 2**64  # more than fio takes, without int() of 5000 digits
+    why = out_of_fio_range(name, number, None if short else f"{str(value)[:20]}...")
+    if why is not None:
+        raise StackbenchError(f"{word[:30]!r} in goal {text[:80]!r}: {why}", _FIX)
+    return number
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from stackbench.audit.versions import Version, parse_zfs_version
 from stackbench.audit.storage import DiskLocation, Storage, is_network_file_system, locate_volume, parse_storage_cfg
 from stackbench.audit.vm import Vm, VmDisk, parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.zfs_outputs import Vdev
+from stackbench.inputs import FACTS_FILE, STORAGE_CFG, VM_CONFIG, read_input_text, read_optional_text
 
 __all__ = ["FACT_FILES", "ZDB_CONFIG", "FactFile", "Facts", "Vdev", "load_facts"]
 # systemd-detect-virt's container names (its --container list); everything else it prints is a VM.
@@ -237,8 +238,8 @@ def _under(path: str, point: str) -> bool:
 
 
 def _read(directory: Path, name: str) -> str | None:
-    path = directory / name
-    return path.read_text(errors="replace") if path.is_file() else None
+    """A saved file's text, None when the directory lacks it (a fact the capture does not have)."""
+    return read_optional_text(directory / name, FACTS_FILE)
 
 
 def _zfs_version(text: str) -> tuple[str, Version | None]:
@@ -395,7 +396,7 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cf
     _fill(facts, directory)
     zdb = _parse(facts, directory, ZDB_CONFIG) or {}
     _assign_ashift(facts, zdb)
-    storage_text = storage_cfg.read_text(errors="replace") if storage_cfg else _read(directory, "pve/storage.cfg")
+    storage_text = read_input_text(storage_cfg, STORAGE_CFG) if storage_cfg else _read(directory, "pve/storage.cfg")
     if storage_text is not None:
         try:
             facts.storages = parse_storage_cfg(storage_text, str(storage_cfg or "pve/storage.cfg"))
@@ -405,7 +406,7 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cf
     for path in files + list(vm_configs or []):
         name = f"{path.absolute().parent.name}/{path.name}"  # --vm-config 100.conf in its directory too
         try:
-            text = path.read_text(errors="replace")
+            text = read_input_text(path, VM_CONFIG)
             is_xml = path.suffix == ".xml" or text.lstrip().startswith("<")
             facts.vms.append(parse_libvirt_xml(text, name) if is_xml else parse_qm_conf(text, name))
         except FactsFormatError as error:

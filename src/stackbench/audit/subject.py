@@ -27,6 +27,7 @@ from typing import Any
 
 from stackbench.audit.facts import FACT_FILES, Facts
 from stackbench.audit.vm import Vm
+from stackbench.inputs import FACTS_FILE, read_optional_text
 
 MACHINE_ID_FILE = "machine-id-hash.txt"
 PLACEHOLDER_HOSTS = frozenset({"", "(none)", "localhost", "localhost.localdomain"})
@@ -45,14 +46,14 @@ def machine_key(directory: Path) -> tuple[str | None, str | None]:
     """(key, host name) of the machine a facts directory was captured on; None for what it does not say."""
     host = None
     try:
-        manifest = json.loads((directory / "probe.json").read_text(errors="replace"))
+        manifest = json.loads(read_optional_text(directory / "probe.json", FACTS_FILE) or "null")
         name = manifest.get("host") if isinstance(manifest, dict) else None
         host = name.strip() if isinstance(name, str) and name.strip() not in PLACEHOLDER_HOSTS else None
-    except (OSError, ValueError):
+    except (ValueError, RecursionError):
         pass
     try:
-        digest = (directory / MACHINE_ID_FILE).read_text(errors="replace").split()[0].lower()
-    except (OSError, IndexError):
+        digest = (read_optional_text(directory / MACHINE_ID_FILE, FACTS_FILE) or "").split()[0].lower()
+    except IndexError:
         digest = ""
     if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest):
         return f"machine:{digest[:16]}", host

@@ -17,9 +17,11 @@ try:  # Typer 0.29 vendors click; earlier releases use the click package
 except ImportError:  # pragma: no cover - depends on the installed Typer
     import click  # type: ignore[no-redef]
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.text import Text
 
+from stackbench.usertext import shown
 if TYPE_CHECKING:
     from stackbench.errors import StackbenchError
 
@@ -51,11 +53,32 @@ def _width(stream: object) -> int | None:
         return 160
 
 
+class UserTextConsole(Console):
+    """The CLI's consoles: what they print is data, never markup or codes, and shows as it was typed.
+
+    Labels, paths, targets, notes, commands, facts and fio's messages are printed as they are: markup is
+    off (a label `[b]x[/b]` is text, not bold), highlighting is off, and Rich's emoji codes are off (a path
+    `/tank/:ab:` stayed `:ab:` only on a console made with emoji=False: Rich replaces `:ab:` by an emoji
+    even with markup off). Our own styling goes through `Text` and `style=`. Every character printed that
+    is a control, separator or invisible format character (an ESC, a carriage return, U+202E from a store
+    written before labels refused them) is written escaped (usertext.shown), newlines kept; tables are
+    escaped before they are laid out (report/tabular.py), this is the backstop for everything else."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(markup=False, highlight=False, emoji=False, **options)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> RenderResult:
+        for segment in super().render(renderable, options):
+            text = segment.text
+            if segment.control or text.isprintable():
+                yield segment
+            else:
+                yield Segment(shown(text, keep="\n"), segment.style, segment.control)
+
+
 # Tables and results go to stdout; progress, warnings and errors to stderr, so `--json` stays clean.
-# Markup is off on both: labels, paths, facts and fio's messages are user data and are printed as they
-# are (a label `[/x]` is text, not a closing tag); our own styling goes through `Text` and `style=`.
-out = Console(width=_width(sys.stdout), markup=False, highlight=False)
-err = Console(stderr=True, width=_width(sys.stderr), markup=False, highlight=False)
+out = UserTextConsole(width=_width(sys.stdout))
+err = UserTextConsole(stderr=True, width=_width(sys.stderr))
 
 
 def error_line(message: str) -> None:

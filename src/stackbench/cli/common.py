@@ -12,6 +12,7 @@ from stackbench.cli.app import out
 from stackbench.report.document import Report
 from stackbench.report.formats import FORMATS
 from stackbench.report.tabular import Tabular
+from stackbench.usertext import refusal
 
 DbOption = typer.Option(
     None,
@@ -48,8 +49,9 @@ def check_label(value: Optional[str]) -> Optional[str]:
         raise typer.BadParameter("a label must be non-empty text without leading or trailing blanks")
     if len(value) > 200:
         raise typer.BadParameter(f"a label has at most 200 characters, this one {len(value)}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise typer.BadParameter("a label cannot contain control characters such as newlines or tabs")
+    reason = refusal("a label", value)  # control, separator and invisible format characters (usertext.py)
+    if reason is not None:
+        raise typer.BadParameter(reason)
     if len(value) >= 4 and all(c in "0123456789abcdefABCDEF" for c in value):
         raise typer.BadParameter(
             f"{value!r} looks like a run id prefix, which is looked up before labels; add a letter beyond f, "

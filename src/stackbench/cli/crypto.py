@@ -66,6 +66,7 @@ def crypto_command(
         table_name,
     )
     from stackbench.errors import StackbenchError
+    from stackbench.inputs import CPUINFO, CRYPTSETUP_OUTPUT, read_input_or_stdin, read_input_text
     from stackbench.report.crypto import aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_csv_table, cipher_table, pbkdf_table
 
     if key_size is not None and cipher is None:
@@ -74,8 +75,8 @@ def crypto_command(
         raise StackbenchError(f"--key-size {key_size} is not a multiple of 8 bits", "Use e.g. 256 or 512")
 
     if from_file is not None:
-        source = "stdin" if str(from_file) == "-" else str(from_file)
-        text = sys.stdin.read() if source == "stdin" else _read(from_file, "a saved `cryptsetup benchmark` output")
+        data, source = read_input_or_stdin(from_file, CRYPTSETUP_OUTPUT)
+        text = data.decode("utf-8", errors="replace")
         bench = parse_benchmark(text, source=source)
         raise_for_errors(bench)
         if cipher is not None:
@@ -84,7 +85,7 @@ def crypto_command(
         bench = _run_with_progress(run_benchmark, cipher, key_size)
 
     if cpuinfo is not None:
-        aes = parse_aes_ni(_read(cpuinfo, "a saved /proc/cpuinfo"))
+        aes = parse_aes_ni(read_input_text(cpuinfo, CPUINFO))
         if aes.state == "unknown":
             raise CryptsetupOutputError(f"{cpuinfo} has no `flags` (x86) or `Features` (arm64) line",
                                         "Pass a copy of /proc/cpuinfo from the machine that ran the benchmark")
@@ -125,19 +126,6 @@ def _guest_cpu_noaes(aes: AesNi | None) -> Finding | None:
     return None if aes is None else next(iter(RULE.check(Facts(aes_ni=aes))), None)
 
 
-def _read(path: Path, what: str) -> str:
-    from stackbench.errors import StackbenchError
-
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        raise StackbenchError(f"{path} does not exist", f"Give the path of {what}") from None
-    except IsADirectoryError:
-        raise StackbenchError(f"{path} is a directory", f"Give the path of {what}") from None
-    except OSError as error:
-        raise StackbenchError(f"cannot read {path}: {error.strerror or error}", f"Give a readable copy of {what}") from None
-
-
 def _only(bench: Any, name: str, key_size: int | None, source: str) -> Any:
     """The saved output, cut down to one cipher (and key size) for --from with --cipher."""
     from dataclasses import replace
@@ -157,8 +145,8 @@ def _run_with_progress(run: Any, cipher: str | None, key_size: int | None) -> An
 
     from stackbench.engine.cryptsetup import benchmark_command
 
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                        transient=True, disable=not err.is_terminal)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                        console=err, transient=True, disable=not err.is_terminal)
     progress.add_task(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)", total=None)
     with progress:
         return run(cipher, key_size)

@@ -98,8 +98,15 @@ def _open_sessions(
         raise UsageError("--destroy-data cannot be used with --hosts: fleet runs only write new scratch files",
                          "Pass a directory (or a new file name) as --target")
     names = parse_hosts(hosts, hosts_file)
-    if ssh_config is not None and not Path(ssh_config).is_file():
-        raise UsageError(f"--ssh-config {ssh_config} is not a file", "Pass an existing ssh config file")
+    if ssh_config is not None:  # ssh reads it, not us: checked as if we did (never a FIFO, /dev/zero, 4 GiB)
+        from stackbench.inputs import SSH_CONFIG, InputError, check_input
+
+        if not Path(ssh_config).is_file():
+            raise UsageError(f"--ssh-config {ssh_config} is not a file", "Pass an existing ssh config file")
+        try:
+            check_input(Path(ssh_config), SSH_CONFIG)
+        except InputError as error:
+            raise UsageError(f"--ssh-config: {error.what}", error.fix) from None
     check_target_text(target)
     if not target.is_absolute():
         raise UsageError(f"--target {target} is relative, and each host would read it from the login directory",

@@ -92,7 +92,7 @@ def plan_from_options(
         direct=direct,
         size=size,
         runtime=parse_duration(runtime) if runtime else None,
-        ramp=_ramp(ramp),
+        ramp=parse_ramp(ramp),
         numjobs=jobs,
         ioengine=ioengine,
         runs=runs if runs is not None else repeat,
@@ -104,7 +104,8 @@ def plan_from_options(
     )
 
 
-def _ramp(value: Optional[str]) -> float | None:
+def parse_ramp(value: Optional[str]) -> float | None:
+    """`--ramp`: a duration, where 0 (no ramp) is allowed as it is not for a runtime."""
     if value is None:
         return None
     if value.strip() in ("0", "0s"):

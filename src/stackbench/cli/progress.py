@@ -38,17 +38,19 @@ class ProgressObserver:
         self.fixed_rounds = rounds  # `ab`: every cell runs `rounds` times per arm, no adaptive extras
         self.progress = self.progress_class(
             SpinnerColumn(),
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
+            TextColumn("{task.percentage:>3.0f}%", markup=False),
             TimeElapsedColumn(),
-            TextColumn("ETA"),
+            TextColumn("ETA", markup=False),
             TimeRemainingColumn(),
             console=err,
             disable=not enabled,
             transient=True,
         )
         self._done_seconds = 0.0
+        # cells being measured, and how far: several at once when a round is one fio process (`one_process`)
+        self._in_flight: dict[int, float] = {}
         self._runs = [0] * len(plan.workloads)
         self._use(plan_time(plan))
         if rounds is not None:
@@ -106,12 +108,14 @@ class ProgressObserver:
         )
 
     def cell_progress(self, index: int, elapsed: float) -> None:
-        self.progress.update(self.task, completed=self._done_seconds + min(elapsed, self._this_run_s(index)))
+        self._in_flight[index] = min(elapsed, self._this_run_s(index))
+        self.progress.update(self.task, completed=self._done_seconds + sum(self._in_flight.values()))
 
     def cell_finished(self, index: int, workload: Workload, results: list) -> None:
+        self._in_flight.pop(index, None)
         self._done_seconds += self._this_run_s(index)
         self._runs[index] += 1
-        self.progress.update(self.task, completed=self._done_seconds)
+        self.progress.update(self.task, completed=self._done_seconds + sum(self._in_flight.values()))
         if self.quiet:
             return
         for result in results:

@@ -20,6 +20,7 @@ from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
 )
 from stackbench.errors import StackbenchError, UsageError
+from stackbench.usertext import check
 
 token_app = typer.Typer(help="API tokens of the web server, for push and /metrics.", no_args_is_help=True)
 app.add_typer(token_app, name="token")
@@ -63,6 +64,7 @@ def token_create(
         raise UsageError(f"unknown scope {scope!r}", f"Use --scope {' or --scope '.join(TOKEN_SCOPES)}")
     if len(note) > 500:
         raise UsageError("the note is longer than 500 characters", "Shorten --note")
+    check("the note", note, "Type --note without them")
     store = open_store_from(db)
     accounts = Accounts(store)
     account = accounts.account_named(user)
@@ -156,11 +158,15 @@ PushUrlHelp = "The server's base URL, e.g. https://bench.example.org (https unle
 def read_token(token_file: Optional[Path]) -> str:
     """The push token: from --token-file (first line), else $STACKBENCH_TOKEN."""
     if token_file is not None:
+        from stackbench.inputs import TOKEN_FILE, InputError, read_input
+
         try:
-            text = token_file.read_text(encoding="utf-8").strip()
-        except OSError as error:
-            raise UsageError(f"cannot read the token file {token_file}: {error.strerror}",
-                             "Check --token-file names a readable file") from None
+            text = read_input(token_file, TOKEN_FILE).decode("utf-8").strip()
+        except InputError as error:
+            raise UsageError(f"cannot read the token file: {error.what}", error.fix) from None
+        except UnicodeDecodeError:
+            raise UsageError(f"cannot read the token file {token_file}: not text",
+                             "Check --token-file names the file holding the token") from None
     else:
         text = os.environ.get("STACKBENCH_TOKEN", "").strip()
     if not text:
@@ -193,7 +199,7 @@ def push_runs(store: Any, refs: list[str], url: str, token: str, ca_file: Option
                "Accept-Encoding": "identity"}  # an answer is read as sent: no decompression to bound
     with httpx.Client(base_url=base, timeout=120, verify=verify, follow_redirects=False) as client:
         for document in documents:
-            body = json.dumps(document, separators=(",", ":")).encode()
+            body = json.dumps(document, separators=(",", ":"), allow_nan=False).encode()  # the server's JSON is strict
             for attempt in range(BUSY_RETRIES + 1):
                 try:
                     with client.stream("POST", "/api/runs", content=body, headers=headers) as response:
@@ -218,9 +224,19 @@ def _tls_context(ca_file: Optional[Path]) -> Any:
     """Verification against the system's trusted CAs (not a bundle of httpx's own), or `ca_file`'s."""
     import ssl
 
+    from stackbench.inputs import CA_FILE, InputError, read_input
+
     try:
-        return ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
-    except (OSError, ssl.SSLError) as error:
+        # Read here, bounded, and handed over as text: OpenSSL would open a FIFO and wait for a writer.
+        pem = read_input(ca_file, CA_FILE).decode("ascii", errors="replace") if ca_file else None
+    except InputError as error:
+        raise UsageError(f"--ca-file: {error.what}, so it cannot be used as a CA certificate", error.fix) from None
+    if pem is not None and not pem.strip():  # an empty cadata would mean the system's CAs instead
+        raise UsageError(f"{ca_file} is empty", "Give --ca-file a PEM file with the CA that signed the server's "
+                         "certificate")
+    try:
+        return ssl.create_default_context(cadata=pem)
+    except (OSError, ssl.SSLError, ValueError) as error:
         raise UsageError(f"cannot use {ca_file} as a CA certificate: {getattr(error, 'strerror', None) or error}",
                          "Give --ca-file a PEM file with the CA that signed the server's certificate") from None
 

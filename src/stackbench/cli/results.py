@@ -147,6 +147,10 @@ def _labelled(store: "Store", label: str) -> list[str]:
 @app.command("show")
 def show_command(
     run: str = typer.Argument(..., help="Id, unique id prefix or label of a run, scan or audit.", show_default=False),
+    per_run: bool = typer.Option(
+        False, "--per-run", help="List every cell's separate fio runs (IOPS, MB/s, latencies of each) instead of "
+        "the cells."
+    ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
@@ -154,17 +158,25 @@ def show_command(
     """Print a stored run again: its table, or with --json its cells, facts and warnings. A stored
     smallblocks scan or audit is printed exactly as `smallblocks` or `audit` printed it, in any format.
 
-    --format markdown or csv exports the cells with plain numbers (units in the headers).
+    --format markdown or csv exports the cells with plain numbers (units in the headers). --per-run lists
+    each cell's separate fio runs, whose geometric mean is the cell's figure.
 
     Example:
 
         stackbench show baseline --json
+
+        stackbench show baseline --per-run
 
         stackbench show baseline --format markdown >> notes.md
     """
     store = open_store_from(db)
     kind, item_id = store.resolve_any(run)
     fmt = chosen_format(output_format, json_output)
+    if per_run and kind != "run":
+        from stackbench.errors import UsageError
+
+        raise UsageError(f"--per-run lists the fio runs of a run's cells, and {run!r} is a stored {kind}",
+                         "Leave out --per-run, or name a run")
     if kind == "scan":
         from stackbench.cli.smallblocks import show_scan
 
@@ -180,6 +192,11 @@ def show_command(
     if len(holders) > 1:  # said on stderr: a script's --json or csv on stdout stays what it was
         warn(f"the label {run!r} names {len(holders)} stored items; this is the newest, run {stored.id[:12]} "
              f"(`stackbench runs --label {run}` lists them)")
+    if per_run:
+        from stackbench.report.run import per_run_report
+
+        emit_report(fmt, per_run_report(stored))
+        return
     print_run(store, stored, fmt)
     from stackbench.cli.fleet import print_spread
 

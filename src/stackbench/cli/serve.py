@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -34,6 +34,12 @@ def serve_command(
         help="Requests each worker process runs at once; the rest wait in arrival order. The pages are CPU "
         "work under one interpreter lock, so more threads only queue for it.",
     ),
+    allowed_host: Optional[List[str]] = typer.Option(
+        None, "--allowed-host", envvar="STACKBENCH_ALLOWED_HOSTS",
+        help="A host name the server answers to besides the address it is reached on (repeat it or separate "
+        "names by commas; the name a TLS proxy passes on). Other Host headers are refused (DNS rebinding).",
+        show_default=False,
+    ),
     db: Optional[str] = DbOption,
 ) -> None:
     """Serve the stored runs as web pages: runs list, run, compare, share links.
@@ -48,25 +54,26 @@ def serve_command(
 
         stackbench serve --port 8080
 
-        stackbench serve --workers 4 --host 0.0.0.0   # behind a TLS reverse proxy
+        stackbench serve --workers 4 --allowed-host bench.example.org   # behind a TLS reverse proxy
     """
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
-    from stackbench.web.server import WorkerApp, check_host, check_port, install_access_log, serve, uvicorn_config
+    from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port, serve, uvicorn_config
+    from stackbench.web.settings import Settings
 
+    names = allowed_hosts(allowed_host or [])
     store = open_store_from(db)
     accounts = Accounts(store)
     check_host(host, accounts.count_accounts())
     check_port(host, port)
     accounts.server_secret()  # made here on the first start, before any worker could race to make it
     if workers > 1:
-        target = WorkerApp(store.url, threads)
+        target = WorkerApp(store.url, threads, names)
         store.dispose()  # the workers open their own engines
     else:
         from stackbench.web.app import create_app
 
-        install_access_log()
-        target = create_app(store)
+        target = create_app(store, Settings(allowed_hosts=names))
     shown = f"[{host}]" if ":" in host else host
     processes = f", {workers} worker processes" if workers > 1 else ""
     err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)

@@ -7,8 +7,9 @@ from typing import Optional
 
 import typer
 
-from stackbench.cli.app import app, err
+from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
+from stackbench.plan import MAX_RUNS
 from stackbench.safety import check_target_text
 
 
@@ -24,53 +25,108 @@ def slog_command(
     run_refs: Optional[list[str]] = typer.Option(
         None, "--run", help="Add stored runs (measured or imported) as candidates, by id or label."
     ),
+    runs: Optional[int] = typer.Option(
+        None, "--runs", "-n", min=1, max=MAX_RUNS,
+        help="Separate runs of every candidate, interleaved round by round (default 5): the intervals and the "
+        "tests between candidates count them.",
+    ),
+    runtime: Optional[str] = typer.Option(
+        None, "--runtime", help="Measured seconds of each run at both depths (default: QD1 5 s, QD16 10 s), e.g. 2."
+    ),
+    ramp: Optional[str] = typer.Option(None, "--ramp", help="Seconds each run writes before it measures (default 1)."),
+    sizes: Optional[str] = typer.Option(
+        None, "--sizes", help="Write sizes, comma list and doubling ranges (default 4k; the classes are for 4 KiB): "
+        "each is ranked on its own.",
+    ),
     size: str = typer.Option("1G", "--size", help="Scratch file size per candidate."),
     destroy_data: bool = typer.Option(False, "--destroy-data", help="Allow blank block devices (same guard as run)."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
-    """Run the slog preset (4K random O_SYNC writes, QD1 for 5 s and QD16 for 10 s) on each candidate and
-    rank them by QD1 median latency, with a verdict on which is fit for a ZFS SLOG.
+    """Run the slog preset (4K random O_SYNC writes, QD1 for 5 s and QD16 for 10 s) on each candidate, in
+    rounds that measure every candidate once (5 by default), and rank them by QD1 median latency, with a
+    verdict on which is fit for a ZFS SLOG.
+
+    A class is named only where the 95 % interval of the QD1 median across runs lies in one class, and a
+    best candidate only where it is proven better than the second (compare's test, Holm over the pairs);
+    a warning says how many --runs would decide what the runs left open. A target that is not a device
+    (tmpfs, the page cache, a network file system) is never the best.
 
     Runs are kept short on purpose: ZFS flushes a transaction group every 5 s, and longer runs measure the
-    pool's data disks absorbing the flush rather than the log device.
+    pool's data disks absorbing the flush rather than the log device. --runtime 2 --runs 3 gives a first
+    look in about a fifth of the time.
 
     Examples:
 
         stackbench slog /mnt/optane /mnt/sata-ssd --pool-dataset /tank/slogtest
 
+        stackbench slog /mnt/a /mnt/b --runtime 2 --runs 3
+
         stackbench slog --run optane-diskinfo --run old-ssd
     """
-    from stackbench.analysis.slog import PLP_NOTE, candidate_from_run, rank, stored_candidate
+    import shlex
+
+    from stackbench.analysis.slog import candidate_from_run, rank, stored_candidate
+    from stackbench.cli.plan_options import parse_ramp
     from stackbench.cli.progress import ProgressObserver
     from stackbench.errors import StackbenchError
-    from stackbench.plan import build_plan
+    from stackbench.plan import slog_plan
     from stackbench.report.slog import slog_csv_table, slog_table
-    from stackbench.runner import RunRequest, execute_run
+    from stackbench.slog_session import execute_slog
+    from stackbench.synclat import parse_sizes
+    from stackbench.units import format_duration, parse_duration
 
     targets = [(str(p), p) for p in candidates or []]
     if pool_dataset is not None:
         targets.append((f"pool dataset {pool_dataset}", pool_dataset))
     if not targets and not run_refs:
         raise StackbenchError("no SLOG candidates given", "Name directories or devices, or stored runs with --run")
+    targets = _unique_names(targets)
     for _, path in targets:
         check_target_text(path)
+    chosen_sizes = parse_sizes(sizes) if sizes else [4096]
+    plan = slog_plan(
+        sizes=chosen_sizes,
+        runtime=parse_duration(runtime, option="runtime") if runtime is not None else None,
+        ramp=parse_ramp(ramp),
+        runs=runs,
+        size=size,
+    )
     store = open_store_from(db)
     fmt = chosen_format(output_format, json_output)
     results = []
-    plan = build_plan("slog", until_stable=False, size=size)
-    for name, path in targets:
+    if targets:
         if fmt == "table":
-            err.print(f"SLOG candidate {name}", highlight=False)
-        observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt != "table")
+            err.print(f"SLOG shoot-out: {len(targets)} candidate(s) x {len(plan.workloads)} cells x {plan.runs} "
+                      f"interleaved runs, about {format_duration(len(targets) * plan.expected_seconds())}",
+                      highlight=False, markup=False)
+        observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=True,
+                                    arms=len(targets), rounds=plan.runs)
+
+        def turn(name: str, round_index: int) -> None:
+            if fmt == "table":
+                err.print(f"  round {round_index + 1}/{plan.runs}: {name}", highlight=False, markup=False)
+
         with observer:
-            run = execute_run(
-                store, RunRequest(target=path, plan=plan, label=f"slog:{name}", destroy_data=destroy_data), observer
-            )
-        results.append(candidate_from_run(name, run))
+            session = execute_slog(store, plan, targets, destroy_data=destroy_data, observer=observer, on_turn=turn)
+        for (name, _), run in zip(targets, session.runs):
+            results += [candidate_from_run(name, run, bs) for bs in chosen_sizes]
     for ref in run_refs or []:
-        results.append(stored_candidate(store.get_run(ref)))
-    ranked = rank(results)
-    emit(fmt, slog_table(ranked, PLP_NOTE), {"candidates": [c.to_json() for c in ranked], "note": PLP_NOTE},
-         csv=slog_csv_table(ranked))
+        stored = store.get_run(ref)
+        results += [stored_candidate(stored, bs) for bs in chosen_sizes]
+    named = [shlex.quote(str(p)) for p in candidates or []] or ["CANDIDATE..."]
+    ranking = rank(results, command=" ".join(["stackbench slog", *named]))
+    emit(fmt, slog_table(ranking), ranking.to_json(), csv=slog_csv_table(ranking))
+    for warning in ranking.warnings:
+        warn(str(warning))
+
+
+def _unique_names(targets: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """Candidates named by their path; a path given twice (an A/A check) is `PATH #2` the second time."""
+    seen: dict[str, int] = {}
+    named = []
+    for name, path in targets:
+        seen[name] = seen.get(name, 0) + 1
+        named.append((name if seen[name] == 1 else f"{name} #{seen[name]}", path))
+    return named

@@ -94,7 +94,8 @@ def smallblocks_command(
     fmt = chosen_format(output_format, json_output)
     store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
     progress = Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True,
+        SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=err,
+        transient=True,
         disable=not err.is_terminal,
     )
     task = progress.add_task("scanning", total=None)

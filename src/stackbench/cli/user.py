@@ -21,8 +21,10 @@ def _read_password(from_stdin: bool) -> str:
     from stackbench.errors import UsageError
 
     if from_stdin:
+        from stackbench.inputs import PASSWORD, read_stdin_line
+
         try:
-            password = (sys.stdin.readline() if sys.stdin is not None else "").rstrip("\r\n")
+            password = read_stdin_line(PASSWORD)
         except (OSError, ValueError, UnicodeDecodeError) as error:  # closed, unreadable or not text
             raise UsageError(f"cannot read the password from standard input ({error})",
                              "Pipe the password in: printf %s \"$PW\" | ...") from None

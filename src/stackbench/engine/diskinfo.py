@@ -166,8 +166,8 @@ def _fact(source: str, line_no: int, key: str, value: str, facts: dict[str, Any]
             facts["media_size_human"] = human[1]
         key = "mediasize in bytes"
     if key in _INT_FACTS:
-        if not re.fullmatch(r"\d{1,30}", value):
-            raise _fail(source, line_no, f"{key} {value[:30]!r} is not a whole number")
+        if not re.fullmatch(r"\d{1,20}", value) or int(value) > 2**64 - 1:
+            raise _fail(source, line_no, f"{key} {value[:30]!r} is not a whole number up to 2^64-1")
         facts[_INT_FACTS[key]] = int(value)
     elif key == "TRIM/UNMAP support":
         if value not in ("Yes", "No"):

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from stackbench import processes, spawn
 from stackbench import __version__
@@ -84,10 +84,52 @@ def job_file(
     `log_prefix` names the logs: a fleet run gives every host's job file its own, since fio's client writes
     all the hosts' logs into one directory.
     """
+    options = [("ioengine", check_ioengine(workload.ioengine)), ("filename", filename),
+               *_measure_options(workload, runtime), ("group_reporting", 1), *_rate_options(workload)]
+    if unlink:
+        options.append(("unlink", 1))
+    if sample_logs:
+        options += log_options(log_prefix)
+    return render(f"stackbench {__version__}: {title or workload.name}",
+                  [("global", options), (section_name(workload), _cell_options(workload))])
+
+
+def section_name(workload: Workload, index: int | None = None) -> str:
+    """The job's name in the job file (and in fio's JSON): `randwrite-4k-qd1`, numbered in a sweep."""
+    name = f"{workload.rw}-{format_size(workload.bs).lower()}-qd{workload.iodepth}"
+    return name if index is None else f"{index + 1:02d}-{name}"
+
+
+def job_log_prefix(index: int) -> str:
+    """The per-second logs' prefix of the `index`th job of a sweep job file: each job logs on its own."""
+    return f"job{index + 1:02d}"
+
+
+def sweep_job_file(workloads: Sequence[Workload], filename: str, *, title: str) -> str:
+    """One job file measuring several cells one after the other in one fio process: each cell a job of its
+    own with `stonewall`, so a job starts only when the one before it has ended and fio reports every job
+    in its own group, with its own latency histogram and per-second logs (prefix `job_log_prefix(i)`).
+
+    One process per round of a sweep rather than one per cell: one command, one job file and one output to
+    keep per round. It saves processes, not seconds: fio 3.33's main loop spends about 0.3 s between two
+    stonewalled jobs (plan.JOB_OVERHEAD_S), as much as a fio process of its own costs. fio gives each
+    stonewalled job its own `jobs` entry (`groupid` = its index) whose `clat_ns` histogram counts exactly
+    that job's writes (tests/engine/test_sweep_job_file.py).
+    """
+    sections: list[tuple[str, Sequence[tuple[str, object]]]] = [("global", [("filename", filename),
+                                                                           ("group_reporting", 1)])]
+    for index, workload in enumerate(workloads):
+        sections.append((section_name(workload, index), [
+            ("stonewall", 1), ("ioengine", check_ioengine(workload.ioengine)), *_measure_options(workload, None),
+            *_rate_options(workload), *_cell_options(workload), *log_options(job_log_prefix(index)),
+        ]))
+    return render(f"stackbench {__version__}: {title}", sections)
+
+
+def _measure_options(workload: Workload, runtime: float | None) -> list[tuple[str, object]]:
+    """How long and how a cell writes: size, time, ramp, O_DIRECT, sync."""
     runtime_ms = int(round((runtime if runtime is not None else workload.runtime) * 1000))
     options: list[tuple[str, object]] = [
-        ("ioengine", check_ioengine(workload.ioengine)),
-        ("filename", filename),
         ("size", workload.size),
         *([("time_based", 1)] if workload.time_based else []),  # else: the file once, runtime a cap
         ("runtime", f"{runtime_ms}ms"),
@@ -97,22 +139,16 @@ def job_file(
     options += [
         ("direct", int(workload.direct)),
         ("sync", "dsync" if workload.dsync else int(workload.sync)),
-        ("group_reporting", 1),
     ]
-    if workload.rate_iops:
-        options.append(("rate_iops", int(workload.rate_iops)))
-    if unlink:
-        options.append(("unlink", 1))
-    if sample_logs:
-        options += log_options(log_prefix)
-    cell = [
-        ("rw", workload.rw),
-        ("bs", workload.bs),
-        ("iodepth", workload.iodepth),
-        ("numjobs", workload.numjobs),
-    ]
-    section = f"{workload.rw}-{format_size(workload.bs).lower()}-qd{workload.iodepth}"
-    return render(f"stackbench {__version__}: {title or workload.name}", [("global", options), (section, cell)])
+    return options
+
+
+def _rate_options(workload: Workload) -> list[tuple[str, object]]:
+    return [("rate_iops", int(workload.rate_iops))] if workload.rate_iops else []
+
+
+def _cell_options(workload: Workload) -> list[tuple[str, object]]:
+    return [("rw", workload.rw), ("bs", workload.bs), ("iodepth", workload.iodepth), ("numjobs", workload.numjobs)]
 
 
 @dataclass(frozen=True)
@@ -129,6 +165,8 @@ class FioInvocation:
     samples: dict[str, list[Sample]] = field(default_factory=dict)
     # fio --client: the servers' samples, by the log prefix of each server's job file (`client_logs`)
     client_samples: dict[str, dict[str, list[Sample]]] = field(default_factory=dict)
+    # a sweep job file: each job's samples, by its log prefix (`job_logs`)
+    job_samples: dict[str, dict[str, list[Sample]]] = field(default_factory=dict)
 
 
 def run_fio(
@@ -143,6 +181,7 @@ def run_fio(
     client: bool = False,
     client_logs: tuple[str, ...] = (),
     on_started: Callable[[int, Path], None] | None = None,
+    job_logs: tuple[str, ...] = (),
 ) -> FioInvocation:
     """Run fio on a job file and wait, calling `on_tick(elapsed)` while it runs.
 
@@ -159,7 +198,8 @@ def run_fio(
     more job files (a fleet run gives each `--client` its own). With `client` (fio --client), fio runs with
     SIGPIPE ignored: one server's connection closing must end that server's part, not the whole client.
     `client_logs`: the log prefixes of those job files, whose per-second logs the servers send to the client
-    (`FioInvocation.client_samples`).
+    (`FioInvocation.client_samples`). `job_logs`: the log prefixes of the jobs of a sweep job file, whose
+    per-second logs are read one job at a time (`FioInvocation.job_samples`).
     """
     with tempfile.TemporaryDirectory(prefix="stackbench-job-", dir=workdir_parent) as workdir:
         job_path = Path(workdir) / "cell.fio"
@@ -208,6 +248,7 @@ def run_fio(
 
         samples = logs(SAMPLE_LOG_PREFIX, False)
         client_samples = {prefix: logs(prefix, True) for prefix in client_logs}
+        job_samples = {prefix: logs(prefix, False) for prefix in job_logs}
     # Store the command with the job file name it will have when replayed by hand.
     return FioInvocation(
         command=[*command[:-1], "cell.fio"],
@@ -219,6 +260,7 @@ def run_fio(
         seconds=time.monotonic() - clock,
         samples=samples,
         client_samples=client_samples,
+        job_samples=job_samples,
     )
 
 

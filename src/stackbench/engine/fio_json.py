@@ -22,9 +22,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from array import array
 from typing import Any
 
-from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
+from stackbench.engine.ranges import check_result
+from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency, LatencyBuckets
 from stackbench.errors import FioOutputError, StackbenchError
 from stackbench.units import parse_size
 
@@ -32,17 +34,22 @@ DIRECTIONS = ("read", "write", "trim", "mixed")
 _FIO_DOC_START = re.compile(r'\{\s*"fio version"\s*:')
 _OBJECT_START = re.compile(r'\{\s*"')
 _MAX_FAILED_DECODES = 200
+_U64 = 2**64 - 1
 _DEFAULT_BS = 4096
 _FIX = "Pass the complete output of `fio --output-format=json` (or json+), e.g. the file written by --output"
 
 
-def parse_fio_json(text: str | bytes, *, source: str = "fio output") -> FioResult:
-    """Parse fio JSON/json+ text into a `FioResult`; raise `FioOutputError` naming the problem."""
+def parse_fio_json(text: str | bytes, *, source: str = "fio output", buckets: bool = True) -> FioResult:
+    """Parse fio JSON/json+ text into a `FioResult`; raise `FioOutputError` naming the problem.
+
+    json+ latency buckets are checked either way; with `buckets=False` they are not kept in the result's
+    `document` (`import` stores the raw text, from which charts read them), which saves most of a large
+    json+ output's memory."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str):
         raise FioOutputError(f"{source} is not text", _FIX)
-    document, preamble = _last_document(text, source)
+    document, preamble = _last_document(text, source, _KEEP_BUCKETS if buckets else _CHECK_BUCKETS)
     return _parse_document(document, text, preamble, source)
 
 
@@ -64,10 +71,28 @@ def parse_client_results(text: str | bytes, *, source: str = "fio output") -> li
         if not isinstance(entry, dict) or entry.get("jobname") == "All clients":
             continue
         host, port = entry.get("hostname"), entry.get("port")
-        if not isinstance(host, str) or not _is_number(port):
+        if not isinstance(host, str) or not _is_number(port) or not 0 <= port <= 65535:
             raise FioOutputError(f"{source} has a client entry without hostname and port", _FIX)
         one = {**document, "client_stats": [entry]}
         found.append((host, int(port), _parse_document(one, text, preamble, f"{source} ({host}:{port})")))
+    return found
+
+
+def parse_fio_jobs(text: str | bytes, *, source: str = "fio output") -> list[FioResult]:
+    """Each job of one fio output as a result of its own, in the job file's order: a sweep job file
+    measures one cell per (stonewalled) job. Each result's `document` and `raw_text` hold only that job's
+    entry (and fio's header), so what is stored per cell is a complete fio JSON document of that cell alone,
+    which the json+ histograms and `import` read back like any other."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    document, preamble = _last_document(text, source)
+    jobs = _list(document, "jobs", source)
+    found = []
+    for index, entry in enumerate(jobs):
+        one = {**document, "jobs": [entry]}
+        own_text = preamble + json.dumps(one, indent=1)
+        name = entry.get("jobname") if isinstance(entry, dict) else None
+        found.append(_parse_document(one, own_text, preamble, f"{source} (job {_show(name or index + 1)})"))
     return found
 
 
@@ -78,6 +103,8 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
     timestamp = document.get("timestamp")
     if not _is_number(timestamp):
         timestamp = None
+    elif not 0 <= timestamp <= _U64:
+        raise FioOutputError(f"{source} has timestamp={_show(timestamp)}, not a time fio writes", _FIX)
     if "client_stats" in document:
         jobs = _list(document, "client_stats", source)
         jobs = [job for job in jobs if not (isinstance(job, dict) and job.get("jobname") == "All clients")] or jobs
@@ -97,6 +124,8 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
         code = job.get("error", 0)
         if not _is_number(code):
             raise FioOutputError(f"{where} has a non-numeric error field {_show(code)}", _FIX)
+        if not 0 <= code < 2**31:
+            raise FioOutputError(f"{where} has error={_show(code)}, not an errno fio reports", _FIX)
         if code:
             errors.append(JobError(name, int(code), _strerror(int(code))))
         host = job.get("hostname") if isinstance(job.get("hostname"), str) else None
@@ -104,7 +133,7 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
         directions.extend(_directions(job, name, host, options, where))
     if not directions and not errors:
         raise FioOutputError(f"{source} has jobs but none did any I/O", "Check the job's runtime and size")
-    return FioResult(
+    return check_result(FioResult(
         fio_version=version.strip(),
         timestamp=int(timestamp) if timestamp is not None else None,
         directions=tuple(directions),
@@ -112,10 +141,10 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
         raw_text=text,
         preamble=preamble,
         document=document,
-    )
+    ), source)
 
 
-def _last_document(text: str, source: str) -> tuple[dict[str, Any], str]:
+def _last_document(text: str, source: str, decoder: json.JSONDecoder | None = None) -> tuple[dict[str, Any], str]:
     """Find the fio result documents in `text` and return the last one and the text before the first.
 
     fio's documents start with `{` and `"fio version"`, which noise before them (error lines, job-file text
@@ -123,27 +152,29 @@ def _last_document(text: str, source: str) -> tuple[dict[str, Any], str]:
     it is the last one the final result is missing, so that is an error rather than a silent fall back to
     an earlier `--status-interval` snapshot. Outputs without that key go through a generic scan.
     """
-    decoder = json.JSONDecoder()
-    documents: list[tuple[int, dict[str, Any]]] = []
-    failure: tuple[int, ValueError] | None = None
+    decoder = decoder or _KEEP_BUCKETS
+    first: int | None = None
+    last: dict[str, Any] | None = None  # only the last document is kept: a long --status-interval log has
+    failure: tuple[int, ValueError] | None = None  # thousands, and each can be a large json+ document
     for match in _FIO_DOC_START.finditer(text):
         start = match.start()
         value, _end, error = _decode(decoder, text, start, source)
         if error is not None:
             failure = (start, error)
         elif isinstance(value, dict) and ("jobs" in value or "client_stats" in value):
-            documents.append((start, value))
-            failure = None
+            first = start if first is None else first
+            last, failure = value, None
     if failure is not None:
         raise _truncated(text, source, *failure)
-    if documents:
-        return documents[-1][1], text[: documents[0][0]]
+    if last is not None and first is not None:
+        return last, text[:first]
     return _scan_for_document(decoder, text, source)
 
 
 def _scan_for_document(decoder: json.JSONDecoder, text: str, source: str) -> tuple[dict[str, Any], str]:
     """The generic scan: try every `{"` in order; count only failures, so many documents are fine."""
-    documents: list[tuple[int, dict[str, Any]]] = []
+    first: int | None = None
+    last: dict[str, Any] | None = None
     first_failure: tuple[int, ValueError] | None = None
     failures = 0
     position = 0
@@ -163,13 +194,43 @@ def _scan_for_document(decoder: json.JSONDecoder, text: str, source: str) -> tup
             position = start + 1
             continue
         if isinstance(value, dict) and ("jobs" in value or "client_stats" in value):
-            documents.append((start, value))
+            first = start if first is None else first
+            last = value
         position = end
-    if not documents:
+    if last is None or first is None:
         if first_failure is not None:
             raise _truncated(text, source, *first_failure)
         raise FioOutputError(f"no fio JSON document found in {source}", _FIX)
-    return documents[-1][1], text[: documents[0][0]]
+    return last, text[:first]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | LatencyBuckets:
+    """A JSON object as the decoder builds it: json+ latency buckets (every key a whole number of ns, every
+    value a whole count, both within fio's 64-bit counters) become `LatencyBuckets`, anything else a dict.
+    Buckets that fail these checks stay a dict, and `_latency` names what is wrong with them."""
+    if pairs and pairs[0][0].isdigit():
+        values, counts = zip(*pairs)
+        keys = "".join(values)  # one check in C for all the keys: ASCII digits only (int() takes more)
+        if (keys.isascii() and keys.isdigit() and all(values) and set(map(type, counts)) == {int}
+                and (max(map(len, values)) < 20 or all(len(value) == 20 and int(value) <= _U64 for value in values))):
+            try:
+                return LatencyBuckets(values, array("Q", counts))
+            except OverflowError:  # a count below 0 or past 64 bits
+                pass
+    return dict(pairs)
+
+
+_NO_BUCKETS = LatencyBuckets((), array("Q"))
+
+
+def _object_checked(pairs: list[tuple[str, Any]]) -> dict[str, Any] | LatencyBuckets:
+    """`_object`, with checked buckets dropped (`parse_fio_json(buckets=False)`)."""
+    value = _object(pairs)
+    return _NO_BUCKETS if isinstance(value, LatencyBuckets) else value
+
+
+_KEEP_BUCKETS = json.JSONDecoder(object_pairs_hook=_object)
+_CHECK_BUCKETS = json.JSONDecoder(object_pairs_hook=_object_checked)
 
 
 def _decode(
@@ -228,16 +289,14 @@ def _directions(
         total_ios = _number(stats, "total_ios", f"{where} {direction}", default=0)
         io_bytes = _number(stats, "io_bytes", f"{where} {direction}", default=None)
         if io_bytes is None:
-            io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0) * 1024
-            if not _is_number(io_bytes):
-                raise FioOutputError(f"{where} {direction} has an io_kbytes too large to be bytes", _FIX)
+            io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0, scale=1024) * 1024
         if io_bytes <= 0:  # nothing moved: an idle direction, or only the failed I/O of a job that errored
             continue
         dwhere = f"{where} {direction}"
         iops = _number(stats, "iops", dwhere)
         bw_bytes = _number(stats, "bw_bytes", dwhere, default=None)
         if bw_bytes is None:
-            bw_bytes = _number(stats, "bw", dwhere) * 1024  # fio < 3.2: KiB/s
+            bw_bytes = _number(stats, "bw", dwhere, scale=1024) * 1024  # fio < 3.2: KiB/s
         results.append(
             DirectionResult(
                 job_name=name,
@@ -292,24 +351,41 @@ def _latency(data: Any, scale: float, where: str) -> Latency:
             try:
                 point = float(key)
             except ValueError:
-                raise FioOutputError(f"{where} has a percentile key {_show(key)} that is not a number", _FIX) from None
-            if not _is_number(value) or value < 0:
+                point = math.nan
+            if not 0 <= point <= 100:  # NaN too
+                raise FioOutputError(f"{where} has a percentile key {_show(key)} that is not a percentage", _FIX)
+            if not _is_number(value) or value < 0 or value * scale > _U64 + 1:
                 raise FioOutputError(f"{where} percentile {_show_text(key)} has a bad value {_show(value)}", _FIX)
             percentiles[round(point, 4)] = float(value) * scale
     elif raw is not None:
         raise FioOutputError(f"{where} percentile is not an object", _FIX)
+    bins = data.get("bins")
+    if bins is not None and not isinstance(bins, LatencyBuckets) and bins != {}:
+        raise FioOutputError(f"{where} bins {_bad_bucket(bins)}", _FIX)
     samples = _number(data, "N", where, default=None)
-    mean = _number(data, "mean", where, default=0.0)
+    mean = _number(data, "mean", where, default=0.0, scale=scale)
     return Latency(
         mean_ns=mean * scale,
-        stddev_ns=_scaled(_number(data, "stddev", where, default=None), scale),
-        min_ns=_scaled(_number(data, "min", where, default=None), scale),
-        max_ns=_scaled(_number(data, "max", where, default=None), scale),
+        stddev_ns=_scaled(_number(data, "stddev", where, default=None, scale=scale), scale),
+        min_ns=_scaled(_number(data, "min", where, default=None, scale=scale), scale),
+        max_ns=_scaled(_number(data, "max", where, default=None, scale=scale), scale),
         p50_ns=percentiles.get(50.0),
         p99_ns=percentiles.get(99.0),
         p999_ns=percentiles.get(99.9),
         samples=int(samples) if samples is not None else None,
     )
+
+
+def _bad_bucket(bins: Any) -> str:
+    """What is wrong with json+ buckets the decoder did not take (`_object`), for the error message."""
+    if not isinstance(bins, dict):
+        return f"is {_show(bins)}, not an object of buckets"
+    for key, count in bins.items():
+        if not (key.isascii() and key.isdigit()) or len(key) > 20 or int(key) > _U64:
+            return f"has a bucket {_show(key)}, not a whole number of ns up to 2^64-1"
+        if type(count) is not int or not 0 <= count <= _U64:
+            return f"has a count {_show(count)} in bucket {_show(key)}, not a whole number up to 2^64-1"
+    return "could not be read"  # pragma: no cover - _object takes every object that passes the checks above
 
 
 def _block_size(
@@ -384,7 +460,9 @@ def _show_text(text: str) -> str:
 _MISSING = object()
 
 
-def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING, scale: float = 1.0) -> Any:
+    """A field fio fills from its 64-bit counters: a number from 0 to 2^64 (in ns, bytes, I/Os) once
+    multiplied by `scale` (fio 2.x latencies are in us, old bandwidths in KiB/s)."""
     value = data.get(key, _MISSING)
     if value is _MISSING:
         if default is _MISSING:
@@ -392,6 +470,8 @@ def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING)
         return default
     if not _is_number(value) or value < 0:
         raise FioOutputError(f"{where} has {key}={_show(value)}, which is not a non-negative number", _FIX)
+    if value * scale > _U64 + 1:
+        raise FioOutputError(f"{where} has {key} too large for fio's 64-bit counters ({key}={_show(value)})", _FIX)
     return value
 
 

@@ -35,6 +35,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from typing import TypeVar
 
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
 from stackbench.errors import FioOutputError
@@ -48,6 +49,9 @@ _INT = re.compile(r"^\d{1,20}$")
 _FLOAT = re.compile(r"^\d{1,20}(?:\.\d{1,20})?%?$")
 _PCT = re.compile(r"^(?P<point>\d{1,3}(?:\.\d{1,20})?)%=(?P<value>\d{1,20})$")
 _MAX_CANDIDATES = 20_000
+_U64 = 2**64 - 1
+_USEC_MAX = _U64 / 1000  # latencies are in usec: at most 2^64 ns
+_Number = TypeVar("_Number", int, float)
 
 
 def looks_like_fio_terse(text: str) -> bool:
@@ -69,13 +73,20 @@ class _Line:
         text = self.fields[index]
         if not _INT.match(text):
             raise self.fail(f"field {index + 1} ({what}) is {text[:30]!r}, not a whole number")
-        return int(text)
+        return self.within(int(text), index, what, _U64)
 
-    def float(self, index: int, what: str) -> float:
+    def float(self, index: int, what: str, high: float = _U64) -> float:
+        """A number fio prints from its 64-bit counters: at most `high` (2^64, or 2^64 ns in usec)."""
         text = self.fields[index]
         if not _FLOAT.match(text):
             raise self.fail(f"field {index + 1} ({what}) is {text[:30]!r}, not a number")
-        return float(text.rstrip("%"))
+        return self.within(float(text.rstrip("%")), index, what, high)
+
+    def within(self, value: _Number, index: int, what: str, high: float) -> _Number:
+        if value > high:
+            raise self.fail(f"field {index + 1} ({what}) is {self.fields[index][:30]!r}, too large for fio's "
+                            "64-bit counters")
+        return value
 
 
 def parse_fio_terse(text: str, *, source: str = "fio output") -> FioResult:
@@ -194,7 +205,8 @@ def _job(line: _Line, numjobs: int) -> tuple[list[DirectionResult], JobError | N
 def _latency(line: _Line, base: int, direction: str) -> Latency | None:
     """The completion latency (usec in terse) in ns, or None when the direction has no samples."""
     minimum, maximum, mean, stdev = (
-        line.float(base + 8 + i, f"{direction} clat {what}") for i, what in enumerate(("min", "max", "mean", "stdev"))
+        line.float(base + 8 + i, f"{direction} clat {what}", _USEC_MAX)
+        for i, what in enumerate(("min", "max", "mean", "stdev"))
     )
     percentiles: dict[float, float] = {}
     for index in range(base + 12, base + 32):
@@ -204,6 +216,10 @@ def _latency(line: _Line, base: int, direction: str) -> Latency | None:
                 f"field {index + 1} ({direction} clat percentile) is {line.fields[index][:30]!r}, not 'P%=usec'"
             )
         point = round(float(match["point"]), 4)
+        line.within(float(match["value"]), index, f"{direction} clat percentile", _USEC_MAX)
+        if point > 100:
+            raise line.fail(f"field {index + 1} ({direction} clat percentile) is {line.fields[index][:30]!r}, "
+                            "not a percentage")
         if point > 0:
             percentiles[point] = float(match["value"]) * 1000
     if maximum == 0 and mean == 0:

@@ -64,6 +64,7 @@ _SIZE_FACTOR = {
     "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5,
 }
 _LETTER = {"R": "read", "W": "write", "T": "trim"}
+_U64 = 2**64 - 1
 _ISSUED_INDEX = {"read": 0, "write": 1, "trim": 2}
 
 
@@ -167,7 +168,15 @@ class _Parser:
         if not match or match["unit"] not in _SIZE_FACTOR:
             raise self.fail(line_no, f"{what} {text[:30]!r} is not a size like 4096B or 64.0KiB")
         value = float(match["value"]) * _SIZE_FACTOR[match["unit"]]
+        self.within(line_no, value, f"{what} {text[:30]!r}")
         return round(value), value.is_integer()
+
+    def within(self, line_no: int, value: float, what: str) -> float:
+        """`value` (bytes, ns, I/Os, ms) if fio's 64-bit counters can hold it: printed numbers carry 20 digits
+        and a suffix up to P, so a pasted or edited line could claim more than any fio reports."""
+        if value > _U64:
+            raise self.fail(line_no, f"{what} is too large for fio's 64-bit counters")
+        return value
 
     def job_line(self, line_no: int, line: str, job: _Job) -> None:
         if _DIRECTION_START.match(line):
@@ -179,6 +188,7 @@ class _Parser:
                     "'write: IOPS=..., BW=... (...)(SIZE/Nmsec)'; fio 2.x output is not supported)",
                 )
             io_bytes, _ = self.size(line_no, match["io"] + match["io_unit"], "io size")
+            self.within(line_no, int(match["ms"]), f"runtime {match['ms']}msec")
             self.section = _Section(match["dir"], line_no, int(match["ms"]), io_bytes)
             job.sections.append(self.section)
             return
@@ -201,12 +211,12 @@ class _Parser:
         if stripped.startswith("cpu"):
             if not (match := _CPU.match(line)):
                 raise self.fail(line_no, f"cannot read the cpu line {stripped[:80]!r}")
-            job.usr, job.sys = float(match["usr"]), float(match["sys"])
+            job.usr, job.sys = (self.within(line_no, float(match[k]), f"cpu {k}={match[k]}%") for k in ("usr", "sys"))
             return
         if stripped.startswith("issued rwt"):
             if not (match := _ISSUED.match(line)):
                 raise self.fail(line_no, f"cannot read the issued I/O counts {stripped[:80]!r}")
-            job.issued = [int(x) for x in match["total"].split(",")]
+            job.issued = [int(self.within(line_no, int(x), f"issued count {x}")) for x in match["total"].split(",")]
             return
 
     def owner(self, line_no: int, kind: str, job: _Job) -> _Section:
@@ -224,7 +234,8 @@ class _Parser:
             match = _STAT_ITEM.match(item)
             if not match:
                 raise self.fail(line_no, f"cannot read {item.strip()[:40]!r} in a latency line (expected key=number)")
-            values[match["key"]] = float(match["value"]) * _SUFFIX[match["suffix"]] * scale
+            values[match["key"]] = self.within(line_no, float(match["value"]) * _SUFFIX[match["suffix"]] * scale,
+                                               f"{match['key']}={match['value']}{match['suffix']}")
         if "avg" not in values:
             raise self.fail(line_no, "latency line has no avg=")
         return values
@@ -240,8 +251,11 @@ class _Parser:
             match = _PCT_ITEM.match(item)
             if not match:
                 raise self.fail(line_no, f"cannot read the percentile {item.strip()[:40]!r} (expected P.PPth=[value])")
+            if float(match["point"]) > 100:
+                raise self.fail(line_no, f"the percentile {item.strip()[:40]!r} is not a percentage")
             if owner is not None:
-                value = float(match["value"]) * _SUFFIX[match["suffix"]] * scale
+                value = self.within(line_no, float(match["value"]) * _SUFFIX[match["suffix"]] * scale,
+                                    f"the percentile {item.strip()[:40]!r}")
                 owner.percentiles[kind][round(float(match["point"]), 4)] = value
 
     def end_job(self) -> None:

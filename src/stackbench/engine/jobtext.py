@@ -18,10 +18,10 @@ way fio does and checks that the only file it names is the approved one.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
 from stackbench.errors import UsageError
+from stackbench.usertext import describe_character as describe_unicode, is_forbidden
 
 _COMMENT = (";", "#")
 _FORBIDDEN = {";": "a semicolon", "#": "a hash sign", "$": "a dollar sign"}
@@ -29,16 +29,13 @@ _FORBIDDEN = {";": "a semicolon", "#": "a hash sign", "$": "a dollar sign"}
 
 def describe_character(char: str) -> str:
     """A printable name for a character, so an error about a newline does not itself break the line."""
-    if char in _FORBIDDEN:
-        return _FORBIDDEN[char]
-    name = unicodedata.name(char, "")
-    return f"U+{ord(char):04X}" + (f" ({name.lower()})" if name else " (a control character)")
+    return _FORBIDDEN.get(char) or describe_unicode(char)
 
 
 def unsafe_character(value: str) -> str | None:
     """The first character fio would not read literally in an option value, or None when there is none."""
     for char in value:
-        if char in _FORBIDDEN or unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+        if char in _FORBIDDEN or is_forbidden(char):  # control, separator and format characters (usertext)
             return char
     return None
 

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from stackbench.engine.result import DirectionResult, FioResult, Latency
+from stackbench.engine.result import DirectionResult, FioResult, Latency, LatencyBuckets
 
 
 def bins_of(
@@ -37,6 +37,8 @@ def bins_of(
         return None
     lat = source.get("lat_ns" if sync else "clat_ns")
     bins = lat.get("bins") if isinstance(lat, dict) else None
+    if isinstance(bins, LatencyBuckets):  # what the parser makes of them
+        return bins.counter()
     if not isinstance(bins, dict):
         return None
     try:

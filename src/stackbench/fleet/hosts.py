@@ -13,6 +13,7 @@ from pathlib import Path
 
 from stackbench.credentials import scrub_text
 from stackbench.errors import UsageError
+from stackbench.inputs import HOSTS_FILE, InputError, read_input
 
 _USER = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}"
 _NAME = r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})"
@@ -48,10 +49,11 @@ def parse_hosts(hosts: str | None, hosts_file: Path | None) -> list[str]:
             names.append((part.strip(), "--hosts"))
     if hosts_file is not None:
         try:
-            text = Path(hosts_file).read_text()
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or "not text"
-            raise UsageError(f"cannot read --hosts-file {hosts_file}: {reason}",
+            text = read_input(Path(hosts_file), HOSTS_FILE).decode()
+        except InputError as error:
+            raise UsageError(f"cannot read --hosts-file: {error.what}", error.fix) from None
+        except UnicodeDecodeError:
+            raise UsageError(f"cannot read --hosts-file {hosts_file}: not text",
                              "Pass a readable text file with one host per line") from None
         for number, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()

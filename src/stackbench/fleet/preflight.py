@@ -43,7 +43,34 @@ class ReadyHost:
         }
 
 
+# The numbers of an answer that a fleet run computes with: (where, lowest, highest); None means unknown.
+_NUMBERS: tuple[tuple[tuple[str, str], int, int], ...] = (
+    (("system", "ram_bytes"), 0, 2**64),
+    (("target", "room"), 0, 2**64),
+    (("direct", "alignment"), 1, 2**32),
+)
+
+
+def _unreadable(answer: dict[str, Any]) -> str | None:
+    """What in a host's answer is not what the agent sends, or None: a size the run would compute with
+    that is not a whole number in range (the JSON itself is strict: ssh.answer_in)."""
+    for (part, key), low, high in _NUMBERS:
+        section = answer.get(part)
+        value = section.get(key) if isinstance(section, dict) else None
+        if value is not None and (type(value) is not int or not low <= value <= high):
+            return f"{part}.{key}={str(value)[:30]!r}"
+    timing = answer.get("timing")
+    if timing is not None and (not isinstance(timing, dict) or any(
+            not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 for v in timing.values())):
+        return "timing"
+    return None
+
+
 def _judge(name: str, index: int, answer: dict[str, Any], local_version: str) -> ReadyHost | HostFailure:
+    odd = _unreadable(answer)
+    if odd is not None:
+        return HostFailure(name, f"answered the checks with {odd}, which stackbench's agent never sends",
+                           "Run the same stackbench version here and there; check nothing there rewrites ssh output")
     if not answer.get("fio_path"):
         return HostFailure(name, "fio is not installed there (not on the PATH of an ssh command)",
                            f"Install fio there, the same version as here ({local_version})")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stackbench import __version__, abandoned, recovery
+from stackbench.analysis.across_runs import across_runs, pooled_figures
 from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import FioInvocation, find_fio, fio_version, job_file, run_fio
@@ -42,7 +43,9 @@ from stackbench.fleet.ssh import AgentFailed, Ssh, explain
 from stackbench.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
 from stackbench.results import TOTAL_HOST, Run, new_id
-from stackbench.runner import RunObserver, SilentObserver, interrupt_cause, plan_facts, signals_as_interrupt
+from stackbench.runner import (
+    RunObserver, SilentObserver, interrupt_cause, plan_facts, replicate, signals_as_interrupt,
+)
 from stackbench.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
@@ -94,16 +97,6 @@ def _fleet_observer_call(observer: RunObserver, method: str, *args: Any) -> None
     call = getattr(observer, method, None)
     if call is not None:
         call(*args)
-
-
-def _replicate(meta: dict[str, Any], d: DirectionResult | None) -> dict[str, Any]:
-    return {
-        **meta,
-        "iops": d.iops if d else 0.0,
-        "bw_bytes": d.bw_bytes if d else 0.0,
-        "clat_p50_ns": d.clat.p50_ns if d and d.clat else None,
-        "clat_p99_ns": d.clat.p99_ns if d and d.clat else None,
-    }
 
 
 def _direction(result: FioResult, direction: str) -> DirectionResult | None:
@@ -316,8 +309,9 @@ class FleetMeasurement:
             for direction in directions:
                 if any(_direction(r, direction) is None for r in runs.results):
                     continue
-                merged = replace(merge_segments(runs.results, direction), host=name)
-                replicates = [_replicate(m, _direction(r, direction)) for m, r in zip(runs.runs, runs.results)]
+                pooled = replace(merge_segments(runs.results, direction), host=name)
+                merged = across_runs([_direction(r, direction) for r in runs.results], pooled)  # type: ignore[misc]
+                replicates = [replicate(m, _direction(r, direction)) for m, r in zip(runs.runs, runs.results)]
                 seconds = sum(m["seconds"] for m in runs.runs)
                 extra = {"stop_reason": f"the fleet stopped on its total ({cell.stop_reason})"} \
                     if self.plan.stopping and cell.done and "out of reach" not in cell.stop_reason else {}
@@ -325,23 +319,28 @@ class FleetMeasurement:
                     extra = {"stop_reason": "the fleet stopped on its total's interval, which stayed wide: "
                                             f"see the {TOTAL_HOST} row"}
                 records.append(CellRecord(cell.workload, merged, tuple(runs.latest.get(direction, ())),
-                                          _measurement(self.plan, cell, len(runs.runs), replicates, seconds, extra)))
+                                          _measurement(self.plan, cell, len(runs.runs), replicates, seconds,
+                                                       {**extra, **pooled_figures(pooled)})))
                 shown.append(merged)
         numbers, per_host = self._total_runs(cell)
         for direction in directions:
             total = total_result(per_host, direction) if per_host else None
             if total is None:
                 continue
-            replicates = []
+            replicates, per_run = [], []
             for position, number in enumerate(numbers):
                 one = total_result({n: [rs[position]] for n, rs in per_host.items()}, direction)
                 meta = next(m for m in cell.rounds if m["index"] == number)
-                replicates.append(_replicate(meta, one))
+                replicates.append(replicate(meta, one))
+                per_run.append(one)
             seconds = sum(m["seconds"] for m in cell.rounds if m["index"] in numbers)
-            records.append(CellRecord(cell.workload, total, (), _measurement(
+            # the total's figures: the geometric mean of each run's total (the hosts' sum in that run)
+            summary = across_runs(per_run, total) if all(one is not None for one in per_run) else total
+            records.append(CellRecord(cell.workload, summary, (), _measurement(
                 self.plan, cell, len(numbers), replicates, seconds,
-                {"total_of": list(self.names), "total": "computed by stackbench from the per-host results"})))
-            shown.append(total)
+                {"total_of": list(self.names), "total": "computed by stackbench from the per-host results",
+                 **pooled_figures(total)})))
+            shown.append(summary)
         return records, shown
 
     def _decide(self, cell: _FleetCell) -> None:
@@ -541,8 +540,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         notes += left
         with timing.phase("store_finish"):
             try:
-                stored = list(store.get_run(run_id).cells)
-                store.finish_run(run_id, status, [*notes, *run_warnings(stored)])
+                stored = store.get_run(run_id)
+                store.finish_run(run_id, status, [*notes, *run_warnings(list(stored.cells), stored.facts)])
             except Exception:
                 if status in ("complete", "partial"):
                     raise

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import queue
+from collections import deque
 import shutil
 import signal
 import socket
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from stackbench import spawn
 from stackbench.abandoned import CONTROL_DIR_PREFIX
-from stackbench.fleet.agent import SOCKET_FALLBACK, SOCKET_PATH_MAX
+from stackbench.fleet.agent import MARK, SOCKET_FALLBACK, SOCKET_PATH_MAX
 from stackbench.errors import FleetHostsFailed
 from stackbench.fleet import timing
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from stackbench.fleet.preflight import ReadyHost
 
 START_TIMEOUT_S = 60.0
+LINE_BYTES = 4 * 1024**2  # the longest line read from a host: an answer with every block device is ~100 KiB
+STDERR_LINES = 256  # what is kept of ssh's stderr, its last lines, for the one-line explanation
 STOP_TIMEOUT_S = 10.0
 FORWARD_TIMEOUT_S = 15.0
 
@@ -62,7 +65,7 @@ class HostServer:
     control_dir: str  # ours, private (0700): the connection's ControlMaster socket
     socket_dir: str | None = None  # on the host, as its agent chose it ($TMPDIR or /tmp); set by its answer
     events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
-    stderr: list[str] = field(default_factory=list)
+    stderr: "deque[str]" = field(default_factory=lambda: deque(maxlen=STDERR_LINES))  # ssh's last words only
     host: "ReadyHost | None" = None  # set once its checks passed
     dead: str | None = None  # why the host dropped out, once it has
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
@@ -109,11 +112,14 @@ class HostServer:
                     self.socket_dir = str(event["socket_dir"])
                 return event
             if "error" in event:
-                return HostFailure(self.name, str(event["error"]), "Run `fio --server` there by hand to see why")
+                return HostFailure(self.name, str(event["error"]),
+                                   str(event.get("fix") or "Run `fio --server` there by hand to see why"))
 
 
 def _read_lines(stream: Any, sink: Any) -> None:
-    for raw in iter(stream.readline, b""):
+    """Each line a host sends, cut at LINE_BYTES: an endless line is read in pieces, never held whole (the
+    first piece of an answer cut like that is not JSON, and is reported as such)."""
+    for raw in iter(lambda: stream.readline(LINE_BYTES), b""):
         sink(raw.decode(errors="replace"))
 
 
@@ -146,6 +152,9 @@ def open_session(ssh: Ssh, name: str, index: int, tag: str, preflight_args: dict
 
     def event(line: str) -> None:
         answer = answer_in(line)
+        if answer is None and line.startswith(MARK):  # the agent's mark, but not its answer
+            answer = {"error": "its agent sent an answer that is not strict JSON with 64-bit numbers",
+                      "fix": "Run the same stackbench version here and there; check nothing there rewrites ssh output"}
         if answer is not None:
             if server.opened_s is not None:
                 answer["received_s"] = timing.since_start()

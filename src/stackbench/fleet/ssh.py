@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import shlex
 import subprocess
@@ -29,7 +30,7 @@ SHIPPED = (
     "stackbench", "stackbench.errors", "stackbench.units", "stackbench.warning", "stackbench.spawn",
     "stackbench.processes", "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe",
     "stackbench.probe.block", "stackbench.probe.loop", "stackbench.probe.system", "stackbench.probe.direct_io",
-    "stackbench.safety", "stackbench.fleet", "stackbench.fleet.timing",
+    "stackbench.usertext", "stackbench.safety", "stackbench.fleet", "stackbench.fleet.timing",
 )
 PACKAGES = ("stackbench", "stackbench.engine", "stackbench.probe", "stackbench.fleet")
 
@@ -127,15 +128,34 @@ class Ssh:
 
 
 def answer_in(text: str) -> dict[str, Any] | None:
-    """The agent's first answer line in its output (anything a login script printed is skipped)."""
+    """The agent's first answer line in its output (anything a login script printed is skipped); None
+    when there is none, or it is not strict JSON whose numbers fit 64 bits (no NaN, no 1e999: the agent
+    never sends them, and a host's answer is data from elsewhere like any file)."""
     for line in text.splitlines():
         if line.startswith(MARK):
             try:
-                value = json.loads(line[len(MARK):])
-            except ValueError:
+                value = json.loads(line[len(MARK):], parse_constant=_refuse, parse_float=_finite, parse_int=_bounded)
+            except (ValueError, RecursionError):
                 return None
             return value if isinstance(value, dict) else None
     return None
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:30]} is not a finite number")
+    return value
+
+
+def _bounded(text: str) -> int:
+    if len(text.lstrip("-")) > 20 or abs(int(text)) > 2**64:
+        raise ValueError(f"{text[:30]} does not fit 64 bits")
+    return int(text)
 
 
 def explain(host: str, exit_code: int | None, stderr: str) -> HostFailure:

@@ -7,11 +7,12 @@ terminal latencies carry their unit in each cell because they span ns to s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Iterable, Sequence
 
 from stackbench.analysis.between_runs import Estimate
-from stackbench.analysis.cells import RUNS, SEGMENTS, cell_estimate, replicates_of, run_count
+from stackbench.analysis.cells import RUNS, SEGMENTS, cell_estimate, replicates_of, run_count, runs_range
 from stackbench.analysis.goals import GoalResult
 from stackbench.report import plain
 from stackbench.report.document import Report
@@ -19,6 +20,7 @@ from stackbench.report.facts import ab_round_order
 from stackbench.report.goals import goals_table
 from stackbench.report.run_json import run_json
 from stackbench.report.tabular import Tabular
+from stackbench.report.uncertainty import SPREAD, TOO_NOISY, describe, noisy_note, readable
 from stackbench.results import Cell, Run
 from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
@@ -68,7 +70,9 @@ def run_table(run: Run) -> Tabular:
 
 def cell_table(cells: Iterable[Cell]) -> Tabular:
     """One row per cell. IOPS is the geometric mean of the cell's separate fio runs ± the 95 % interval
-    (hyperfine's `value ± error`), followed by the number of runs and their spread."""
+    (hyperfine's `value ± error`), or their range and "too noisy to tell" (report/uncertainty.py),
+    followed by the number of runs and their spread. MB/s and latencies are the cell's figures across the
+    same runs (analysis/across_runs.py)."""
     cells = list(cells)
     show_sync = any(c.result.sync_lat is not None for c in cells)
     # Only real separate runs (or an old --repeat's fio runs) earn an interval in a table; the batch means
@@ -86,7 +90,7 @@ def cell_table(cells: Iterable[Cell]) -> Tabular:
         found = estimates[cell.id] if show_stats else None
         row = [
             cell.pattern,
-            format_estimate(found) if found else format_iops(cell.result.iops),
+            format_estimate(found, runs_range(cell)) if found else format_iops(cell.result.iops),
             format_mb_per_s(cell.result.bw_bytes),
             format_latency_ns(clat.p50_ns if clat else None),
             format_latency_ns(clat.p99_ns if clat else None),
@@ -95,56 +99,111 @@ def cell_table(cells: Iterable[Cell]) -> Tabular:
             sync = cell.result.sync_lat
             row.append(format_latency_ns(sync.p99_ns if sync else None))
         if show_stats:
-            spread = found.spread_rel if found else None
-            row += [str(run_count(cell)), f"{spread:.1%}" if spread is not None else "-"]
+            row += [str(run_count(cell)), format_spread(found)]
         rows.append(row)
     every = frozenset(range(len(headers)))
-    # No column wraps: a number broken over two lines misreads, and so does a pattern name.
-    return Tabular(headers=headers, rows=rows, right_aligned=every - {0}, no_wrap=every)
+    # No column wraps: a number broken over two lines misreads, and so does a pattern name. Only the words
+    # "too noisy to tell (runs 9,120 to 1,000,000)" may wrap, between the numbers, rather than squeeze
+    # the other columns into "…".
+    noisy = any(e is not None and e.n >= 2 and e.too_noisy for e in estimates.values()) and show_stats
+    wraps = frozenset({1, len(headers) - 1}) if noisy else frozenset()
+    return Tabular(headers=headers, rows=rows, right_aligned=every - {0}, no_wrap=every - wraps)
 
 
 def run_export_table(run: Run) -> Tabular:
-    """The run's cells for Markdown and CSV: plain numbers a spreadsheet reads, units in the headers."""
+    """The run's cells for Markdown and CSV: plain numbers a spreadsheet reads, units in the headers. An
+    interval or spread too wide to read (report/uncertainty.py) leaves its cells empty and the `note`
+    column says "too noisy to tell" with the runs' range."""
     headers = ["Pattern", "IOPS", "IOPS CI low", "IOPS CI high", "runs", "spread %", "MB/s",
-               "p50 clat us", "p99 clat us", "p99.9 clat us", "p99 sync us"]
+               "p50 clat us", "p99 clat us", "p99.9 clat us", "p99 sync us", "note"]
     rows = []
     for cell in run.cells:
         found = cell_estimate(cell)
         clat, sync = cell.result.clat, cell.result.sync_lat
+        bounds = found is not None and readable(found.low, found.high)
+        spread = found is not None and found.spread_rel is not None and not found.spread_too_noisy
+        noisy = found is not None and found.n >= 2 and found.too_noisy
         rows.append([
             cell.pattern,
             plain.iops(found.centre if found else cell.result.iops),
-            plain.iops(found.low if found else None),
-            plain.iops(found.high if found else None),
+            plain.iops(found.low if bounds else None),
+            plain.iops(found.high if bounds else None),
             str(run_count(cell)),
-            plain.percent(found.spread_rel if found else None),
+            plain.percent(found.spread_rel if spread else None),
             plain.mb_per_s(cell.result.bw_bytes),
             plain.microseconds(clat.p50_ns if clat else None),
             plain.microseconds(clat.p99_ns if clat else None),
             plain.microseconds(clat.p999_ns if clat else None),
             plain.microseconds(sync.p99_ns if sync else None),
+            noisy_note("IOPS", runs_range(cell), plain.iops) if noisy else "",
         ])
     return Tabular(
         headers=headers,
         rows=rows,
         title=f"run {run.id[:12]}" + (f" '{run.label}'" if run.label else ""),
         notes=["MB/s = 10^6 bytes/s; IOPS = geometric mean of separate fio runs with its 95 % interval; "
-               "spread = run-to-run standard deviation"],
-        right_aligned=frozenset(range(1, len(headers))),
+               "spread = run-to-run standard deviation; MB/s and latencies summarised over the same runs"],
+        right_aligned=frozenset(range(1, len(headers) - 1)),
     )
 
 
-def format_estimate(found: Estimate) -> str:
-    """`152,456 ± 5.6%`; a wide interval, which is lopsided on the log scale it is computed on, as
-    `12,216 -48%/+93%` (never a "± 146 %" that would reach below zero); `± ?` when one run gives none."""
-    width = found.half_width_rel
-    if width == float("inf") or found.low is None or found.high is None:
-        return f"{format_iops(found.centre)} ± ?"
-    down = (found.centre - found.low) / found.centre
-    up = (found.high - found.centre) / found.centre
-    if up > 1.1 * down and up >= 0.1:
-        return f"{format_iops(found.centre)} -{down:.0%}/+{up:.0%}"
-    return f"{format_iops(found.centre)} ± {width:.1%}"
+def per_run_report(run: Run) -> Report:
+    """`show RUN --per-run`: every cell's separate fio runs, the values its figures summarise (the
+    terminal with units in the cells, Markdown and CSV with plain numbers, JSON the run's own document,
+    whose `measurement.replicates` hold the same runs)."""
+    return Report(tables=(per_run_table(run, plain_numbers=True),), data=run_json(run),
+                  display=(per_run_table(run, plain_numbers=False),))
+
+
+def per_run_table(run: Run, *, plain_numbers: bool) -> Tabular:
+    """One row per separate fio run of each cell, in the cell's order: its round and place in the run's
+    interleaved order, its IOPS, MB/s and latencies, its fio seconds; then the cell's figure across them."""
+    headers = ["Pattern", "run", "round", "order", "IOPS", "MB/s", "p50 clat", "p99 clat", "p99.9 clat", "seconds"]
+    if plain_numbers:
+        headers = [*headers[:5], "MB/s", "p50 clat us", "p99 clat us", "p99.9 clat us", "seconds"]
+    rows = []
+    for cell in run.cells:
+        stored = (cell.measurement or {}).get("replicates") or []
+        for number, entry in enumerate(stored, 1):
+            values = [entry.get("iops"), entry.get("bw_bytes"), entry.get("clat_p50_ns"), entry.get("clat_p99_ns"),
+                      entry.get("clat_p999_ns")]
+            if plain_numbers:
+                shown = [plain.iops(values[0]), plain.mb_per_s(values[1]), *(plain.microseconds(v) for v in values[2:]),
+                         plain.number(entry.get("seconds"), 3)]
+            else:
+                shown = [format_iops(values[0]), format_mb_per_s(values[1]), *(format_latency_ns(v) for v in values[2:]),
+                         f"{entry['seconds']:.1f}" if entry.get("seconds") is not None else "-"]
+            rows.append([cell.pattern, str(number), str(entry.get("round", "")), str(entry.get("order", "")), *shown])
+        if len(stored) > 1:
+            found = cell_estimate(cell)
+            centre = found.centre if found else cell.result.iops
+            if plain_numbers:
+                summary = plain.iops(centre)
+            elif found is not None and not found.too_noisy:
+                summary = format_estimate(found)
+            else:  # the runs' range is in the rows just above
+                summary = f"{format_iops(centre)} ({TOO_NOISY})"
+            mbs = plain.mb_per_s(cell.result.bw_bytes) if plain_numbers else format_mb_per_s(cell.result.bw_bytes)
+            rows.append([cell.pattern, "all", "", "", summary, mbs, "", "", "", ""])
+    every = frozenset(range(len(headers)))
+    return Tabular(
+        headers=headers, rows=rows, title=f"runs of each cell of run {run.id[:12]}" + (f" '{run.label}'" if run.label else ""),
+        notes=["all = the cell's figure: the geometric mean of its runs (IOPS, MB/s), as every table and verdict uses"],
+        right_aligned=every - {0}, no_wrap=every,
+    )
+
+
+def format_estimate(found: Estimate, runs: tuple[float, float] | None = None) -> str:
+    """`152,456 ± 5.6%`, `12,216 -48%/+93%`, or with an interval too wide to read the runs' range and
+    "too noisy to tell" (report/uncertainty.describe)."""
+    return describe(found.centre, found.low, found.high, runs=runs, n=found.n)
+
+
+def format_spread(found: Estimate | None) -> str:
+    """The run-to-run spread (`0.9%`), or "too noisy to tell" where it passes 100 %."""
+    if found is None or found.log_sd is None:
+        return "-"
+    return describe(found.spread_rel, math.exp(-found.log_sd), math.exp(found.log_sd), style=SPREAD)
 
 
 def _plan_size(run: Run) -> int | None:

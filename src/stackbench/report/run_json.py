@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.analysis.cells import cell_estimate, replicates_of
+from stackbench.analysis.cells import cell_estimate, replicates_of, runs_range
 from stackbench.analysis.stats import Summary, sample_summary
 from stackbench.results import Cell, Run
 from stackbench.units import format_size
 
-JSON_FORMAT_VERSION = 2  # 2: warnings are {code, subject, text, fix} objects, were strings
+JSON_FORMAT_VERSION = 3  # 2: warnings are {code, subject, text, fix} objects, were strings; 3: a cell's iops,
+# bw_bytes, mb_per_s and latencies are its figures across its separate runs (geometric means), were fio's pooled ones
 
 
 def run_json(run: Run) -> dict[str, Any]:
@@ -89,6 +90,7 @@ def _runs_json(cell: Cell) -> dict[str, Any]:
     """The cell across its separate fio runs: the numbers verdicts use (docs/json.md, docs/statistics.md)."""
     replicates = replicates_of(cell)
     found = cell_estimate(cell)
+    spread = runs_range(cell)
     return {
         "n": len(replicates.values) if replicates.kind == "runs" else 1,
         "kind": replicates.kind,
@@ -97,6 +99,10 @@ def _runs_json(cell: Cell) -> dict[str, Any]:
         "iops_ci_high": found.high if found else None,
         "spread_pct": found.spread_rel * 100 if found and found.spread_rel is not None else None,
         "iops_per_run": list(replicates.values) if replicates.kind == "runs" else None,
+        # the presenters' rule (between_runs.too_noisy): no interval, or one wider than a factor of 4
+        "too_noisy": found.too_noisy if found else True,
+        "spread_too_noisy": found.spread_too_noisy if found else True,
+        "iops_range": list(spread) if spread else None,
     }
 
 

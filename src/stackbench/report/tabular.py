@@ -3,12 +3,19 @@
 Commands build a `Tabular` from what analysis returned; the formats in `report/formats/` turn it into text.
 The fields after `notes` are hints for the terminal (alignment, colours, wrapping); the file formats read
 only what they can express (Markdown keeps the alignment) and ignore the rest.
+
+Its text is escaped when it is made (usertext.shown): a control, separator or invisible format character
+in a label, path or fact (a store written before labels refused them, a file imported as it was) is
+written `\u202e`, `\x0a`, ... in every format and page that shows the table, so that it can neither
+reverse the text around it nor break a line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
+
+from stackbench.usertext import shown
 
 
 @dataclass(frozen=True)
@@ -26,3 +33,12 @@ class Tabular:
     # Columns whose words longer than the column (ids, paths) break across lines instead of ending in "…".
     fold: frozenset[int] = frozenset()
     title_style: str = "bold"
+
+    def __post_init__(self) -> None:
+        def text(value: Any) -> Any:
+            return shown(value) if isinstance(value, str) else value
+
+        object.__setattr__(self, "headers", [text(h) for h in self.headers])
+        object.__setattr__(self, "rows", [[text(cell) for cell in row] for row in self.rows])
+        object.__setattr__(self, "title", text(self.title))
+        object.__setattr__(self, "notes", [text(note) for note in self.notes])

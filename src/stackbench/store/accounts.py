@@ -29,6 +29,7 @@ from stackbench.errors import StoreError
 from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.repository import Store, _aware, _guarded, _run_from_row, read_runs
+from stackbench.usertext import check
 
 SHARE_KINDS = ("run", "compare")
 
@@ -488,6 +489,7 @@ class Accounts:
     ) -> ShareLink:
         if kind not in SHARE_KINDS or len(run_ids) != (1 if kind == "run" else 2):
             raise StoreError(f"a {kind!r} share link cannot name {len(run_ids)} run(s)", "This is a bug")
+        check("a note", note)
         link = ShareLink(
             id=new_id(), kind=kind, object_id=run_ids[0], other_id=run_ids[1] if kind == "compare" else None,
             owner=owner, note=note, created_at=now(), expires_at=expires_at, revoked_at=None, last_used_at=None,

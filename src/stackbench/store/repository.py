@@ -29,6 +29,7 @@ from stackbench.results import Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.database_url import database_url
 from stackbench.store.failures import describe
+from stackbench.usertext import check
 from stackbench.warning import Warning
 
 if TYPE_CHECKING:
@@ -511,6 +512,7 @@ class Store:
         self, *, scan_id: str, label: str | None, created_at: datetime, status: str, document: dict[str, Any]
     ) -> str:
         """Store a smallblocks scan in one transaction; `document` is its JSON as printed (docs/json.md)."""
+        check("a label", label)
         recommendation = document.get("recommendation") or {}
         with self.engine.begin() as connection:
             connection.execute(
@@ -562,6 +564,7 @@ class Store:
     ) -> str:
         """Store an audit and its findings (most severe first, as the audit orders them) in one transaction:
         all of it or nothing."""
+        check("a label", label)
         with self.engine.begin() as connection:
             connection.execute(
                 insert(schema.audits).values(
@@ -843,6 +846,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _insert_run(connection: Any, run_id: str, *, status: str, warnings: Sequence[Warning], **values: Any) -> None:
+    check("a label", values.get("label"))  # every entry checks first; this is the store's own backstop
     connection.execute(
         insert(schema.runs).values(
             id=run_id,

@@ -247,7 +247,7 @@ share_links = Table(
     Column("token_hash", String(64), nullable=False, unique=True),
     Column("kind", String(16), nullable=False),
     Column("object_id", String(32), nullable=False, index=True),
-    Column("other_id", String(32)),
+    Column("other_id", String(32), index=True),  # 0009: for the triggers that end links (ix_share_links_other_id)
     Column("owner", String(32), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("note", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),

@@ -20,6 +20,7 @@ from stackbench.results import new_id
 from stackbench.store import schema
 from stackbench.store.accounts import Account, _account, now
 from stackbench.store.repository import Store, _aware, _guarded
+from stackbench.usertext import check
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Tokens:
     def add(self, *, token_hash: str, owner: str, scope: str, note: str, expires_at: datetime | None) -> ApiToken:
         if scope not in schema.TOKEN_SCOPES:
             raise StoreError(f"unknown token scope {scope!r}", f"Use one of {', '.join(schema.TOKEN_SCOPES)}")
+        check("a note", note)
         token = ApiToken(id=new_id(), owner=owner, scope=scope, note=note, created_at=now(), expires_at=expires_at,
                          revoked_at=None, last_used_at=None)
         with self.engine.begin() as connection:

@@ -22,6 +22,7 @@ from stackbench.plan import Workload
 from stackbench.results import Cell, new_id
 from stackbench.store import schema
 from stackbench.store.repository import Store, _aware, _cell_row, _guarded
+from stackbench.usertext import check
 
 DOCUMENT_FORMAT = "stackbench-push"
 DOCUMENT_VERSION = 1
@@ -85,6 +86,7 @@ def add_uploaded_run(store: Store, owner: str, document: dict[str, Any]) -> str:
 
     Raises RunExists when the id is taken (a push of the same run again, or a collision)."""
     run = document["run"]
+    check("a label", run["label"])  # validated by web/upload.py first; the store's own backstop
     found, who = existing_owner(store, run["id"])
     if found:
         raise RunExists(who)

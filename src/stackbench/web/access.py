@@ -74,7 +74,8 @@ def _load_runs(ctx: ServerContext, principal: Principal, run_ids: Sequence[str])
         return None
     if principal.share is not None:
         # the link's runs, and only while the link's maker still owns them (a run moved to another
-        # account with `user claim --take` is no longer the maker's to share)
+        # account with `user claim --take` is no longer the maker's to share; the store also deletes the
+        # link in the move, migration 0011, so that moving the run back does not bring the link back)
         if not set(run_ids) <= set(principal.share.run_ids):
             return None
         viewer = Viewer(principal.share.owner, False)

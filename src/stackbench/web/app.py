@@ -26,12 +26,14 @@ from stackbench.web.access import RUN_ID, ItemView, NotFound, Principal, RunView
 from stackbench.web.api import install as install_api
 from stackbench.web.charts import Chart
 from stackbench.web.context import ServerContext, client_address
+from stackbench.web.origin import RequestOrigin
 from stackbench.web.passwords import needs_rehash, verify_password
 from stackbench.web.sessions import (
-    CsrfRejected, csrf_checked, current, end_session, login_token, login_token_ok, set_login_cookie,
+    CsrfRejected, csrf_checked, current, end_session, login_form as login_form_token, login_token_ok, set_login_cookie,
     start_session,
 )
 from stackbench.web.settings import Settings
+from stackbench.usertext import refusal, shown_in_template
 from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
@@ -75,7 +77,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     install_api(app)  # POST /api/runs and GET /metrics, with API tokens (web/api.py)
     # auto_reload off: the templates are files of the installed package, compiled once per process; with
     # it on, every page checked the modification time of each template it uses (3 stat calls for the runs list)
-    env = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True, auto_reload=False)
+    # finalize: every text a page prints with its invisible and control characters escaped (usertext.py)
+    env = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True, auto_reload=False,
+                      finalize=shown_in_template)
+
+    def refusal_page(status: int, title: str, message: str) -> str:
+        return env.get_template("error.html").render(account=None, csrf=None, title=title, message=message)
+
+    # before any route: the Host it is known by, and the Origin of every form (web/origin.py)
+    app.add_middleware(RequestOrigin, allowed_hosts=ctx.settings.allowed_hosts, page=refusal_page)
     stylesheet = resources.files("stackbench.web").joinpath("static/style.css").read_text(encoding="utf-8")
 
     def page(request: Request, template: str, status: int = 200, principal: Principal | None = None,
@@ -147,9 +157,10 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return _login_page(request, None, 200)
 
     def _login_page(request: Request, message: str | None, status: int, name: str = "") -> Response:
-        token = login_token(request)
+        token, cookie = login_form_token(request)
         response = page(request, "login.html", status, login_csrf=token, message=message, name=name)
-        set_login_cookie(request, response, token)
+        if cookie is not None:
+            set_login_cookie(request, response, cookie)
         return response
 
     @app.post("/login")
@@ -461,7 +472,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
                   newer_than: str = "") -> Response:
         """The sync-latency runs the viewer may see, to check, and `stackbench slog --run ID...` of the
         checked ones: the ranking table, and `chart --kind synclat` of the sweeps among them."""
-        from stackbench.analysis.slog import PLP_NOTE, rank, stored_candidate
+        from stackbench.analysis.slog import rank, stored_candidate
         from stackbench.report.slog import slog_table
 
         principal = current(request)
@@ -481,14 +492,15 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         values.update(picked=set(ids),
                       kept=[i for i in ids if i not in listed])  # checked on another page of the list: sent again
         if not views:
-            return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], **values)
+            return page(request, "slog.html", 200, principal, ranking=None, charts=[], left_out=[], advice=[],
+                        **values)
         # the ranking's "best 1 s" reads every per-second sample (runs are loaded with those of their replicates)
-        ranking = slog_table(rank([stored_candidate(run) for run in ctx.store.with_samples([v.run for v in views])]),
-                             PLP_NOTE)
+        ranked = rank([stored_candidate(run) for run in ctx.store.with_samples([v.run for v in views])])
         _, left_out = _sweeps([v.run for v in views])
         query = urlencode({"runs": ",".join(ids)})
-        return page(request, "slog.html", 200, principal, ranking=html_table(ranking), charts=_slog_charts(views),
-                    chart_src=f"/slog/chart.svg?{query}", left_out=left_out, **values)
+        return page(request, "slog.html", 200, principal, ranking=html_table(slog_table(ranked)),
+                    charts=_slog_charts(views), chart_src=f"/slog/chart.svg?{query}", left_out=left_out,
+                    advice=[str(w) for w in ranked.warnings], **values)
 
     @app.get("/slog/chart.svg")
     def slog_chart(request: Request, runs: list[str] = Query([]), n: int = 0) -> Response:
@@ -639,6 +651,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             return page(request, "error.html", 400, principal, title="Bad request",
                         message=f"A link lasts 1 to {ctx.settings.share_max_days} days; a note has at most "
                         f"{NOTE_MAX} characters.")
+        reason = refusal("A note", note)
+        if reason is not None:
+            return page(request, "error.html", 400, principal, title="Bad request", message=f"{reason}. Type it without them.")
         assert principal.account is not None
         token = secrets.token_urlsafe(32)
         link = ctx.accounts.add_share_link(

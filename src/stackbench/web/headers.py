@@ -2,8 +2,11 @@
 
 An ASGI middleware (not Starlette's BaseHTTPMiddleware) so it wraps every response, errors included.
 The CSP allows only our own stylesheet and images, no script at all, forms posting only to us, no
-framing (an SVG chart's own inline styles too, for the chart alone: IMAGE_CSP). uvicorn's own access log is off (`server.uvicorn_config`): it would log a share link's token
-with its path; this log writes `/s/[token]` instead, and never a query string.
+framing (an SVG chart's own inline styles too, for the chart alone: IMAGE_CSP). uvicorn's own access log
+is off (`server.uvicorn_config`): it would log a share link's token with its path; this log writes
+`/s/[token]` instead, and never a query string. Its lines are one line each whatever the path holds
+(web/logs.py escapes every control character of every log line; the quotes and backslashes of the
+quoted path are escaped here).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+
+from stackbench.web.logs import ACCESS_LOGGER
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")
@@ -30,28 +35,14 @@ HEADERS = [  # and a content-security-policy: CSP, or IMAGE_CSP for an SVG
 ]
 HSTS = (b"strict-transport-security", b"max-age=31536000")
 
-log = logging.getLogger("stackbench.web.access")
+log = logging.getLogger(ACCESS_LOGGER)
 _TOKEN_PATH = re.compile(r"^/s/[^/]*")
 
 
 def loggable_path(path: str) -> str:
-    """The path as it may be logged: a share token replaced by `[token]`."""
-    return _TOKEN_PATH.sub("/s/[token]", path)
-
-
-class RedactTokens(logging.Filter):
-    """Defence in depth for any log that sees request paths (uvicorn's access log, if someone turns it on
-    or a handler is attached to it): share tokens in its arguments become `[token]`."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(_TOKEN_ANYWHERE.sub("/s/[token]", a) if isinstance(a, str) else a for a in record.args)
-        if isinstance(record.msg, str):
-            record.msg = _TOKEN_ANYWHERE.sub("/s/[token]", record.msg)
-        return True
-
-
-_TOKEN_ANYWHERE = re.compile(r"/s/[A-Za-z0-9_-]+")
+    """The path as it may be logged: a share token replaced by `[token]`, and the quote and backslash
+    that would end or blur the log line's quoted field written `\\x22`, `\\x5c` (as nginx does)."""
+    return _TOKEN_PATH.sub("/s/[token]", path).replace("\\", "\\x5c").replace('"', "\\x22")
 
 
 class SecurityHeaders:

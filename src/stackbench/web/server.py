@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-import logging
-import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from stackbench.errors import StackbenchError, UsageError
 from stackbench.web.headers import SecurityHeaders
@@ -33,6 +31,18 @@ def check_host(host: str, accounts: int) -> None:
         )
 
 
+def allowed_hosts(values: Sequence[str]) -> tuple[str, ...]:
+    """`--allowed-host` values (each may be a comma-separated list) as the server compares them; one
+    line naming the first that is not a host name or an address."""
+    from stackbench.web.origin import allowed_host_name
+
+    names = [name for value in values for name in value.split(",") if name.strip()]
+    try:
+        return tuple(dict.fromkeys(allowed_host_name(name) for name in names))
+    except ValueError as error:
+        raise UsageError(f"--allowed-host: {error}", "Pass host names such as bench.example.org") from None
+
+
 def check_port(host: str, port: int) -> None:
     """Fail with one line before uvicorn starts when the address cannot be bound (uvicorn would log a
     traceback-like error and exit)."""
@@ -55,18 +65,15 @@ def uvicorn_config(app: Any, host: str, port: int, forwarded_allow_ips: str | No
     itself for one process, or a `WorkerApp` that each of several worker processes calls to build its own."""
     import uvicorn
 
-    from stackbench.web.headers import RedactTokens
+    from stackbench.web.logs import install_last_resort, log_config
 
-    for name in ("uvicorn.access", "uvicorn.error"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, RedactTokens) for f in logger.filters):
-            logger.addFilter(RedactTokens())
+    install_last_resort()
     return uvicorn.Config(
         app if isinstance(app, WorkerApp) else ThreadLimit(SecurityHeaders(app), threads),
         factory=isinstance(app, WorkerApp),
         workers=workers, host=host, port=port, server_header=False, access_log=False,
         proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,
-        log_level="info", lifespan="off",
+        log_level="info", lifespan="off", log_config=log_config(),  # every log line one line (web/logs.py)
     )
 
 
@@ -79,13 +86,17 @@ class WorkerApp:
 
     db_url: str
     threads: int = THREADS_PER_WORKER
+    allowed_hosts: tuple[str, ...] = ()
 
     def __call__(self) -> Any:
         from stackbench.store import open_store
         from stackbench.web.app import create_app
+        from stackbench.web.logs import install_last_resort
+        from stackbench.web.settings import Settings
 
-        install_access_log()
-        app = ThreadLimit(SecurityHeaders(create_app(open_store(self.db_url))), self.threads)
+        install_last_resort()  # uvicorn configured this worker's loggers from log_config() before calling us
+        app = ThreadLimit(SecurityHeaders(create_app(open_store(self.db_url), Settings(allowed_hosts=self.allowed_hosts))),
+                          self.threads)
         settle_heap()
         return app
 
@@ -111,16 +122,6 @@ class ThreadLimit:
             anyio.to_thread.current_default_thread_limiter().total_tokens = self.threads
             self._set = True
         await self.app(scope, receive, send)
-
-
-def install_access_log() -> None:
-    """The server's access log (web/headers.py writes it) on stderr, installed once per process."""
-    access = logging.getLogger("stackbench.web.access")
-    if not any(isinstance(h, _CurrentStderr) for h in access.handlers):  # once, however often serve runs
-        handler = _CurrentStderr()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-        access.addHandler(handler)
-    access.setLevel(logging.INFO)
 
 
 def serve(config: Any) -> None:
@@ -157,19 +158,3 @@ def settle_heap() -> None:
 
     gc.collect()
     gc.freeze()
-
-
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """The access log on the stderr of the moment it writes, not the one of the moment it was made (a
-    replaced stderr, as under a test harness or a daemon manager, may since have been closed)."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    @property  # type: ignore[override]
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: Any) -> None:
-        pass

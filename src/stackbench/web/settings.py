@@ -26,3 +26,6 @@ class Settings:
     # Pushed runs read and parsed at once by one server process: each holds up to 32 MiB of body and its
     # parsed document in memory; past it a push is answered 503 with Retry-After (`push` says so).
     uploads_at_once: int = 2
+    # Host names the server answers to besides the address a request arrived on (and `localhost` on
+    # loopback): `serve --allowed-host`, STACKBENCH_ALLOWED_HOSTS (web/origin.py).
+    allowed_hosts: tuple[str, ...] = ()

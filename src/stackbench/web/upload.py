@@ -15,10 +15,12 @@ from datetime import datetime
 from typing import Any
 
 from stackbench.engine.fio_logs import Sample
+from stackbench.engine.ranges import check_direction, check_measure
 from stackbench.engine.result import DirectionResult, Latency
 from stackbench.errors import StackbenchError
 from stackbench.plan import Workload
 from stackbench.store.uploads import DOCUMENT_FORMAT, DOCUMENT_VERSION, OUTPUT_FIELDS, PUSHABLE, result_from_dict
+from stackbench.usertext import refusal
 
 MAX_BYTES = 32 * 1024**2  # a run of 200 cells with their raw fio outputs and samples is a few MiB
 MAX_DEPTH = 32  # the document is 6 deep; facts a few more
@@ -79,16 +81,15 @@ def validate(document: Any) -> None:
                        "planned_cells", "facts", "warnings"})
     _check(isinstance(run["id"], str) and RUN_ID.fullmatch(run["id"]), "run.id is not 32 hex digits")
     _text(run["label"], "run.label", 200, optional=True)
-    _check(run["label"] is None or not any(ord(c) < 32 or ord(c) == 127 for c in run["label"]),
-           "run.label contains control characters (a label prints on one line, as `run --label` requires)")
+    reason = refusal("run.label", run["label"]) if run["label"] is not None else None
+    _check(reason is None, f"{reason} (as `run --label` requires)")
     _check(run["status"] in PUSHABLE, f"run.status must be one of {', '.join(PUSHABLE)}")
     _check(run["source"] in SOURCES, f"run.source must be one of {', '.join(SOURCES)}")
     _time(run["created_at"], "run.created_at")
     _time(run["finished_at"], "run.finished_at", optional=True)
     _text(run["target"], "run.target", 4096, optional=True)
     _text(run["plan"], "run.plan", 100, optional=True)
-    _check(run["planned_cells"] is None or _int(run["planned_cells"]) and run["planned_cells"] >= 0,
-           "run.planned_cells is not a count")
+    _check(run["planned_cells"] is None or _count(run["planned_cells"]), "run.planned_cells is not a count")
     _check(isinstance(run["facts"], dict), "run.facts is not an object")
     _check(isinstance(run["warnings"], list), "run.warnings is not a list")
     for index, warning in enumerate(run["warnings"]):
@@ -101,9 +102,9 @@ def validate(document: Any) -> None:
     for index, out in enumerate(outputs):
         where = f"fio_outputs[{index}]"
         _keys(out, where, set(OUTPUT_FIELDS))
-        _check(_int(out["seq"]) and out["seq"] >= 0 and out["seq"] not in seqs, f"{where}.seq is not a new count")
+        _check(_count(out["seq"]) and out["seq"] not in seqs, f"{where}.seq is not a new count")
         seqs.add(out["seq"])
-        _check(out["segment"] is None or _int(out["segment"]), f"{where}.segment is not a count")
+        _check(out["segment"] is None or _count(out["segment"]), f"{where}.segment is not a count")
         _check(out["group_id"] is None or isinstance(out["group_id"], str) and RUN_ID.fullmatch(out["group_id"]),
                f"{where}.group_id is not 32 hex digits")
         _text(out["fio_version"], f"{where}.fio_version", 64, optional=True)
@@ -111,7 +112,8 @@ def validate(document: Any) -> None:
                and all(isinstance(a, str) for a in out["command"]), f"{where}.command is not a list of strings")
         _text(out["job_file"], f"{where}.job_file", MAX_BYTES, optional=True)
         _text(out["raw_text"], f"{where}.raw_text", MAX_BYTES)
-        _check(out["exit_code"] is None or _int(out["exit_code"]), f"{where}.exit_code is not an integer")
+        _check(out["exit_code"] is None or _int(out["exit_code"]) and -(2**31) <= out["exit_code"] < 2**31,
+               f"{where}.exit_code is not an exit status")
         _text(out["source_name"], f"{where}.source_name", 4096, optional=True)
         _time(out["started_at"], f"{where}.started_at", optional=True)
         _time(out["finished_at"], f"{where}.finished_at", optional=True)
@@ -120,7 +122,7 @@ def validate(document: Any) -> None:
     for index, cell in enumerate(cells):
         where = f"cells[{index}]"
         _keys(cell, where, {"seq", "fio_output_seq", "workload", "result", "measurement", "samples"})
-        _check(_int(cell["seq"]) and cell["seq"] >= 0, f"{where}.seq is not a count")
+        _check(_count(cell["seq"]), f"{where}.seq is not a count")
         _check(cell["fio_output_seq"] is None or cell["fio_output_seq"] in seqs,
                f"{where}.fio_output_seq names no fio output of this upload")
         _fields(Workload, cell["workload"], f"{where}.workload")
@@ -133,8 +135,8 @@ def validate(document: Any) -> None:
         _text(result["host"], f"{where}.result.host", 255, optional=True)
         _text(result["job_name"], f"{where}.result.job_name", 4096)
         try:
-            Workload.from_dict(cell["workload"])  # its own range checks (rw, bs, iodepth, ...)
-            result_from_dict(result)
+            Workload.from_dict(cell["workload"])  # its own range checks (rw, bs, iodepth, ...): what fio accepts
+            check_direction(result_from_dict(result), f"{where}.result")  # what fio can report, as on import
         except (StackbenchError, TypeError) as error:
             raise Refused(400, f"{where}: {error}") from None
         _check(cell["measurement"] is None or isinstance(cell["measurement"], dict),
@@ -142,6 +144,12 @@ def validate(document: Any) -> None:
         _check(isinstance(cell["samples"], list), f"{where}.samples is not a list")
         for number, sample in enumerate(cell["samples"]):
             _fields(Sample, sample, f"{where}.samples[{number}]")
+            _check(_count(sample.get("segment", 0)), f"{where}.samples[{number}].segment is not a count")
+            for name in ("t_s", "iops", "bw_bytes", "clat_mean_ns"):
+                try:
+                    check_measure(sample.get(name), f"{where}.samples[{number}].{name}")
+                except StackbenchError as error:
+                    raise Refused(400, error.what) from None
 
 
 def _check(condition: Any, reason: str) -> None:
@@ -158,6 +166,11 @@ def _keys(value: Any, where: str, expected: set[str]) -> None:
 
 def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    """A count the store keeps in an integer column (32-bit on PostgreSQL)."""
+    return _int(value) and 0 <= value < 2**31
 
 
 def _text(value: Any, where: str, longest: int, optional: bool = False) -> None:

@@ -80,7 +80,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Store:
     run("fast", "run", "-t", str(scratch), *cells)
     run("capped", "run", "-t", str(scratch), *cells, "--rate-iops", "500")
     for label in ("sync-a", "sync-b"):
-        run(label, "synclat", str(scratch), "--sizes", "4k..32k", "--min-time", "1s", "--size", "16M")
+        run(label, "synclat", str(scratch), "--sizes", "4k..32k", "--runtime", "0.3", "--size", "16M")
     return Store(url, runs)
 
 
@@ -102,3 +102,23 @@ def ids(root: ET.Element, prefix: str) -> list[str]:
 
 def chart(store: Store, out: Path, *args: str) -> Result:
     return cli_here("chart", *args, "-o", str(out), "--db", store.url)
+
+
+def drawn(figure):  # noqa: ANN001, ANN201 - a charts Figure in, its matplotlib drawing out
+    """The figure's drawing after a render, so that the layout and the tick labels exist."""
+    figure.render("png")
+    return figure.drawing
+
+
+def lines(ax, prefix: str) -> list:  # noqa: ANN001 - a matplotlib Axes
+    """The axes' lines whose SVG id starts with `prefix` (style.Gids), in the order they were drawn."""
+    return [line for line in ax.get_lines() if (line.get_gid() or "").startswith(prefix)]
+
+
+def inside(value: float, limits: tuple[float, float]) -> bool:
+    """Whether `value` lies on an axis with these limits (either way round), to rounding."""
+    low, high = sorted(limits)
+    return low * (1 - 1e-9) <= value <= high * (1 + 1e-9)
+
+
+NOISY = [4000.0, 9000.0, 600000.0]  # three runs of one cell on the busy 2-core machine of issue 27

@@ -35,6 +35,7 @@ class Figure:
         from stackbench.report.charts.style import styled
 
         buffer = io.BytesIO()
+        _shown_text(self.drawing)
         # Under the charts' style: tick labels are made at draw time and must get its sizes and plain text.
         with styled():
             if fmt == "svg":
@@ -50,3 +51,41 @@ class Figure:
         if self.drawing.get_layout_engine() is not None:
             self.drawing.set_layout_engine("none")
         return buffer.getvalue()
+
+
+def _shown_text(drawing: "Drawing") -> None:
+    """Every text of the chart with its control and invisible format characters escaped (usertext.shown:
+    a label's U+202E would reverse a legend or a title): the texts drawn now, and, through each axis'
+    formatter, the tick labels made at draw time (a categorical axis shows its data's strings, run labels
+    among them). Done on every render; escaping escaped text changes nothing."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import Formatter
+
+    from stackbench.usertext import shown
+
+    class Shown(Formatter):
+        escapes_user_text = True
+
+        def __init__(self, inner: Formatter) -> None:
+            self.inner = inner
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return shown(self.inner(x, pos), keep="\n")
+
+        def set_axis(self, axis: object) -> None:
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs: object) -> None:
+            self.inner.set_locs(locs)
+
+        def get_offset(self) -> str:
+            return self.inner.get_offset()
+
+    for text in drawing.findobj(Text):
+        value = text.get_text()
+        if not value.isprintable():
+            text.set_text(shown(value, keep="\n"))
+    for ax in drawing.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if not getattr(axis.get_major_formatter(), "escapes_user_text", False):
+                axis.set_major_formatter(Shown(axis.get_major_formatter()))

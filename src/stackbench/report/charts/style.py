@@ -156,18 +156,57 @@ def log_axis_note(axis_label: str) -> str:
     return f"{axis_label}, log scale"
 
 
-def set_log_ticks(ax: "Axes", which: str = "y") -> None:
-    """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly; call it
-    after plotting: data spanning less than two decades also gets 2 and 5 ticks, so the axis has more than
-    one number on it."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+def set_log_ticks(ax: "Axes", which: str = "y", *, fewest: int = 3) -> None:
+    """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly, and
+    always several of them: the ticks are chosen when the chart is drawn, from the axis's final range
+    (`readable_log_ticks`), so an axis within one decade (3,000 to 6,000 IOPS) is numbered too. `fewest`
+    is how many ticks a coarser step must give to be chosen over a finer one."""
+    from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
+
+    class ReadableLogLocator(Locator):
+        def __call__(self) -> list[float]:
+            low, high = self.axis.get_view_interval()  # type: ignore[union-attr]
+            return self.tick_values(low, high)
+
+        def tick_values(self, vmin: float, vmax: float) -> list[float]:
+            return readable_log_ticks(vmin, vmax, fewest=fewest)
 
     axis = ax.yaxis if which == "y" else ax.xaxis
-    low, high = (ax.dataLim.y0, ax.dataLim.y1) if which == "y" else (ax.dataLim.x0, ax.dataLim.x1)
-    narrow = low > 0 and math.isfinite(low) and math.isfinite(high) and high / low < 100
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,), numticks=12))
+    axis.set_major_locator(ReadableLogLocator())
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
     axis.set_minor_formatter(NullFormatter())
+
+
+def nice_below(value: float) -> float:
+    """The largest 1, 2 or 5 times a power of ten at or below `value`: a round foot for bars on a log axis,
+    which have no zero to stand on."""
+    exponent = math.floor(math.log10(value))
+    for step in (5.0, 2.0, 1.0):
+        if step * 10.0**exponent <= value:
+            return step * 10.0**exponent
+    return 10.0**exponent
+
+
+LOG_TICK_STEPS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10)))
+
+
+def readable_log_ticks(low: float, high: float, *, fewest: int = 3, most: int = 10) -> list[float]:
+    """Tick positions for a log axis from `low` to `high`: powers of ten when they give `fewest` ticks or
+    more (every second or third one past `most`), else 1-2-5 of each decade, else every digit (3,000,
+    4,000, 5,000), else, for a range inside one digit step (3,100 to 3,900), evenly spaced round numbers."""
+    from matplotlib.ticker import MaxNLocator
+
+    low, high = sorted((low, high))
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= 0:
+        return []
+    low = low if low > 0 else high / 1000
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    for steps in LOG_TICK_STEPS:
+        ticks = [m * 10.0**e for e in range(first, last + 1) for m in steps if low <= m * 10.0**e <= high * (1 + 1e-9)]
+        if len(ticks) >= fewest:
+            return ticks[::math.ceil(len(ticks) / most)]  # only powers of ten over many decades are thinned
+    return [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+            if low <= t <= high]
 
 
 def plain_number(value: float) -> str:

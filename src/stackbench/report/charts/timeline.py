@@ -2,9 +2,11 @@
 
 Each fio run starts with its ramp (fio's ramp_time): I/O that is done but not measured, so fio logs no
 sample for it; the chart shades that time, and draws any sample stored with the ramp flag hollow and grey.
-The band is the median of the measured samples with its distribution-free 95 % interval
-(analysis.stats.summarize, the within-run diagnostics `show` uses); a cell whose seconds wander far outside
-it is not steady.
+The solid line is the cell's value as the tables give it (the geometric mean of its separate runs: every
+run weighs the same, however many I/Os it did). The dashed line and band are something else, said so in the
+legend: the median of the seconds drawn with its distribution-free 95 % interval (analysis.stats.summarize,
+the within-run diagnostics `show` uses), where a fast run's many seconds can pull the median away from the
+cell's value; a cell whose seconds wander far outside the band is not steady.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from stackbench.engine.fio_logs import Sample
 from stackbench.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
-from stackbench.report.charts.values import METRICS
+from stackbench.report.charts.values import METRICS, runs, value
 from stackbench.results import Cell, Run
 
 
@@ -70,19 +72,28 @@ def timeline_figure(run: Run, cell: Cell, metric: str = "iops") -> Figure:
                 ax.axhspan(summary.ci_low, summary.ci_high, color=style.color(1), alpha=0.25, linewidth=0,
                            label="95 % interval of the median", gid="ci-band")
             ax.axhline(summary.median, color=style.color(1), linestyle="--", linewidth=1.6,
-                       label=f"median {style.plain_number(summary.median)}", gid="median")
+                       label=f"median of the seconds, {style.plain_number(summary.median)}", gid="median")
+        cell_value = value(cell, metric)
+        if cell_value:
+            count = len(runs(cell, metric))
+            what = "IOPS" if metric == "iops" else "MB/s"
+            source = f"geometric mean of its {count} runs, " if count > 1 else ""
+            ax.axhline(cell_value, color="#000000", linestyle="-", linewidth=1.4,
+                       label=f"the cell's {what}, {style.plain_number(cell_value)} ({source}as the tables give it)",
+                       gid="cell-value")
         ax.set_xlabel("time (s), the cell's fio runs one after another")
         ax.set_ylabel(METRICS[metric].axis)
-        ax.set_ylim(0, max(measured or [1.0]) * 1.15)
+        ax.set_ylim(0, (max([*measured, cell_value or 0.0]) or 1.0) * 1.15)
         ax.set_xlim(0, max(offset, 1.0))
         style.thousands(ax)
-        style.legend_below(ax)
+        style.legend_below(ax, ncol=2)
         drawing.suptitle(f"Per-second samples: {cell.pattern}", x=0.01, ha="left")
         style.footer(drawing, [run])
     return Figure(
         kind="timeline",
         title=f"Per-second samples of {cell.pattern}, run {style.run_name(run)}",
         alt=f"Line of the per-second {'IOPS' if metric == 'iops' else 'MB/s'} of {cell.pattern} over its "
-            f"{len(segments)} fio run(s), ramps shaded, with the median and its 95 % interval as a band.",
+            f"{len(segments)} fio run(s), ramps shaded, the cell's value as the tables give it as a line, and the "
+            "median of the seconds with its 95 % interval as a band.",
         drawing=drawing,
     )

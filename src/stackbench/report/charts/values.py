@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stackbench.analysis.cells import cell_estimate
-from stackbench.analysis.layers import cell_value
+from stackbench.analysis.between_runs import Estimate, estimate
+from stackbench.analysis.layers import cell_value, per_run_values
 from stackbench.results import Cell
 
 
@@ -38,16 +38,20 @@ def value(cell: Cell, metric: str) -> float | None:
     raise ValueError(f"unknown metric {metric!r}")
 
 
-def interval(cell: Cell, metric: str) -> tuple[float, float] | None:
-    """The 95 % interval of the cell's IOPS across runs, scaled to MB/s for `mb_s` (one block size per
-    cell, so MB/s is IOPS times a constant); None below two runs or for latency."""
-    if metric not in ("iops", "mb_s"):
-        return None
-    found = cell_estimate(cell)
-    if found is None or found.low is None or found.high is None or not found.centre:
-        return None
-    scale = (value(cell, metric) or 0.0) / found.centre
-    return found.low * scale, found.high * scale
+def runs(cell: Cell, metric: str) -> list[float]:
+    """The cell's separate fio runs in `metric` (IOPS, or MB/s from each run's bandwidth), the dots a chart
+    draws around the cell's value; [] for latency and for a cell without separate runs (an import)."""
+    if metric in ("iops", "mb_s"):
+        return per_run_values(cell, "iops" if metric == "iops" else "bw")
+    return []
+
+
+def spread(cell: Cell, metric: str) -> Estimate | None:
+    """The cell's value across its runs with its 95 % interval (analysis' estimate of the same runs, so its
+    centre is `value`); None below two runs, for latency, and for the blocks of seconds an old single run is
+    cut into, which the tables give no interval either."""
+    found = runs(cell, metric)
+    return estimate(found) if len(found) >= 2 else None
 
 
 def panel_name(cell: Cell) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stackbench.report.documents.contents import Contents
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
+from stackbench.usertext import shown, shown_in_template
 
 if TYPE_CHECKING:
     import jinja2
@@ -44,6 +45,7 @@ def _template() -> "jinja2.Template":
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("stackbench.report.documents", "templates"),
         autoescape=True,  # always: the template is .j2, which select_autoescape would not recognise
+        finalize=shown_in_template,  # labels, paths, facts with their invisible characters escaped (usertext)
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -99,5 +101,5 @@ def inline_svg(figure: "Figure", prefix: str) -> Any:
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", svg)
     svg = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', svg)
-    svg = svg.replace("<svg", f'<svg role="img" aria-label="{escape(figure.alt)}"', 1)
+    svg = svg.replace("<svg", f'<svg role="img" aria-label="{escape(shown(figure.alt))}"', 1)
     return Markup(svg)  # matplotlib escapes every text it writes; nothing of ours is spliced in unescaped

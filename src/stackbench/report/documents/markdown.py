@@ -16,6 +16,7 @@ from stackbench.report.documents.contents import Contents
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
 from stackbench.report.formats.exporter import Screen
 from stackbench.report.formats.markdown import MarkdownExporter, escape
+from stackbench.usertext import shown
 
 
 def chart_file_name(stem: str, chart: Chart) -> str:
@@ -39,7 +40,8 @@ def render_markdown(contents: Contents, stem: str) -> tuple[bytes, list[tuple[st
         elif isinstance(block, Code):
             fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", block.text)), default=0))
             caption = f"*{escape(block.caption)}*\n\n" if block.caption else ""
-            parts.append(f"{caption}{fence}{block.language}\n{block.text.rstrip()}\n{fence}")
+            code = shown(block.text.rstrip(), keep="\n\t")  # a job file's lines kept, nothing else invisible
+            parts.append(f"{caption}{fence}{block.language}\n{code}\n{fence}")
         elif isinstance(block, Chart):
             name = chart_file_name(stem, block)
             images.append((name, block.figure.render("png")))

@@ -14,6 +14,7 @@ from stackbench.report.layers import layers_table
 from stackbench.report.run import run_report
 from stackbench.report.tabular import Tabular
 from stackbench.report.warnings import warnings_table
+from stackbench.units import plural
 
 if TYPE_CHECKING:
     from stackbench.report.charts.figure import Figure
@@ -88,7 +89,7 @@ def _run_blocks(part: RunPart) -> list[Block]:
     blocks: list[Block] = [
         Heading(2, f"Run {part.name}", part.anchor),
         Text(f"Run id {run.id}, {run.source} {when}, status {status}, plan {run.plan_name or '-'}, "
-             f"{len(run.cells)} cells."),
+             f"{plural(len(run.cells), 'cell')}."),
     ]
     blocks += [Table(table) for table in run_report(run, part.goals).terminal_tables]  # the cells, then goals
     if run.warnings:

@@ -16,9 +16,14 @@ import re
 from datetime import timezone
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from stackbench.report.compare import noisy_notes
 from stackbench.report.documents.contents import AuditPart, Contents, RunPart
 from stackbench.report.facts import facts_table
+from stackbench.report.layers import layers_notes
+from stackbench.report.layers import noisy_notes as layer_notes
 from stackbench.report.run_json import cell_json
+from stackbench.report.uncertainty import noisy_note, readable
+from stackbench.usertext import shown
 
 if TYPE_CHECKING:
     from openpyxl.worksheet.worksheet import Worksheet
@@ -39,14 +44,16 @@ CELL_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("IOPS 95% CI high", "runs.iops_ci_high", "#,##0.0"),
     ("Separate fio runs", "runs.n", "0"),
     ("Run-to-run spread (%)", "runs.spread_pct", "0.00"),
-    ("IOPS (fio, all runs)", "iops", "#,##0.0"),
     ("MB/s (10^6 bytes/s)", "mb_per_s", "#,##0.000"),
     ("clat mean (µs)", "clat_mean_us", "#,##0.000"),
     ("p50 clat (µs)", "clat_p50_us", "#,##0.000"),
     ("p99 clat (µs)", "clat_p99_us", "#,##0.000"),
     ("p99.9 clat (µs)", "clat_p999_us", "#,##0.000"),
     ("p99 sync (µs)", "sync_lat_p99_us", "#,##0.000"),
+    ("Note", "runs.note", "@"),
 )
+# Columns left empty when the runs are too noisy to tell (report/uncertainty.py): the note says so instead.
+NOISY_COLUMNS = {"runs.iops_ci_low", "runs.iops_ci_high", "runs.spread_pct"}
 
 
 def render_xlsx(contents: Contents) -> bytes:
@@ -84,7 +91,7 @@ def sheet_name(text: str, taken: Iterable[str] = ()) -> str:
     """A valid, unique sheet name for user text: no `[]:*?/\\`, no control characters, no apostrophe at
     either end, at most 31 characters, not `History`, and not equal (ignoring case) to one in `taken`."""
     taken = {t.lower() for t in taken}
-    base = " ".join(_FORBIDDEN.sub(" ", text).split()).strip("'").strip() or "Run"
+    base = " ".join(_FORBIDDEN.sub(" ", shown(text)).split()).strip("'").strip() or "Run"
     if base.lower() in _RESERVED:
         base = f"{base} run"
     base = base[:SHEET_NAME_MAX].rstrip().strip("'") or "Run"
@@ -127,7 +134,7 @@ def _run_sheet(ws: "Worksheet", part: RunPart) -> None:
     row += 1
     data = [cell_json(cell) for cell in run.cells]
     cells_top = row
-    rows = [[_get(item, key) for _, key, _ in CELL_COLUMNS] for item in data]
+    rows = [[_cell_value(item, key) for _, key, _ in CELL_COLUMNS] for item in data]
     formats = {i: fmt for i, (_, _, fmt) in enumerate(CELL_COLUMNS) if fmt != "@"}
     row = _block(ws, row, "Cells", [h for h, _, _ in CELL_COLUMNS], rows, formats)
     if data:
@@ -215,14 +222,17 @@ def _compare_sheet(ws: "Worksheet", contents: Contents) -> None:
     row += 1
     top = row
     rows = []
-    for item in (r.to_json() for r in result.rows):
-        base_ci, other_ci, delta_ci = item["base_ci"] or [None, None], item["other_ci"] or [None, None], \
-            item["delta_ci_pct"] or [None, None]
+    for compared in result.rows:
+        item = compared.to_json()
+        base_ci, other_ci = _bounds(item["base_ci"]), _bounds(item["other_ci"])
+        test = compared.test
+        delta_ci = item["delta_ci_pct"] if test is not None and not test.too_noisy else [None, None]
         rows.append([item["pattern"], item["base_iops"], *base_ci, item["other_iops"], *other_ci, item["delta_pct"],
-                     *delta_ci, item["p_holm"], item["n"][0], item["n"][1], item["weight"], item["verdict"]])
+                     *delta_ci, item["p_holm"], item["n"][0], item["n"][1], item["weight"], item["verdict"],
+                     noisy_notes(compared, lambda v: f"{v:,.0f}") or None])
     headers = ["Pattern", "A IOPS", "A 95% CI low", "A 95% CI high", "B IOPS", "B 95% CI low", "B 95% CI high",
                "Change B vs A (%)", "Change 95% CI low (%)", "Change 95% CI high (%)", "p (Holm-adjusted)",
-               "A runs", "B runs", "Weight", "Verdict"]
+               "A runs", "B runs", "Weight", "Verdict", "Note"]
     formats = {i: "#,##0.0" for i in range(1, 7)} | {7: "0.00", 8: "0.00", 9: "0.00", 10: "0.0000", 11: "0", 12: "0",
                                                      13: "0.##"}
     row = _block(ws, row, "Cells", headers, rows, formats)
@@ -238,22 +248,37 @@ def _layers_sheet(ws: "Worksheet", contents: Contents) -> None:
     gaps = contents.layers
     unit = "IOPS" if gaps.metric == "iops" else "MB/s (10^6 bytes/s)"
     row = _title(ws, 1, "Layers, bottom up: " + " / ".join(gaps.names))
-    gap = gaps.biggest_gap()
-    if gap:
-        row = _line(ws, row, f"The biggest gap opens between {gap[1]} and {gap[2]}: {gap[3]:.1f}x on {gap[0]}.")
+    for note in layers_notes(gaps)[:1]:  # the claim: the biggest proven gap, or none and what would prove one
+        row = _line(ws, row, note)
     row += 1
     top = row
+    pairs = list(zip(gaps.names, gaps.names[1:]))
     headers = ["Pattern", *(f"{name} ({unit})" for name in gaps.names),
-               *(f"{low} to {high} (factor lost)" for low, high in zip(gaps.names, gaps.names[1:]))]
-    rows = [[r.pattern, *r.values, *r.factors] for r in gaps.rows]
+               *(f"{low} to {high} (factor lost)" for low, high in pairs),
+               *(f"{low} to {high} 95% CI {end}" for low, high in pairs for end in ("low", "high")),
+               *(f"{low} to {high} proven" for low, high in pairs), "Note"]
+    rows = []
+    for r in gaps.rows:
+        bounds = [x for g in r.gaps for x in (_bounds([g.low, g.high]) if g is not None else [None, None])]
+        proven = [("yes" if g.proven else "no") if g is not None else None for g in r.gaps]
+        rows.append([r.pattern, *r.values, *r.factors, *bounds, *proven,
+                     layer_notes(gaps, r, lambda v: f"{v:,.1f}") or None])
     n = len(gaps.names)
-    formats = {i: "#,##0.0" for i in range(1, n + 1)} | {i: "0.00" for i in range(n + 1, 2 * n)}
+    formats = {i: "#,##0.0" for i in range(1, n + 1)} | {i: "0.00" for i in range(n + 1, 2 * n + 2 * len(pairs))}
     row = _block(ws, row, "Cells", headers, rows, formats)
     if rows:
         chart = _bar(ws, f"{unit} per cell and layer (log scale)", unit, 2, top + 2, top + 1 + len(rows),
                      f"{_letter(len(headers) + 2)}{top}", extra_cols=tuple(range(3, n + 2)))
         chart.y_axis.scaling.logBase = 10
     _widths(ws, {1: 26})
+
+
+def _bounds(bounds: Sequence[float | None] | None) -> list[float | None]:
+    """An interval's two ends, or two empty cells where there is none or it is too noisy to tell (the
+    note says so; report/uncertainty.py)."""
+    if not bounds or not readable(bounds[0], bounds[1]):
+        return [None, None]
+    return list(bounds)
 
 
 def _audit_sheet(ws: "Worksheet", audit: "AuditPart") -> None:
@@ -359,6 +384,17 @@ def _col(columns: Sequence[tuple[str, str, str]], key: str) -> int:
     return 1 + [k for _, k, _ in columns].index(key)
 
 
+def _cell_value(item: dict[str, Any], key: str) -> Any:
+    """A run sheet's cell: the JSON's value, but no bounds for runs too noisy to tell (their note says so)."""
+    runs = item.get("runs") or {}
+    noisy = bool(runs.get("too_noisy")) and (runs.get("n") or 0) >= 2
+    if key == "runs.note":
+        return noisy_note("IOPS", runs.get("iops_range"), lambda v: f"{v:,.0f}") if noisy else None
+    if key in NOISY_COLUMNS and (noisy or (key == "runs.spread_pct" and runs.get("spread_too_noisy"))):
+        return None
+    return _get(item, key)
+
+
 def _get(item: dict[str, Any], key: str) -> Any:
     for part in key.split("."):
         item = item.get(part) if isinstance(item, dict) else None
@@ -377,6 +413,8 @@ def _naive(moment: Any) -> Any:
 
 
 def _clean(text: str) -> str:
+    """Text as a cell holds it: invisible and control characters escaped as everywhere (usertext.shown;
+    newlines and tabs kept, a cell wraps them), and what XML cannot hold at all left out."""
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
-    return ILLEGAL_CHARACTERS_RE.sub("", text)
+    return ILLEGAL_CHARACTERS_RE.sub("", shown(text, keep="\n\t"))

@@ -17,5 +17,8 @@ class JsonExporter:
 
 
 def dumps(data: Any) -> str:
-    """The one JSON encoding stackbench prints: indented, datetimes and paths as text."""
-    return json.dumps(data, indent=2, default=str) + "\n"
+    """The one JSON encoding stackbench prints: indented, datetimes and paths as text, and strict: NaN and
+    Infinity are not JSON (a reader such as jq or a browser refuses the whole document), so a value that is
+    not finite is a bug here (exit 70) rather than a document no one can read. Numbers are checked where
+    they come in (engine/ranges.py); a statistic that cannot be computed is null."""
+    return json.dumps(data, indent=2, default=str, allow_nan=False) + "\n"

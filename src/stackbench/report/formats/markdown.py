@@ -12,6 +12,7 @@ import re
 from stackbench.report.document import Report
 from stackbench.report.formats.exporter import Screen
 from stackbench.report.tabular import Tabular
+from stackbench.usertext import shown
 
 
 class MarkdownExporter:
@@ -40,8 +41,9 @@ _SPECIAL = re.compile(r"([\\`*_\[\]<>#~!|])")
 
 
 def escape(text: str) -> str:
-    """Markdown's special characters backslash-escaped: the text reads as typed."""
-    return _SPECIAL.sub(r"\\\1", text)
+    """Markdown's special characters backslash-escaped: the text reads as typed; invisible and control
+    characters written as `\\u202e` first (usertext.shown), so they can neither reorder nor break it."""
+    return _SPECIAL.sub(r"\\\1", shown(text))
 
 
 def _cell(value: str) -> str:
