@@ -12,6 +12,7 @@ computed exactly from the printed numbers, and a latency fio did not measure.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -71,6 +72,8 @@ FORMATS: tuple[InputFormat, ...] = (
     InputFormat("normal", looks_like_fio_text, _normal),
 )
 FORMAT_NAMES = ("auto", *(f.name for f in FORMATS))
+# The first line fio prints for a job, in normal output: `name: (g=0): rw=randrw, bs=(R) 64.0KiB-64.0KiB, ...`
+_FIO_START = re.compile(r"^\S.*: \(g=\d+\): rw=\w+, bs=", re.MULTILINE)
 
 
 def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
@@ -87,6 +90,11 @@ def parse_text(text: str, source: str, fmt: str = "auto") -> tuple[FioResult, di
     if fmt == "auto":
         chosen = next((f for f in FORMATS if f.looks_like(text)), None)
         if chosen is None:
+            if _FIO_START.search(text):  # fio's job header and no job's result: it died or was stopped first
+                raise FioOutputError(
+                    f"{source}: fio output with no result block (fio printed its job header, then no job's "
+                    f"results: it failed or was stopped before the end); {SUPPORTED}",
+                    "Import the output of a fio run that finished")
             first = next((line.strip() for line in text.splitlines() if line.strip()), "")
             raise StackbenchError(
                 f"{source}: unknown format (first line {first[:60]!r}); {SUPPORTED}",
@@ -129,6 +137,7 @@ def workload_of(result: DirectionResult, source: str = "fio output") -> Workload
 
 def _workload(result: DirectionResult, rw: str) -> Workload:
     options = result.options
+    writes = rw not in ("read", "randread")
     size = _size(options.get("size") or options.get("filesize"), result)
     runtime = _seconds(options.get("runtime")) or (result.runtime_ms / 1000 if result.runtime_ms else 0) or 1.0
     return Workload(
@@ -137,8 +146,9 @@ def _workload(result: DirectionResult, rw: str) -> Workload:
         iodepth=result.iodepth,
         numjobs=result.numjobs,
         unknown=tuple(name for name in ("pattern", "bs", "iodepth", "numjobs") if name in result.unknown),
-        sync=_truthy(options.get("sync")) or _truthy(options.get("fsync")) or _truthy(options.get("fdatasync")),
-        dsync=options.get("sync") == "dsync",
+        # fsync/fdatasync act on writes: on a read job (fio-plot's randread with fsync=10000) they change nothing
+        sync=writes and (_truthy(options.get("sync")) or _truthy(options.get("fsync")) or _truthy(options.get("fdatasync"))),
+        dsync=writes and options.get("sync") == "dsync",
         direct=_truthy(options.get("direct")),
         size=max(size, result.bs),
         runtime=runtime,
