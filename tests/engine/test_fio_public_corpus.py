@@ -161,6 +161,11 @@ def test_two_imports_of_unknown_patterns_share_no_compare_key_and_compare_says_w
     assert compared.returncode != 0 and "have no cells in common" in compared.stderr
     assert "IMPORT_UNKNOWN" in compared.stderr and len(compared.stderr.strip().splitlines()) == 1
 
+    svg = tmp_path / "matrix.svg"  # the chart does not draw the placeholders as QD1 and one job either
+    assert cli_here("chart", "a", "--kind", "matrix", "--db", db, "-o", str(svg)).returncode == 0
+    drawn = svg.read_text()
+    assert "QD? x ? jobs" in drawn and "write (rnd/seq?)" in drawn and "QD1" not in drawn
+
 
 @pytest.mark.parametrize("name", ["old/3.1-gtod-reduce.json", "old/3.1-gtod-reduce-normal.txt",
                                   "old/2.2.10-gtod-reduce.json", "public/metrics-operator/examples/python/io-fio/metrics.json"])
