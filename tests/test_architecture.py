@@ -38,7 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "report": BASE | {"engine", "plan", "results", "goal", "analysis", "audit"},
     "safety": BASE | {"engine", "probe", "warning", "spawn", "processes"},
     "synclat": BASE | {"plan", "probe"},
-    "importer": BASE | {"inputs", "engine", "plan", "results", "store"},
+    "importer": BASE | {"inputs", "engine", "plan", "results", "store", "warning"},
     "runner": BASE | {"engine", "plan", "probe", "results", "store", "analysis", "safety", "recovery", "abandoned",
                       "warning"},
     "fleet": BASE | {"inputs", "engine", "plan", "probe", "results", "store", "analysis", "safety", "runner",

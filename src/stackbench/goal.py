@@ -32,12 +32,13 @@ class Goal:
         return cls(**{**data, "rw": tuple(data.get("rw") or ())})
 
     def matches(self, cell: Cell) -> bool:
+        """Whether the goal is about this cell; a field an import does not know never matches a goal's."""
         w = cell.workload
         return (
-            (not self.rw or w.rw in self.rw)
-            and (self.bs is None or w.bs == self.bs)
-            and (self.iodepth is None or w.iodepth == self.iodepth)
-            and (self.numjobs is None or w.numjobs == self.numjobs)
+            (not self.rw or (w.rw in self.rw and w.knows("pattern")))
+            and (self.bs is None or (w.bs == self.bs and w.knows("bs")))
+            and (self.iodepth is None or (w.iodepth == self.iodepth and w.knows("iodepth")))
+            and (self.numjobs is None or (w.numjobs == self.numjobs and w.knows("numjobs")))
             and (self.sync is None or w.sync == self.sync)
         )
 

@@ -3,12 +3,16 @@
 All files are read and parsed before the first write, so a bad file stores nothing. The workload of an
 imported cell is reconstructed from fio's own job options (only the options set explicitly are in the
 output, fio's defaults fill the rest); what cannot be known, such as the file size of a time-based job
-that did not say it, is recorded as what the output implies.
+that did not say it, is recorded as what the output implies. A workload field the output does not say at
+all (random or sequential in terse, every option of a fio 2.1 JSON job) is stored as unknown, never as a
+default presented as a fact, and the run carries a coded warning saying so (`import_warnings`); so do fields
+computed exactly from the printed numbers, and a latency fio did not measure.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -17,7 +21,7 @@ from stackbench.engine.ranges import check_result
 from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
-from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
+from stackbench.engine.fio_text import SUPPORTED, looks_like_fio_text, parse_fio_text
 from stackbench.engine.result import DirectionResult, FioResult
 from stackbench.errors import FioOutputError, Interrupted, StackbenchError, UsageError, interrupt_cause
 from stackbench.inputs import FIO_OUTPUT, read_input
@@ -26,6 +30,7 @@ from stackbench.plan import RW_MODES, Workload
 from stackbench.results import Run, new_id
 from stackbench.store import Store
 from stackbench.units import parse_size
+from stackbench.warning import Warning, WarningCode
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ FORMATS: tuple[InputFormat, ...] = (
     InputFormat("normal", looks_like_fio_text, _normal),
 )
 FORMAT_NAMES = ("auto", *(f.name for f in FORMATS))
+# The first line fio prints for a job, in normal output: `name: (g=0): rw=randrw, bs=(R) 64.0KiB-64.0KiB, ...`
+_FIO_START = re.compile(r"^\S.*: \(g=\d+\): rw=\w+, bs=", re.MULTILINE)
 
 
 def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
@@ -79,14 +86,19 @@ def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, d
 
 def parse_text(text: str, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
     """`parse_any` on text already decoded."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark that an editor or a Windows tool put first
     if fmt == "auto":
         chosen = next((f for f in FORMATS if f.looks_like(text)), None)
         if chosen is None:
+            if _FIO_START.search(text):  # fio's job header and no job's result: it died or was stopped first
+                raise FioOutputError(
+                    f"{source}: fio output with no result block (fio printed its job header, then no job's "
+                    f"results: it failed or was stopped before the end); {SUPPORTED}",
+                    "Import the output of a fio run that finished")
             first = next((line.strip() for line in text.splitlines() if line.strip()), "")
             raise StackbenchError(
-                f"{source}: unknown format (first line {first[:60]!r}); not fio JSON, normal or terse output, "
-                "nor diskinfo -wS",
-                "Pass fio's output (any of --output-format=json, json+, normal, terse) or diskinfo -wS output",
+                f"{source}: unknown format (first line {first[:60]!r}); {SUPPORTED}",
+                "Pass fio's output (--output-format=json, json+, normal or terse) or diskinfo -wS output",
             )
     else:
         chosen = next((f for f in FORMATS if f.name == fmt), None)
@@ -125,6 +137,7 @@ def workload_of(result: DirectionResult, source: str = "fio output") -> Workload
 
 def _workload(result: DirectionResult, rw: str) -> Workload:
     options = result.options
+    writes = rw not in ("read", "randread")
     size = _size(options.get("size") or options.get("filesize"), result)
     runtime = _seconds(options.get("runtime")) or (result.runtime_ms / 1000 if result.runtime_ms else 0) or 1.0
     return Workload(
@@ -132,8 +145,10 @@ def _workload(result: DirectionResult, rw: str) -> Workload:
         bs=result.bs,
         iodepth=result.iodepth,
         numjobs=result.numjobs,
-        sync=_truthy(options.get("sync")) or _truthy(options.get("fsync")) or _truthy(options.get("fdatasync")),
-        dsync=options.get("sync") == "dsync",
+        unknown=tuple(name for name in ("pattern", "bs", "iodepth", "numjobs") if name in result.unknown),
+        # fsync/fdatasync act on writes: on a read job (fio-plot's randread with fsync=10000) they change nothing
+        sync=writes and (_truthy(options.get("sync")) or _truthy(options.get("fsync")) or _truthy(options.get("fdatasync"))),
+        dsync=writes and options.get("sync") == "dsync",
         direct=_truthy(options.get("direct")),
         size=max(size, result.bs),
         runtime=runtime,
@@ -190,7 +205,8 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
             }
             output = OutputRecord(raw_text=result.raw_text, fio_version=result.fio_version, source_name=str(path))
             pending = (path, new_id())
-            store.import_run(label=run_label, facts=facts, output=output, cells=cells, run_id=pending[1])
+            store.import_run(label=run_label, facts=facts, output=output, cells=cells, run_id=pending[1],
+                             warnings=import_warnings(cells))
             stored.append(pending)
             pending = None
         return [store.get_run(run_id) for _, run_id in stored]
@@ -199,6 +215,53 @@ def import_files(store: Store, paths: Sequence[Path], *, label: str | None = Non
         if pending is not None and store.has_run(pending[1]):
             stored.append(pending)
         raise interrupted(interrupt_cause(interrupt), stored, len(parsed)) from None
+
+
+_FIELD_WORDS = {"pattern": "random or sequential", "bs": "the block size", "iodepth": "the iodepth",
+                "numjobs": "numjobs", "rw": "the direction (from the side that moved data)",
+                "total_ios": "the I/O count (from the truncated KiB, KiB/s and IOPS)",
+                "io_bytes": "the bytes (fio 2.x prints KiB)"}
+
+
+def import_warnings(cells: Sequence[tuple[Workload, DirectionResult]]) -> tuple[Warning, ...]:
+    """What an import did not read as a fact from the file, as coded warnings: unknown fields (stored as such,
+    shown as `?`), fields computed exactly from the printed numbers, latency fio did not measure."""
+    def listed(names: Sequence[str]) -> str:
+        return ", ".join(_FIELD_WORDS[name] for name in names)
+
+    def grouped(key: Callable[[Workload, DirectionResult], tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for workload, result in cells:
+            names = key(workload, result)
+            if names:
+                groups.setdefault(names, []).append(f"{result.job_name} ({result.direction})")
+        return groups
+
+    def verify(result: DirectionResult) -> bool:  # a direction the job's own rw does not do: its verify pass
+        return "rw" in result.derived and "rw" in result.options
+
+    warnings = []
+    for names, subjects in grouped(lambda w, r: w.unknown if not verify(r) else ()).items():
+        warnings.append(Warning(
+            WarningCode.IMPORT_UNKNOWN, ", ".join(subjects),
+            f"the output does not say {listed(names)}: stored as unknown, shown as ?, never matched to another "
+            "run's cell", "Import fio's JSON output of fio 3.x, which lists each job's options"))
+    for names, subjects in grouped(lambda w, r: w.unknown if verify(r) else ()).items():
+        warnings.append(Warning(
+            WarningCode.IMPORT_UNKNOWN, ", ".join(subjects),
+            f"I/O in a direction the job's rw does not do (a write job's verify reads): stored under that "
+            f"direction, {listed(names)} unknown, never matched to another run's cell"))
+    for names, subjects in grouped(lambda w, r: tuple(n for n in r.derived if n in _FIELD_WORDS)).items():
+        warnings.append(Warning(
+            WarningCode.IMPORT_DERIVED, ", ".join(subjects),
+            f"not printed, computed exactly from the numbers fio printed: {listed(names)}"))
+    unmeasured = [f"{r.job_name} ({r.direction})" for _, r in cells if r.clat is None]
+    if unmeasured:
+        warnings.append(Warning(
+            WarningCode.NO_LATENCY, ", ".join(unmeasured),
+            "fio measured no completion latency (gtod_reduce or disable_clat): the latency columns are empty, not 0",
+            "Measure without gtod_reduce for latencies"))
+    return tuple(warnings)
 
 
 def interrupted(cause: str, stored: Sequence[tuple[Path, str]], total: int) -> Interrupted:

@@ -24,6 +24,9 @@ _RW_WORDS = {
     "rw": "seq rw",
 }
 READ_MODES = frozenset({"randread", "read", "randrw", "rw"})
+# An import that does not say whether the job was random or sequential keeps the direction only.
+_UNKNOWN_PATTERN_WORDS = {"read": "read (rnd/seq?)", "write": "write (rnd/seq?)", "rw": "rw (rnd/seq?)",
+                          "randread": "read (rnd/seq?)", "randwrite": "write (rnd/seq?)", "randrw": "rw (rnd/seq?)"}
 
 
 # Engines stackbench's numbers are meaningful for: each does real I/O on the target file. Engines that do
@@ -124,8 +127,12 @@ class Workload:
     # False: fio writes the file once, start to end, and stops (runtime is then only a cap); the
     # cache-exhaustion preset needs every byte written exactly once, not a loop over a file for a time.
     time_based: bool = True
+    # Fields an imported output does not say (`pattern`: random or sequential, `bs`, `iodepth`, `numjobs`): their
+    # values are placeholders, shown as `?`, absent from JSON and never matched to another cell or a goal.
+    unknown: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "unknown", tuple(self.unknown))  # JSON gives a list back
         if self.rw not in RW_MODES:
             raise UsageError(
                 f"unknown I/O pattern {self.rw!r}", f"Use one of {', '.join(RW_MODES)}"
@@ -143,11 +150,15 @@ class Workload:
 
     @property
     def name(self) -> str:
-        """The practitioners' row title: `4K QD4 rnd write`, `1M QD1 T4 seq read sync`."""
-        parts = [format_size(self.bs), f"QD{self.iodepth}"]
-        if self.numjobs > 1:
+        """The practitioners' row title: `4K QD4 rnd write`, `1M QD1 T4 seq read sync`; what an imported output
+        does not say is `?` (`512K QD? read (rnd/seq?)`)."""
+        unknown = set(self.unknown)
+        parts = ["?" if "bs" in unknown else format_size(self.bs), "QD?" if "iodepth" in unknown else f"QD{self.iodepth}"]
+        if "numjobs" in unknown:
+            parts.append("T?")
+        elif self.numjobs > 1:
             parts.append(f"T{self.numjobs}")
-        parts.append(_RW_WORDS[self.rw])
+        parts.append(_UNKNOWN_PATTERN_WORDS[self.rw] if "pattern" in unknown else _RW_WORDS[self.rw])
         if self.dsync:
             parts.append("dsync")
         elif self.sync:
@@ -161,7 +172,12 @@ class Workload:
             f"rw={self.rw}/bs={format_size(self.bs).lower()}/qd={self.iodepth}/jobs={self.numjobs}"
             f"/sync={'dsync' if self.dsync else int(self.sync)}/direct={int(self.direct)}"
             + ("" if self.time_based else "/once")
+            + (f"/unknown={','.join(self.unknown)}" if self.unknown else "")
         )
+
+    def knows(self, name: str) -> bool:
+        """Whether `name` (`pattern`, `bs`, `iodepth`, `numjobs`) is a fact here, not an import's placeholder."""
+        return name not in self.unknown
 
     @property
     def reads(self) -> bool:

@@ -35,6 +35,9 @@ class WarningCode(enum.StrEnum):
     LESS_SAFE = "LESS_SAFE"  # one side of a comparison trades durability or correctness for its speed
     ORDER_EFFECT = "ORDER_EFFECT"  # in an ab session the arm measured second in a round did better (or worse)
     SYNC_NOISE = "SYNC_NOISE"  # synclat/slog: the runs' spread leaves a time per write, a class or a ranking open
+    IMPORT_UNKNOWN = "IMPORT_UNKNOWN"  # an imported output does not say a workload field: stored as unknown
+    IMPORT_DERIVED = "IMPORT_DERIVED"  # an imported field computed exactly from the printed numbers
+    NO_LATENCY = "NO_LATENCY"  # fio measured no latency (gtod_reduce): empty, not 0
     LEGACY = "LEGACY"  # a plain-text warning stored by a stackbench without codes
 
 

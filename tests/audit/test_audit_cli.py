@@ -123,6 +123,20 @@ def test_audit_from_an_empty_or_unrelated_directory_is_an_error_not_a_clean_bill
         assert "OK" not in done.stdout
 
 
+@pytest.mark.parametrize("saved", ["libvirt/disk-network-nfs.xml", "qemu-server/100.conf"])
+def test_a_capture_of_vm_configs_alone_is_audited(tmp_path: Path, saved: str) -> None:
+    """/etc/libvirt/qemu (or /etc/pve/qemu-server) copied on its own is facts: its VMs are judged, not refused
+    as 'holds no saved facts'. The domain is libvirt's own test data (tests/data/libvirt/public)."""
+    source = (DATA / "libvirt" / "public" / "libvirt" / "qemuxmlconfdata" / "disk-network-nfs.xml"
+              if saved.startswith("libvirt") else DATA / "pve" / "100-bad.conf")
+    (tmp_path / saved).parent.mkdir()
+    (tmp_path / saved).write_bytes(source.read_bytes())
+    done = cli_here("audit", "--from", str(tmp_path), "--json")
+    assert done.returncode in (0, 3), done.stderr
+    document = json.loads(done.stdout)
+    assert document["facts"]["vms"] and "VM disks (no VM configs)" not in document["facts"].get("unchecked", [])
+
+
 def test_a_partial_capture_says_what_was_not_checked(tmp_path: Path) -> None:
     (tmp_path / "meminfo.txt").write_text((DATA / "zfs" / "openzfs-2.3.2-probe" / "meminfo.txt").read_text())
     done = cli_here("audit", "--from", str(tmp_path))

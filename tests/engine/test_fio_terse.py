@@ -14,11 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.fio_terse import (
-    _ios_and_block_size,
-    looks_like_fio_terse,
-    parse_fio_terse,
-)
+from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
+from stackbench.engine.truncated import recover
 from stackbench.engine.result import FioResult
 from stackbench.errors import FioOutputError
 
@@ -54,7 +51,10 @@ def test_terse_output_matches_the_json_of_the_same_run(name: str) -> None:
     ]
     for g, w in zip(got.directions, want.directions, strict=True):
         assert g.rw == RW[w.rw]  # random or sequential is not in terse
-        assert g.iodepth == min(w.iodepth, 64)  # the depth bucket; >=64 shows as 64
+        assert g.iodepth == min(w.iodepth, 64)  # the depth bucket; >=64 shows as 64, a placeholder only:
+        assert {"pattern", "iodepth"} <= set(g.unknown)  # terse does not say them, so they are unknown
+        assert ("bs" in g.unknown) == ("bsrange" in name) and ("bs" in g.derived) != ("bsrange" in name)
+        assert ("numjobs" in g.unknown) == (g.numjobs == 1)  # one line: one job or a group_reporting sum
         # exact I/O count and block size, recovered from the truncated KiB, KiB/s and IOPS
         assert (g.total_ios, g.bs, g.io_bytes, g.runtime_ms) == (w.total_ios, w.bs, w.io_bytes, w.runtime_ms)
         assert g.options["bs_exact"] == ("0" if "bsrange" in name else "1")
@@ -133,16 +133,19 @@ def fio_prints(ios: int, bs: int, runtime: int) -> tuple[int, int, int, int]:
 @settings(max_examples=500, deadline=None)
 @given(st.integers(1, 10**8), st.integers(1, 2048).map(lambda k: 512 * k), st.integers(1, 600_000))
 def test_recovered_block_size_and_count_are_right_whenever_called_exact(ios: int, bs: int, runtime: int) -> None:
-    count, size, exact = _ios_and_block_size(*fio_prints(ios, bs, runtime))
-    if exact:
-        assert (count, size) == (ios, bs)
-    assert count >= 1 and size >= 1
+    found = recover(*fio_prints(ios, bs, runtime))
+    if found.ios_exact:
+        assert (found.ios, found.bs) == (ios, bs)
+    if found.bs_exact:
+        assert found.bs == bs
+    assert found.ios >= 1 and found.bs >= 1
 
 
 @pytest.mark.parametrize("ios, bs, runtime", [(22859, 4096, 1001), (150, 4096, 1001), (5850, 1 << 20, 2048),
                                               (183364, 512, 1007), (40_000_000, 8192, 600_000), (1, 4096, 1)])
 def test_typical_runs_are_recovered_exactly(ios: int, bs: int, runtime: int) -> None:
-    assert _ios_and_block_size(*fio_prints(ios, bs, runtime)) == (ios, bs, True)
+    found = recover(*fio_prints(ios, bs, runtime))
+    assert (found.ios, found.bs, found.ios_exact, found.bs_exact) == (ios, bs, True, True)
 
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 from sqlalchemy import insert
 
-from conftest import cli_here
+from conftest import DATA, cli_here
 from stackbench.abandoned import process_record, reap
 from stackbench.analysis.compare import compare_runs
 from stackbench.analysis.stability import run_warnings
@@ -136,11 +136,24 @@ SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]
     WarningCode.ORDER_EFFECT: lambda mp, tmp: _order_effect(),
     WarningCode.SYNC_NOISE: lambda mp, tmp: _sync_noise(),
     WarningCode.LEGACY: lambda mp, tmp: [Warning.from_json("a warning from before codes")],
+    WarningCode.IMPORT_UNKNOWN: lambda mp, tmp: _imported("old/3.1-randrw-terse.txt", derived=()),
+    WarningCode.IMPORT_DERIVED: lambda mp, tmp: _imported("public/fio-plot/example_data/randread-01.json"),
+    WarningCode.NO_LATENCY: lambda mp, tmp: _imported("old/3.1-gtod-reduce.json"),
 }
 
 
 def test_every_code_has_its_situation_here() -> None:
     assert set(SITUATIONS) == set(WarningCode)
+
+def _imported(name: str, **changed: tuple[str, ...]) -> list[Warning]:
+    """What `import` says of a real fio output (tests/data/fio): `changed` narrows it to one situation (a terse
+    output whose counts were not derived says only what it does not say)."""
+    from stackbench.importer import import_warnings, read_fio_file, workload_of
+
+    result = read_fio_file(DATA / "fio" / name)[0]
+    directions = [replace(d, **changed) for d in result.directions]
+    return list(import_warnings([(workload_of(d), d) for d in directions]))
+
 
 
 @pytest.mark.parametrize("code", list(SITUATIONS))

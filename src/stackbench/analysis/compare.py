@@ -35,10 +35,12 @@ def match_key(cell: Cell) -> str:
     """Cells are matched on what was asked of the device: pattern, block size, depth, jobs, direction, host.
 
     Flags that change the workload itself (sync, direct, engine, file size) are facts checked separately,
-    so a difference there is reported instead of silently producing no matches.
+    so a difference there is reported instead of silently producing no matches. A cell whose imported output
+    does not say part of its workload (`Workload.unknown`) matches no other cell: its key is its own.
     """
     w = cell.workload
-    return f"rw={w.rw}/bs={w.bs}/qd={w.iodepth}/jobs={w.numjobs}/dir={cell.result.direction}/host={cell.result.host or ''}"
+    key = f"rw={w.rw}/bs={w.bs}/qd={w.iodepth}/jobs={w.numjobs}/dir={cell.result.direction}/host={cell.result.host or ''}"
+    return f"{key}/unknown={','.join(w.unknown)}/cell={cell.id}" if w.unknown else key
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,14 @@ def no_common_cells(runs: list[Run]) -> StackbenchError:
             f"the runs were measured on different hosts ({shown}) and cells are matched per host, never mixed",
             "Compare fleet runs of the same hosts (their totals are the rows ending in @(total)), or runs of one "
             "machine with each other",
+        )
+    unsaid = [run.id[:12] for run in runs if any(cell.workload.unknown for cell in run.cells)]
+    if unsaid:
+        return StackbenchError(
+            f"runs {', '.join(run.id[:12] for run in runs)} have no cells in common: the imported output of "
+            f"{', '.join(unsaid)} does not say its cells' workload (random or sequential, iodepth...), and such a "
+            "cell is never matched (warning IMPORT_UNKNOWN)",
+            "Import fio's JSON output of fio 3.x, which lists each job's options, or compare with a run of your own",
         )
     return StackbenchError(
         f"runs {', '.join(run.id[:12] for run in runs)} have no cells in common",

@@ -260,7 +260,7 @@ def _depth(cell: Cell | None) -> DepthResult | None:
 def _find(run: Run, depth: int, size: int) -> Cell | None:
     """The random-write cell of this size at this depth; sync cells first."""
     cells = [c for c in run.cells if c.workload.rw == "randwrite" and c.workload.bs == size and c.result.direction == "write"]
-    exact = [c for c in cells if c.workload.iodepth == depth]
+    exact = [c for c in cells if c.workload.iodepth == depth and c.workload.knows("iodepth")]
     exact.sort(key=lambda c: not c.workload.sync)
     return exact[0] if exact else None
 

@@ -161,16 +161,13 @@ class Facts:
 
     def locate(self, vm: Vm, disk: VmDisk) -> DiskLocation:
         """Where one VM disk lives: its config and storage.cfg say which storage or path, the host's facts say
-        which file system a path lies on and which zvol a /dev/zdN is."""
-        if vm.kind == "libvirt" and not disk.volume.startswith("/"):
-            if disk.protocol == "rbd":
-                return DiskLocation("librbd", f"network disk rbd {disk.volume} (QEMU's librbd)")
-            if disk.protocol:
-                return DiskLocation("network", f"network disk {disk.protocol} {disk.volume} (QEMU's own driver)")
-            if disk.pool_volume:
-                return DiskLocation("unknown", f"volume {disk.volume} of a libvirt storage pool, whose type is not "
-                                               "in the facts")
-            return DiskLocation("unknown", "no source path in the domain")
+        which file system a path lies on and which zvol a /dev/zdN is. A libvirt disk is located by its source
+        type first: only file, block and dir sources are host paths (an NFS export QEMU opens through libnfs,
+        an NBD socket, a PCI NVMe device or a vhost-user socket is no file under /)."""
+        if vm.kind == "libvirt":
+            located = _libvirt_location(disk)
+            if located is not None:
+                return located
         location = locate_volume(disk.volume, self.storages)
         if location.kind == "block" and location.storage is None:
             return self._zvol_device(location)
@@ -205,6 +202,35 @@ class Facts:
         kind = ("btrfs-file" if fstype == "btrfs" else "netfs-file" if is_network_file_system(fstype)
                 else location.kind)
         return replace(location, kind=kind, where=f"{location.where}, on {fstype} {mount[1]} (mounts.txt)")
+
+
+def _libvirt_location(disk: VmDisk) -> DiskLocation | None:
+    """A libvirt disk that is not a host path, by its source type; None for a path (file, block), which the
+    host's facts resolve."""
+    kind = disk.source_type or "file"
+    if kind == "network":
+        if disk.protocol == "rbd":
+            return DiskLocation("librbd", f"network disk rbd {disk.volume} (QEMU's librbd)")
+        driver = {"nfs": "libnfs", "iscsi": "libiscsi", "gluster": "libgfapi", "nbd": "NBD client"}.get(
+            disk.protocol or "", "own driver")
+        return DiskLocation("network", f"network disk {disk.protocol or '(no protocol)'} {disk.volume} (QEMU's "
+                                       f"{driver}; not a host file)")
+    if kind == "volume":
+        return DiskLocation("unknown", f"volume {disk.volume} of a libvirt storage pool, whose type is not in the "
+                                       "facts")
+    if kind == "nvme":
+        return DiskLocation("pci", f"{disk.volume} (disk type nvme: QEMU's userspace NVMe driver)")
+    if kind in ("vhostuser", "vhostvdpa"):
+        return DiskLocation("vhost", f"{kind} {disk.volume} (the I/O is done outside QEMU)")
+    if kind == "dir":
+        return DiskLocation("directory", f"directory {disk.volume} (disk type dir: QEMU's vvfat)")
+    if kind not in ("file", "block"):
+        return DiskLocation("unknown", f"disk type {kind}, which this audit does not know")
+    if not disk.volume.startswith("/"):
+        return DiskLocation("unknown", "no source path in the domain")
+    if kind == "block" and not disk.volume.startswith("/dev/"):  # a device node elsewhere is still no file
+        return DiskLocation("block", f"host block device {disk.volume}")
+    return None
 
 
 def _under(path: str, point: str) -> bool:

@@ -26,7 +26,12 @@ KINDS = {
     "netfs-file": "an image file on a network file system mounted on the host (NFS, CIFS, CephFS)",
     "block": "a host block device with no cache of its own (LVM, LVM-thin, kernel iSCSI, krbd, a passed-through disk)",
     "librbd": "a Ceph RBD image opened by QEMU through librbd, whose own cache QEMU's cache mode controls",
-    "network": "a QEMU network driver with no host page cache (iscsidirect, ZFS over iSCSI, glusterfs, nbd)",
+    "network": "a QEMU network driver with no host page cache (iscsidirect, ZFS over iSCSI, glusterfs, nbd, "
+               "NFS through libnfs): no host file, whatever the path on the server looks like",
+    "pci": "an NVMe controller QEMU drives itself through VFIO (libvirt disk type nvme): no host file system or "
+           "page cache",
+    "vhost": "a vhost-user or vDPA block device: a process or device outside QEMU does the I/O",
+    "directory": "a host directory QEMU presents as a FAT disk (libvirt disk type dir, QEMU's vvfat driver)",
     "unknown": "a storage the facts do not describe",
 }
 _NETWORK_FILE_SYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "ceph", "fuse.ceph-fuse", "fuse.glusterfs", "9p", "virtiofs")

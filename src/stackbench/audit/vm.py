@@ -3,8 +3,10 @@
 KVM rules ask the same questions of both (cache mode, bus, iothread, CPU model, memory, discard), so both
 formats are read into `Vm`/`VmDisk` with the *effective* settings: a value the file leaves out is replaced
 by the default that applies (Proxmox: cache none, scsihw lsi, CPU kvm64; QEMU under libvirt: cache
-writeback, CPU qemu64), and `*_set` says whether the file chose it. Where a disk lives (a storage id, a zvol,
-a Ceph image) is `audit.storage`'s concern.
+writeback, CPU qemu64 on x86, the SCSI controller libvirt adds for the machine type), and `*_set` says
+whether the file chose it. Where a disk lives (a storage id, a zvol, a Ceph image) is `audit.storage`'s
+concern; a libvirt disk keeps the source type it was written with (`<disk type=...>`), which says whether
+there is a host path at all.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ PVE_DISK_KEY = re.compile(r"^(ide|sata|scsi|virtio)(\d+)$")
 # CPU models that do not expose AES-NI unless +aes is added (Proxmox and QEMU names).
 CPU_MODELS_WITHOUT_AES = frozenset({"kvm64", "qemu64", "kvm32", "qemu32", "x86-64-v2", "486", "pentium", "pentium2",
                                     "pentium3", "coreduo", "core2duo", "athlon", "phenom", "n270", "conroe", "penryn"})
+X86 = ("x86_64", "i686", "i386", "i586", "i486")
 IMAGE_SUFFIXES = (".qcow2", ".raw", ".img", ".vmdk", ".vdi", ".qed")
 _SIZE_UNITS = {"b": 1, "bytes": 1, "kb": 1000, "k": 1024, "kib": 1024, "mb": 1000**2, "m": 1024**2, "mib": 1024**2,
                "gb": 1000**3, "g": 1024**3, "gib": 1024**3, "tb": 1000**4, "t": 1024**4, "tib": 1024**4}
@@ -30,7 +33,8 @@ class VmDisk:
     bus: str  # ide, sata, scsi, virtio, usb, ...
     volume: str  # as written: local-zfs:vm-100-disk-0, /dev/zvol/tank/vm, /var/lib/libvirt/images/a.qcow2
     controller: str | None = None  # SCSI controller model for bus scsi: virtio-scsi-single, lsi, megasas, ...
-    controller_set: bool = False  # the config names the controller (Proxmox `scsihw`; otherwise the default lsi)
+    controller_set: bool = False  # the config names the controller model (Proxmox `scsihw`, libvirt `model=`)
+    controller_default: str | None = None  # when not set: whose default the controller is, for evidence
     cache: str = "none"
     cache_set: bool = False
     aio: str | None = None
@@ -40,6 +44,9 @@ class VmDisk:
     options: dict[str, str] = field(default_factory=dict)  # the raw options as written
     protocol: str | None = None  # libvirt network disks: rbd, iscsi, nbd, gluster, ... (QEMU's own driver, no file)
     pool_volume: bool = False  # libvirt <source pool= volume=>: a volume of a libvirt storage pool
+    source_type: str | None = None  # libvirt <disk type=>: file, block, dir, network, volume, nvme, vhostuser
+    shareable: bool = False  # libvirt <shareable/>: meant to be used by several guests at once
+    readonly: bool = False  # libvirt <readonly/>
 
 
 @dataclass
@@ -55,6 +62,8 @@ class Vm:
     iothreads: int = 0  # libvirt <iothreads>
     disks: list[VmDisk] = field(default_factory=list)
     uuid: str | None = None  # Proxmox `smbios1: uuid=`, libvirt <uuid>: the VM across hosts and renames
+    arch: str | None = "x86_64"  # the guest architecture (libvirt <os><type arch>); None: the file does not say
+    machine: str | None = None  # libvirt <os><type machine>: pc, q35, virt, pseries, s390-ccw-virtio, ...
 
     def fix(self, proxmox: str, libvirt: str) -> str:
         """The fix in this VM's own tooling."""
@@ -142,6 +151,7 @@ def parse_qm_conf(text: str, name: str) -> Vm:
         vm.disks.append(VmDisk(
             key=key, bus=match[1], volume=volume, controller=scsihw if match[1] == "scsi" else None,
             controller_set="scsihw" in config,
+            controller_default=None if "scsihw" in config or match[1] != "scsi" else "no scsihw: Proxmox's default",
             cache=options.get("cache", "none"), cache_set="cache" in options, aio=options.get("aio"),
             iothread=options.get("iothread") in ("1", "on", "yes"), discard=options.get("discard") == "on",
             image_format=image_format(volume) or ("raw" if ":" in volume and "/" not in volume else None),
@@ -157,8 +167,14 @@ def _libvirt_bytes(element: ET.Element | None) -> int | None:
     return int(element.text.strip()) * _SIZE_UNITS.get(unit, 1024)
 
 
-def _libvirt_cpu(domain: ET.Element) -> tuple[str | None, str, bool]:
+def _libvirt_cpu(domain: ET.Element, x86: bool) -> tuple[str | None, str, bool]:
+    """(as written, model, AES visible). AES-NI is an x86 question: another architecture's crypto extension
+    belongs to its CPU model, which the audit does not judge, so it is never reported as hidden."""
     cpu = domain.find("cpu")
+    if not x86:
+        if cpu is None:
+            return None, "default", True
+        return cpu.get("mode", "custom"), (cpu.findtext("model") or "").strip() or "default", True
     if cpu is None:
         return None, "qemu64", False  # QEMU's default CPU model on x86
     mode = cpu.get("mode", "custom")
@@ -171,6 +187,96 @@ def _libvirt_cpu(domain: ET.Element) -> tuple[str | None, str, bool]:
     return f"{mode} {model}", model, model.lower() not in CPU_MODELS_WITHOUT_AES or policies.get("aes") in ("require", "force")
 
 
+def _libvirt_arch(domain: ET.Element) -> tuple[str | None, str | None]:
+    """(architecture, machine type): <os><type arch machine>, else what the emulator's name or the machine
+    type implies (qemu-system-aarch64, pseries, s390-ccw-virtio); None when nothing says."""
+    os_type = domain.find("os/type")
+    arch = os_type.get("arch") if os_type is not None else None
+    machine = os_type.get("machine") if os_type is not None else None
+    if not arch:
+        emulator = (domain.findtext("devices/emulator") or "").strip()
+        match = re.search(r"qemu-system-([\w-]+)$", emulator)
+        if match:
+            arch = match[1]
+        elif machine and machine.startswith("pseries"):
+            arch = "ppc64"
+        elif machine and machine.startswith("s390"):
+            arch = "s390x"
+    return arch or None, machine
+
+
+def implicit_scsi_model(arch: str | None, machine: str | None) -> tuple[str | None, str]:
+    """The SCSI controller model libvirt gives a domain whose controller names none (or that has no SCSI
+    controller at all), and how that is known.
+
+    libvirt's normalised XML (tests/qemuxmlconfdata, *-latest.xml) shows the model it fills in: spapr-vscsi
+    (`ibmvscsi`) on pseries, virtio-scsi on s390x, lsilogic on x86 (disk-scsi-device-auto). On Arm, RISC-V and
+    LoongArch `virt` machines it depends on how the domain was defined (aarch64-virt-default-models: lsilogic,
+    but virtio-scsi for a new definition), so the model is unknown there."""
+    if machine and machine.startswith("pseries"):
+        return "ibmvscsi", "no model: libvirt's default on pseries, spapr-vscsi"
+    if arch and arch.startswith("s390"):
+        return "virtio-scsi", "no model: libvirt's default on s390x"
+    if arch is None or arch in X86:
+        return "lsilogic", "no model: libvirt's default on x86, lsilogic"
+    return None, f"no model: libvirt chooses lsilogic or virtio-scsi on {arch} {machine or ''}".rstrip()
+
+
+# libvirt derives a disk's bus from its target name when <target bus> is absent (virDomainDiskDefAssignAddress).
+_BUS_OF_PREFIX = (("hd", "ide"), ("sd", "scsi"), ("vd", "virtio"), ("xvd", "xen"), ("ubd", "uml"), ("fd", "fdc"))
+
+
+def _bus(target: ET.Element | None) -> str:
+    if target is None:
+        return "ide"
+    if target.get("bus"):
+        return target.get("bus", "ide")
+    dev = target.get("dev", "")
+    return next((bus for prefix, bus in _BUS_OF_PREFIX if dev.startswith(prefix)), "ide")
+
+
+def _libvirt_source(disk: ET.Element) -> tuple[str, str, str | None]:
+    """(source type, the source as written for evidence, network protocol) of a libvirt <disk>: the type says
+    what QEMU opens (a host path only for file, block and dir), the source element is read by that type."""
+    kind = disk.get("type", "file")
+    source = disk.find("source")
+    if source is None:
+        return kind, "", None
+    if kind == "network":
+        host = source.find("host")  # an NBD export over a Unix socket has no name, only the socket
+        server = "" if host is None else host.get("socket") or host.get("name") or ""
+        return kind, source.get("name") or server, source.get("protocol") or None
+    if kind == "volume":
+        return kind, f"{source.get('pool', '')}/{source.get('volume', '')}", None
+    if kind == "nvme":
+        address = source.find("address")
+        pci = "" if address is None else "{}:{}:{}.{}".format(*(address.get(k, "?") for k in (
+            "domain", "bus", "slot", "function")))
+        return kind, f"NVMe {pci} namespace {source.get('namespace', '?')}", None
+    if kind in ("vhostuser", "vhostvdpa"):
+        return kind, source.get("path") or source.get("dev") or "", None
+    value = {"file": "file", "block": "dev", "dir": "dir"}.get(kind)
+    return kind, (source.get(value) if value else None) or source.get("file") or source.get("dev") or "", None
+
+
+def _scsi_controllers(domain: ET.Element) -> dict[str, ET.Element]:
+    """SCSI controllers by index; one written without `index` gets the lowest free one, in document order, as
+    libvirt numbers them (virDomainControllerFindUnusedIndex)."""
+    scsi = [c for c in domain.findall("devices/controller") if c.get("type") == "scsi"]
+    found = {c.get("index", ""): c for c in scsi if (c.get("index") or "").isdigit()}
+    for controller in scsi:
+        if not (controller.get("index") or "").isdigit():
+            found[str(next(i for i in range(len(scsi) + len(found) + 1) if str(i) not in found))] = controller
+    return found
+
+
+def _has_iothread(element: ET.Element | None) -> bool:
+    """An iothread by attribute (`<driver iothread='1'>`) or by mapping (`<driver><iothreads><iothread id=...>`),
+    on a disk or on a virtio-scsi controller: every form libvirt accepts."""
+    driver = element.find("driver") if element is not None else None
+    return driver is not None and (driver.get("iothread") is not None or driver.find("iothreads/iothread") is not None)
+
+
 def parse_libvirt_xml(text: str, name: str) -> Vm:
     """A libvirt domain (`virsh dumpxml` or /etc/libvirt/qemu/NAME.xml)."""
     try:
@@ -179,42 +285,44 @@ def parse_libvirt_xml(text: str, name: str) -> Vm:
         raise FactsFormatError(name, error.position[0], f"not well-formed XML: {error}") from None
     if domain.tag != "domain":
         raise FactsFormatError(name, 1, f"expected a <domain> document, got <{domain.tag}>")
-    cpu_text, model, aes = _libvirt_cpu(domain)
+    arch, machine = _libvirt_arch(domain)
+    cpu_text, model, aes = _libvirt_cpu(domain, arch is None or arch in X86)
     vm = Vm(name=name, kind="libvirt", vmid=(domain.findtext("name") or name).strip(),
             memory_bytes=_libvirt_bytes(domain.find("currentMemory")) or _libvirt_bytes(domain.find("memory")),
             cpu=cpu_text, cpu_model=model, aes_visible=aes,
             numa=True if domain.find("cpu/numa") is not None or domain.find("numatune") is not None else None,
             iothreads=int(domain.findtext("iothreads") or 0) if (domain.findtext("iothreads") or "0").strip().isdigit() else 0,
-            uuid=(domain.findtext("uuid") or "").strip().lower() or None)
-    controllers = {c.get("index", "0"): c for c in domain.findall("devices/controller") if c.get("type") == "scsi"}
+            uuid=(domain.findtext("uuid") or "").strip().lower() or None, arch=arch, machine=machine)
+    controllers = _scsi_controllers(domain)
+    default_model, default_said = implicit_scsi_model(arch, machine)
     for disk in domain.findall("devices/disk"):
         if disk.get("device", "disk") not in ("disk", "lun"):  # cdrom and floppy hold no data disk
             continue
         driver = disk.find("driver")
         driver = driver if driver is not None else ET.Element("driver")
-        source = disk.find("source")
-        volume = "" if source is None else (source.get("file") or source.get("dev") or source.get("name")
-                                             or f"{source.get('pool', '')}/{source.get('volume', '')}")
-        protocol = source.get("protocol") if source is not None and disk.get("type") == "network" else None
-        pool_volume = source is not None and source.get("pool") is not None and source.get("volume") is not None
+        source_type, volume, protocol = _libvirt_source(disk)
         target = disk.find("target")
-        bus = target.get("bus", "ide") if target is not None else "ide"
-        controller = None
+        bus = _bus(target)
+        controller, controller_set, controller_default = None, False, None
         if bus == "scsi":
             address = disk.find("address")
             index = address.get("controller", "0") if address is not None else "0"
-            scsi = controllers.get(index)
-            controller = scsi.get("model") if scsi is not None else None
-            scsi_driver = scsi.find("driver") if scsi is not None else None
-            iothread = scsi_driver is not None and scsi_driver.get("iothread") is not None
+            scsi = controllers.get(index)  # absent: libvirt adds one with its default model
+            controller_set = scsi is not None and bool(scsi.get("model"))
+            controller = scsi.get("model") if controller_set and scsi is not None else default_model
+            controller_default = None if controller_set else default_said
+            iothread = _has_iothread(scsi)
         else:
-            iothread = driver.get("iothread") is not None or disk.find("driver/iothreads") is not None
+            iothread = _has_iothread(disk)
         vm.disks.append(VmDisk(
             key=target.get("dev", "?") if target is not None else "?", bus=bus, volume=volume, controller=controller,
-            controller_set=controller is not None,
+            controller_set=controller_set, controller_default=controller_default,
             cache=driver.get("cache", "writeback"), cache_set="cache" in driver.attrib, aio=driver.get("io"),
             iothread=iothread, discard=driver.get("discard") == "unmap",
-            image_format=driver.get("type") or image_format(volume), options=dict(driver.attrib),
-            protocol=protocol, pool_volume=pool_volume,
+            # libvirt never probes: without <driver type> QEMU is told raw (qemuDomainDeviceDiskDefPostParse)
+            image_format=driver.get("type") or (None if source_type == "volume" else "raw"),
+            options=dict(driver.attrib), protocol=protocol if source_type == "network" else None,
+            pool_volume=source_type == "volume", source_type=source_type,
+            shareable=disk.find("shareable") is not None, readonly=disk.find("readonly") is not None,
         ))
     return vm

@@ -256,12 +256,14 @@ def _require_saved_facts(directory: Path, have_vm_configs: bool) -> None:
     from stackbench.audit.probe import CAPTURES
     from stackbench.errors import StackbenchError
 
-    known = {c.file for c in CAPTURES} | {"probe.json", "meminfo.txt", "cpuinfo.txt", "lsblk.json"}
-    if have_vm_configs or any((directory / name).is_file() for name in known):
+    known = {c.file for c in CAPTURES} | {"probe.json", "meminfo.txt", "cpuinfo.txt", "lsblk.json", "pve/storage.cfg"}
+    # VM configs saved alone (a capture of /etc/libvirt/qemu or /etc/pve/qemu-server) are facts too
+    configs = [*directory.glob("qemu-server/*.conf"), *directory.glob("libvirt/*.xml")]
+    if have_vm_configs or configs or any((directory / name).is_file() for name in known):
         return
     raise StackbenchError(
         f"{directory} holds no saved facts (none of the files `stackbench facts save` writes, such as "
-        "probe.json, zpool-status.txt or meminfo.txt), so there is nothing to audit",
+        "probe.json, zpool-status.txt, meminfo.txt, libvirt/*.xml or qemu-server/*.conf), so there is nothing to audit",
         "Save them with `stackbench facts save DIR` on the machine, then `stackbench audit --from DIR`",
     )
 

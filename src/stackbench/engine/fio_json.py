@@ -9,9 +9,17 @@ The facts this parser is built around (docs/anchors-benchmark-tools.md, section 
   `bs_is_seq_rand=1` makes the two values sequential/random. A direction that moved no bytes (a failed
   job counts its failed I/O in `total_ios`) is not a measurement.
 - Job options hold only what was set explicitly, so `rw`, `bs` and `iodepth` may be absent (fio's defaults
-  apply: read, 4k, 1); global options may be a dict or (fio >= 3.39, client mode) a list of dicts.
+  apply: read, 4k, 1); global options may be a dict or (fio >= 3.39, client mode) a list of dicts. A job
+  with no `job options` at all (fio 2.1 and 2.2 print none; client entries can lack them) says nothing of its
+  workload: random or sequential, iodepth and numjobs are unknown (`DirectionResult.unknown`), the
+  direction is the side that moved data, and the block size is bytes / I/Os where that is exact (from
+  `total_ios`, or from the truncated KiB, KiB/s and IOPS of fio < 2.17, `engine.truncated`).
 - fio < 3.0 reports `clat` in microseconds; later versions `clat_ns`. fio < 3.2 has no `bw_bytes` (`bw` is
-  KiB/s). `sync` (fsync/fdatasync latency) exists since 3.4, and only matters when it has samples.
+  KiB/s). fio 2.x's `io_bytes` is KiB (3.0 made it bytes and added `io_kbytes`). `sync` (fsync/fdatasync
+  latency) exists since 3.4, and only matters when it has samples. A latency fio did not measure
+  (gtod_reduce, disable_clat) has `N` 0, or before 3.x all zeros: it is absent (None), never 0 us.
+- A direction a job's rw does not do (the reads of a write job with verify) is that direction's own pattern,
+  with random or sequential unknown, never the job's.
 - Client/server output uses `client_stats` with an "All clients" aggregate next to the per-host entries.
 
 Anything else that does not fit raises `FioOutputError` with the place it failed: never a traceback.
@@ -27,6 +35,7 @@ from typing import Any
 
 from stackbench.engine.ranges import check_result
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency, LatencyBuckets
+from stackbench.engine.truncated import recover
 from stackbench.errors import FioOutputError, StackbenchError
 from stackbench.units import parse_size
 
@@ -138,7 +147,8 @@ def _parse_document(document: dict[str, Any], text: str, preamble: str, source: 
             errors.append(JobError(name, int(code), _strerror(int(code))))
         host = job.get("hostname") if isinstance(job.get("hostname"), str) else None
         options = _options(global_options, job.get("job options"), host, where)
-        directions.extend(_directions(job, name, host, options, where))
+        said = "job options" in job  # fio lists a job's explicit options there: what is absent is a default
+        directions.extend(_directions(job, name, host, options, said, _major(version), where))
     if not directions and not errors:
         raise FioOutputError(f"{source} has jobs but none did any I/O", "Check the job's runtime and size")
     return check_result(FioResult(
@@ -279,62 +289,140 @@ def _options(global_options: Any, job_options: Any, host: str | None, where: str
 
 
 def _directions(
-    job: dict[str, Any], name: str, host: str | None, options: dict[str, str], where: str
+    job: dict[str, Any], name: str, host: str | None, options: dict[str, str], said: bool, major: int | None,
+    where: str,
 ) -> list[DirectionResult]:
-    rw = options.get("rw", options.get("readwrite", "read")).split(":")[0]
+    """One result per direction that moved data. `said`: the job printed its options, so an option absent
+    there is fio's default; otherwise the workload fields the options do not hold are unknown."""
+    written = options.get("rw", options.get("readwrite"))
+    rw = (written or "read").split(":")[0]
     iodepth = _int_option(options, "iodepth", 1, where)
     numjobs = _int_option(options, "numjobs", 1, where)
     usr = _optional_number(job, "usr_cpu", where)
     sys_ = _optional_number(job, "sys_cpu", where)
     sync_lat = _sync_latency(job.get("sync"), where)
-    results = []
+    moved = [(d, job[d]) for d in DIRECTIONS if isinstance(job.get(d), dict)]
     for direction in DIRECTIONS:
-        stats = job.get(direction)
-        if stats is None:
-            continue
-        if not isinstance(stats, dict):
+        if job.get(direction) is not None and not isinstance(job.get(direction), dict):
             raise FioOutputError(f"{where}: {direction} is not an object", _FIX)
-        total_ios = _number(stats, "total_ios", f"{where} {direction}", default=0)
-        io_bytes = _number(stats, "io_bytes", f"{where} {direction}", default=None)
-        if io_bytes is None:
-            io_bytes = _number(stats, "io_kbytes", f"{where} {direction}", default=0, scale=1024) * 1024
-        if io_bytes <= 0:  # nothing moved: an idle direction, or only the failed I/O of a job that errored
-            continue
+    active = []
+    for direction, stats in moved:
         dwhere = f"{where} {direction}"
+        io_bytes, kib = _io_bytes(stats, major, dwhere)
+        if io_bytes > 0:  # nothing moved: an idle direction, or only the failed I/O of a job that errored
+            active.append((direction, stats, io_bytes, kib))
+    sides = {d for d, *_ in active} - {"trim"}
+    results = []
+    for direction, stats, io_bytes, kib in active:
+        dwhere = f"{where} {direction}"
+        unknown: list[str] = [] if said else [k for k in ("iodepth", "numjobs") if k not in options]
+        derived: list[str] = ["io_bytes"] if kib else []
+        cell_rw = rw
+        if (written is None and not said) or not does_direction(rw, direction):
+            # a job that says no rw, or a direction its rw does not do (verify reads): the side that moved
+            # data is known, random or sequential is not
+            cell_rw = "rw" if direction == "mixed" or (written is None and sides >= {"read", "write"}) else (
+                "write" if direction == "write" else "read")
+            unknown.append("pattern")
+            derived.append("rw")
+        total_ios = _number(stats, "total_ios", dwhere, default=None)
         iops = _number(stats, "iops", dwhere)
         bw_bytes = _number(stats, "bw_bytes", dwhere, default=None)
         if bw_bytes is None:
             bw_bytes = _number(stats, "bw", dwhere, scale=1024) * 1024  # fio < 3.2: KiB/s
+        runtime = _number(stats, "runtime", dwhere, default=0)
+        if "bs" in options or "blocksize" in options or said:
+            bs = _block_size(options, direction, cell_rw, io_bytes, total_ios or 0, where)
+        else:
+            bs, count, exact = _derived_size(stats, io_bytes, total_ios, iops, runtime, dwhere)
+            (derived if exact else unknown).append("bs")
+            if count and not total_ios and runtime:  # recovered from truncated numbers: fio's own IOPS
+                total_ios, iops = count, count * 1000 / runtime
+                derived.append("total_ios")
         results.append(
             DirectionResult(
                 job_name=name,
                 direction=direction,
-                rw=rw,
-                bs=_block_size(options, direction, rw, io_bytes, total_ios, where),
+                rw=cell_rw,
+                bs=bs,
                 iodepth=iodepth,
                 numjobs=numjobs,
                 iops=iops,
                 bw_bytes=bw_bytes,
                 io_bytes=int(io_bytes),
-                total_ios=int(total_ios),
-                runtime_ms=_number(stats, "runtime", dwhere, default=0),
+                total_ios=int(total_ios or 0),
+                runtime_ms=runtime,
                 usr_cpu=usr,
                 sys_cpu=sys_,
                 clat=_clat(stats, dwhere),
                 sync_lat=sync_lat if direction in ("write", "mixed") else None,
                 host=host,
                 options=options,
+                unknown=tuple(unknown),
+                derived=tuple(derived),
             )
         )
     return results
 
 
+def does_direction(rw: str, direction: str) -> bool:
+    """Whether a job of pattern `rw` does I/O in `direction` (a write job's reads are its verify pass)."""
+    reads = "read" in rw or rw in ("rw", "randrw")
+    writes = "write" in rw or rw in ("rw", "randrw")
+    return {"read": reads, "write": writes, "trim": "trim" in rw}.get(direction, True)
+
+
+def _major(version: str) -> int | None:
+    match = re.match(r"\s*fio-(\d+)\.", version)
+    return int(match[1]) if match else None
+
+
+def _io_bytes(stats: dict[str, Any], major: int | None, where: str) -> tuple[float, bool]:
+    """(bytes moved, whether they were given in KiB). fio 3.x prints `io_bytes` in bytes next to `io_kbytes`;
+    fio 2.x prints only `io_bytes`, in KiB. Without a version, the bandwidth decides which one it is."""
+    io_bytes = _number(stats, "io_bytes", where, default=None)
+    if io_bytes is None:
+        return _number(stats, "io_kbytes", where, default=0, scale=1024) * 1024, True
+    if "io_kbytes" in stats or (major is not None and major >= 3):
+        return io_bytes, False
+    if major is None:
+        bw_kib = _number(stats, "bw", where, default=0)
+        runtime = _number(stats, "runtime", where, default=0)
+        moved_kib = bw_kib * runtime / 1000
+        if not moved_kib or abs(io_bytes - moved_kib) > abs(io_bytes - moved_kib * 1024):
+            return io_bytes, False
+    _number(stats, "io_bytes", where, scale=1024)  # within fio's counters once in bytes
+    return io_bytes * 1024, True
+
+
+def _derived_size(stats: dict[str, Any], io_bytes: float, total_ios: float | None, iops: float, runtime: float,
+                  where: str) -> tuple[int, float, bool]:
+    """(block size, I/O count, exact?) for a job that names no block size: bytes / I/Os when that divides
+    exactly, or what fio's truncated KiB, KiB/s and IOPS fix (fio before 2.17 prints no count)."""
+    if total_ios:
+        exact = io_bytes % total_ios == 0
+        return (int(io_bytes // total_ios) if exact else max(1, round(io_bytes / total_ios))), total_ios, exact
+    bw_kib = _number(stats, "bw", where, default=0)
+    found = recover(int(io_bytes) >> 10, int(bw_kib), int(iops), int(runtime))
+    return found.bs, (found.ios if found.ios_exact else 0), found.bs_exact
+
+
 def _clat(stats: dict[str, Any], where: str) -> Latency | None:
     if "clat_ns" in stats:
-        return _latency(stats["clat_ns"], 1.0, f"{where} clat_ns")
+        return _measured(_latency(stats["clat_ns"], 1.0, f"{where} clat_ns"))
     if "clat" in stats:  # fio 2.x: microseconds
-        return _latency(stats["clat"], 1000.0, f"{where} clat")
+        return _measured(_latency(stats["clat"], 1000.0, f"{where} clat"))
     return None
+
+
+def _measured(latency: Latency) -> Latency | None:
+    """None for a latency fio did not measure (gtod_reduce, disable_clat): `N` is 0, or, before fio 3.x had
+    `N`, every value is 0. A mean of 0 us is no measurement; storing it would show as 0 us."""
+    if latency.samples == 0:
+        return None
+    if latency.samples is None and not latency.mean_ns and not latency.max_ns and not latency.p50_ns:
+        return None
+    return latency
 
 
 def _sync_latency(sync: Any, where: str) -> Latency | None:

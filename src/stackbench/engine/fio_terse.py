@@ -14,30 +14,29 @@ Terse is one semicolon-separated line per job, positional, as fio's HOWTO lists 
     then optional disk util groups (name + 8 fields each), error counts and the job description.
 
 Terse carries no rw, bs, iodepth or numjobs, and fio truncates the numbers it does carry (KiB = bytes >> 10,
-IOPS and bandwidth to integers, latencies min/max and percentiles to whole usec). This parser recovers:
-- I/O count and block size: a fixed block size `bs` and count `n` must satisfy all three truncations at once
-  (n*bs within the KiB, 1000*n/runtime within the IOPS, n*bs/runtime within the bandwidth); when exactly one
-  block size (preferring multiples of 512) fits, the count and so the IOPS (n*1000/runtime) are exact, as
-  fio computes them. With variable block sizes (bsrange/bssplit) or too little information the block size
-  is the average bytes per I/O and IOPS is within 1 of the printed integer (options["bs_exact"] == "0").
-- rw: "read", "write" or "rw" from which directions did I/O. Random versus sequential cannot be known from
-  terse, so a randread job imports as "read": keep JSON when the pattern matters.
-- iodepth: the power-of-two bucket where the job spent most of its time (`8` for QD8..15; `>=64` gives 64);
-  a lower bound, recorded in options["iodepth_from"].
-- numjobs: the number of lines with the same job name and group (numjobs without group_reporting); with
-  group_reporting it is unknown and 1.
+IOPS and bandwidth to integers, latencies min/max and percentiles to whole usec). This parser recovers what the
+numbers fix exactly and marks the rest unknown (`DirectionResult.unknown`), never a guess presented as a fact:
+- I/O count and block size (`engine.truncated`): when exactly one block size fits the three truncations, it
+  is derived (`derived`), and the IOPS too when one count fits; with variable block sizes (bsrange/bssplit)
+  or too little information the block size is unknown (the average bytes per I/O is kept as a placeholder).
+- the direction from which sides did I/O ("read", "write", "rw"); random or sequential is unknown
+  (`pattern`).
+- iodepth: unknown; the power-of-two bucket where the job spent most of its time is only a lower bound
+  (kept as the placeholder and in options["iodepth_from"]).
+- numjobs: the number of lines with the same job name and group (numjobs without group_reporting); one line
+  is one job or a group_reporting sum of several, so it is unknown.
 Latencies become ns; means are exact to 1 ns, min/max/percentiles to 1 usec (truncated).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
 from typing import TypeVar
 
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
+from stackbench.engine.truncated import recover
 from stackbench.errors import FioOutputError
 
 _FIX = "Pass the complete lines of `fio --output-format=terse` (terse version 3, fio's default)"
@@ -48,7 +47,6 @@ _DEPTH_LABELS = (1, 2, 4, 8, 16, 32, 64)
 _INT = re.compile(r"^\d{1,20}$")
 _FLOAT = re.compile(r"^\d{1,20}(?:\.\d{1,20})?%?$")
 _PCT = re.compile(r"^(?P<point>\d{1,3}(?:\.\d{1,20})?)%=(?P<value>\d{1,20})$")
-_MAX_CANDIDATES = 20_000
 _U64 = 2**64 - 1
 _USEC_MAX = _U64 / 1000  # latencies are in usec: at most 2^64 ns
 _Number = TypeVar("_Number", int, float)
@@ -169,9 +167,11 @@ def _job(line: _Line, numjobs: int) -> tuple[list[DirectionResult], JobError | N
         rw = active[0][0] if active else "read"
     results = []
     for direction, (kib, bw_kib, iops, runtime), latency in active:
-        total_ios, bs, exact = _ios_and_block_size(kib, bw_kib, iops, runtime)
-        io_bytes = total_ios * bs if exact else kib * 1024
+        found = recover(kib, bw_kib, iops, runtime)
+        total_ios, bs = found.ios, found.bs
+        io_bytes = total_ios * bs if found.ios_exact else kib * 1024
         seconds = runtime / 1000
+        unknown = ["pattern", "iodepth"] + ([] if found.bs_exact else ["bs"]) + (["numjobs"] if numjobs == 1 else [])
         results.append(
             DirectionResult(
                 job_name=name,
@@ -191,12 +191,14 @@ def _job(line: _Line, numjobs: int) -> tuple[list[DirectionResult], JobError | N
                 options={
                     "rw": rw,
                     "bs": str(bs),
-                    "bs_exact": "1" if exact else "0",
+                    "bs_exact": "1" if found.bs_exact else "0",
                     "iodepth": str(iodepth),
                     "iodepth_from": "terse depth distribution (power-of-two bucket, a lower bound)",
                     **({"numjobs": str(numjobs)} if numjobs > 1 else {}),
                     "terse": "3",
                 },
+                unknown=tuple(unknown),
+                derived=("bs",) + (("total_ios",) if found.ios_exact else ()) if found.bs_exact else (),
             )
         )
     return results, error
@@ -233,37 +235,6 @@ def _latency(line: _Line, base: int, direction: str) -> Latency | None:
         p99_ns=percentiles.get(99.0),
         p999_ns=percentiles.get(99.9),
     )
-
-
-def _ios_and_block_size(kib: int, bw_kib: int, iops: int, runtime: int) -> tuple[int, int, bool]:
-    """Recover (I/O count, block size, exact?) from fio's truncated KiB, KiB/s and IOPS.
-
-    fio prints kib = bytes >> 10, bw_kib = (1000 * bytes // runtime) // 1024 and iops = 1000 * ios // runtime.
-    Every (ios, bs) pair with a whole block size that reproduces all three is a candidate; one block size
-    among the candidates (multiples of 512 first) means the count is known exactly.
-    """
-    bytes_lo, bytes_hi = kib * 1024, kib * 1024 + 1023
-    if runtime <= 0:
-        return 0, 4096, False  # fio's default bs; nothing else is known
-    bytes_lo = max(bytes_lo, math.ceil(bw_kib * 1024 * runtime / 1000))
-    bytes_hi = min(bytes_hi, math.ceil((bw_kib + 1) * 1024 * runtime / 1000) - 1)
-    ios_lo = max(1, math.ceil(iops * runtime / 1000))
-    ios_hi = math.ceil((iops + 1) * runtime / 1000) - 1
-    candidates: list[tuple[int, int]] = []
-    if bytes_lo <= bytes_hi and ios_lo <= ios_hi and ios_hi - ios_lo <= _MAX_CANDIDATES:
-        for ios in range(ios_lo, ios_hi + 1):
-            low, high = math.ceil(bytes_lo / ios), bytes_hi // ios
-            if len(candidates) + max(0, high - low + 1) > _MAX_CANDIDATES:
-                candidates = []  # too little information to single out a block size
-                break
-            candidates.extend((ios, bs) for bs in range(low, high + 1))
-    for pool in ([c for c in candidates if c[1] % 512 == 0], candidates):
-        sizes = {bs for _, bs in pool}
-        if len(sizes) == 1:
-            counts = sorted(ios for ios, _ in pool)
-            return counts[len(counts) // 2], sizes.pop(), len(counts) == 1
-    ios = max(1, round((iops + 0.5) * runtime / 1000))
-    return ios, max(1, round((bytes_lo + bytes_hi) / 2 / ios)), False
 
 
 def _strerror(code: int) -> str:

@@ -17,6 +17,12 @@ and how each point is handled:
   with `numjobs=N` but no `group_reporting` prints N result blocks under one header.
 - fsync/fdatasync latency sits in its own block after `fsync/fdatasync/sync_file_range:`; like the JSON
   parser, it is attached to the write (or mixed) direction.
+- fio 3.1 prints `issued rwt: total=R,W,T, short=...` (three counts and a comma), 3.2 and later
+  `issued rwts: total=R,W,T,X short=...`; both are read. fio 2.x normal output (`bs=4K-4K/4K-4K/4K-4K`,
+  `read : io=...`) is refused in one line naming what is supported (its JSON imports).
+- A section without latency lines in a job that printed its `issued` line is whole: fio measured no latency
+  (gtod_reduce), which stays absent. A write job's read section (its verify pass) is stored under the read
+  direction with random or sequential unknown, not under the job's pattern.
 - A job that fails before doing I/O prints no result block at all; its error is on stderr as
   `fio: pid=0, err=20/file:..., error=Not a directory`, which is read when present (output kept with 2>&1).
 
@@ -31,10 +37,17 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from stackbench.engine.fio_json import does_direction
 from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
 from stackbench.errors import FioOutputError
 
 _FIX = "Pass the complete output of one fio 3.x run (--output-format=normal), or use --output-format=json"
+# What `import` reads, for the one line that refuses anything else (importer names it too).
+SUPPORTED = ("stackbench imports fio JSON and json+ (fio 2.0 and later), fio normal output of fio 3.0 and later, "
+             "terse version 3, and FreeBSD diskinfo -wS")
+_OLD_FIX = "Re-run fio with --output-format=json (every fio version writes it), or pass that output"
+# fio 2.x normal output: `bs=4K-4K/4K-4K/4K-4K` in the header, `read : io=...` sections
+_OLD_HEADER = re.compile(r"bs=\d[\w.]*-\d[\w.]*(?:/\d[\w.]*-\d[\w.]*)*$")
 _NUM = r"\d{1,20}(?:\.\d{1,20})?"
 _HEADER = re.compile(
     r"^(?P<name>\S.*?): \(g=\d{1,9}\): rw=(?P<rw>\w+), bs=(?P<bs>.*?), ioengine=(?P<engine>[^,\s]+), "
@@ -54,7 +67,9 @@ _STAT_ITEM = re.compile(rf"^\s*(?P<key>[a-zA-Z]+)=\s*(?P<value>{_NUM})(?P<suffix
 _PCT_HEAD = re.compile(r"^\s+(?P<kind>\S.*?)\s+percentiles\s+\((?P<unit>nsec|usec|msec)\)\s*:\s*$")
 _PCT_ITEM = re.compile(rf"^\s*(?P<point>{_NUM})th=\[\s*(?P<value>{_NUM})(?P<suffix>[kKMGTP]?)\s*\]\s*$")
 _CPU = re.compile(rf"^\s+cpu\s*:\s*usr=(?P<usr>{_NUM})%, sys=(?P<sys>{_NUM})%")
-_ISSUED = re.compile(r"^\s+issued rwts?\s*:\s*total=(?P<total>\d{1,20}(?:,\d{1,20}){2,3})(?:\s|$)")
+# fio 3.1 prints `issued rwt: total=R,W,T, short=...` (three counts, a comma after them), 3.2 and later
+# `issued rwts: total=R,W,T,X short=...`
+_ISSUED = re.compile(r"^\s+issued rwts?\s*:\s*total=(?P<total>\d{1,20}(?:,\d{1,20}){2,3})(?:,?\s|,?$)")
 _STDERR_ERROR = re.compile(r"^fio: pid=(?P<pid>\d+), err=(?P<err>\d{1,9})/(?P<rest>.*)$")
 _UNIT_NS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 _SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -132,6 +147,9 @@ class _Parser:
             return
         if _VERSION.match(line.strip()):
             self.version = line.strip()
+            if re.match(r"fio-[012]\.", self.version):
+                raise FioOutputError(f"{self.source} line {line_no}: {self.version} normal output is not supported: "
+                                     f"{SUPPORTED}", _OLD_FIX)
             return
         if match := _STDERR_ERROR.match(line):
             detail = re.search(r"error=(.*)$", match["rest"])
@@ -154,6 +172,9 @@ class _Parser:
         self.job_line(line_no, line, self.job)
 
     def header(self, line_no: int, match: re.Match[str]) -> _Header:
+        if _OLD_HEADER.match(f"bs={match['bs']}"):
+            raise FioOutputError(f"{self.source} line {line_no}: fio 2.x normal output (bs={match['bs'][:40]}) is not "
+                                 f"supported: {SUPPORTED}", _OLD_FIX)
         sizes: dict[str, tuple[int, bool]] = {}
         for letter, low, high in re.findall(r"\((R|W|T)\)\s*([^\s,]+?)-([^\s,]+)", match["bs"]):
             low_bytes, low_exact = self.size(line_no, low, "block size")
@@ -185,7 +206,7 @@ class _Parser:
                 raise self.fail(
                     line_no,
                     f"cannot read the direction summary {line.strip()[:80]!r} (expected fio 3.x "
-                    "'write: IOPS=..., BW=... (...)(SIZE/Nmsec)'; fio 2.x output is not supported)",
+                    f"'write: IOPS=..., BW=... (...)(SIZE/Nmsec)'; fio 2.x output is not supported: {SUPPORTED})",
                 )
             io_bytes, _ = self.size(line_no, match["io"] + match["io_unit"], "io size")
             self.within(line_no, int(match["ms"]), f"runtime {match['ms']}msec")
@@ -263,7 +284,9 @@ class _Parser:
         job, self.job, self.section, self.pct = self.job, None, None, None
         if job is None:
             return
-        for section in job.sections:
+        # A section without latency lines is whole when the job's `issued` line (printed after every section)
+        # is there: fio measured no latency (gtod_reduce, disable_lat), and the latency is absent, not 0.
+        for section in job.sections if job.issued is None else ():
             if "clat" not in section.stats and "lat" not in section.stats:
                 raise self.fail(
                     section.line_no, f"job {job.name!r}: the {section.name} section has no latency lines; "
@@ -369,11 +392,17 @@ def _directions(job: _Job, header: _Header, numjobs: int, source: str) -> list[D
                 "'issued rwts' count for it is 0",
                 _FIX,
             )
+        unknown: list[str] = []
         if exact:
             io_bytes = ios * bs
         else:  # bsrange/bssplit or a rounded size: only the printed (3-digit) io size is known
             io_bytes = int(section.io_bytes_printed)
-            bs = max(1, round(io_bytes / ios))
+            bs = max(1, round(io_bytes / ios))  # the average bytes per I/O, a placeholder: no block size
+            unknown.append("bs")
+        rw, derived = header.rw, ()
+        if not does_direction(header.rw, section.name):  # a write job's reads: its verify pass
+            rw, derived = section.name, ("rw",)
+            unknown.append("pattern")
         seconds = section.runtime_ms / 1000
         options = {"rw": header.rw, "bs": str(bs), "ioengine": header.engine, "iodepth": str(header.depth)}
         if numjobs > 1:
@@ -384,7 +413,7 @@ def _directions(job: _Job, header: _Header, numjobs: int, source: str) -> list[D
             DirectionResult(
                 job_name=job.name,
                 direction=section.name,
-                rw=header.rw,
+                rw=rw,
                 bs=bs,
                 iodepth=header.depth,
                 numjobs=numjobs,
@@ -398,6 +427,8 @@ def _directions(job: _Job, header: _Header, numjobs: int, source: str) -> list[D
                 clat=_latency(section, "clat"),
                 sync_lat=sync_lat if section.name in ("write", "mixed") else None,
                 options=options,
+                unknown=tuple(unknown),
+                derived=derived,
             )
         )
     return results

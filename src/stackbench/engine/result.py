@@ -49,6 +49,16 @@ class DirectionResult:
     sync_lat: Latency | None = None
     host: str | None = None
     options: dict[str, str] = field(default_factory=dict)
+    # What the output does not say about the job (its bs, iodepth, numjobs, `pattern` random or sequential):
+    # the values above are then placeholders, never facts (`Workload.unknown`), and an import says so.
+    unknown: tuple[str, ...] = ()
+    # What was computed from the numbers the output prints rather than read from it (bs = bytes / I/Os,
+    # the direction from which side moved data, io_bytes from fio 2.x's KiB): exact, and said on import.
+    derived: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("unknown", "derived"):  # the store's JSON gives lists back
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

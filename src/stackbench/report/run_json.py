@@ -37,14 +37,16 @@ def cell_json(cell: Cell) -> dict[str, Any]:
     r = cell.result
     clat = r.clat
     sync = r.sync_lat
+    w = cell.workload
     return {
         "pattern": cell.pattern,
-        "key": cell.workload.key,
-        "bs": format_size(cell.workload.bs).lower(),
-        "bs_bytes": cell.workload.bs,
-        "iodepth": cell.workload.iodepth,
-        "numjobs": cell.workload.numjobs,
-        "rw": cell.workload.rw,
+        "key": w.key,
+        "bs": format_size(w.bs).lower() if w.knows("bs") else None,
+        "bs_bytes": w.bs if w.knows("bs") else None,
+        "iodepth": w.iodepth if w.knows("iodepth") else None,
+        "numjobs": w.numjobs if w.knows("numjobs") else None,
+        "rw": w.rw if w.knows("pattern") else None,
+        "unknown": list(w.unknown),  # what an imported output does not say: the fields above that are null
         "direction": r.direction,
         "sync": cell.workload.sync,
         "direct": cell.workload.direct,

@@ -247,6 +247,7 @@ class Store:
         output: "OutputRecord",
         cells: Sequence[tuple[Workload, DirectionResult]],
         run_id: str | None = None,
+        warnings: Sequence[Warning] = (),
     ) -> str:
         """Store an imported fio output as one complete run in one transaction: all of it or nothing.
 
@@ -254,7 +255,7 @@ class Store:
         run_id = run_id or new_id()
         with self.engine.begin() as connection:
             _insert_run(connection, run_id, source="imported", label=label, target=None, plan_name="import",
-                        planned_cells=len(cells), facts=facts, warnings=(), status="complete")
+                        planned_cells=len(cells), facts=facts, warnings=warnings, status="complete")
             _insert_measurement(connection, run_id, [output], [CellRecord(w, r) for w, r in cells])
         return run_id
 

@@ -219,4 +219,6 @@ def _fits(annotation: str, value: Any) -> bool:
             return True
         if option == "Latency" and isinstance(value, dict):
             return True  # checked field by field by the caller
+        if option == "tuple[str, ...]" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return True  # an import's unknown and derived fields (JSON has no tuples)
     return False

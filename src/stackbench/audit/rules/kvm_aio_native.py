@@ -4,8 +4,9 @@ native AIO needs O_DIRECT.
 
 The check is in QEMU's file-posix driver (block/file-posix.c, raw_open_common), which opens image files and
 host block devices: every Proxmox storage but rbd without krbd (QEMU's librbd driver), iscsidirect and ZFS
-over iSCSI (libiscsi) and glusterfs (libgfapi), and libvirt file and block disks but not network ones. Those
-drivers ignore aio=native, so the rule is silent there. The cache mode is the one QEMU really gets: a
+over iSCSI (libiscsi) and glusterfs (libgfapi), and libvirt file and block disks but not network ones, PCI
+NVMe devices (QEMU's nvme driver), vhost-user disks (the I/O is done outside QEMU) or directories (vvfat).
+Those drivers ignore aio=native, so the rule is silent there. The cache mode is the one QEMU really gets: a
 Proxmox disk without `cache` on a btrfs storage (without `nocow`) runs with QEMU's default, writeback, so
 aio=native fails there too. On an unknown storage the finding says the file-posix driver was assumed.
 Sources: https://gitlab.com/qemu-project/qemu/-/blob/master/block/file-posix.c,
@@ -20,7 +21,7 @@ from stackbench.audit.facts import Facts
 from stackbench.audit.rule import Finding, Rule
 from stackbench.audit.rules._disks import DiskChange, DiskIssue, effective_cache, vm_findings
 
-OWN_DRIVERS = ("librbd", "network")  # QEMU opens these with its own driver, not file-posix
+OWN_DRIVERS = ("librbd", "network", "pci", "vhost", "directory")  # not opened through file-posix
 ASSUMED = ("; {where}: assumed opened as a file or block device, as every storage but rbd without krbd, "
            "iscsidirect, ZFS over iSCSI and glusterfs is")
 

@@ -35,6 +35,13 @@ Branches, with their sources:
 - NFS, CIFS, CephFS: nothing; the host page cache is the NFS/SMB client's; an ARC, if any, is the
   server's, in another machine's RAM. iscsidirect, ZFS over iSCSI, glusterfs: nothing; QEMU's own network
   drivers (libiscsi, libgfapi) have no host page cache.
+- A libvirt `<shareable/>` disk (not `<readonly/>`) in a mode that caches on the host (writeback,
+  writethrough, unsafe, or no cache=, QEMU's writeback): warn. libvirt: shareable "indicates the device is
+  expected to be shared between domains ..., which means that caching should be deactivated for that
+  device"; a guest on another host reads what its own host cached, not what the others wrote.
+  https://libvirt.org/formatdomain.html#hard-drives-floppy-disks-cdroms
+- Disks that are no host file or block device (NFS through libnfs, NBD, iSCSI through libiscsi, a PCI
+  NVMe device, vhost-user): no page cache on this host to double, nothing but unsafe is reported.
 - Unknown storage (not in storage.cfg; storage.cfg not in the facts and not a storage a fresh install has;
   a libvirt storage-pool volume): writeback or writethrough is info, not warn, and the evidence says the
   storage is unknown: it caches twice only if a zvol is under it. Without storage.cfg, a fresh install's
@@ -56,6 +63,8 @@ from stackbench.audit.storage import DiskLocation
 from stackbench.audit.vm import Vm, VmDisk
 
 BTRFS_QUOTE = "Proxmox: btrfs honours O_DIRECT, \"VMs should not use cache mode none, otherwise there will be checksum errors\""
+SHAREABLE_QUOTE = ("a shareable disk: libvirt says caching \"should be deactivated for that device\"; a guest on another "
+                   "host would read what this host cached")
 
 
 def _set_cache(mode: str) -> DiskChange:
@@ -71,6 +80,8 @@ def _judge(vm: Vm, disk: VmDisk, location: DiskLocation) -> DiskIssue | None:
         return DiskIssue(disk, f"{said}: the guest's flushes are ignored", _set_cache(safe), severity="crit")
     if btrfs_checksummed and cache in ("none", "directsync"):
         return DiskIssue(disk, f"{said}: {BTRFS_QUOTE}", _set_cache("writeback"), severity="crit")
+    if disk.shareable and not disk.readonly and cache not in ("none", "directsync"):
+        return DiskIssue(disk, f"{said}: {SHAREABLE_QUOTE}", _set_cache("none"))
     if cache not in ("writeback", "writethrough"):
         return None
     if location.zvol:
@@ -116,6 +127,10 @@ FAILING = (
                         "<disk type='block' device='disk'><driver name='qemu' type='raw'/>"
                         "<source dev='/dev/zvol/tank/web'/><target dev='vda' bus='virtio'/></disk>"
                         "</devices></domain>\n"},
+    # a shareable disk on an LVM volume, left at QEMU's writeback
+    {"libvirt/web.xml": "<domain type='kvm'><name>web</name><devices><disk type='block' device='disk'>"
+                        "<driver name='qemu' type='raw'/><source dev='/dev/vg0/shared'/>"
+                        "<target dev='vdb' bus='virtio'/><shareable/></disk></devices></domain>\n"},
 )
 PASSING = (
     _vm("local-zfs:vm-100-disk-0,iothread=1,size=32G", _ZFSPOOL),  # Proxmox's default: cache=none
@@ -127,6 +142,10 @@ PASSING = (
     {**_vm("tank-images:100/vm-100-disk-0.qcow2,cache=writeback,iothread=1,size=32G",
            "dir: tank-images\n\tpath /tank/images\n\tcontent images\n"),
      "mounts.txt": "tank/images /tank/images zfs rw,xattr,noacl 0 0\n"},
+    # the same shareable disk with caching off, as libvirt advises
+    {"libvirt/web.xml": "<domain type='kvm'><name>web</name><devices><disk type='block' device='disk'>"
+                        "<driver name='qemu' type='raw' cache='none'/><source dev='/dev/vg0/shared'/>"
+                        "<target dev='vdb' bus='virtio'/><shareable/></disk></devices></domain>\n"},
 )
 
 
@@ -135,8 +154,10 @@ RULE = Rule(
     title="VM disk cache mode wrong for its storage",
     severity="warn",
     rationale="On a zvol the host page cache sits on top of the ARC and caches every block twice; unsafe ignores "
-              "the guest's flushes; btrfs opened with O_DIRECT (cache=none) produces checksum errors.",
-    fix="cache=none on zvols; writeback (or the default) on btrfs; never unsafe (librbd: writeback is right)",
+              "the guest's flushes; btrfs opened with O_DIRECT (cache=none) produces checksum errors; a shared disk "
+              "must not be cached by one host.",
+    fix="cache=none on zvols and shareable disks; writeback (or the default) on btrfs; never unsafe (librbd: "
+        "writeback is right)",
     source="https://pve.proxmox.com/pve-docs/chapter-qm.html#qm_hard_disk_cache",
     check=check,
     doc=__doc__,

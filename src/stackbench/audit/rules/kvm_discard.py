@@ -12,7 +12,10 @@ pin them, so a thin disk only grows. Thin here means, by what is under the disk 
   Ceph block device reclaim unused space", https://docs.ceph.com/en/latest/rbd/qemu-rbd/#enabling-discard-trim);
   ZFS over iSCSI with `sparse`. Proxmox: every storage type with snapshots supports thin provisioning
   (https://pve.proxmox.com/pve-docs/chapter-pvesm.html, Thin Provisioning);
-- a qcow2 image on any storage (clusters are allocated as the guest writes).
+- a qcow2 image *file* (clusters are allocated as the guest writes, and a discard punches a hole in the
+  file): on a file system, a Proxmox directory-like storage, or a file a QEMU network driver opens (NFS
+  through libnfs, gluster, ssh). qcow2 written onto an LVM volume, a zvol, an iSCSI LUN or an NBD export
+  frees clusters inside the image only: the host space stays allocated, so it is as thin as the device.
 
 Other storages (lvm, plain directories with raw files, NFS/CIFS raw files, iSCSI LUNs) are not thin in
 Proxmox's table and are not reported; a storage the facts do not describe is not either (only its qcow2
@@ -33,6 +36,8 @@ from stackbench.audit.storage import DiskLocation
 from stackbench.audit.vm import VmDisk
 
 TRIM = "then fstrim -av in the guest (and enable fstrim.timer)"
+FILE_KINDS = ("file", "zfs-file", "btrfs-file", "netfs-file", "unknown")  # unknown: a storage-pool volume
+FILE_PROTOCOLS = ("nfs", "gluster", "ssh")  # QEMU network drivers that open a file on the server
 THIN_BY_TYPE = {"lvmthin": "lvmthin", "btrfs": "btrfs (raw images are sparse files in subvolumes)",
                 "rbd": "rbd (RBD images are thin-provisioned)"}
 
@@ -54,9 +59,16 @@ def _thin(facts: Facts, disk: VmDisk, location: DiskLocation) -> str | None:
         return f"storage {location.storage.id} is {THIN_BY_TYPE[location.storage_type]}"
     if location.kind == "librbd":
         return f"{location.where}: RBD images are thin-provisioned"
-    if disk.image_format == "qcow2":
-        return "qcow2 image (thin by design)"
+    if disk.image_format == "qcow2" and _holds_a_file(disk, location):
+        return "qcow2 image file (clusters are allocated as the guest writes)"
     return None
+
+
+def _holds_a_file(disk: VmDisk, location: DiskLocation) -> bool:
+    """Whether the disk is a file somewhere (a qcow2 there gives space back), not a device the image sits on."""
+    if location.kind == "network":
+        return disk.protocol in FILE_PROTOCOLS or location.storage_type == "glusterfs"
+    return location.kind in FILE_KINDS
 
 
 def check(facts: Facts) -> Iterator[Finding]:
@@ -90,6 +102,10 @@ PASSING = (
     {**_CEPH, "qemu-server/100.conf": _VM + "scsi0: ceph:vm-100-disk-0,discard=on,iothread=1,size=32G\n"},
     {"pve/storage.cfg": "lvm: vg\n\tvgname vg0\n\tcontent images\n",  # thick LVM: nothing to reclaim
      "qemu-server/100.conf": _VM + "scsi0: vg:vm-100-disk-0,iothread=1,size=32G\n"},
+    # qcow2 written onto a thick LVM volume: the host space is the volume's, allocated whatever the image frees
+    {"libvirt/web.xml": "<domain type='kvm'><name>web</name><devices><disk type='block' device='disk'>"
+                        "<driver name='qemu' type='qcow2' cache='none'/><source dev='/dev/vg0/web'/>"
+                        "<target dev='vda' bus='virtio'/></disk></devices></domain>\n"},
 )
 
 

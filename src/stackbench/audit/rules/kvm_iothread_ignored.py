@@ -15,7 +15,7 @@ def check(facts: Facts) -> Iterator[Finding]:
     for vm in facts.vms:
         for disk in vm.disks:
             if vm.kind == "proxmox" and disk.bus == "scsi" and disk.iothread and disk.controller != "virtio-scsi-single":
-                default = "" if disk.controller_set else " (no scsihw: Proxmox's default)"
+                default = f" ({disk.controller_default})" if disk.controller_default else ""
                 issues.append((vm, DiskIssue(disk, f"{disk.key}: iothread=1 with scsihw {disk.controller}{default}",
                                              CONTROLLER)))
     yield from vm_findings(RULE, issues)

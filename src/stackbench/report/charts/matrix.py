@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from stackbench.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
-from stackbench.report.charts.values import METRICS, depth_name, panel_name, runs, spread, value
+from stackbench.report.charts.values import METRICS, depth_key, depth_name, panel_name, runs, size_key, spread, value
 from stackbench.report.uncertainty import TOO_NOISY
 from stackbench.results import Cell, Run
 
@@ -39,9 +39,8 @@ def matrix_figure(run: Run, metric: str = "iops") -> Figure:
     panels: dict[str, list[Cell]] = {}
     for cell in cells:
         panels.setdefault(panel_name(cell), []).append(cell)
-    depths = sorted({(c.workload.iodepth, c.workload.numjobs) for c in cells})
-    depth_labels = {d: depth_name(next(c for c in cells if (c.workload.iodepth, c.workload.numjobs) == d))
-                    for d in depths}
+    depths = sorted({depth_key(c) for c in cells})
+    depth_labels = {d: depth_name(next(c for c in cells if depth_key(c) == d)) for d in depths}
     gid = style.Gids()
     unit = METRICS[metric].axis
     shown = _Shown()
@@ -102,13 +101,12 @@ class _Shown:
 
 def _panel(ax: "Axes", name: str, members: list[Cell], depths: list, depth_labels: dict, metric: str,
            unit: str, gid: style.Gids, shown: _Shown) -> None:
-    sizes = sorted({c.workload.bs for c in members})
+    sizes = sorted({size_key(c) for c in members})
     width = 0.8 / len(depths)
     placed: list[tuple[float, Cell, int]] = []  # (x, cell, depth index)
     for d_index, depth in enumerate(depths):
         for s_index, bs in enumerate(sizes):
-            cell = next((c for c in members if c.workload.bs == bs
-                         and (c.workload.iodepth, c.workload.numjobs) == depth), None)
+            cell = next((c for c in members if size_key(c) == bs and depth_key(c) == depth), None)
             if cell is not None:
                 placed.append((s_index - 0.4 + width * (d_index + 0.5), cell, d_index))
     bars = [value(cell, metric) or 0.0 for _, cell, _ in placed]
@@ -132,7 +130,7 @@ def _panel(ax: "Axes", name: str, members: list[Cell], depths: list, depth_label
     for x, cell, _ in placed:
         _whisker(ax, x, cell, metric, bottom, top, gid, shown)
         _runs(ax, x, width, runs(cell, metric), gid, shown)
-    ax.set_xticks(range(len(sizes)), [style.size_label(b) for b in sizes])
+    ax.set_xticks(range(len(sizes)), [style.size_label(b) if b else "?" for b in sizes])
     ax.set_xlabel("block size (bytes, K = 1024)")
     ax.set_ylabel(style.log_axis_note(unit) if log else unit)
     ax.set_title(name)

@@ -57,7 +57,7 @@ def spread(cell: Cell, metric: str) -> Estimate | None:
 def panel_name(cell: Cell) -> str:
     """The pattern a cell belongs to, without size and depth: `randwrite`, `randrw (read)`, `write sync`."""
     w, r = cell.workload, cell.result
-    name = w.rw
+    name = w.rw if w.knows("pattern") else f"{w.rw} (rnd/seq?)"  # an import that does not say it
     if r.rw in ("randrw", "rw", "readwrite") or r.direction not in ("read", "write"):
         name = f"{name} ({r.direction})"
     if w.sync:
@@ -70,4 +70,19 @@ def panel_name(cell: Cell) -> str:
 def depth_name(cell: Cell) -> str:
     """QD and jobs as the practitioners write them: `QD4`, `QD4 x 4 jobs`."""
     w = cell.workload
-    return f"QD{w.iodepth}" + (f" x {w.numjobs} jobs" if w.numjobs > 1 else "")
+    depth = f"QD{w.iodepth}" if w.knows("iodepth") else "QD?"
+    if not w.knows("numjobs"):
+        return f"{depth} x ? jobs"
+    return depth + (f" x {w.numjobs} jobs" if w.numjobs > 1 else "")
+
+
+def depth_key(cell: Cell) -> tuple[int, int]:
+    """(iodepth, numjobs) to group and order cells by; 0 (never a real value) where an import does not say it,
+    so that its placeholder never shares a bar group with a measured QD1 or one job."""
+    w = cell.workload
+    return (w.iodepth if w.knows("iodepth") else 0, w.numjobs if w.knows("numjobs") else 0)
+
+
+def size_key(cell: Cell) -> int:
+    """The block size to group by; 0 (labelled `?`) where an import does not say it."""
+    return cell.workload.bs if cell.workload.knows("bs") else 0
