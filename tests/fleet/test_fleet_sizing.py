@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.fleet.preflight import ReadyHost
 from stackbench.fleet.run import fleet_size
 from stackbench.store import open_store

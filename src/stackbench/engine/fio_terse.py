@@ -37,8 +37,8 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency
+from stackbench.base.errors import FioOutputError
 
 _FIX = "Pass the complete lines of `fio --output-format=terse` (terse version 3, fio's default)"
 HEADER = 5

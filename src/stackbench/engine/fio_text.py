@@ -31,8 +31,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency
+from stackbench.base.errors import FioOutputError
 
 _FIX = "Pass the complete output of one fio 3.x run (--output-format=normal), or use --output-format=json"
 _NUM = r"\d{1,20}(?:\.\d{1,20})?"

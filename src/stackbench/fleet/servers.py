@@ -30,10 +30,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from stackbench import spawn
-from stackbench.abandoned import CONTROL_DIR_PREFIX
+from stackbench.base import spawn
+from stackbench.measure.abandoned import CONTROL_DIR_PREFIX
 from stackbench.fleet.agent import MARK, SOCKET_FALLBACK, SOCKET_PATH_MAX
-from stackbench.errors import FleetHostsFailed
+from stackbench.base.errors import FleetHostsFailed
 from stackbench.fleet import timing
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
 
