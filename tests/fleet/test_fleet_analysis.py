@@ -68,7 +68,7 @@ def test_the_spread_names_the_slowest_host() -> None:
 
 
 def test_cache_warnings_are_judged_per_host_and_shared() -> None:
-    from stackbench.fleet.preflight import ReadyHost
+    from stackbench.fleet.servers import ReadyHost
     from stackbench.fleet.run import cache_warnings
     from stackbench.model.plan import Plan, Workload
 

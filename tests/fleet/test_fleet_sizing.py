@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 from stackbench.base.errors import UsageError
-from stackbench.fleet.preflight import ReadyHost
+from stackbench.fleet.servers import ReadyHost
 from stackbench.fleet.run import fleet_size
 from stackbench.store import open_store
 

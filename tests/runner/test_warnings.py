@@ -77,7 +77,7 @@ def _abandoned(tmp_path: Path) -> list[Warning]:
 
 
 def _scratch_left() -> list[Warning]:
-    from stackbench.fleet.preflight import ReadyHost
+    from stackbench.fleet.servers import ReadyHost
     from stackbench.fleet.run import cleanup_pass
     from stackbench.fleet.ssh import Ssh
 

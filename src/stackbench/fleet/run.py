@@ -38,8 +38,8 @@ from stackbench.model.fio_result import DirectionResult, FioResult, Sample
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
 from stackbench.base.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
 from stackbench.fleet import timing
-from stackbench.fleet.preflight import ReadyHost, Sessions, judge, open_sessions
-from stackbench.fleet.servers import HostServer, start_servers, stop_servers
+from stackbench.fleet.preflight import Sessions, judge, open_sessions
+from stackbench.fleet.servers import HostServer, ReadyHost, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
 from stackbench.model.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
