@@ -186,7 +186,7 @@ def simulate(options: argparse.Namespace) -> None:
     """Planted order effect, no true change: false keeps/reverts of compare under each order, and how often
     the order-effect diagnostic finds the planted effect."""
     from stackbench.analysis.compare import compare_runs
-    from stackbench.round_order import AB, round_orders
+    from stackbench.model.round_order import AB, round_orders
 
     rng = random.Random(options.seed)
     started = time.monotonic()
@@ -207,9 +207,9 @@ def simulate(options: argparse.Namespace) -> None:
 
 def _simulated_arms(rng: random.Random, orders: list[str], options: argparse.Namespace) -> tuple:
     """The two arms of one simulated ab session, as `ab` stores them: per cell one replicate per round."""
-    from stackbench.engine.result import DirectionResult, Latency
-    from stackbench.plan import Workload
-    from stackbench.results import Cell, Run
+    from stackbench.model.fio_result import DirectionResult, Latency
+    from stackbench.model.plan import Workload
+    from stackbench.model.results import Cell, Run
 
     scale = options.noise / math.sqrt(2) / math.sqrt(5 / 3)  # t5 has sd sqrt(5/3); each arm carries half the variance
     second = math.log1p(options.order_effect)

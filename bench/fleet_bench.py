@@ -42,7 +42,7 @@ from stackbench.fleet.preflight import preflight
 from stackbench.fleet.servers import start_servers, stop_servers
 from stackbench.fleet.ssh import Ssh
 from stackbench.fleet.timing import ENV
-from stackbench.results import new_id
+from stackbench.model.results import new_id
 from stackbench.store import Store
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"

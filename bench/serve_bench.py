@@ -48,7 +48,7 @@ GOAL_MS = 100.0
 
 def fill(url: str, runs: int) -> tuple[list[str], str]:
     """N runs owned by the account `bench` in the store at `url`; (their ids, newest last; the account name)."""
-    from stackbench.importer import import_files
+    from stackbench.load.importer import import_files
     from stackbench.store import open_store
     from stackbench.store.accounts import Accounts
     from stackbench.store.repository import CellRecord, OutputRecord

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from stackbench.store import Store
-from stackbench.synclat import DEFAULT_RUNS, DEFAULT_RUNTIME_S, parse_sizes
+from stackbench.measure.synclat import DEFAULT_RUNS, DEFAULT_RUNTIME_S, parse_sizes
 
 
 def main() -> None:

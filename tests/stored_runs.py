@@ -14,10 +14,10 @@ from datetime import datetime, timezone
 from sqlalchemy import update
 
 from stackbench.analysis.goals import parse_goal
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 from stackbench.store import open_store, schema
 from stackbench.store.repository import CellRecord, OutputRecord
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.warning import Warning, WarningCode
 from synthetic import cell, run
 
 FACTS = {

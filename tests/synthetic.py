@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
-from stackbench.engine.fio_logs import Sample
-from stackbench.engine.result import DirectionResult, Latency
-from stackbench.plan import Workload
-from stackbench.results import Cell, Run
+from stackbench.model.fio_result import DirectionResult, Latency, Sample
+from stackbench.model.plan import Workload
+from stackbench.model.results import Cell, Run
 
 
 def cell(rw: str = "randwrite", bs: int = 4096, qd: int = 4, samples: list[float] | None = None,
@@ -44,7 +43,7 @@ def run(cells: list[Cell], label: str = "r", facts: dict | None = None, run_id: 
 def ab_arms(orders: list[str], a_runs: list[float], b_runs: list[float], *, a_command: str = "true",
             b_command: str = "true", b_rounds: list[int] | None = None, label: str = "s") -> tuple[Run, Run]:
     """The two arms of one `stackbench ab` session of one cell whose rounds ran `orders` (their facts as
-    ab_session stores them); B's runs may be listed in another sequence than their rounds (`b_rounds`)."""
+    measure/ab.py stores them); B's runs may be listed in another sequence than their rounds (`b_rounds`)."""
     def arm(letter: str, command: str, runs: list[float], rounds: list[int], run_id: str) -> Run:
         ab = {"session": "5" * 32, "arm": letter, "command": command, "rounds": len(orders), "orders": list(orders)}
         return run([cell(runs=runs, rounds=rounds)], label=f"{label}-{letter.lower()}", run_id=run_id,

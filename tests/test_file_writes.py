@@ -1,4 +1,4 @@
-"""Files reach a path through one writer (stackbench/output_files.py) and nowhere else.
+"""Files reach a path through one writer (stackbench/base/output_files.py) and nowhere else.
 
 A command that opened its output path itself would bring back what the writer prevents: a device node,
 a FIFO or a symbolic link replaced or written through (`export --openmetrics /dev/stdout` as root replaced
@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "stackbench"
-WRITER = "output_files.py"
+WRITER = "base/output_files.py"
 
 # Calls that create, write, replace or rename a file, by the module they come from; methods by name.
 MODULE_CALLS = {
@@ -38,10 +38,10 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("audit/examples.py", "write_text"): (1, "rule examples in a TemporaryDirectory"),
     ("fleet/agent.py", "open"): (1, "the remote fio server's log in the agent's private directory"),
     ("report/charts/figure.py", "savefig"): (2, "into an in-memory buffer"),
-    ("inputs.py", "os.open"): (1, "O_RDONLY: reading a user's file"),
+    ("base/inputs.py", "os.open"): (1, "O_RDONLY: reading a user's file"),
     ("scan/walker.py", "os.open"): (1, "O_RDONLY | O_DIRECTORY: walking a directory"),
     ("probe/loop.py", "os.open"): (1, "O_RDONLY: a loop device opened for its LOOP_GET_STATUS64 ioctl"),
-    ("user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
+    ("base/user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
 }
 
 
@@ -90,7 +90,7 @@ def writes() -> dict[tuple[str, str], int]:
 def test_nothing_but_the_writer_writes_a_file() -> None:
     unexplained = {key: count for key, count in writes().items() if ALLOWED.get(key, (0, ""))[0] != count}
     assert unexplained == {}, (
-        "write files through stackbench.output_files (write_file, write_files, publish), or list the call in "
+        "write files through stackbench.base.output_files (write_file, write_files, publish), or list the call in "
         "ALLOWED with the reason it is not a path a user named")
 
 

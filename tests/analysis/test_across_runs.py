@@ -11,7 +11,7 @@ import pytest
 from stackbench.analysis.across_runs import across_runs, geometric_mean, pooled_figures
 from stackbench.analysis.between_runs import estimate
 from stackbench.engine.merge import merge_segments
-from stackbench.engine.result import DirectionResult, FioResult, Latency
+from stackbench.model.fio_result import DirectionResult, FioResult, Latency
 
 
 def _run(iops: float, p50_us: float) -> FioResult:

@@ -12,7 +12,7 @@ from stackbench.analysis.between_runs import welch_ratio
 from stackbench.analysis.compare import KEEP, NO_EVIDENCE, REVERT, SAME, compare_runs, parse_weights
 from stackbench.analysis.goals import evaluate, parse_goal
 from stackbench.analysis.layers import layer_gaps
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from synthetic import cell, run
 
 STEADY = [1000.0, 1002.0, 998.0, 1001.0, 999.0, 1000.5, 1000.2, 999.8, 1001.5, 998.5]

@@ -15,7 +15,7 @@ from stackbench.analysis.estimate import (
 )
 from stackbench.analysis.stopping import decide
 from stackbench.cli.progress import ProgressObserver
-from stackbench.plan import RUN_OVERHEAD_S, StoppingRule, build_plan
+from stackbench.model.plan import RUN_OVERHEAD_S, StoppingRule, build_plan
 from synthetic import cell, run
 
 MiB = 1024**2

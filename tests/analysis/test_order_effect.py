@@ -10,7 +10,7 @@ import pytest
 
 from stackbench.analysis.compare import KEEP, REVERT, compare_runs
 from stackbench.analysis.order_effect import order_effect, session_orders
-from stackbench.round_order import AB, BA, even_rounds, round_orders, second_arm_sign
+from stackbench.model.round_order import AB, BA, even_rounds, round_orders, second_arm_sign
 from synthetic import ab_arms, cell, run
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from stackbench.analysis.between_runs import holm, paired_ratio, welch_ratio
 from stackbench.analysis.slog import candidate_from_run, rank
-from stackbench.warning import WarningCode
+from stackbench.model.warning import WarningCode
 from synthetic import cell, run, slog_candidate, spread
 
 US = 1000.0  # ns
@@ -175,7 +175,7 @@ def test_runs_without_per_run_medians_still_rank_by_their_one_value() -> None:
 def test_candidates_take_turns_as_ab_arms_do() -> None:
     """Two candidates go AB, BA, AB, ... exactly as `ab`'s arms; more go forward and backward, so every
     round starts with the candidate that ended the one before."""
-    from stackbench.round_order import arm_orders, round_orders
+    from stackbench.model.round_order import arm_orders, round_orders
 
     assert ["".join("AB"[i] for i in order) for order in arm_orders(2, 5)] == round_orders(5)
     orders = arm_orders(3, 4)

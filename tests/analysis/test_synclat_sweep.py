@@ -10,7 +10,7 @@ import pytest
 
 from stackbench.analysis.synclat import NOISE_LIMIT, sweep_noise, sweep_sizes
 from stackbench.report.synclat import synclat_rows, synclat_table
-from stackbench.warning import WarningCode
+from stackbench.model.warning import WarningCode
 from synthetic import cell, run, spread
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from stackbench.analysis.compare import compare_runs
 from stackbench.analysis.tradeoff import safety_tradeoff
-from stackbench.unsafe_settings import (
+from stackbench.model.unsafe_settings import (
     ALLOWED, FORBIDDEN_FOR_TUNE, UNSAFE_SETTINGS, entries_for, forbidden_for_tune, settings_in_command,
     settings_in_facts,
 )

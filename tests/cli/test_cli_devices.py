@@ -11,7 +11,7 @@ import pytest
 
 from conftest import cli_here
 from stackbench.engine.fio import failure_from_output, job_file, run_fio
-from stackbench.plan import Workload
+from stackbench.model.plan import Workload
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for loop devices and mounts")
 MiB = 1024**2

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import update
 
 from conftest import DATA, cli_here
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.store import open_store, schema
 
 CAPTURE = DATA / "fio" / "randread-psync.json"

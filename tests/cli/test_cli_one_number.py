@@ -14,7 +14,7 @@ import pytest
 from conftest import cli_here
 from stored_runs import store_run
 from stackbench.store import open_store
-from stackbench.units import format_iops, format_mb_per_s
+from stackbench.base.units import format_iops, format_mb_per_s
 from synthetic import cell, run
 
 FAST = ["--bs", "4k", "--qd", "1", "--rw", "randread", "--runs", "3", "--runtime", "1", "--ramp", "0",

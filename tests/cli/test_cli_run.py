@@ -151,7 +151,7 @@ def test_bad_options_are_one_line_errors(tmp_path: Path, scratch_dir: Path, args
 
 def test_every_numeric_dimension_of_the_cells_is_in_numeric_order() -> None:
     """`--bs 4k --rw randread` took the quick preset's depths as they come (1, 16, 4): QD1, QD16, QD4."""
-    from stackbench.plan import build_plan
+    from stackbench.model.plan import build_plan
 
     def order(plan):  # noqa: ANN001, ANN202
         return [(w.bs, w.iodepth) for w in plan.workloads]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stackbench.cli.progress import ProgressObserver
-from stackbench.plan import Plan, Workload
+from stackbench.model.plan import Plan, Workload
 
 
 def test_a_round_of_stonewalled_jobs_moves_the_bar_forward_only() -> None:

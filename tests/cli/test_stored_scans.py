@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here, run_cli
-from stackbench.errors import StoreError
+from stackbench.base.errors import StoreError
 from stackbench.report.formats import FORMATS
 from stackbench.scan.document import histogram_from_json, scan_from_json
 from stackbench.store import Store

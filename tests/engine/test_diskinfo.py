@@ -16,7 +16,7 @@ from stackbench.engine.diskinfo import (
     looks_like_diskinfo,
     parse_diskinfo,
 )
-from stackbench.errors import FioOutputError
+from stackbench.base.errors import FioOutputError
 
 DATA = Path(__file__).parent.parent / "data" / "diskinfo"
 

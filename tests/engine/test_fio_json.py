@@ -14,7 +14,7 @@ import pytest
 
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.merge import bins_of, merge_segments, percentile_from_bins
-from stackbench.errors import FioOutputError
+from stackbench.base.errors import FioOutputError
 
 DATA = Path(__file__).parent.parent / "data" / "fio"
 JSON_FILES = sorted(DATA.glob("*.json"))
@@ -387,7 +387,7 @@ def test_json_plus_buckets_are_held_compactly_and_read_back_exactly() -> None:
     them is the one read from the plain JSON, for every captured json+ output, and they read like the dict."""
     from collections import Counter
 
-    from stackbench.engine.result import LatencyBuckets
+    from stackbench.model.fio_result import LatencyBuckets
 
     for name in ("randwrite-fdatasync-libaio.jsonplus.json", "seqwrite-posixaio.jsonplus.json"):
         plain = _doc(name)["jobs"][0]["write"]["clat_ns"]["bins"]

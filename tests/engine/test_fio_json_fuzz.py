@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.result import FioResult
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import FioResult
+from stackbench.base.errors import FioOutputError
 
 DATA = Path(__file__).parent.parent / "data" / "fio"
 

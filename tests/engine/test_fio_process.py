@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stackbench.engine.fio import job_file, run_fio
-from stackbench.plan import Workload
+from stackbench.model.plan import Workload
 
 
 def _workload() -> Workload:

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, cli_here
-from stackbench.errors import StackbenchError
-from stackbench.importer import import_files
-from stackbench.results import Run
+from stackbench.base.errors import StackbenchError
+from stackbench.load.importer import import_files
+from stackbench.model.results import Run
 from stackbench.store import open_store
 
 PUBLIC = DATA / "fio" / "public"

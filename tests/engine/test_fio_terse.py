@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
 from stackbench.engine.truncated import recover
-from stackbench.engine.result import FioResult
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import FioResult
+from stackbench.base.errors import FioOutputError
 
 TEXT = Path(__file__).parent.parent / "data" / "fio" / "text"
 PAIRS = sorted(p.name for p in TEXT.glob("pair-*-terse-json.txt") if not ("trim" in p.name or "enotdir" in p.name))

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
-from stackbench.engine.result import FioResult
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import FioResult
+from stackbench.base.errors import FioOutputError
 
 TEXT = Path(__file__).parent.parent / "data" / "fio" / "text"
 UNIT_NS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
@@ -209,7 +209,7 @@ PAIRS_OK = [name for name in PAIRS if "error" not in name and "trim" not in name
 @pytest.mark.parametrize("name", PAIRS_OK)
 def test_the_importer_reads_normal_output_like_the_json_of_the_same_run(name: str) -> None:
     """The production import path (format detection, then the one text parser) against fio's own JSON."""
-    from stackbench.importer import parse_any, workload_of
+    from stackbench.load.importer import parse_any, workload_of
 
     document, normal = split(name)
     from_text, _ = parse_any(normal.encode(), name)

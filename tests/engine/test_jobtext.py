@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from conftest import cli_here
 from stackbench.engine.fio import job_file
 from stackbench.engine.jobtext import check_value, opened_files, read_back, render
-from stackbench.errors import UsageError
-from stackbench.plan import IOENGINES, build_plan
+from stackbench.base.errors import UsageError
+from stackbench.model.plan import IOENGINES, build_plan
 
 HOSTILE = st.text(
     alphabet=st.one_of(

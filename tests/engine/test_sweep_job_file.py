@@ -9,7 +9,7 @@ from stackbench.engine.fio import job_log_prefix, run_fio, section_name, sweep_j
 from stackbench.engine.fio_json import parse_fio_jobs, parse_fio_json
 from stackbench.engine.jobtext import read_back
 from stackbench.engine.merge import bins_of
-from stackbench.plan import Workload
+from stackbench.model.plan import Workload
 
 MiB = 1024**2
 

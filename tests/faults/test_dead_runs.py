@@ -25,7 +25,7 @@ from typing import Iterator
 import pytest
 
 from conftest import DATA, cli_here, run_cli
-from stackbench.abandoned import WORKDIR_PREFIX, process_record
+from stackbench.measure.abandoned import WORKDIR_PREFIX, process_record
 from stackbench.store import open_store
 from stored_runs import build_store
 

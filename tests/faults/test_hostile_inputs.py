@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 
 from conftest import DATA
 from faults.capped import CappedCli
-from stackbench import inputs
-from stackbench.inputs import FIO_OUTPUT, InputError, InputKind, read_input
+from stackbench.base import inputs
+from stackbench.base.inputs import FIO_OUTPUT, InputError, InputKind, read_input
 
-SPARSE = 4 * 1024**3  # over every cap in stackbench.inputs.KINDS, and never written: no disk is used
+SPARSE = 4 * 1024**3  # over every cap in stackbench.base.inputs.KINDS, and never written: no disk is used
 BENCH = DATA / "cryptsetup" / "guest-max" / "benchmark.stdout"
 FACTS = DATA / "zfs" / "openzfs-2.3.2-probe"
 RUN = DATA / "fio" / "randread-psync.json"
@@ -155,7 +155,7 @@ def test_any_file_over_its_cap_is_refused_by_its_size_and_any_under_it_is_read_w
 ) -> None:
     """Oversize inputs of every kind, as sparse files (no disk is used, nothing is read): refused from their
     size with the cap named; and a file within the cap is read exactly."""
-    from stackbench.units import format_bytes
+    from stackbench.base.units import format_bytes
 
     directory = tmp_path_factory.mktemp("caps")
     over = directory / "over"
@@ -225,7 +225,7 @@ def test_memory_is_the_file_size_not_the_cap(tmp_path: Path) -> None:
 
 def test_security_md_lists_every_cap() -> None:
     """The bounded-input promise in SECURITY.md names each kind of input with its cap."""
-    from stackbench.units import format_bytes
+    from stackbench.base.units import format_bytes
 
     text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text()
     missing = [kind.what for kind in inputs.KINDS if f"| {kind.what} | {format_bytes(kind.limit)} |" not in text]

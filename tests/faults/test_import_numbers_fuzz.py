@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA
-from stackbench.engine.result import DirectionResult, FioResult, Latency
-from stackbench.errors import StackbenchError
-from stackbench.importer import FORMATS, parse_text, workload_of
+from stackbench.model.fio_result import DirectionResult, FioResult, Latency
+from stackbench.base.errors import StackbenchError
+from stackbench.load.importer import FORMATS, parse_text, workload_of
 
 SAMPLES: dict[str, tuple[Path, ...]] = {
     "json": (DATA / "fio" / "randread-psync.json", DATA / "fio" / "seqwrite-posixaio.jsonplus.json",

@@ -62,8 +62,8 @@ def test_ctrl_c_after_a_commit_and_before_it_was_noted_still_counts_that_file(tm
     """The window the signal test above hits about once in twenty: the transaction of file 2 committed, then
     Ctrl-C arrives before the importer noted it. Made deterministic by raising KeyboardInterrupt right after
     the real commit (the store and the files are real)."""
-    from stackbench.errors import Interrupted
-    from stackbench.importer import import_files
+    from stackbench.base.errors import Interrupted
+    from stackbench.load.importer import import_files
     from stackbench.store import open_store
 
     files = []

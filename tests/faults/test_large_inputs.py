@@ -26,7 +26,7 @@ MOST = 4.0  # the peak's growth over the RSS before the import, in file sizes (b
 MEASURE = r"""
 import resource, sys
 from stackbench.cli import app  # every module the import needs, loaded before the baseline
-import stackbench.importer, stackbench.store, stackbench.report.run_json
+import stackbench.load.importer, stackbench.store, stackbench.report.run_json
 import numpy, scipy.stats  # what the statistics of the printed runs load: a constant, not the file's
 before = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
 from stackbench.cli import run_app

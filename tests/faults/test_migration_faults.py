@@ -26,7 +26,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import Pool
 
 from conftest import alembic, fill
-from stackbench.errors import StoreError
+from stackbench.base.errors import StoreError
 from stackbench.store import Store
 from stackbench.store.database_url import database_url
 from stackbench.store.repository import MIGRATIONS, head_revision

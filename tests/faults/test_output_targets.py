@@ -21,7 +21,7 @@ from typing import Callable
 import pytest
 
 from conftest import DATA, cli_here, fill
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
 SECRET = "precious bytes that no output may touch\n"
@@ -265,7 +265,7 @@ def test_the_fleet_timing_file_is_never_written_through_a_node(tmp_path: Path, k
 
 
 def test_a_recovery_file_goes_past_a_node_to_the_next_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stackbench import recovery
+    from stackbench.measure import recovery
 
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
@@ -302,7 +302,7 @@ def test_dash_is_standard_output_where_it_fits(db: str, tmp_path: Path, monkeypa
 # -- the writer itself: races and rollback -------------------------------------------------------------
 
 def _write(files: list[tuple[Path, bytes]], *, force: bool) -> None:
-    from stackbench.output_files import Destination, write_files
+    from stackbench.base.output_files import Destination, write_files
 
     write_files(files, force=force, destination=Destination("-o"))
 
@@ -310,7 +310,7 @@ def _write(files: list[tuple[Path, bytes]], *, force: bool) -> None:
 def _swap_while_writing(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]) -> None:
     """Run `swap` after the data is written to its temporary file and before it is put in place: the
     moment a racing process would change the path (a deterministic stand-in for that process)."""
-    from stackbench import output_files
+    from stackbench.base import output_files
 
     real = output_files._stage
 
@@ -326,7 +326,7 @@ def _swap_while_writing(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None
 def test_a_node_swapped_in_while_writing_is_not_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          swapped_in: str, fallback: bool) -> None:
     if fallback:
-        monkeypatch.setattr("stackbench.output_files._libc", False)  # as on a file system or libc without renameat2
+        monkeypatch.setattr("stackbench.base.output_files._libc", False)  # as on a file system or libc without renameat2
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     target = out_dir / "report.html"
@@ -347,7 +347,7 @@ def test_a_node_swapped_in_while_writing_is_not_replaced(tmp_path: Path, monkeyp
 def test_a_file_that_appears_while_writing_a_new_one_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               fallback: bool) -> None:
     if fallback:
-        monkeypatch.setattr("stackbench.output_files._libc", False)
+        monkeypatch.setattr("stackbench.base.output_files._libc", False)
     target = tmp_path / "new.svg"
     _swap_while_writing(monkeypatch, lambda: target.write_text(SECRET))
     with pytest.raises(StackbenchError, match="appeared while stackbench wrote it"):

@@ -9,9 +9,9 @@ import pytest
 from stackbench.analysis.compare import compare_runs
 from stackbench.analysis.fleet import host_spread
 from stackbench.analysis.layers import layer_gaps
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.fleet import spread_table
-from stackbench.results import TOTAL_HOST
+from stackbench.model.results import TOTAL_HOST
 
 from synthetic import cell, run
 
@@ -68,9 +68,9 @@ def test_the_spread_names_the_slowest_host() -> None:
 
 
 def test_cache_warnings_are_judged_per_host_and_shared() -> None:
-    from stackbench.fleet.preflight import ReadyHost
+    from stackbench.fleet.servers import ReadyHost
     from stackbench.fleet.run import cache_warnings
-    from stackbench.plan import Plan, Workload
+    from stackbench.model.plan import Plan, Workload
 
     def host(name: str, ram: int, fs: str) -> ReadyHost:
         return ReadyHost(name, 0, f"/x/{name}", True, {"system": {"ram_bytes": ram}, "target_facts": {"fs_type": fs}})

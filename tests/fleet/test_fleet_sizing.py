@@ -16,10 +16,10 @@ from typing import Iterator
 
 import pytest
 
-from stackbench.errors import UsageError
-from stackbench.fleet.preflight import ReadyHost
+from stackbench.base.errors import UsageError
+from stackbench.fleet.servers import ReadyHost
 from stackbench.fleet.run import fleet_size
-from stackbench.safety import largest_size
+from stackbench.measure.safety import largest_size
 from stackbench.store import open_store
 
 GIB, MIB = 1024**3, 1024**2

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from stackbench.engine.result import DirectionResult, Latency
-from stackbench.plan import Workload
-from stackbench.results import TOTAL_HOST, new_id
+from stackbench.model.fio_result import DirectionResult, Latency
+from stackbench.model.plan import Workload
+from stackbench.model.results import TOTAL_HOST, new_id
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
 

@@ -11,7 +11,7 @@ import pytest
 
 from stackbench.engine.fio_json import parse_client_results
 from stackbench.engine.merge import bins_of, merge_parallel, percentile_from_bins
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.fleet.hosts import check_host, parse_hosts
 from stackbench.fleet.ssh import Ssh, explain
 

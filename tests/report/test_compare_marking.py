@@ -15,7 +15,7 @@ from stackbench.report.documents.html import render_html
 from stackbench.report.documents.markdown import render_markdown
 from stackbench.report.documents.xlsx import render_xlsx
 from stackbench.report.formats import EXPORTERS, Screen
-from stackbench.round_order import round_orders
+from stackbench.model.round_order import round_orders
 from plain_csv import tables
 from synthetic import ab_arms
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.report.document import Report
 from stackbench.report.formats import EXPORTERS, FORMATS, Screen, exporter
 from stackbench.report.tabular import Tabular
@@ -98,7 +98,7 @@ def test_json_output_cannot_hold_nan_or_infinity(value: float, tmp_path: Path) -
     """`show --json` once printed `Infinity`, which no JSON reader accepts. The one encoding every command
     prints through refuses it: a value that is not finite is a bug (exit 70), never a broken document."""
     from conftest import cli_here
-    from stackbench.goal import Goal
+    from stackbench.model.goal import Goal
     from stackbench.report.formats.json import dumps
     from stackbench.store import open_store
 

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from stackbench.abandoned import WORKDIR_PREFIX, clean, leftover_processes, process_record
+from stackbench.measure.abandoned import WORKDIR_PREFIX, clean, leftover_processes, process_record
 
 Start = Callable[..., subprocess.Popen]
 

@@ -13,8 +13,8 @@ from typing import Iterator
 import pytest
 
 from conftest import MiB, _need_root, cli_here
-from stackbench.errors import UnsafeTarget
-from stackbench.safety import resolve_target
+from stackbench.base.errors import UnsafeTarget
+from stackbench.measure.safety import resolve_target
 
 
 class Image:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from stackbench.errors import UnsafeTarget
+from stackbench.base.errors import UnsafeTarget
 from stackbench.probe.block import collect_target_facts
-from stackbench.safety import cache_warning, resolve_target
+from stackbench.measure.safety import cache_warning, resolve_target
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for loop devices and mounts")
 MiB = 1024**2

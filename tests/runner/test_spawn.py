@@ -11,14 +11,14 @@ import pytest
 
 from child_processes import pids_written, still_running
 
-from stackbench import spawn
+from stackbench.base import spawn
 
 # A SIGTERM sent from the at-fork hook lands in the middle of starting the child, like the fault test's
 # SIGTERM that hit `fio` being started. Run in a separate interpreter: at-fork hooks cannot be removed.
 STOP_ON_SIGTERM = textwrap.dedent(
     """
     import os, signal, subprocess, sys, time
-    from stackbench import spawn
+    from stackbench.base import spawn
 
     class Stop(Exception):
         pass
@@ -82,7 +82,7 @@ def test_run_behaves_like_subprocess_run() -> None:
 DYING_PARENT = textwrap.dedent(
     """
     import signal, sys, time
-    from stackbench import spawn
+    from stackbench.base import spawn
 
     child = spawn.popen(["sh", "-c", sys.argv[1]], death_signal=signal.SIGTERM)
     print(child.pid, flush=True)

@@ -13,7 +13,7 @@ import pytest
 
 from child_processes import alive, pids_written, still_running
 
-from stackbench import user_commands
+from stackbench.base import user_commands
 
 
 def test_a_command_that_starts_a_background_child_and_exits_0_has_succeeded_at_once(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_the_exit_status_of_the_command_decides_and_its_last_words_are_kept() ->
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interruption_ends_the_group_with_the_same_signal_and_is_raised_again(tmp_path: Path, sig) -> None:
     """SIGTERM is raised as `Terminated` by the runner's handler, as in a real run."""
-    from stackbench.runner import signals_as_interrupt
+    from stackbench.measure.runner import signals_as_interrupt
 
     pid_file = tmp_path / "pids"
     seen = tmp_path / "seen"

@@ -1,4 +1,4 @@
-"""Warnings are a closed set of codes (stackbench/warning.py): made by the situation each names, stored and
+"""Warnings are a closed set of codes (stackbench/model/warning.py): made by the situation each names, stored and
 read back with their code, filtered by code, and every code documented in docs/json.md."""
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import pytest
 from sqlalchemy import insert
 
 from conftest import DATA, cli_here
-from stackbench.abandoned import process_record, reap
+from stackbench.measure.abandoned import process_record, reap
 from stackbench.analysis.compare import compare_runs
 from stackbench.analysis.stability import run_warnings
 from stackbench.cli.synclat import warnings_to_print
-from stackbench.plan import Plan, Workload
+from stackbench.model.plan import Plan, Workload
 from stackbench.report.run_json import run_json
-from stackbench.runner import SilentObserver, _settle_direct
-from stackbench.safety import Target, cache_warning
+from stackbench.measure.runner import SilentObserver, _settle_direct
+from stackbench.measure.safety import Target, cache_warning
 from stackbench.store import Store, schema
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.warning import Warning, WarningCode
 from synthetic import ab_arms, cell, run
 
 DOCS = Path(__file__).parent.parent.parent / "docs" / "json.md"
@@ -77,7 +77,7 @@ def _abandoned(tmp_path: Path) -> list[Warning]:
 
 
 def _scratch_left() -> list[Warning]:
-    from stackbench.fleet.preflight import ReadyHost
+    from stackbench.fleet.servers import ReadyHost
     from stackbench.fleet.run import cleanup_pass
     from stackbench.fleet.ssh import Ssh
 
@@ -94,7 +94,7 @@ def _less_safe() -> list[Warning]:
 
 
 def _order_effect() -> list[Warning]:
-    from stackbench.round_order import AB, round_orders
+    from stackbench.model.round_order import AB, round_orders
 
     orders = round_orders(6)  # the same configuration twice; the arm measured second does 5 % more
     levels = [*RUNS, 1000.0]
@@ -148,7 +148,7 @@ def test_every_code_has_its_situation_here() -> None:
 def _imported(name: str, **changed: tuple[str, ...]) -> list[Warning]:
     """What `import` says of a real fio output (tests/data/fio): `changed` narrows it to one situation (a terse
     output whose counts were not derived says only what it does not say)."""
-    from stackbench.importer import import_warnings, read_fio_file, workload_of
+    from stackbench.load.importer import import_warnings, read_fio_file, workload_of
 
     result = read_fio_file(DATA / "fio" / name)[0]
     directions = [replace(d, **changed) for d in result.directions]

@@ -12,7 +12,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, text
 
-from stackbench.errors import StoreError
+from stackbench.base.errors import StoreError
 from stackbench.store import Store
 from stackbench.store.accounts import Accounts, RunFilter, Viewer, now
 from stackbench.store.repository import MIGRATIONS

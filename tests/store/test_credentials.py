@@ -12,7 +12,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import JSON, String, create_engine, text
 
-from stackbench.credentials import MASK, is_secret_name, scrub, scrub_argv, scrub_text
+from stackbench.base.credentials import MASK, is_secret_name, scrub, scrub_argv, scrub_text
 from stackbench.store import Store, schema
 from stackbench.store.repository import MIGRATIONS
 from web import test_postgres
@@ -143,8 +143,8 @@ def _store_everything(store: Store) -> dict[str, str]:
     from datetime import datetime, timezone
 
     from stackbench.engine.fio_json import parse_fio_json
-    from stackbench.importer import workload_of
-    from stackbench.results import new_id
+    from stackbench.load.importer import workload_of
+    from stackbench.model.results import new_id
     from stackbench.store.repository import OutputRecord
     from stored_runs import audit_document, scan_document
 

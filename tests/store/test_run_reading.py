@@ -11,7 +11,7 @@ from sqlalchemy import event, select
 
 from stackbench.analysis.cells import samples_needed
 from stackbench.analysis.compare import compare_runs
-from stackbench.engine.fio_logs import Sample
+from stackbench.model.fio_result import Sample
 from stackbench.report.compare import comparison_table
 from stackbench.report.run import run_display
 from stackbench.store import Store, schema

@@ -9,11 +9,11 @@ import pytest
 
 from stackbench.engine.fio import job_file, run_fio
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.errors import StoreError, UsageError
-from stackbench.plan import Workload
+from stackbench.base.errors import StoreError, UsageError
+from stackbench.model.plan import Workload
 from stackbench.store import Store, open_store
 from stackbench.store.database_url import database_url
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.warning import Warning, WarningCode
 
 A_WARNING = Warning(WarningCode.PAGE_CACHE, "", "a warning", "a fix")
 

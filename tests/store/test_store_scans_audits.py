@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect, select
 
-from stackbench.engine.fio_logs import Sample
-from stackbench.errors import StoreError
-from stackbench.results import new_id
+from stackbench.model.fio_result import Sample
+from stackbench.base.errors import StoreError
+from stackbench.model.results import new_id
 from stackbench.store import Store, schema
 from stackbench.store.database_url import database_url
 from stackbench.store.repository import CellRecord, OutputRecord, head_revision

@@ -23,7 +23,7 @@ from typing import Iterator
 import httpx
 
 from stackbench.analysis.goals import parse_goal
-from stackbench.importer import import_files
+from stackbench.load.importer import import_files
 from stackbench.store import open_store
 from stackbench.store.accounts import Accounts
 from stackbench.web.app import create_app
@@ -220,7 +220,7 @@ def _add_scans_and_audits(store, accounts: Accounts, ids: dict[str, str], items:
     from datetime import datetime, timedelta, timezone
 
     from stackbench.audit.history import compare_audits
-    from stackbench.results import new_id
+    from stackbench.model.results import new_id
     from stored_runs import audit_document, scan_document
 
     when = datetime.now(timezone.utc) - timedelta(hours=1)

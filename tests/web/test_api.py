@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from stackbench.importer import import_files
+from stackbench.load.importer import import_files
 from stackbench.store import open_store
 from stackbench.store.accounts import now
 from stackbench.store.tokens import Tokens

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackbench.importer import import_files
+from stackbench.load.importer import import_files
 from stackbench.web.settings import Settings
 from web.site import DISKINFO, HOSTILE, PASSWORD
 

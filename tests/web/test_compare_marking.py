@@ -7,7 +7,7 @@ import html
 
 from stackbench.analysis.compare import compare_runs
 from stackbench.report.compare import comparison_table
-from stackbench.round_order import round_orders
+from stackbench.model.round_order import round_orders
 from stored_runs import store_run
 from synthetic import ab_arms
 from web.site import SHARED

@@ -116,7 +116,7 @@ def test_shared_pages_show_charts_drawn_from_the_redacted_runs(fresh_site, tmp_p
     run: a user name in a path in the run's label, which the owner's charts show, is not in the holder's."""
     import shutil
 
-    from stackbench.importer import import_files
+    from stackbench.load.importer import import_files
     from web.site import FIO
 
     home = tmp_path / "home" / "mallory-charts" / "runs"
@@ -238,7 +238,7 @@ def test_a_shared_page_is_redacted_and_the_owners_page_is_not(web: Site, as_user
     placeholder (report/redact.py), on the run page and on a shared compare."""
     import shutil
 
-    from stackbench.importer import import_files
+    from stackbench.load.importer import import_files
     from web.site import FIO
 
     home = tmp_path / "home" / "mallory-fs" / "runs"
@@ -599,7 +599,7 @@ def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with
     revoked link's report is the same 404 as a random token's."""
     import shutil
 
-    from stackbench.importer import import_files
+    from stackbench.load.importer import import_files
     from web.site import FIO
 
     home = tmp_path / "home" / "mallory-rep" / "runs"

@@ -8,7 +8,7 @@ import re
 import conftest
 import pytest
 
-from stackbench.importer import import_files
+from stackbench.load.importer import import_files
 from web.site import DISKINFO, SHARED, assert_slog_page_is_the_clis, csrf_of, site
 from web.test_access_matrix import assert_matrix
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import DATA, run_cli
 from stackbench.cli import run_app
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.web.server import check_host, is_loopback
 from web.site import PASSWORD, first_answer, free_port
 

@@ -19,8 +19,8 @@ from typing import Iterator
 import httpx
 import pytest
 
-from stackbench.importer import import_files
-from stackbench.results import new_id
+from stackbench.load.importer import import_files
+from stackbench.model.results import new_id
 from stored_runs import store_run
 from synthetic import cell, run, slog_candidate
 from web.site import DISKINFO, HOSTILE, SHARED, Site, Template, assert_slog_page_is_the_clis, first_table

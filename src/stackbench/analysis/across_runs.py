@@ -23,7 +23,7 @@ import math
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from stackbench.engine.result import DirectionResult, Latency
+from stackbench.model.fio_result import DirectionResult, Latency
 
 
 def geometric_mean(values: Sequence[float | None]) -> float | None:

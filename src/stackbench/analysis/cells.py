@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackbench.analysis.between_runs import Estimate, batch_means, estimate
-from stackbench.results import Cell
+from stackbench.model.results import Cell
 
 RUNS, SEGMENTS, BATCHES, NONE = "runs", "segments", "batches", "none"
 

@@ -24,9 +24,9 @@ from stackbench.analysis.between_runs import (
 from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of, runs_range
 from stackbench.analysis.order_effect import OrderEffect, session_order_effect, session_orders
 from stackbench.analysis.tradeoff import SafetyTradeoff, safety_tradeoff
-from stackbench.errors import StackbenchError
-from stackbench.results import TOTAL_HOST, Cell, Run
-from stackbench.warning import Warning, WarningCode
+from stackbench.base.errors import StackbenchError
+from stackbench.model.results import TOTAL_HOST, Cell, Run
+from stackbench.model.warning import Warning, WarningCode
 
 KEEP, REVERT, SAME, NO_EVIDENCE = "keep", "revert", "same", "no evidence"
 

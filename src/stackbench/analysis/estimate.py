@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Sequence
 
-from stackbench.plan import JOB_OVERHEAD_S, RUN_OVERHEAD_S, Plan, StoppingRule, Workload
-from stackbench.results import Run
-from stackbench.units import count, format_bytes, format_duration
+from stackbench.model.plan import JOB_OVERHEAD_S, RUN_OVERHEAD_S, Plan, StoppingRule, Workload
+from stackbench.model.results import Run
+from stackbench.base.units import count, format_bytes, format_duration
 
 # The interpreter and the CLI's imports before a command's code runs (README: `runs` starts in about 0.4 s);
 # what comes after (the store, the checks) is measured by the command itself.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stackbench.analysis.compare import match_key
-from stackbench.results import TOTAL_HOST, Cell, Run
+from stackbench.model.results import TOTAL_HOST, Cell, Run
 
 
 @dataclass(frozen=True)

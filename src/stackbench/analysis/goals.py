@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from stackbench.errors import StackbenchError
-from stackbench.goal import Goal
-from stackbench.plan import out_of_fio_range
-from stackbench.results import Cell, Run
-from stackbench.units import format_size, parse_size
+from stackbench.base.errors import StackbenchError
+from stackbench.model.goal import Goal
+from stackbench.model.plan import out_of_fio_range
+from stackbench.model.results import Cell, Run
+from stackbench.base.units import format_size, parse_size
 
 _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 _UNITS = {

@@ -22,8 +22,8 @@ from stackbench.analysis.advice import RERUN_LAYERS, RERUN_PAIRED, more_runs, ru
 from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, geomean_interval, holm
 from stackbench.analysis.cells import RUNS, SEGMENTS, replicates_of
 from stackbench.analysis.compare import ab_session, fleet_hosts, match_key, no_common_cells, test_cells
-from stackbench.errors import StackbenchError
-from stackbench.results import Cell, Run
+from stackbench.base.errors import StackbenchError
+from stackbench.model.results import Cell, Run
 
 METRICS = {"iops": "IOPS", "bw": "MB/s"}
 ALPHA = 0.05

@@ -20,9 +20,9 @@ from typing import Any, Mapping, Sequence
 
 from stackbench.analysis import student_t
 from stackbench.analysis.cells import RUNS, replicates_of
-from stackbench.results import Cell, Run
-from stackbench.round_order import AB, BA, second_arm_sign
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.results import Cell, Run
+from stackbench.model.round_order import AB, BA, second_arm_sign
+from stackbench.model.warning import Warning, WarningCode
 
 
 @dataclass(frozen=True)

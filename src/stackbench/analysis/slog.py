@@ -28,10 +28,10 @@ from typing import Any, Sequence
 from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, runs_needed
 from stackbench.analysis.cells import RUNS, Replicates
 from stackbench.analysis.compare import REVERT, SAME, ab_session, ratio_test, row_verdict
-from stackbench.plan import MAX_RUNS
-from stackbench.results import Cell, Run
-from stackbench.units import format_latency_ns, format_size
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.plan import MAX_RUNS
+from stackbench.model.results import Cell, Run
+from stackbench.base.units import format_latency_ns, format_size
+from stackbench.model.warning import Warning, WarningCode
 
 CLASS_SIZE = 4096  # the classes are bounds on 4 KiB writes
 # (upper bound of the QD1 median completion latency in ns, class name, verdict)

@@ -13,9 +13,9 @@ from typing import Any
 from stackbench.analysis.advice import AB, RUN, more_runs, runs_to_decide
 from stackbench.analysis.cells import RUNS, cell_estimate, replicates_of
 from stackbench.analysis.stats import sample_summary
-from stackbench.results import Cell
-from stackbench.units import plural
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.results import Cell
+from stackbench.base.units import plural
+from stackbench.model.warning import Warning, WarningCode
 
 SPREAD_LIMIT = 0.10  # run-to-run variation (sd of log IOPS) above which a warning says so
 CV_LIMIT = 0.25  # second-to-second variation inside runs worth a diagnostic

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:
     import numpy as np
 
-    from stackbench.results import Cell
+    from stackbench.model.results import Cell
 
 
 def _scipy_stats():  # noqa: ANN202 - scipy.stats takes 0.7 s to import: only when a statistic is computed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stackbench.plan import StoppingRule
+from stackbench.model.plan import StoppingRule
 
 __all__ = ["StoppingRule", "decide"]
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from stackbench.analysis.between_runs import Estimate, estimate, runs_needed
 from stackbench.analysis.cells import RUNS, replicates_of
-from stackbench.plan import MAX_RUNS
-from stackbench.results import Cell, Run
-from stackbench.units import format_size
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.plan import MAX_RUNS
+from stackbench.model.results import Cell, Run
+from stackbench.base.units import format_size
+from stackbench.model.warning import Warning, WarningCode
 
 NOISE_LIMIT = 0.10  # a time per write whose 95 % interval is wider than ±10 % is too noisy to quote
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stackbench.results import Run
-from stackbench.unsafe_settings import (
+from stackbench.model.results import Run
+from stackbench.model.unsafe_settings import (
     UNSAFE_SETTINGS, SettingValue, UnsafeSetting, settings_in_command, settings_in_facts, settings_of_workloads,
 )
-from stackbench.warning import Warning, WarningCode
+from stackbench.model.warning import Warning, WarningCode
 
 A, B = "A", "B"
 _KEEP, _REVERT, _SAME = "keep", "revert", "same"  # analysis/compare's verdicts (which imports this module)

@@ -21,7 +21,7 @@ from stackbench.audit.versions import Version, parse_zfs_version
 from stackbench.audit.storage import DiskLocation, Storage, is_network_file_system, locate_volume, parse_storage_cfg
 from stackbench.audit.vm import Vm, VmDisk, parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.zfs_outputs import Vdev
-from stackbench.inputs import FACTS_FILE, STORAGE_CFG, VM_CONFIG, read_input_text, read_optional_text
+from stackbench.base.inputs import FACTS_FILE, STORAGE_CFG, VM_CONFIG, read_input_text, read_optional_text
 
 __all__ = ["FACT_FILES", "ZDB_CONFIG", "FactFile", "Facts", "Vdev", "load_facts"]
 # systemd-detect-virt's container names (its --container list); everything else it prints is a VM.

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from stackbench import spawn
+from stackbench.base import spawn
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,7 +152,7 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    from stackbench.output_files import Destination, publish
+    from stackbench.base.output_files import Destination, publish
 
     staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=directory))
     made: list[Path] = []

@@ -27,7 +27,7 @@ from typing import Any
 
 from stackbench.audit.facts import FACT_FILES, Facts
 from stackbench.audit.vm import Vm
-from stackbench.inputs import FACTS_FILE, read_optional_text
+from stackbench.base.inputs import FACTS_FILE, read_optional_text
 
 MACHINE_ID_FILE = "machine-id-hash.txt"
 PLACEHOLDER_HOSTS = frozenset({"", "(none)", "localhost", "localhost.localdomain"})

@@ -12,7 +12,7 @@ from stackbench.cli.common import (
     AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit, open_store_from,
     target_path,
 )
-from stackbench.safety import check_target_text
+from stackbench.measure.safety import check_target_text
 from stackbench.cli.plan_options import (
     BsOption,
     DirectOption,
@@ -92,12 +92,12 @@ def ab_command(
 
         stackbench ab -t /tank/vm/bench --a "zfs set compression=off tank/vm" --b "zfs set compression=lz4 tank/vm" --bs 4k,1m --rw randwrite,write
     """
-    from stackbench.ab_session import AbRequest, execute_ab
+    from stackbench.measure.ab import AbRequest, execute_ab
     from stackbench.analysis.compare import compare_runs
     from stackbench.report.compare import comparison_csv_table, comparison_table
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.round_order import even_rounds
-    from stackbench.runner import RunRequest
+    from stackbench.model.round_order import even_rounds
+    from stackbench.measure.runner import RunRequest
 
     plan = plan_from_options(
         preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None, None, ioengine,
@@ -113,7 +113,7 @@ def ab_command(
                       "rounds as the other", markup=False, highlight=False, soft_wrap=True)
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
 
-    from stackbench.credentials import scrub_text
+    from stackbench.base.credentials import scrub_text
 
     def announce(arm: str, command: str) -> None:  # printed as the runs store them: credentials masked
         if fmt != "json" and not err.is_terminal:

@@ -21,9 +21,9 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.text import Text
 
-from stackbench.usertext import shown
+from stackbench.base.usertext import shown
 if TYPE_CHECKING:
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
 
 app = typer.Typer(
     name="stackbench",
@@ -137,7 +137,7 @@ _delivered: str | None = None
 
 def _terminate(signum: int, _frame: object) -> None:
     global _delivered
-    from stackbench.errors import Terminated
+    from stackbench.base.errors import Terminated
 
     _delivered = signal.Signals(signum).name
     raise Terminated(_delivered)
@@ -152,7 +152,7 @@ def _deliver_again(unraisable: Any) -> None:
     ignored the same way (and `os.kill` to ourselves here would run the handler at once, in this hook)."""
     error = unraisable.exc_value
     if isinstance(error, KeyboardInterrupt):
-        from stackbench.errors import Terminated
+        from stackbench.base.errors import Terminated
 
         signum = signal.Signals.__members__.get(str(error), signal.SIGTERM) if isinstance(error, Terminated) \
             else signal.SIGINT
@@ -189,7 +189,7 @@ def _exit(code: int) -> None:
 
 def run_app(argv: list[str] | None = None) -> None:
     global _kept, _delivered
-    from stackbench.errors import StackbenchError, Terminated, interrupt_cause
+    from stackbench.base.errors import StackbenchError, Terminated, interrupt_cause
 
     _kept = _delivered = None
     install_signal_handlers()

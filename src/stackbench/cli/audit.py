@@ -27,7 +27,7 @@ def save_into(directory: Path) -> dict[str, str]:
     import errno
 
     from stackbench.audit.probe import save_facts
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
 
     try:
         return save_facts(directory)
@@ -57,7 +57,7 @@ def facts_save(
 
         stackbench facts save /tmp/host-facts && stackbench audit --from /tmp/host-facts
     """
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
 
     if directory.exists() and not directory.is_dir():
         raise StackbenchError(f"{directory} exists and is not a directory", "Give a new or existing directory")
@@ -109,10 +109,10 @@ def audit_command(
     from stackbench.audit.history import compare_audits
     from stackbench.audit.report import ORDER, AuditReport, run_rules
     from stackbench.audit.subject import audit_subject
-    from stackbench.results import new_id
+    from stackbench.model.results import new_id
     from stackbench.audit.rule import SEVERITIES
     from stackbench.audit.rules import BY_ID, REGISTRY
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
     from stackbench.report.audit import rules_table
 
     fmt = chosen_format(output_format, json_output)
@@ -240,7 +240,7 @@ def print_audit(document: dict[str, Any], fmt: str) -> None:
 
 def show_audit(stored: Any, fmt: str) -> None:
     """`stackbench show AUDIT`: a stored audit (a `StoredAudit`) printed as `audit` printed it."""
-    from stackbench.errors import StoreError
+    from stackbench.base.errors import StoreError
 
     try:
         print_audit(stored.document, fmt)
@@ -254,7 +254,7 @@ def show_audit(stored: Any, fmt: str) -> None:
 def _require_saved_facts(directory: Path, have_vm_configs: bool) -> None:
     """Refuse a directory that holds none of the files `facts save` writes: no data is not a clean bill."""
     from stackbench.audit.probe import CAPTURES
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
 
     known = {c.file for c in CAPTURES} | {"probe.json", "meminfo.txt", "cpuinfo.txt", "lsblk.json", "pve/storage.cfg"}
     # VM configs saved alone (a capture of /etc/libvirt/qemu or /etc/pve/qemu-server) are facts too

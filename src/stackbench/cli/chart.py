@@ -9,12 +9,12 @@ import typer
 
 from stackbench.cli.app import app, err
 from stackbench.cli.common import AlphaOption, DbOption, KeepIdentifiersOption, MinEffectOption, split_list
-from stackbench.errors import StackbenchError, UsageError
+from stackbench.base.errors import StackbenchError, UsageError
 
 if TYPE_CHECKING:
-    from stackbench.output_files import Destination
+    from stackbench.base.output_files import Destination
     from stackbench.report.charts.figure import Figure
-    from stackbench.results import Cell, Run
+    from stackbench.model.results import Cell, Run
 
 # The same list as report.charts.KINDS, repeated here so that `--help` does not import the charts package.
 # `special` draws a stored smallblocks scan, every other kind stored runs.
@@ -266,7 +266,7 @@ def cache_cell(run: "Run", key: str | None) -> "Cell":
 def scan_figure(store: Any, ref: str, redact: Any) -> "Figure":
     """The special vdev sizing chart of a stored smallblocks scan, as `smallblocks --chart` draws it, its
     paths passed through `redact` (report/redact.py)."""
-    from stackbench.errors import StoreError
+    from stackbench.base.errors import StoreError
     from stackbench.report.charts import scan_figures
     from stackbench.scan.document import scan_from_json
 
@@ -289,7 +289,7 @@ def scan_figure(store: Any, ref: str, redact: Any) -> "Figure":
 
 def image_format(path: Path) -> str:
     """svg or png, from the file's suffix; SVG for standard output (`-`)."""
-    from stackbench.output_files import is_stdout
+    from stackbench.base.output_files import is_stdout
 
     if is_stdout(path):
         return "svg"
@@ -301,28 +301,28 @@ def image_format(path: Path) -> str:
 
 
 def _destination(option: str) -> "Destination":
-    from stackbench.output_files import Destination
+    from stackbench.base.output_files import Destination
 
     return Destination(option, stdout=option == "-o")
 
 
 def check_output(path: Path, force: bool, option: str = "-o") -> None:
     """Refuse the output file before drawing (or scanning) for nothing; `save_figure` checks again."""
-    from stackbench.output_files import check
+    from stackbench.base.output_files import check
 
     check([path], force=force, destination=_destination(option))
 
 
 def save_figure(figure: "Figure", path: Path, fmt: str, *, force: bool, option: str = "-o") -> None:
-    """Render and write through the one output-file writer (stackbench/output_files.py): whole or not at
+    """Render and write through the one output-file writer (stackbench/base/output_files.py): whole or not at
     all, a regular file only, an existing one replaced only with --force."""
-    from stackbench.output_files import write_file
+    from stackbench.base.output_files import write_file
 
     write_file(path, figure.render(fmt), force=force, destination=_destination(option))  # type: ignore[arg-type]
 
 
 def shown(path: Path) -> str:
-    from stackbench.output_files import is_stdout
+    from stackbench.base.output_files import is_stdout
 
     return "the SVG to standard output" if is_stdout(path) else str(path)
 

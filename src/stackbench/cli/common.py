@@ -12,7 +12,7 @@ from stackbench.cli.app import out
 from stackbench.report.document import Report
 from stackbench.report.formats import FORMATS
 from stackbench.report.tabular import Tabular
-from stackbench.usertext import refusal
+from stackbench.base.usertext import refusal
 
 DbOption = typer.Option(
     None,
@@ -134,7 +134,7 @@ def print_json(data: Any) -> None:
 
 def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported lazily for fast --help
     """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py."""
-    from stackbench.abandoned import reap
+    from stackbench.measure.abandoned import reap
     from stackbench.cli.app import warn
     from stackbench.store import open_store
 
@@ -162,7 +162,7 @@ def say_stored(store: Any, kind: str, item_id: str, command: str) -> None:
     """From here on, an interruption of `command` says whether its `kind` (scan, audit) `item_id` was
     stored: the store is asked, since the signal may land during the commit or after it, while printing."""
     from stackbench.cli.app import say_kept
-    from stackbench.errors import Interrupted, StackbenchError
+    from stackbench.base.errors import Interrupted, StackbenchError
 
     def describe(cause: str) -> Interrupted:
         try:

@@ -65,8 +65,8 @@ def crypto_command(
         run_benchmark,
         table_name,
     )
-    from stackbench.errors import StackbenchError
-    from stackbench.inputs import CPUINFO, CRYPTSETUP_OUTPUT, read_input_or_stdin, read_input_text
+    from stackbench.base.errors import StackbenchError
+    from stackbench.base.inputs import CPUINFO, CRYPTSETUP_OUTPUT, read_input_or_stdin, read_input_text
     from stackbench.report.crypto import aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_csv_table, cipher_table, pbkdf_table
 
     if key_size is not None and cipher is None:
@@ -130,7 +130,7 @@ def _only(bench: Any, name: str, key_size: int | None, source: str) -> Any:
     """The saved output, cut down to one cipher (and key size) for --from with --cipher."""
     from dataclasses import replace
 
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
 
     rows = tuple(c for c in bench.ciphers if c.cipher == name and key_size in (None, c.key_bits))
     if not rows:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Optional
 
 from stackbench.cli.app import err, error_line, out, warn
 from stackbench.cli.common import open_store_from, print_run
-from stackbench.errors import FleetHostsFailed, StackbenchError, UsageError
-from stackbench.plan import MIN_AUTO_SIZE, Plan
-from stackbench.results import Run
-from stackbench.warning import WarningCode
+from stackbench.base.errors import FleetHostsFailed, StackbenchError, UsageError
+from stackbench.model.plan import MIN_AUTO_SIZE, Plan
+from stackbench.model.results import Run
+from stackbench.model.warning import WarningCode
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -91,15 +91,15 @@ def _open_sessions(
     from stackbench.fleet.hosts import parse_hosts
     from stackbench.fleet.preflight import open_sessions
     from stackbench.fleet.ssh import Ssh
-    from stackbench.results import new_id
-    from stackbench.safety import check_target_text
+    from stackbench.model.results import new_id
+    from stackbench.measure.safety import check_target_text
 
     if destroy_data:
         raise UsageError("--destroy-data cannot be used with --hosts: fleet runs only write new scratch files",
                          "Pass a directory (or a new file name) as --target")
     names = parse_hosts(hosts, hosts_file)
     if ssh_config is not None:  # ssh reads it, not us: checked as if we did (never a FIFO, /dev/zero, 4 GiB)
-        from stackbench.inputs import SSH_CONFIG, InputError, check_input
+        from stackbench.base.inputs import SSH_CONFIG, InputError, check_input
 
         if not Path(ssh_config).is_file():
             raise UsageError(f"--ssh-config {ssh_config} is not a file", "Pass an existing ssh config file")

@@ -7,9 +7,9 @@ from typing import Optional
 import typer
 
 from stackbench.cli.common import split_list
-from stackbench.errors import UsageError
-from stackbench.plan import IOENGINES, PRESETS, Plan, build_plan
-from stackbench.units import parse_duration
+from stackbench.base.errors import UsageError
+from stackbench.model.plan import IOENGINES, PRESETS, Plan, build_plan
+from stackbench.base.units import parse_duration
 
 _PRESET_HELP = "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values())
 

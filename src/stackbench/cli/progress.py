@@ -10,9 +10,9 @@ from rich.text import Text
 
 from stackbench.cli.app import err, warn
 from stackbench.analysis.estimate import PlanTime, plan_time
-from stackbench.plan import Plan, Workload
-from stackbench.units import count, format_iops, format_latency_ns, format_mb_per_s
-from stackbench.warning import Warning
+from stackbench.model.plan import Plan, Workload
+from stackbench.base.units import count, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.model.warning import Warning
 
 
 def runs_text(plan: Plan) -> str:

@@ -19,8 +19,8 @@ from stackbench.cli.app import app, out
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
 )
-from stackbench.errors import StackbenchError, UsageError
-from stackbench.usertext import check
+from stackbench.base.errors import StackbenchError, UsageError
+from stackbench.base.usertext import check
 
 token_app = typer.Typer(help="API tokens of the web server, for push and /metrics.", no_args_is_help=True)
 app.add_typer(token_app, name="token")
@@ -158,7 +158,7 @@ PushUrlHelp = "The server's base URL, e.g. https://bench.example.org (https unle
 def read_token(token_file: Optional[Path]) -> str:
     """The push token: from --token-file (first line), else $STACKBENCH_TOKEN."""
     if token_file is not None:
-        from stackbench.inputs import TOKEN_FILE, InputError, read_input
+        from stackbench.base.inputs import TOKEN_FILE, InputError, read_input
 
         try:
             text = read_input(token_file, TOKEN_FILE).decode("utf-8").strip()
@@ -224,7 +224,7 @@ def _tls_context(ca_file: Optional[Path]) -> Any:
     """Verification against the system's trusted CAs (not a bundle of httpx's own), or `ca_file`'s."""
     import ssl
 
-    from stackbench.inputs import CA_FILE, InputError, read_input
+    from stackbench.base.inputs import CA_FILE, InputError, read_input
 
     try:
         # Read here, bounded, and handed over as text: OpenSSL would open a FIFO and wait for a writer.
@@ -248,7 +248,7 @@ def base_url(url: str) -> str:
     instead), a query or fragment (the API's paths are added to the base)."""
     from urllib.parse import urlsplit
 
-    from stackbench.credentials import scrub_text
+    from stackbench.base.credentials import scrub_text
 
     shown = printable(scrub_text(url))
     try:
@@ -438,7 +438,7 @@ def export_command(
 
         stackbench export --openmetrics /var/lib/node_exporter/textfile/stackbench.prom --force
     """
-    from stackbench.output_files import Destination, check, write_file
+    from stackbench.base.output_files import Destination, check, write_file
     from stackbench.report.openmetrics import latest_complete, openmetrics_text
 
     destination = Destination("--openmetrics", stdout=True)

@@ -70,10 +70,10 @@ def report_command(
 
         stackbench report baseline -o baseline.xlsx
     """
-    from stackbench.errors import UsageError
-    from stackbench.output_files import Destination, check, is_stdout, write_files
+    from stackbench.base.errors import UsageError
+    from stackbench.base.output_files import Destination, check, is_stdout, write_files
     from stackbench.report.documents import document_format
-    from stackbench.report_contents import build_contents
+    from stackbench.load.report_contents import build_contents
 
     if not runs and not compare and not layers and not audits:
         raise UsageError("name at least one run to report", "e.g. stackbench report baseline -o baseline.html, "

@@ -87,7 +87,7 @@ def rm_command(
 
         stackbench rm 3f2a9c old-server --yes
     """
-    from stackbench.errors import UsageError
+    from stackbench.base.errors import UsageError
 
     store = open_store_from(db)
     chosen: dict[str, dict[str, str]] = {"run": {}, "scan": {}, "audit": {}}
@@ -173,7 +173,7 @@ def show_command(
     kind, item_id = store.resolve_any(run)
     fmt = chosen_format(output_format, json_output)
     if per_run and kind != "run":
-        from stackbench.errors import UsageError
+        from stackbench.base.errors import UsageError
 
         raise UsageError(f"--per-run lists the fio runs of a run's cells, and {run!r} is a stored {kind}",
                          "Leave out --per-run, or name a run")
@@ -237,7 +237,7 @@ def import_command(
         stackbench import optane-diskinfo.txt --label optane
     """
     from stackbench.cli.app import say_kept
-    from stackbench.importer import import_files, interrupted
+    from stackbench.load.importer import import_files, interrupted
     from stackbench.report.run_json import run_json
 
     kept: list[tuple[Path, str]] = []

@@ -35,13 +35,13 @@ from stackbench.cli.plan_options import (
     plan_from_options,
 )
 from stackbench.cli.progress import ProgressObserver, runs_text
-from stackbench.plan import Plan
-from stackbench.units import count, format_duration
-from stackbench.safety import check_target_text
+from stackbench.model.plan import Plan
+from stackbench.base.units import count, format_duration
+from stackbench.measure.safety import check_target_text
 
 if TYPE_CHECKING:
     from stackbench.analysis.estimate import PlanTime
-    from stackbench.runner import DryRun
+    from stackbench.measure.runner import DryRun
 
 
 @app.command("run")
@@ -134,7 +134,7 @@ def run_command(
         run_fleet(plan, target, hosts, hosts_file, ssh_config, connect_timeout, label, destroy_data, db, fmt)
         return
 
-    from stackbench.runner import RunRequest, execute_run
+    from stackbench.measure.runner import RunRequest, execute_run
 
     request = RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data, started=began)
     check_target_text(target)
@@ -145,7 +145,7 @@ def run_command(
         base_url(push)  # before the run: a bad URL or a missing token must not cost a whole run
         token = read_token(None)
     if dry_run:
-        from stackbench.runner import dry_run as prepare_dry_run
+        from stackbench.measure.runner import dry_run as prepare_dry_run
         from stackbench.store import open_store_to_read
 
         shown = prepare_dry_run(request, open_store_to_read(db))  # the run's own checks; writes nothing
@@ -170,13 +170,13 @@ def run_command(
 
 def _print_dry_run(shown: "DryRun", target: Path, fmt: str) -> None:
     """The run as it will be measured: the plan after the checks, the estimate and every cell's job file."""
-    from stackbench.runner import DRY_RUN_SCRATCH_ID
+    from stackbench.measure.runner import DRY_RUN_SCRATCH_ID
 
     prepared = shown.prepared
     for warning in prepared.warnings:
         warn(str(warning))
     if fmt == "json":
-        from stackbench.runner import plan_facts
+        from stackbench.measure.runner import plan_facts
 
         print_json({
             "dry_run": True,
@@ -203,7 +203,7 @@ def _print_fleet_plan(plan: Plan, target: Path, hosts: Optional[str], hosts_file
     from stackbench.analysis.estimate import plan_time
     from stackbench.engine.fio import job_file
     from stackbench.fleet.hosts import parse_hosts
-    from stackbench.runner import DRY_RUN_SCRATCH_ID
+    from stackbench.measure.runner import DRY_RUN_SCRATCH_ID
 
     names = parse_hosts(hosts, hosts_file)
     scratch = str(target / f"stackbench-{DRY_RUN_SCRATCH_ID}.scratch")
@@ -215,7 +215,7 @@ def _print_fleet_plan(plan: Plan, target: Path, hosts: Optional[str], hosts_file
 
 
 def _print_plan(plan: Plan, estimate: "PlanTime", where: str, job_files: "Sequence[str]") -> None:
-    from stackbench.units import format_bytes
+    from stackbench.base.units import format_bytes
 
     out.print(
         f"Plan {plan.name}: {count(len(plan.workloads), 'cell')} x {runs_text(plan)}, file "

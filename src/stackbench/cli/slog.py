@@ -9,8 +9,8 @@ import typer
 
 from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
-from stackbench.plan import MAX_RUNS
-from stackbench.safety import check_target_text
+from stackbench.model.plan import MAX_RUNS
+from stackbench.measure.safety import check_target_text
 
 
 @app.command("slog")
@@ -70,12 +70,12 @@ def slog_command(
     from stackbench.analysis.slog import candidate_from_run, rank, stored_candidate
     from stackbench.cli.plan_options import parse_ramp
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.errors import StackbenchError
-    from stackbench.plan import slog_plan
+    from stackbench.base.errors import StackbenchError
+    from stackbench.model.plan import slog_plan
     from stackbench.report.slog import slog_csv_table, slog_table
-    from stackbench.slog_session import execute_slog
-    from stackbench.synclat import parse_sizes
-    from stackbench.units import format_duration, parse_duration
+    from stackbench.measure.slog import execute_slog
+    from stackbench.measure.synclat import parse_sizes
+    from stackbench.base.units import format_duration, parse_duration
 
     targets = [(str(p), p) for p in candidates or []]
     if pool_dataset is not None:

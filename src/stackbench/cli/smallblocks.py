@@ -15,7 +15,7 @@ from stackbench.cli.common import (
     FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
     say_stored,
 )
-from stackbench.units import parse_size
+from stackbench.base.units import parse_size
 
 
 @app.command("smallblocks")
@@ -68,9 +68,9 @@ def smallblocks_command(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from stackbench import __version__
-    from stackbench.errors import StackbenchError, UsageError
+    from stackbench.base.errors import StackbenchError, UsageError
     from stackbench.report.smallblocks import smallblocks_json
-    from stackbench.results import new_id
+    from stackbench.model.results import new_id
     from stackbench.scan.special_vdev import estimates, recommend
     from stackbench.scan.walker import walk_histogram
 
@@ -165,7 +165,7 @@ def print_scan(result: Any, rec: Any, table: list[Any], data: dict[str, Any], fm
 
 def show_scan(stored: Any, fmt: str) -> None:
     """`stackbench show SCAN`: the stored scan (a `StoredScan`) printed as `smallblocks` printed it."""
-    from stackbench.errors import StoreError
+    from stackbench.base.errors import StoreError
     from stackbench.scan.document import scan_from_json
 
     try:

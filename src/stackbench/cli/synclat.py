@@ -12,12 +12,12 @@ from stackbench.cli.app import app, warn
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
 )
-from stackbench.errors import UsageError
-from stackbench.plan import MAX_RUNS
-from stackbench.units import parse_duration, parse_size
-from stackbench.safety import check_target_text
-from stackbench.synclat import DEFAULT_RUNS, DEFAULT_RUNTIME_S
-from stackbench.warning import Warning, WarningCode
+from stackbench.base.errors import UsageError
+from stackbench.model.plan import MAX_RUNS
+from stackbench.base.units import parse_duration, parse_size
+from stackbench.measure.safety import check_target_text
+from stackbench.measure.synclat import DEFAULT_RUNS, DEFAULT_RUNTIME_S
+from stackbench.model.warning import Warning, WarningCode
 
 # The run's per-cell warnings about the runs (one run; runs that differ) are said once for the whole sweep
 # by SYNC_NOISE, with the --runs its spread calls for. Stored and in --json all the same.
@@ -66,10 +66,10 @@ def synclat_command(
     from stackbench.cli.progress import ProgressObserver
     from stackbench.cli.app import err
     from stackbench.analysis.synclat import sweep_noise, sweep_sizes
-    from stackbench.runner import RunRequest, execute_run
+    from stackbench.measure.runner import RunRequest, execute_run
     from stackbench.report.run_json import run_json
     from stackbench.report.synclat import synclat_csv_table, synclat_rows, synclat_table
-    from stackbench.synclat import parse_sizes, synclat_plan
+    from stackbench.measure.synclat import parse_sizes, synclat_plan
 
     if runtime is not None and min_time is not None:
         raise UsageError("--min-time is the old name of --runtime: give one of them", "Use --runtime")

@@ -18,10 +18,10 @@ app.add_typer(user_app, name="user")
 
 def _read_password(from_stdin: bool) -> str:
     """The new password: one line from stdin with --password-stdin, else typed twice without echo."""
-    from stackbench.errors import UsageError
+    from stackbench.base.errors import UsageError
 
     if from_stdin:
-        from stackbench.inputs import PASSWORD, read_stdin_line
+        from stackbench.base.inputs import PASSWORD, read_stdin_line
 
         try:
             password = read_stdin_line(PASSWORD)
@@ -60,7 +60,7 @@ def user_add(
     """
     import re
 
-    from stackbench.errors import UsageError
+    from stackbench.base.errors import UsageError
     from stackbench.store.accounts import Accounts
     from stackbench.web.passwords import check_policy, hash_password
 
@@ -169,7 +169,7 @@ def user_claim(
 
         stackbench user claim alice --all-unowned
     """
-    from stackbench.errors import UsageError
+    from stackbench.base.errors import UsageError
     from stackbench.store.accounts import Accounts
 
     store = open_store_from(db)

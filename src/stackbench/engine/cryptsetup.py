@@ -39,8 +39,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from stackbench import spawn
-from stackbench.errors import StackbenchError
+from stackbench.base import spawn
+from stackbench.base.errors import StackbenchError
 
 __all__ = [
     "Benchmark",

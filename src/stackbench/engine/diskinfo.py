@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackbench.engine.result import DirectionResult, FioResult, Latency
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import DirectionResult, FioResult, Latency
+from stackbench.base.errors import FioOutputError
 
 _FIX = "Pass the complete output of `diskinfo -wS DEVICE` (FreeBSD)"
 _TITLE = "Synchronous random writes:"

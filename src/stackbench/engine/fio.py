@@ -27,13 +27,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from stackbench import processes, spawn
+from stackbench.base import processes, spawn
 from stackbench import __version__
-from stackbench.engine.fio_logs import Sample, log_options, read_samples
+from stackbench.engine.fio_logs import log_options, read_samples
+from stackbench.model.fio_result import Sample
 from stackbench.engine.jobtext import render
-from stackbench.errors import FioJobError, FioNotFound, FioOutputError
-from stackbench.plan import Workload, check_ioengine
-from stackbench.units import format_size
+from stackbench.base.errors import FioJobError, FioNotFound, FioOutputError
+from stackbench.model.plan import Workload, check_ioengine
+from stackbench.base.units import format_size
 
 _INSTALL_FIX = "Install fio (Debian/Ubuntu: apt-get install fio) or point STACKBENCH_FIO at the fio binary"
 

@@ -34,10 +34,10 @@ from array import array
 from typing import Any
 
 from stackbench.engine.ranges import check_result
-from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency, LatencyBuckets
 from stackbench.engine.truncated import recover
-from stackbench.errors import FioOutputError, StackbenchError
-from stackbench.units import parse_size
+from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency, LatencyBuckets
+from stackbench.base.errors import FioOutputError, StackbenchError
+from stackbench.base.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim", "mixed")
 _FIO_DOC_START = re.compile(r'\{\s*"fio version"\s*:')

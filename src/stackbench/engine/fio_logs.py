@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.engine.result import DirectionResult
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import DirectionResult, Sample
+from stackbench.base.errors import FioOutputError
 
 LOG_AVG_MSEC = 1000
 DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
@@ -23,18 +22,6 @@ DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
 # logs are `<prefix>_iops.<job>.log.127.0.0.1`: the prefix, different in every host's job file, tells them
 # apart, since every host is reached through a forward on 127.0.0.1.
 _NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|clat)\.(?P<job>\d+)\.log(?P<client>\..+)?$")
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One second of one direction: the unit of the statistics."""
-
-    t_s: float  # end of the window, seconds since the segment started
-    iops: float
-    bw_bytes: float | None = None
-    clat_mean_ns: float | None = None
-    segment: int = 0  # which fio run of the cell (repeat or adaptive chunk)
-    ramp: bool = False  # inside the discarded ramp: stored, never used in statistics
 
 
 def log_options(prefix: str) -> list[tuple[str, str]]:

@@ -35,9 +35,9 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
 from stackbench.engine.truncated import recover
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency
+from stackbench.base.errors import FioOutputError
 
 _FIX = "Pass the complete lines of `fio --output-format=terse` (terse version 3, fio's default)"
 HEADER = 5

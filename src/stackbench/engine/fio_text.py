@@ -38,8 +38,8 @@ import re
 from dataclasses import dataclass, field
 
 from stackbench.engine.fio_json import does_direction
-from stackbench.engine.result import DirectionResult, FioResult, JobError, Latency
-from stackbench.errors import FioOutputError
+from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency
+from stackbench.base.errors import FioOutputError
 
 _FIX = "Pass the complete output of one fio 3.x run (--output-format=normal), or use --output-format=json"
 # What `import` reads, for the one line that refuses anything else (importer names it too).

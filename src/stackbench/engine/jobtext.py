@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stackbench.errors import UsageError
-from stackbench.usertext import describe_character as describe_unicode, is_forbidden
+from stackbench.base.errors import UsageError
+from stackbench.base.usertext import describe_character as describe_unicode, is_forbidden
 
 _COMMENT = (";", "#")
 _FORBIDDEN = {";": "a semicolon", "#": "a hash sign", "$": "a dollar sign"}

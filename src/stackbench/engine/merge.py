@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from stackbench.engine.result import DirectionResult, FioResult, Latency, LatencyBuckets
+from stackbench.model.fio_result import DirectionResult, FioResult, Latency, LatencyBuckets
 
 
 def bins_of(

@@ -15,9 +15,9 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from stackbench.engine.result import DirectionResult, FioResult, Latency
-from stackbench.errors import FioOutputError
-from stackbench.plan import U64, out_of_fio_range
+from stackbench.model.fio_result import DirectionResult, FioResult, Latency
+from stackbench.base.errors import FioOutputError
+from stackbench.model.plan import U64, out_of_fio_range
 
 
 _FIX = "Pass fio's own output, unedited: no fio reports such a value"

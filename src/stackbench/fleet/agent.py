@@ -87,12 +87,12 @@ def _fio_version(fio: str) -> str | None:
 
 
 def preflight(args: dict[str, Any]) -> dict[str, Any]:
-    from stackbench.errors import StackbenchError
+    from stackbench.base.errors import StackbenchError
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.direct_io import direct_io_alignment, honours_o_direct
     from stackbench.probe.system import collect_system_facts
     from stackbench.fleet.timing import process_age
-    from stackbench.safety import resolve_target, room_for
+    from stackbench.measure.safety import resolve_target, room_for
 
     timing = {"python_s": process_age()}  # python's start, the payload read, the imports above
     clock = time.monotonic()

@@ -11,9 +11,9 @@ import ipaddress
 import re
 from pathlib import Path
 
-from stackbench.credentials import scrub_text
-from stackbench.errors import UsageError
-from stackbench.inputs import HOSTS_FILE, InputError, read_input
+from stackbench.base.credentials import scrub_text
+from stackbench.base.errors import UsageError
+from stackbench.base.inputs import HOSTS_FILE, InputError, read_input
 
 _USER = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}"
 _NAME = r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})"

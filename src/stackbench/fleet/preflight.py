@@ -10,37 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackbench.fleet import timing
-from stackbench.fleet.servers import HostServer, hosts_failed, open_session, stop_servers
+from stackbench.fleet.servers import HostServer, ReadyHost, hosts_failed, open_session, stop_servers
 from stackbench.fleet.ssh import HostFailure, Ssh
 
 PREFLIGHT_TIMEOUT_S = 60.0
-
-
-@dataclass(frozen=True)
-class ReadyHost:
-    """A host that passed: its index in the fleet, its scratch file and its facts as the agent found them."""
-
-    name: str
-    index: int
-    scratch: str
-    remove_after: bool
-    answer: dict[str, Any]
-
-    @property
-    def fio_version(self) -> str:
-        return str(self.answer.get("fio_version"))
-
-    def facts(self) -> dict[str, Any]:
-        """What the run stores about this host (the same facts a local run stores about its machine)."""
-        a = self.answer
-        return {
-            "fio_version": a.get("fio_version"),
-            "fio_path": a.get("fio_path"),
-            "python": a.get("python"),
-            "system": a.get("system"),
-            "target": {**(a.get("target_facts") or {}), "kind": a["target"]["kind"], "file": self.scratch},
-            "direct_io": a.get("direct"),
-        }
 
 
 # The numbers of an answer that a fleet run computes with: (where, lowest, highest); None means unknown.

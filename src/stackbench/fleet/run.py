@@ -26,31 +26,32 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from stackbench import __version__, abandoned, recovery
+from stackbench import __version__
+
+from stackbench.measure import abandoned, recovery
 from stackbench.analysis.across_runs import across_runs, pooled_figures
 from stackbench.analysis.stability import run_warnings
 from stackbench.analysis.stopping import decide
 from stackbench.engine.fio import FioInvocation, find_fio, fio_version, job_file, run_fio
 from stackbench.engine.fio_json import parse_client_results
-from stackbench.engine.fio_logs import Sample
+from stackbench.model.fio_result import DirectionResult, FioResult, Sample
 from stackbench.engine.merge import bins_of, merge_parallel, merge_segments
-from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
+from stackbench.base.errors import FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, UsageError
 from stackbench.fleet import timing
-from stackbench.fleet.preflight import ReadyHost, Sessions, judge, open_sessions
-from stackbench.fleet.servers import HostServer, start_servers, stop_servers
+from stackbench.fleet.preflight import Sessions, judge, open_sessions
+from stackbench.fleet.servers import HostServer, ReadyHost, start_servers, stop_servers
 from stackbench.fleet.ssh import AgentFailed, Ssh, explain
-from stackbench.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
+from stackbench.model.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
-from stackbench.results import TOTAL_HOST, Run, new_id
-from stackbench.runner import (
+from stackbench.model.results import TOTAL_HOST, Run, new_id
+from stackbench.measure.runner import (
     RunObserver, SilentObserver, interrupt_cause, plan_facts, replicate, signals_as_interrupt,
 )
-from stackbench.safety import cache_warning, check_target_text
+from stackbench.measure.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
-from stackbench.units import format_size
-from stackbench.warning import Warning, WarningCode
+from stackbench.base.units import format_size
+from stackbench.model.warning import Warning, WarningCode
 
 CLEANUP_TIMEOUT_S = 30.0
 

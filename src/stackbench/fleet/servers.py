@@ -28,17 +28,14 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from stackbench import spawn
-from stackbench.abandoned import CONTROL_DIR_PREFIX
+from stackbench.base import spawn
+from stackbench.measure.abandoned import CONTROL_DIR_PREFIX
 from stackbench.fleet.agent import MARK, SOCKET_FALLBACK, SOCKET_PATH_MAX
-from stackbench.errors import FleetHostsFailed
+from stackbench.base.errors import FleetHostsFailed
 from stackbench.fleet import timing
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
-
-if TYPE_CHECKING:
-    from stackbench.fleet.preflight import ReadyHost
 
 START_TIMEOUT_S = 60.0
 LINE_BYTES = 4 * 1024**2  # the longest line read from a host: an answer with every block device is ~100 KiB
@@ -54,6 +51,33 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class ReadyHost:
+    """A host that passed: its index in the fleet, its scratch file and its facts as the agent found them."""
+
+    name: str
+    index: int
+    scratch: str
+    remove_after: bool
+    answer: dict[str, Any]
+
+    @property
+    def fio_version(self) -> str:
+        return str(self.answer.get("fio_version"))
+
+    def facts(self) -> dict[str, Any]:
+        """What the run stores about this host (the same facts a local run stores about its machine)."""
+        a = self.answer
+        return {
+            "fio_version": a.get("fio_version"),
+            "fio_path": a.get("fio_path"),
+            "python": a.get("python"),
+            "system": a.get("system"),
+            "target": {**(a.get("target_facts") or {}), "kind": a["target"]["kind"], "file": self.scratch},
+            "direct_io": a.get("direct"),
+        }
+
+
 @dataclass
 class HostServer:
     """One host's session as our side sees it: the local port that reaches its fio server, and its ssh."""
@@ -66,7 +90,7 @@ class HostServer:
     socket_dir: str | None = None  # on the host, as its agent chose it ($TMPDIR or /tmp); set by its answer
     events: "queue.Queue[dict]" = field(default_factory=queue.Queue)
     stderr: "deque[str]" = field(default_factory=lambda: deque(maxlen=STDERR_LINES))  # ssh's last words only
-    host: "ReadyHost | None" = None  # set once its checks passed
+    host: ReadyHost | None = None  # set once its checks passed
     dead: str | None = None  # why the host dropped out, once it has
     cleaned: bool = False  # the agent confirmed, as it stopped, that fio is gone and no scratch file is left
     readers: list[threading.Thread] = field(default_factory=list)

@@ -21,18 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stackbench import spawn
+from stackbench.base import spawn
 from stackbench.fleet.agent import BOOTSTRAP, MARK, OLD_PYTHON
 
 SSH_CONFIG_ENV = "STACKBENCH_SSH_CONFIG"
 # The stackbench modules the agent reuses (all standard library underneath), shipped with it.
 SHIPPED = (
-    "stackbench", "stackbench.errors", "stackbench.units", "stackbench.warning", "stackbench.spawn",
-    "stackbench.processes", "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe",
-    "stackbench.probe.block", "stackbench.probe.loop", "stackbench.probe.system", "stackbench.probe.direct_io",
-    "stackbench.usertext", "stackbench.safety", "stackbench.fleet", "stackbench.fleet.timing",
+    "stackbench", "stackbench.base", "stackbench.base.errors", "stackbench.base.units", "stackbench.base.usertext",
+    "stackbench.base.spawn", "stackbench.base.processes", "stackbench.model", "stackbench.model.warning",
+    "stackbench.engine", "stackbench.engine.jobtext", "stackbench.probe", "stackbench.probe.block",
+    "stackbench.probe.loop", "stackbench.probe.system", "stackbench.probe.direct_io", "stackbench.measure",
+    "stackbench.measure.safety", "stackbench.fleet", "stackbench.fleet.timing",
 )
-PACKAGES = ("stackbench", "stackbench.engine", "stackbench.probe", "stackbench.fleet")
+PACKAGES = ("stackbench", "stackbench.base", "stackbench.model", "stackbench.engine", "stackbench.probe",
+            "stackbench.measure", "stackbench.fleet")
 
 
 @dataclass(frozen=True)

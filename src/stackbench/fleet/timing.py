@@ -3,7 +3,7 @@
 A fleet run spends seconds around fio's own run (ssh handshakes, the hosts' checks, fio's servers and
 their forwards, storing, stopping, cleaning up), and issue 15 bounds that overhead. With
 `STACKBENCH_FLEET_TIMING=FILE` a run writes its phases to FILE as JSON when the process ends (through
-stackbench/output_files.py: whole, a new or regular file, which it replaces: each bench run writes it
+stackbench/base/output_files.py: whole, a new or regular file, which it replaces: each bench run writes it
 anew); with `STACKBENCH_FLEET_TIMING=-` it prints them on stderr. Unset, every call here is a
 no-op costing one dictionary look-up. bench/fleet_bench.py reads the file to show the breakdown.
 
@@ -74,8 +74,8 @@ class Timeline:
             return
         from pathlib import Path
 
-        from stackbench.errors import StackbenchError
-        from stackbench.output_files import Destination, write_file
+        from stackbench.base.errors import StackbenchError
+        from stackbench.base.output_files import Destination, write_file
 
         try:
             write_file(Path(self.destination), json.dumps(document, indent=1).encode(), force=True,

@@ -12,7 +12,7 @@ import os
 import shutil
 import stat
 import subprocess
-from stackbench import spawn
+from stackbench.base import spawn
 from pathlib import Path
 from typing import Any
 

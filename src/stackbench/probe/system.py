@@ -11,7 +11,7 @@ import platform
 import shutil
 import socket
 import subprocess
-from stackbench import spawn
+from stackbench.base import spawn
 from pathlib import Path
 from typing import Any
 

@@ -14,12 +14,12 @@ from stackbench.analysis.cells import runs_range
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, FACTOR, TOO_NOISY, describe, noisy_note, readable
-from stackbench.units import format_iops, plural
+from stackbench.base.units import format_iops, plural
 
 if TYPE_CHECKING:  # the statistics are imported by whoever computed them, not to format them
     from stackbench.analysis.between_runs import Estimate
     from stackbench.analysis.compare import RowComparison, RunComparison
-    from stackbench.results import Cell
+    from stackbench.model.results import Cell
 
 
 def comparison_table(result: RunComparison) -> Tabular:

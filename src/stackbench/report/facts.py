@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from stackbench.report.tabular import Tabular
-from stackbench.results import Run
-from stackbench.units import format_bytes
+from stackbench.model.results import Run
+from stackbench.base.units import format_bytes
 
 
 def facts_table(run: Run) -> Tabular:

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from stackbench.analysis.fleet import HostSpread
 from stackbench.report.tabular import Tabular
-from stackbench.units import format_iops
+from stackbench.base.units import format_iops
 
 
 def spread_table(spreads: Sequence[HostSpread]) -> Tabular:

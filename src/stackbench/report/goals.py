@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from stackbench.analysis.goals import GoalResult, describe_selector
-from stackbench.goal import Goal
+from stackbench.model.goal import Goal
 from stackbench.report.tabular import Tabular
-from stackbench.units import format_iops, format_latency_ns, format_mb_per_s
+from stackbench.base.units import format_iops, format_latency_ns, format_mb_per_s
 
 RESULT_STYLES = {"PASS": "bold green", "FAIL": "bold red", "n/a": "dim"}
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import FACTOR, TOO_NOISY, describe, noisy_note, readable
-from stackbench.units import format_iops, plural
+from stackbench.base.units import format_iops, plural
 
 if TYPE_CHECKING:
     from stackbench.analysis.layers import LayerGap, LayerGaps, LayerRow

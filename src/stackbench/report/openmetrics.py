@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 
 CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 QUANTILES = (("0.5", "p50_ns"), ("0.99", "p99_ns"), ("0.999", "p999_ns"))

@@ -37,7 +37,7 @@ import re
 from dataclasses import replace
 from typing import Any, Iterable
 
-from stackbench.results import TOTAL_HOST, Cell, Run
+from stackbench.model.results import TOTAL_HOST, Cell, Run
 
 _HOST_KEYS = frozenset({"hostname", "host", "nodename", "fqdn"})
 _SERIAL_KEYS = frozenset({"serial", "serial_number", "ident"})

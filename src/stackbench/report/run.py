@@ -21,8 +21,8 @@ from stackbench.report.goals import goals_table
 from stackbench.report.run_json import run_json
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import SPREAD, TOO_NOISY, describe, noisy_note, readable
-from stackbench.results import Cell, Run
-from stackbench.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.model.results import Cell, Run
+from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
 
 def run_report(run: Run, goals: Sequence[GoalResult]) -> Report:

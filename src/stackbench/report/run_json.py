@@ -6,8 +6,8 @@ from typing import Any
 
 from stackbench.analysis.cells import cell_estimate, replicates_of, runs_range
 from stackbench.analysis.stats import Summary, sample_summary
-from stackbench.results import Cell, Run
-from stackbench.units import format_size
+from stackbench.model.results import Cell, Run
+from stackbench.base.units import format_size
 
 JSON_FORMAT_VERSION = 3  # 2: warnings are {code, subject, text, fix} objects, were strings; 3: a cell's iops,
 # bw_bytes, mb_per_s and latencies are its figures across its separate runs (geometric means), were fio's pooled ones

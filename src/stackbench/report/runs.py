@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from stackbench.report.document import Report
 from stackbench.report.tabular import Tabular
-from stackbench.results import Run
+from stackbench.model.results import Run
 
 STATUS_STYLES = {"complete": "green", "incomplete": "yellow", "partial": "yellow", "clean": "green",
                  "info": "cyan", "warn": "yellow"}  # any other status (failed, abandoned, err, crit): red

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
-from stackbench.units import format_iops, format_latency_ns, format_size
+from stackbench.base.units import format_iops, format_latency_ns, format_size
 
 if TYPE_CHECKING:
     from stackbench.analysis.slog import Candidate, Comparison, Ranking, SizeRanking

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
-from stackbench.units import format_bytes, format_size
+from stackbench.base.units import format_bytes, format_size
 
 
 def smallblocks_json(result: Any, rec: Any, table: list[Any], about: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
-from stackbench.results import Run
-from stackbench.units import format_latency_ns, format_size
+from stackbench.model.results import Run
+from stackbench.base.units import format_latency_ns, format_size
 
 
 def synclat_rows(run: Run) -> list[dict[str, Any]]:

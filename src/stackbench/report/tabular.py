@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from stackbench.usertext import shown
+from stackbench.base.usertext import shown
 
 
 @dataclass(frozen=True)

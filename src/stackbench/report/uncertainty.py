@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 from stackbench.analysis.between_runs import too_noisy
-from stackbench.units import format_iops
+from stackbench.base.units import format_iops
 
 TOO_NOISY = "too noisy to tell"
 VALUE, CHANGE, FACTOR, SPREAD = "value", "change", "factor", "spread"

@@ -4,7 +4,7 @@ what fixes it."""
 from __future__ import annotations
 
 from stackbench.report.tabular import Tabular
-from stackbench.results import Run
+from stackbench.model.results import Run
 
 
 def warnings_table(run: Run) -> Tabular:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.scan.histogram import SizeHistogram
 
 _PROGRESS_EVERY = 2048

@@ -25,11 +25,11 @@ from typing import Any, Callable, Sequence
 from sqlalchemy import and_, bindparam, delete, false, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
-from stackbench.errors import StoreError
-from stackbench.results import Cell, Run, new_id
+from stackbench.base.errors import StoreError
+from stackbench.model.results import Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.repository import Store, _aware, _guarded, _run_from_row, read_runs
-from stackbench.usertext import check
+from stackbench.base.usertext import check
 
 SHARE_KINDS = ("run", "compare")
 

@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from stackbench.credentials import scrub_text
-from stackbench.errors import StoreError, UsageError
+from stackbench.base.credentials import scrub_text
+from stackbench.base.errors import StoreError, UsageError
 
 SUPPORTED = ("sqlite", "postgresql")
 FORMS = ("Use a file path, sqlite:///PATH (four slashes for an absolute path) or postgresql://USER@HOST/DB "

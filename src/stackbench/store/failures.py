@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from stackbench.errors import StoreError
+from stackbench.base.errors import StoreError
 
 # (text in SQLite's or PostgreSQL's message, what happened, fix)
 _KNOWN: tuple[tuple[str, str, str], ...] = (

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable
 
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 
 if TYPE_CHECKING:
-    from stackbench.results import Cell, Run
+    from stackbench.model.results import Cell, Run
 
 
 def cell_bins(store: Any, run: "Run", cell: "Cell") -> Counter[int]:

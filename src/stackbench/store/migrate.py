@@ -33,7 +33,7 @@ from sqlalchemy import Engine, inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from stackbench.errors import StoreError
+from stackbench.base.errors import StoreError
 from stackbench.store import schema
 from stackbench.store.failures import describe
 

@@ -20,20 +20,19 @@ from sqlalchemy import Engine, bindparam, create_engine, delete, event, func, in
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from stackbench import __version__
-from stackbench.credentials import scrub_text
-from stackbench.engine.fio_logs import Sample
-from stackbench.engine.result import DirectionResult, Latency
-from stackbench.errors import StoreError, UsageError
-from stackbench.plan import Workload
-from stackbench.results import Cell, Run, new_id
+from stackbench.base.credentials import scrub_text
+from stackbench.model.fio_result import DirectionResult, Latency, Sample
+from stackbench.base.errors import StoreError, UsageError
+from stackbench.model.plan import Workload
+from stackbench.model.results import Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.database_url import database_url
 from stackbench.store.failures import describe
-from stackbench.usertext import check
-from stackbench.warning import Warning
+from stackbench.base.usertext import check
+from stackbench.model.warning import Warning
 
 if TYPE_CHECKING:
-    from stackbench.goal import Goal
+    from stackbench.model.goal import Goal
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -490,7 +489,7 @@ class Store:
         return goal_id
 
     def list_goals(self) -> list[tuple[str, "Goal"]]:
-        from stackbench.goal import Goal
+        from stackbench.model.goal import Goal
 
         with self.reader.connect() as connection:
             rows = connection.execute(_GOALS).mappings().all()

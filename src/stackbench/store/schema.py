@@ -27,7 +27,7 @@ from sqlalchemy import (
     TypeDecorator,
 )
 
-from stackbench.credentials import scrub
+from stackbench.base.credentials import scrub
 
 metadata = MetaData()
 

@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from stackbench.errors import StoreError
-from stackbench.results import new_id
+from stackbench.base.errors import StoreError
+from stackbench.model.results import new_id
 from stackbench.store import schema
 from stackbench.store.accounts import Account, _account, now
 from stackbench.store.repository import Store, _aware, _guarded
-from stackbench.usertext import check
+from stackbench.base.usertext import check
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
 from stackbench import __version__
-from stackbench.engine.result import DirectionResult, Latency
-from stackbench.plan import Workload
-from stackbench.results import Cell, new_id
+from stackbench.model.fio_result import DirectionResult, Latency
+from stackbench.model.plan import Workload
+from stackbench.model.results import Cell, new_id
 from stackbench.store import schema
 from stackbench.store.repository import Store, _aware, _cell_row, _guarded
-from stackbench.usertext import check
+from stackbench.base.usertext import check
 
 DOCUMENT_FORMAT = "stackbench-push"
 DOCUMENT_VERSION = 1

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from starlette.requests import Request
 
 from stackbench.analysis.cells import samples_needed
-from stackbench.results import Run
+from stackbench.model.results import Run
 from stackbench.store.accounts import Account, SessionRecord, ShareLink, Viewer, now
 from stackbench.web.context import ServerContext, client_address, context_of
 

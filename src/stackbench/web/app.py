@@ -18,8 +18,8 @@ from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
-from stackbench.errors import StackbenchError
-from stackbench.results import Run
+from stackbench.base.errors import StackbenchError
+from stackbench.model.results import Run
 from stackbench.store.accounts import Accounts, RunFilter, ShareLink, Viewer, now
 from stackbench.store.repository import Store
 from stackbench.web.access import RUN_ID, ItemView, NotFound, Principal, RunView, TooManyMisses, load, load_runs
@@ -33,7 +33,7 @@ from stackbench.web.sessions import (
     start_session,
 )
 from stackbench.web.settings import Settings
-from stackbench.usertext import refusal, shown_in_template
+from stackbench.base.usertext import refusal, shown_in_template
 from stackbench.web.views import fact_rows, html_table, text_lines
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
@@ -695,7 +695,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         second or two for a big run). A download, not a page: the report's inline styles and charts are
         its own, and the page CSP does not apply to a saved file."""
         from stackbench.report.documents.html import render_html
-        from stackbench.report_contents import build_contents
+        from stackbench.load.report_contents import build_contents
 
         run_ids, compared_ids = [r.id for r in runs], [r.id for r in compared] if compared else None
         key = ("report", tuple(_drawn_from(r) for r in runs), tuple(_drawn_from(r) for r in compared or ()))

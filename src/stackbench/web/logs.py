@@ -21,7 +21,7 @@ import re
 import sys
 from typing import Any
 
-from stackbench.usertext import shown
+from stackbench.base.usertext import shown
 
 ACCESS_LOGGER = "stackbench.web.access"
 _TOKEN_ANYWHERE = re.compile(r"/s/[A-Za-z0-9_-]+")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 
 MIN_LENGTH = 12  # OWASP ASVS 5.0 6.2.1 asks for 8 at least; 12 costs a user nothing with a password manager
 MAX_LENGTH = 1024  # a bound on the work one login can ask of argon2, far above any real password

@@ -6,7 +6,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from stackbench.errors import StackbenchError, UsageError
+from stackbench.base.errors import StackbenchError, UsageError
 from stackbench.web.headers import SecurityHeaders
 
 THREADS_PER_WORKER = 2  # `serve --threads`: see ThreadLimit

@@ -14,13 +14,12 @@ import re
 from datetime import datetime
 from typing import Any
 
-from stackbench.engine.fio_logs import Sample
+from stackbench.model.fio_result import DirectionResult, Latency, Sample
 from stackbench.engine.ranges import check_direction, check_measure
-from stackbench.engine.result import DirectionResult, Latency
-from stackbench.errors import StackbenchError
-from stackbench.plan import Workload
+from stackbench.base.errors import StackbenchError
+from stackbench.model.plan import Workload
 from stackbench.store.uploads import DOCUMENT_FORMAT, DOCUMENT_VERSION, OUTPUT_FIELDS, PUSHABLE, result_from_dict
-from stackbench.usertext import refusal
+from stackbench.base.usertext import refusal
 
 MAX_BYTES = 32 * 1024**2  # a run of 200 cells with their raw fio outputs and samples is a few MiB
 MAX_DEPTH = 32  # the document is 6 deep; facts a few more

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from report.charts.conftest import Store, chart, cli_here, ids, svg_tree, texts
-from stackbench.engine.result import DirectionResult, Latency
-from stackbench.plan import Workload
-from stackbench.results import TOTAL_HOST, new_id
+from stackbench.model.fio_result import DirectionResult, Latency
+from stackbench.model.plan import Workload
+from stackbench.model.results import TOTAL_HOST, new_id
 from stackbench.store import Store as Repository
 from stackbench.store.repository import CellRecord, OutputRecord
 

@@ -15,7 +15,7 @@ import pytest
 
 from report.charts.conftest import NOISY, drawn, inside, lines
 from stackbench.analysis.layers import cell_value
-from stackbench.engine.fio_logs import Sample
+from stackbench.model.fio_result import Sample
 from stackbench.report.charts.matrix import matrix_figure
 from stackbench.report.charts.timeline import timeline_figure
 from stackbench.report.run import run_export_table

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import cli_here
 from report.documents.shared import MARKUP, SCRIPT, Measured, artefacts, draw_figures
-from stackbench.report_contents import build_contents
+from stackbench.load.report_contents import build_contents
 from stackbench.report.documents.html import CSP, render_html
 from stackbench.store import open_store
 

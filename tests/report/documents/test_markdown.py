@@ -12,8 +12,8 @@ import pytest
 
 from conftest import cli_here
 from report.documents.shared import Measured, draw_figures
-from stackbench.output_files import Destination, write_files
-from stackbench.report_contents import build_contents
+from stackbench.base.output_files import Destination, write_files
+from stackbench.load.report_contents import build_contents
 from stackbench.report.documents.markdown import render_markdown
 from stackbench.store import open_store
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import cli_here
 from report.documents.shared import HOST, USER, Measured, draw_figures, leaks
-from stackbench.report_contents import build_contents
+from stackbench.load.report_contents import build_contents
 from stackbench.report.documents import DOCUMENT_FORMATS
 from stackbench.report.redact import Redactor, describe, redactor
 from stackbench.store import open_store
@@ -94,7 +94,7 @@ def test_an_nfs_mounted_target_keeps_neither_its_server_nor_its_addresses() -> N
 def test_a_fleet_runs_total_stays_the_total() -> None:
     """The total's cells of a fleet run carry the host TOTAL_HOST: a name of stackbench's, not a machine, so
     the redacted copy is still a fleet run with its total (its table and chart find it by that name)."""
-    from stackbench.results import TOTAL_HOST
+    from stackbench.model.results import TOTAL_HOST
 
     cells = [replace(cell(rw="randread"), result=replace(cell(rw="randread").result, host=host))
              for host in ("node1", TOTAL_HOST)]

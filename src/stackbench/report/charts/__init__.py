@@ -17,7 +17,7 @@ from stackbench.report.charts.figure import IMAGE_FORMATS, Figure
 if TYPE_CHECKING:
     from stackbench.analysis.compare import RunComparison
     from stackbench.analysis.layers import LayerGaps
-    from stackbench.results import Cell, Run
+    from stackbench.model.results import Cell, Run
 
 # Every kind `stackbench chart --kind` draws; `special` is drawn from a smallblocks scan (scan_figures).
 KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom",

@@ -9,10 +9,10 @@ the data keeps being written to the same file.
 from __future__ import annotations
 
 from stackbench.analysis.cache_exhaustion import CacheFall, find_fall
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 
 
 def cache_samples(cell: Cell) -> list[float]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS, value
-from stackbench.results import Cell, Run
-from stackbench.units import parse_size
+from stackbench.model.results import Cell, Run
+from stackbench.base.units import parse_size
 
 FIELDS = ("bs", "iodepth", "numjobs", "rw", "label")
 NUMERIC = {"bs", "iodepth", "numjobs"}

@@ -61,7 +61,7 @@ def _shown_text(drawing: "Drawing") -> None:
     from matplotlib.text import Text
     from matplotlib.ticker import Formatter
 
-    from stackbench.usertext import shown
+    from stackbench.base.usertext import shown
 
     class Shown(Formatter):
         escapes_user_text = True

@@ -12,10 +12,10 @@ import math
 from collections import Counter
 
 from stackbench.engine.merge import percentile_from_bins
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 
 BARS_PER_DECADE = 20
 

@@ -10,11 +10,11 @@ would flatten them). The values are the cells' own, as `show` and the table prin
 from __future__ import annotations
 
 from stackbench.analysis.fleet import HostSpread, host_spread, is_fleet
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 
 
 def _value(cell: Cell, metric: str) -> float:

@@ -20,7 +20,7 @@ from stackbench.analysis.layers import METRICS, LayerGap, LayerGaps
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.uncertainty import TOO_NOISY
-from stackbench.results import Run
+from stackbench.model.results import Run
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS, depth_key, depth_name, panel_name, runs, size_key, spread, value
 from stackbench.report.uncertainty import TOO_NOISY
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -3,10 +3,10 @@ common, and a linear axis would flatten the median to nothing)."""
 
 from __future__ import annotations
 
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
-from stackbench.results import Run
+from stackbench.model.results import Run
 
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
-from stackbench.units import format_bytes
+from stackbench.base.units import format_bytes
 
 FAR = 300.0  # a capacity line above this % of the scanned bytes is written as text, not drawn
 

@@ -19,13 +19,13 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from stackbench.units import format_size
+from stackbench.base.units import format_size
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure as Drawing
 
-    from stackbench.results import Run
+    from stackbench.model.results import Run
 
 # Okabe-Ito, in the order series take them; black is kept for reference lines.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")

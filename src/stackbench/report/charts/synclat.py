@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from stackbench.errors import StackbenchError
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.synclat import synclat_rows
-from stackbench.results import Run
+from stackbench.model.results import Run
 
 
 def sweep_rows(run: Run) -> list[dict[str, Any]]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 
 from stackbench.analysis.stats import summarize
-from stackbench.engine.fio_logs import Sample
-from stackbench.errors import StackbenchError
+from stackbench.model.fio_result import Sample
+from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS, runs, value
-from stackbench.results import Cell, Run
+from stackbench.model.results import Cell, Run
 
 
 def sample_value(sample: Sample, metric: str) -> float | None:

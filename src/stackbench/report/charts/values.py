@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from stackbench.analysis.between_runs import Estimate, estimate
 from stackbench.analysis.layers import cell_value, per_run_values
-from stackbench.results import Cell
+from stackbench.model.results import Cell
 
 
 @dataclass(frozen=True)

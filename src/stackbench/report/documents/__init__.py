@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.report.documents.contents import Contents
 
 # The main file's bytes, and the files beside it: (file name in the main file's directory, bytes).

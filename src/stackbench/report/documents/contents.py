@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from stackbench.analysis.goals import GoalResult
-from stackbench.results import Run
+from stackbench.model.results import Run
 
 if TYPE_CHECKING:
     from stackbench.analysis.compare import RunComparison

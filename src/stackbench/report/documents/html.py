@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stackbench.report.documents.contents import Contents
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
-from stackbench.usertext import shown, shown_in_template
+from stackbench.base.usertext import shown, shown_in_template
 
 if TYPE_CHECKING:
     import jinja2

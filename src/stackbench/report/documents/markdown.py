@@ -16,7 +16,7 @@ from stackbench.report.documents.contents import Contents
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
 from stackbench.report.formats.exporter import Screen
 from stackbench.report.formats.markdown import MarkdownExporter, escape
-from stackbench.usertext import shown
+from stackbench.base.usertext import shown
 
 
 def chart_file_name(stem: str, chart: Chart) -> str:

@@ -14,7 +14,7 @@ from stackbench.report.layers import layers_table
 from stackbench.report.run import run_report
 from stackbench.report.tabular import Tabular
 from stackbench.report.warnings import warnings_table
-from stackbench.units import plural
+from stackbench.base.units import plural
 
 if TYPE_CHECKING:
     from stackbench.report.charts.figure import Figure

@@ -23,7 +23,7 @@ from stackbench.report.layers import layers_notes
 from stackbench.report.layers import noisy_notes as layer_notes
 from stackbench.report.run_json import cell_json
 from stackbench.report.uncertainty import noisy_note, readable
-from stackbench.usertext import shown
+from stackbench.base.usertext import shown
 
 if TYPE_CHECKING:
     from openpyxl.worksheet.worksheet import Worksheet

@@ -6,7 +6,7 @@ A new format is a module here with a class that has a `name` and `render(Report,
 
 from __future__ import annotations
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 from stackbench.report.formats.csv import CsvExporter
 from stackbench.report.formats.exporter import Exporter, Screen
 from stackbench.report.formats.json import JsonExporter

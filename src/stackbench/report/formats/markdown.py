@@ -12,7 +12,7 @@ import re
 from stackbench.report.document import Report
 from stackbench.report.formats.exporter import Screen
 from stackbench.report.tabular import Tabular
-from stackbench.usertext import shown
+from stackbench.base.usertext import shown
 
 
 class MarkdownExporter:

@@ -21,7 +21,7 @@ on runs, fio_outputs, scans, audits and audit_findings after upgrading to remove
 import sqlalchemy as sa
 from alembic import op
 
-from stackbench.credentials import scrub
+from stackbench.base.credentials import scrub
 
 revision = "0009_scrub_credentials"
 down_revision = "0008_run_tallies"

@@ -2,7 +2,7 @@
 
 A fio job reports up to three directions (read, write, trim); each active direction becomes one
 `DirectionResult`, which is what the store keeps as a cell. Latencies are in nanoseconds as fio reports
-them; presenters convert.
+them; presenters convert. A `Sample` is one second of fio's per-second logs (engine/fio_logs.py reads them).
 """
 
 from __future__ import annotations
@@ -115,3 +115,15 @@ class LatencyBuckets(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(set(self._keys))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One second of one direction: the unit of the statistics."""
+
+    t_s: float  # end of the window, seconds since the segment started
+    iops: float
+    bw_bytes: float | None = None
+    clat_mean_ns: float | None = None
+    segment: int = 0  # which fio run of the cell (repeat or adaptive chunk)
+    ramp: bool = False  # inside the discarded ramp: stored, never used in statistics

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stackbench.errors import UsageError
-from stackbench.plan import Plan, Workload
+from stackbench.base.errors import UsageError
+from stackbench.model.plan import Plan, Workload
 from stackbench.probe.block import collect_target_facts
-from stackbench.units import format_size, parse_size
+from stackbench.base.units import format_size, parse_size
 
 MAX_SIZE = 8 * 1024**2
 # Per size and run: 15 sizes x 3 runs x (0.25 s + fio's 0.3 s per job) = 25 s, under the 30 s goal on a

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from stackbench.results import Cell
+from stackbench.model.results import Cell
 
 
 @dataclass(frozen=True)

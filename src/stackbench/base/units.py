@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_FACTORS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}

@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
-from stackbench import processes, spawn
-from stackbench.errors import Terminated
+from stackbench.base import processes, spawn
+from stackbench.base.errors import Terminated
 
 GRACE_S = 3.0  # between the first signal to the group and SIGKILL
 TAIL_BYTES = 64 * 1024  # of each output, read for the last line

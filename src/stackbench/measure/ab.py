@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from stackbench import user_commands
-from stackbench.errors import Interrupted, StackbenchError
-from stackbench.results import Run, new_id
-from stackbench.round_order import round_orders
-from stackbench.runner import (
+from stackbench.base import user_commands
+from stackbench.base.errors import Interrupted, StackbenchError
+from stackbench.model.results import Run, new_id
+from stackbench.model.round_order import round_orders
+from stackbench.measure.runner import (
     Measurement,
     RunObserver,
     RunRequest,

@@ -33,22 +33,22 @@ from stackbench.engine.fio import (
     FioInvocation, failure_from_output, find_fio, fio_version, job_file, job_log_prefix, run_fio, sweep_job_file,
 )
 from stackbench.engine.fio_json import parse_fio_jobs, parse_fio_json
-from stackbench.engine.fio_logs import Sample, whole_run_sample
+from stackbench.engine.fio_logs import whole_run_sample
 from stackbench.engine.merge import merge_segments
-from stackbench.engine.result import DirectionResult, FioResult
-from stackbench import abandoned, recovery
-from stackbench.errors import (
+from stackbench.model.fio_result import DirectionResult, FioResult, Sample
+from stackbench.measure import abandoned, recovery
+from stackbench.base.errors import (
     FioJobError, FioOutputError, Interrupted, StackbenchError, StoreError, Terminated, UsageError, interrupt_cause,
 )
-from stackbench.plan import Plan, Workload, auto_size
+from stackbench.model.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.system import collect_system_facts
-from stackbench.results import Run, new_id
-from stackbench.safety import Target, cache_warning, resolve_target, room_for
+from stackbench.model.results import Run, new_id
+from stackbench.measure.safety import Target, cache_warning, resolve_target, room_for
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
-from stackbench.units import count, format_size
-from stackbench.warning import Warning, WarningCode
+from stackbench.base.units import count, format_size
+from stackbench.model.warning import Warning, WarningCode
 
 
 class RunObserver(Protocol):

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from stackbench.errors import StackbenchError, UsageError
+from stackbench.base.errors import StackbenchError, UsageError
 
 STDOUT = "-"
 

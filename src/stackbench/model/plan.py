@@ -11,8 +11,8 @@ import itertools
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Sequence
 
-from stackbench.errors import UsageError
-from stackbench.units import format_size, parse_size
+from stackbench.base.errors import UsageError
+from stackbench.base.units import format_size, parse_size
 
 RW_MODES = ("randread", "randwrite", "read", "write", "randrw", "rw")
 _RW_WORDS = {

@@ -22,8 +22,8 @@ def recovery_dirs() -> list[Path]:
 def keep(raw_fio_output: str, name: str) -> Path | None:
     """Write `raw_fio_output` whole to a new file called `name` (readable by its owner only) in the first
     place that takes it, through the one output-file writer: never over anything already there."""
-    from stackbench.errors import StackbenchError
-    from stackbench.output_files import Destination, write_file
+    from stackbench.base.errors import StackbenchError
+    from stackbench.base.output_files import Destination, write_file
 
     data = raw_fio_output.encode()
     for directory in recovery_dirs():

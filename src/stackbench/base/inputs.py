@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from stackbench.errors import StackbenchError
-from stackbench.units import format_bytes
+from stackbench.base.errors import StackbenchError
+from stackbench.base.units import format_bytes
 
 KiB = 1024
 MiB = 1024**2

@@ -18,7 +18,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from stackbench.errors import UsageError
+from stackbench.base.errors import UsageError
 
 FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 

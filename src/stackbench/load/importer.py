@@ -22,15 +22,15 @@ from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskin
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
 from stackbench.engine.fio_text import SUPPORTED, looks_like_fio_text, parse_fio_text
-from stackbench.engine.result import DirectionResult, FioResult
-from stackbench.errors import FioOutputError, Interrupted, StackbenchError, UsageError, interrupt_cause
-from stackbench.inputs import FIO_OUTPUT, read_input
+from stackbench.model.fio_result import DirectionResult, FioResult
+from stackbench.base.errors import FioOutputError, Interrupted, StackbenchError, UsageError, interrupt_cause
+from stackbench.base.inputs import FIO_OUTPUT, read_input
 from stackbench.store.repository import OutputRecord
-from stackbench.plan import RW_MODES, Workload
-from stackbench.results import Run, new_id
+from stackbench.model.plan import RW_MODES, Workload
+from stackbench.model.results import Run, new_id
 from stackbench.store import Store
-from stackbench.units import parse_size
-from stackbench.warning import Warning, WarningCode
+from stackbench.base.units import parse_size
+from stackbench.model.warning import Warning, WarningCode
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from stackbench import processes, spawn
+from stackbench.base import processes, spawn
 from stackbench.engine.jobtext import check_value
-from stackbench.errors import UnsafeTarget
+from stackbench.base.errors import UnsafeTarget
 from stackbench.probe.block import SYS_BLOCK, device_name_of
 from stackbench.probe.loop import Span, attached, identity_of, loop_device, partition_spans
-from stackbench.units import format_bytes
-from stackbench.warning import Warning, WarningCode
+from stackbench.base.units import format_bytes
+from stackbench.model.warning import Warning, WarningCode
 
 MIN_MARGIN = 16 * 1024**2
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from stackbench.analysis.layers import LayerGaps
     from stackbench.report.charts.figure import Figure
     from stackbench.report.documents.contents import AuditPart, Contents
-    from stackbench.results import Run
+    from stackbench.model.results import Run
 
 
 def build_contents(
@@ -32,10 +32,10 @@ def build_contents(
     """
     from stackbench import __version__
     from stackbench.analysis.compare import compare_runs
-    from stackbench.credentials import scrub_argv
+    from stackbench.base.credentials import scrub_argv
     from stackbench.analysis.goals import evaluate
     from stackbench.analysis.layers import layer_gaps
-    from stackbench.errors import UsageError
+    from stackbench.base.errors import UsageError
     from stackbench.report.documents.contents import Contents, FioJob, RunPart, fio_jobs, without_db
     from stackbench.report.redact import describe, redactor, strings_of
 
@@ -121,7 +121,7 @@ def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
 
 def _audit_part(audit: Any, redact: Any) -> "AuditPart":
     """A stored audit's tables, built as `show AUDIT` builds them, from its redacted document."""
-    from stackbench.errors import StoreError
+    from stackbench.base.errors import StoreError
     from stackbench.report.audit import stored_audit_tables
     from stackbench.report.documents.contents import AuditPart
 

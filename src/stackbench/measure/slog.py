@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from stackbench.errors import Interrupted, StackbenchError, interrupt_cause
-from stackbench.plan import Plan
-from stackbench.results import Run, new_id
-from stackbench.round_order import arm_orders
-from stackbench.runner import (
+from stackbench.base.errors import Interrupted, StackbenchError, interrupt_cause
+from stackbench.model.plan import Plan
+from stackbench.model.results import Run, new_id
+from stackbench.model.round_order import arm_orders
+from stackbench.measure.runner import (
     Measurement, RunObserver, RunRequest, SilentObserver, prepare, remove_scratch,
     signals_as_interrupt,
 )

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from stackbench.engine.fio_logs import Sample
-from stackbench.engine.result import DirectionResult
-from stackbench.plan import Workload
-from stackbench.warning import Warning
+from stackbench.model.fio_result import DirectionResult, Sample
+from stackbench.model.plan import Workload
+from stackbench.model.warning import Warning
 
 # The host of a fleet run's total cells (computed by stackbench from the per-host cells): parentheses are
 # never part of a host name, so it cannot collide with one.

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from stackbench import processes
-from stackbench.warning import Warning, WarningCode
+from stackbench.base import processes
+from stackbench.model.warning import Warning, WarningCode
 
 WORKDIR_PREFIX = "stackbench-run-"
 CONTROL_DIR_PREFIX = "stackbench-ssh-"  # a fleet run's private directories of ssh control sockets
