@@ -133,7 +133,7 @@ def save_facts(directory: Path, roots: dict[str, str] | None = None) -> dict[str
     """Run every capture and copy the config files; returns file -> status ("saved" or why not).
 
     All or nothing: outputs go to a staging directory and appear only when every capture is done (a new
-    `directory` by one rename; into an existing one through stackbench/output_files.py's `publish`, every
+    `directory` by one rename; into an existing one through stackbench/base/output_files.py's `publish`, every
     file or none, the manifest last). A full disk, Ctrl-C or any error removes what this call wrote, so no
     half-written capture is left to be audited. Nothing already in an existing `directory` is replaced: a
     file of the same name, or a device, pipe or link there, is refused before anything moves.
