@@ -49,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "web": BASE | {"engine", "plan", "results", "goal", "warning", "store", "analysis", "report", "scan",
                    "report_contents"},
     "cli": None,  # the top: may import anything
-    "__main__": {"cli"},
+    "__main__": {"cli", "scan"},  # smallblocks starts its walk before the CLI loads
 }
 
 

@@ -332,3 +332,42 @@ def test_readers_double_while_they_wait_and_not_on_a_warm_cache(tmp_path: Path) 
     result = walk_histogram(roots)
     pauser.join()
     assert result.workers == 2 * cpus and result.histogram.files == 30_000
+
+
+def test_the_early_reading_of_the_command_line_knows_every_smallblocks_option() -> None:
+    """scan/early.py reads smallblocks' command line before the CLI loads; an option it did not know would
+    only make every scan that uses it start late, so nothing else would notice."""
+    import typer.main
+
+    from stackbench.cli import app
+    from stackbench.scan.early import FLAGS, VALUE_OPTIONS, walk_arguments
+
+    command = typer.main.get_command(app).commands["smallblocks"]
+    options = [param for param in command.params if param.param_type_name == "option"]
+    assert {name for param in options if param.is_flag for name in param.opts} == FLAGS
+    assert {name for param in options if not param.is_flag for name in param.opts} == VALUE_OPTIONS
+    assert walk_arguments(["/a", "-l", "-x", "/b", "--workers=3", "--json"]) == (["/a", "/b"], 3, False)
+    assert walk_arguments(["/a", "--one-file-system", "-f", "csv"]) == (["/a"], None, True)
+    for unread in (["/a", "--help"], ["/a", "--bogus"], ["/a", "--workers", "0"], ["--json"], ["/a", "--db"]):
+        assert walk_arguments(unread) is None
+
+
+def test_the_readers_start_before_the_command_line_framework_loads(tmp_path: Path) -> None:
+    """The walk begins before Typer and Rich load (about 0.1 s of CPU, and cold a read per module), so
+    they load while the readers work; a command line the early reading does not understand starts nothing
+    early and gets Typer's own error."""
+    probe = ("import os, runpy, sys\n"
+             "os.register_at_fork(before=lambda: sys.stderr.write('\\nFORK ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+             "sys.argv = ['stackbench', *sys.argv[1:]]\n"
+             "runpy.run_module('stackbench', run_name='__main__')\n")
+    (tmp_path / "tree" / "sub").mkdir(parents=True)
+    (tmp_path / "tree" / "sub" / "file").write_bytes(b"x" * 5000)
+    done = subprocess.run([sys.executable, "-c", probe, "smallblocks", str(tmp_path / "tree"), "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and json.loads(done.stdout)["files"] == 1, done.stderr
+    first_fork = set(done.stderr.split("FORK ", 1)[1].split("\n", 1)[0].split())
+    assert "stackbench.scan.walker" in first_fork  # the probe is real
+    assert not {"typer", "rich", "stackbench.cli"} & first_fork
+    wrong = subprocess.run([sys.executable, "-c", probe, "smallblocks", str(tmp_path / "tree"), "--bogus"],
+                           capture_output=True, text=True)
+    assert wrong.returncode == 2 and "FORK" not in wrong.stderr and "--bogus" in wrong.stderr
