@@ -91,7 +91,7 @@ def smallblocks_command(
         chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
         check_output(chart, force, "--chart")
     fmt = chosen_format(output_format, json_output)
-    store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
+    store = open_store_from(db) if db is not None else None  # a bad --db fails now, not after the walk
     started = datetime.now(timezone.utc)
     if err.is_terminal:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
