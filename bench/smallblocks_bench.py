@@ -16,7 +16,8 @@ warm (metadata cached: one untimed run of each first) and cold (needs root: `syn
 /proc/sys/vm/drop_caches` before every command, which empties the whole machine's page cache; nothing else
 in this bench writes outside its trees). It prints the best and the median of the rounds and the ratios
 peer time / stackbench time (above 1: stackbench is faster), and checks once per tree that stackbench's bins
-equal those of the practitioners' pipeline (`find | xargs ls -l | awk`, docs/smallblocks.md).
+equal those of the practitioners' pipeline (`find | xargs ls -l | awk`, docs/smallblocks.md). It also prints
+how many readers each stackbench walk ended with (one per CPU unless the walk waited for the device).
 
 Generating a tree of 1,000,000 files takes a few minutes, so the trees are kept between runs under
 --dir/stackbench-smallblocks-bench/ with a marker file (.complete) written last; a tree without it is made
@@ -150,6 +151,7 @@ def check_bins(root: Path, stackbench_output: str) -> bool:
 def bench_tree(root: Path, kind: str, files: int, commands: dict[str, list[str]], modes: list[str],
                rounds: int) -> None:
     results: dict[tuple[str, str], list[float]] = {}
+    readers: dict[str, list[int]] = {}  # stackbench's readers at the end of each timed walk, per mode
     output = ""
     for name, command in commands.items():  # warm everything once, untimed
         _, stdout = timed(command, root)
@@ -161,8 +163,10 @@ def bench_tree(root: Path, kind: str, files: int, commands: dict[str, list[str]]
             for name, command in commands.items():
                 if mode == "cold":
                     drop_caches()
-                seconds, _ = timed(command, root)
+                seconds, stdout = timed(command, root)
                 results.setdefault((name, mode), []).append(seconds)
+                if name == "stackbench":
+                    readers.setdefault(mode, []).append(json.loads(stdout)["workers"])
         print(f"{kind} {mode}: load average after {load()}", flush=True)
     print(f"{'tree':<10} {'mode':<5} {'command':<11} {'best s':>7} {'median s':>9} {'files/s (best)':>15} "
           f"{'ratio best':>11} {'ratio median':>13}")
@@ -179,7 +183,8 @@ def bench_tree(root: Path, kind: str, files: int, commands: dict[str, list[str]]
         ours = results[("stackbench", mode)]
         peers = ", ".join(f"{min(results[(name, mode)]) / min(ours):.2f}x {name}'s speed"
                           for name in commands if name != "stackbench")
-        print(f"{kind} {mode}: stackbench runs at {peers} (best of {rounds}; above 1 = stackbench faster)")
+        print(f"{kind} {mode}: stackbench runs at {peers} (best of {rounds}; above 1 = stackbench faster); "
+              f"its readers at the end of each walk: {', '.join(map(str, readers[mode]))}")
 
 
 def main() -> None:
