@@ -128,7 +128,10 @@ def drop_caches() -> None:
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
-def timed(command: list[str] | str, cwd: Path) -> tuple[float, str]:
+def timed(command: list[str] | str, cwd: Path | None = None) -> tuple[float, str]:
+    """Seconds and stdout of one whole command. Only the pipeline runs inside the tree (`find .`): the others
+    run where the bench was started, so that a relative PYTHONPATH (PYTHONPATH=src in a checkout) still
+    names the stackbench under test rather than whichever one is installed."""
     shell = isinstance(command, str)
     start = time.monotonic()
     done = subprocess.run(command, cwd=cwd, shell=shell, capture_output=True, text=True, check=True,
@@ -154,7 +157,7 @@ def bench_tree(root: Path, kind: str, files: int, commands: dict[str, list[str]]
     readers: dict[str, list[int]] = {}  # stackbench's readers at the end of each timed walk, per mode
     output = ""
     for name, command in commands.items():  # warm everything once, untimed
-        _, stdout = timed(command, root)
+        _, stdout = timed(command)
         output = stdout if name == "stackbench" else output
     print(f"{kind}: bins identical to the pipeline: {'yes' if check_bins(root, output) else 'NO'}", flush=True)
     for mode in modes:
@@ -163,7 +166,7 @@ def bench_tree(root: Path, kind: str, files: int, commands: dict[str, list[str]]
             for name, command in commands.items():
                 if mode == "cold":
                     drop_caches()
-                seconds, stdout = timed(command, root)
+                seconds, stdout = timed(command)
                 results.setdefault((name, mode), []).append(seconds)
                 if name == "stackbench":
                     readers.setdefault(mode, []).append(json.loads(stdout)["workers"])
@@ -210,6 +213,8 @@ def main() -> None:
         print("cold mode needs root (to drop the page cache): measuring warm only", flush=True)
         modes = [mode for mode in modes if mode != "cold"]
     print(f"load average at the start: {load()} ({os.cpu_count()} CPUs)", flush=True)
+    _, where = timed([sys.executable, "-c", "import stackbench; print(stackbench.__version__, stackbench.__file__)"])
+    print(f"stackbench under test: {where.strip()}", flush=True)
     for kind in kinds:
         root = tree(base, kind, args.files)
         commands = {
