@@ -257,11 +257,12 @@ class _Reader:
                 if len(batch) == _BATCH:
                     if self.stopped():
                         return
-                    self.count_batch(path, batch)
+                    if not self.hand_out(path, batch):
+                        self.count_in_place(batch, prefix, device, stack)
                     batch = []
             elif entry.is_dir(follow_symlinks=False):
                 self.push_directory(entry, prefix, device, stack)
-        self.count_entries(batch)
+        self.count_in_place(batch, prefix, device, stack)
 
     def push_directory(self, entry: os.DirEntry[str], prefix: str, device: int, stack: list[str]) -> None:
         if self.one_file_system:
@@ -272,25 +273,11 @@ class _Reader:
                 return  # vanished between the listing and the lstat
         stack.append(prefix + entry.name)
 
-    def count_batch(self, path: str, batch: list[os.DirEntry[str]]) -> None:
-        """A full batch of one directory's files: to an idle reader if there is one, else counted here."""
-        if self.slots[_IDLE] > 0:
-            message = _FILES + os.fsencode(path) + b"\0" + b"\0".join(os.fsencode(e.name) for e in batch)
-            if self.give(message):
-                return
-        self.count_entries(batch)
-
-    def count_entries(self, batch: list[os.DirEntry[str]]) -> None:
-        counts, sizes = self.counts, self.sizes
-        for entry in batch:
-            try:
-                size = entry.stat(follow_symlinks=False).st_size  # fstatat on the open directory
-            except OSError:
-                continue  # vanished between the listing and the lstat
-            length = size.bit_length()
-            counts[length] += 1
-            sizes[length] += size
-        self.counted(len(batch))
+    def hand_out(self, path: str, batch: list[os.DirEntry[str]]) -> bool:
+        """A full batch of one directory's files to an idle reader, if there is one and the queue takes it."""
+        if self.slots[_IDLE] <= 0:
+            return False
+        return self.give(_FILES + os.fsencode(path) + b"\0" + b"\0".join(os.fsencode(e.name) for e in batch))
 
     def count_names(self, path: bytes, names: list[bytes]) -> None:
         """A batch another reader listed: lstat each name in its directory, count what is still a file."""
