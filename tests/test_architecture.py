@@ -213,7 +213,12 @@ RAW_READS: dict[str, dict[str, str]] = {
         "Path('/proc/self/mountinfo').read_text()": "the kernel's mount table",
         "Path('/proc/swaps').read_text()": "the kernel's swap table",
     },
-    "stackbench/scan/walker.py": {"os.open(path, _DIR_FLAGS)": "a directory opened to list it, never read"},
+    "stackbench/scan/walker.py": {
+        "os.open(path, _DIR_FLAGS)": "a directory opened to list it, never read",
+        "os.open(separator, _DIR_FLAGS)": "a directory opened to list it (a path past PATH_MAX, part by part)",
+        "os.open(part, _DIR_FLAGS, dir_fd=fd)": "a directory opened to list it (a path past PATH_MAX, part by part)",
+        "open(f'/proc/{process.pid}/schedstat')": "the kernel's view of a reader process (is it waiting?)",
+    },
     "stackbench/store/repository.py": {"script.read_text(encoding='utf-8')": "stackbench's own migration scripts"},
     "stackbench/web/app.py": {
         "resources.files('stackbench.web').joinpath('static/style.css').read_text(encoding='utf-8')":
