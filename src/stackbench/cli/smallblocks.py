@@ -96,7 +96,7 @@ def smallblocks_command(
     if err.is_terminal:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+        progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=err,
                             transient=True)
         task = progress.add_task("scanning", total=None)
 
