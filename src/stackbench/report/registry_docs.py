@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Sequence
 from stackbench.base.units import format_duration, format_size, parse_size
 from stackbench.model.plan import AUTO_FREE_SHARE, build_plan
 from stackbench.model.presets import DEFAULT_PRESET, PRESETS, Preset
+from stackbench.model.warning import WarningCode
 
 SECTION = re.compile(r"(?P<open><!-- registry:(?P<name>[a-z-]+) -->)\n(?P<body>.*?)(?P<close><!-- /registry:(?P=name) -->)",
                      re.DOTALL)
@@ -70,9 +71,14 @@ def presets() -> str:
     return table(["preset", "for", "cells", "file", "fio runs per cell (ramp + measured seconds)"], rows)
 
 
+def warning_codes() -> str:
+    return table(["code", "meaning", "fix"], [[f"`{code.value}`", code.meaning, code.fix] for code in WarningCode])
+
+
 # Section name -> what it holds. A registry's section may appear in several documents; each must be in one.
 SECTIONS: dict[str, Callable[[], str]] = {
     "presets": presets,
+    "warning-codes": warning_codes,
 }
 
 
