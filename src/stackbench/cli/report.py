@@ -19,6 +19,16 @@ from stackbench.cli.app import app, out
 from stackbench.cli.common import (
     DbOption, JsonReplyOption, KeepIdentifiersOption, open_store_from, print_json, split_list,
 )
+from stackbench.report.documents import DOCUMENT_FORMATS
+
+
+def _format_help() -> str:
+    """--format's help, made from the registry of document formats (report/documents/__init__.py)."""
+    formats = DOCUMENT_FORMATS.values()
+    named = "; ".join(f.name + (f" (or {', '.join(f.aliases)})" if f.aliases else "") + f", {f.description}"
+                      for f in formats)
+    suffixes = ", ".join(suffix for f in formats for suffix in f.suffixes)
+    return f"Document format: {named}. Default: from -o's suffix ({suffixes}), else {next(iter(DOCUMENT_FORMATS))}."
 
 
 @app.command("report")
@@ -41,10 +51,7 @@ def report_command(
         None, "--audit", help="Add a stored audit (`audit --db`): its findings and what was fixed since the audit "
         "before it. Repeat for several.", show_default=False,
     ),
-    output_format: Optional[str] = typer.Option(
-        None, "--format", "-f", help="Document format: html, md (or markdown: Markdown with PNG charts beside it) or xlsx. "
-        "Default: from -o's suffix (.html, .md, .xlsx), else html.", show_default=False,
-    ),
+    output_format: Optional[str] = typer.Option(None, "--format", "-f", help=_format_help(), show_default=False),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="The file to write (a new or regular file; - for standard output). Default: "
         "stackbench-report-ID.FORMAT in the current directory, ID the first run's id prefix.", show_default=False,
@@ -55,8 +62,7 @@ def report_command(
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:
-    """Write stored runs as one shareable document: HTML (one self-contained file, inline charts, no network
-    request), Markdown with PNG charts beside it, or an Excel workbook with native charts.
+    """Write stored runs as one shareable document, in a format of --format.
 
     Host names, disk serial numbers, WWNs, MAC addresses, user names in paths and UUIDs are replaced by
     stable placeholders (host-1, disk-A, user-1, ...) everywhere in the report, unless --keep-identifiers.

@@ -15,6 +15,8 @@ from stackbench.base.units import format_duration, format_size, parse_size
 from stackbench.model.plan import AUTO_FREE_SHARE, build_plan
 from stackbench.model.presets import DEFAULT_PRESET, PRESETS, Preset
 from stackbench.model.warning import WarningCode
+from stackbench.report.documents import DOCUMENT_FORMATS
+from stackbench.report.formats import EXPORTERS, FORMATS
 
 SECTION = re.compile(r"(?P<open><!-- registry:(?P<name>[a-z-]+) -->)\n(?P<body>.*?)(?P<close><!-- /registry:(?P=name) -->)",
                      re.DOTALL)
@@ -71,6 +73,18 @@ def presets() -> str:
     return table(["preset", "for", "cells", "file", "fio runs per cell (ramp + measured seconds)"], rows)
 
 
+def output_formats() -> str:
+    return table(["format", "gives"], [[f"`{e.name}`" + (" (default)" if e.name == FORMATS[0] else ""), e.description]
+                                       for e in EXPORTERS.values()])
+
+
+def document_formats() -> str:
+    first = next(iter(DOCUMENT_FORMATS))
+    return table(["`--format`", "file names", "what it is"], [
+        [" or ".join(f"`{name}`" for name in (f.name, *f.aliases)) + (" (default)" if f.name == first else ""),
+         ", ".join(f"`{suffix}`" for suffix in f.suffixes), f.description] for f in DOCUMENT_FORMATS.values()])
+
+
 def warning_codes() -> str:
     return table(["code", "meaning", "fix"], [[f"`{code.value}`", code.meaning, code.fix] for code in WarningCode])
 
@@ -78,6 +92,8 @@ def warning_codes() -> str:
 # Section name -> what it holds. A registry's section may appear in several documents; each must be in one.
 SECTIONS: dict[str, Callable[[], str]] = {
     "presets": presets,
+    "output-formats": output_formats,
+    "document-formats": document_formats,
     "warning-codes": warning_codes,
 }
 

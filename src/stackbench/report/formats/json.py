@@ -11,6 +11,7 @@ from stackbench.report.formats.exporter import Screen
 
 class JsonExporter:
     name = "json"
+    description = "the JSON of docs/json.md, for scripts; `--json` is short for it"
 
     def render(self, report: Report, screen: Screen) -> str:
         return dumps(report.data)

@@ -17,6 +17,7 @@ from stackbench.base.usertext import shown
 
 class MarkdownExporter:
     name = "markdown"
+    description = "Markdown to paste into notes: the terminal's tables and their notes"
 
     def render(self, report: Report, screen: Screen) -> str:
         return "\n".join(_table(tab) for tab in report.tables)

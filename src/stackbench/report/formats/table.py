@@ -20,6 +20,7 @@ from stackbench.report.tabular import Tabular
 
 class TableExporter:
     name = "table"
+    description = "the terminal's table, in colour on a terminal and plain in a pipe"
 
     def render(self, report: Report, screen: Screen) -> str:
         buffer = io.StringIO()
