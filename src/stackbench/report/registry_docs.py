@@ -12,14 +12,15 @@ import re
 from typing import Callable, Iterable, Sequence
 
 from stackbench.base.units import format_duration, format_size, parse_size
+from stackbench.engine.input_formats import FORMATS as INPUT_FORMATS
 from stackbench.model.plan import AUTO_FREE_SHARE, build_plan
 from stackbench.model.presets import DEFAULT_PRESET, PRESETS, Preset
 from stackbench.model.warning import WarningCode
 from stackbench.report.documents import DOCUMENT_FORMATS
 from stackbench.report.formats import EXPORTERS, FORMATS
 
-SECTION = re.compile(r"(?P<open><!-- registry:(?P<name>[a-z-]+) -->)\n(?P<body>.*?)(?P<close><!-- /registry:(?P=name) -->)",
-                     re.DOTALL)
+SECTION = re.compile(
+    r"(?P<open><!-- registry:(?P<name>[a-z-]+) -->)\n(?P<body>.*?)(?P<close><!-- /registry:(?P=name) -->)", re.DOTALL)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
@@ -73,6 +74,12 @@ def presets() -> str:
     return table(["preset", "for", "cells", "file", "fio runs per cell (ramp + measured seconds)"], rows)
 
 
+def import_formats() -> str:
+    rows = [[f"`{f.name}`", f.title, f.versions, f.detected_by, f.says, f.computes] for f in INPUT_FORMATS.values()]
+    return table(["`--input-format`", "format", "versions", "detected by", "what the file says",
+                  "what the import computes or cannot know"], rows)
+
+
 def output_formats() -> str:
     return table(["format", "gives"], [[f"`{e.name}`" + (" (default)" if e.name == FORMATS[0] else ""), e.description]
                                        for e in EXPORTERS.values()])
@@ -92,6 +99,7 @@ def warning_codes() -> str:
 # Section name -> what it holds. A registry's section may appear in several documents; each must be in one.
 SECTIONS: dict[str, Callable[[], str]] = {
     "presets": presets,
+    "import-formats": import_formats,
     "output-formats": output_formats,
     "document-formats": document_formats,
     "warning-codes": warning_codes,
