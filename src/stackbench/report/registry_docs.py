@@ -16,6 +16,7 @@ from stackbench.engine.input_formats import FORMATS as INPUT_FORMATS
 from stackbench.model.plan import AUTO_FREE_SHARE, build_plan
 from stackbench.model.presets import DEFAULT_PRESET, PRESETS, Preset
 from stackbench.model.warning import WarningCode
+from stackbench.report.charts.kinds import KINDS as CHART_KINDS
 from stackbench.report.documents import DOCUMENT_FORMATS
 from stackbench.report.formats import EXPORTERS, FORMATS
 
@@ -92,6 +93,14 @@ def document_formats() -> str:
          ", ".join(f"`{suffix}`" for suffix in f.suffixes), f.description] for f in DOCUMENT_FORMATS.values()])
 
 
+def chart_kinds() -> str:
+    first = next(iter(CHART_KINDS))
+    rows = [[f"`{k.name}`" + (" (default)" if k.name == first else ""), k.summary, k.draws,
+             ", ".join(f"`{o}`" + (" (needed)" if o in k.needs else "") for o in k.options)]
+            for k in CHART_KINDS.values()]
+    return table(["`--kind`", "draws", "from", "its own options"], rows)
+
+
 def warning_codes() -> str:
     return table(["code", "meaning", "fix"], [[f"`{code.value}`", code.meaning, code.fix] for code in WarningCode])
 
@@ -102,6 +111,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "import-formats": import_formats,
     "output-formats": output_formats,
     "document-formats": document_formats,
+    "chart-kinds": chart_kinds,
     "warning-codes": warning_codes,
 }
 
