@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Sequence
 
+from stackbench.audit.rules import REGISTRY as AUDIT_RULES
 from stackbench.base.units import format_duration, format_size, parse_size
 from stackbench.engine.input_formats import FORMATS as INPUT_FORMATS
 from stackbench.model.plan import AUTO_FREE_SHARE, build_plan
@@ -101,6 +102,11 @@ def chart_kinds() -> str:
     return table(["`--kind`", "draws", "from", "its own options"], rows)
 
 
+def audit_rules() -> str:
+    return table(["id", "severity", "status", "checks"],
+                 [[r.id, "/".join(r.severities), r.status, r.checks] for r in AUDIT_RULES])
+
+
 def warning_codes() -> str:
     return table(["code", "meaning", "fix"], [[f"`{code.value}`", code.meaning, code.fix] for code in WarningCode])
 
@@ -112,6 +118,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "output-formats": output_formats,
     "document-formats": document_formats,
     "chart-kinds": chart_kinds,
+    "audit-rules": audit_rules,
     "warning-codes": warning_codes,
 }
 
