@@ -26,3 +26,6 @@ class CsvExporter:
             writer.writerows(tab.rows)
             parts.append(buffer.getvalue())
         return "\n".join(parts)
+
+
+EXPORTER = CsvExporter()  # what report/formats/__init__.py registers

@@ -1,6 +1,6 @@
 """The one protocol every output format implements, in the manner of hyperfine's exporters: a whole
 `Report` in, the text to print out. Formats do not print and do not compute; adding one is a module here
-and its instance in `EXPORTERS` (report/formats/__init__.py)."""
+with its `EXPORTER`, and its name in `MODULES` (report/formats/__init__.py)."""
 
 from __future__ import annotations
 

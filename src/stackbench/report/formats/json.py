@@ -23,3 +23,6 @@ def dumps(data: Any) -> str:
     not finite is a bug here (exit 70) rather than a document no one can read. Numbers are checked where
     they come in (engine/ranges.py); a statistic that cannot be computed is null."""
     return json.dumps(data, indent=2, default=str, allow_nan=False) + "\n"
+
+
+EXPORTER = JsonExporter()  # what report/formats/__init__.py registers

@@ -49,3 +49,6 @@ def escape(text: str) -> str:
 
 def _cell(value: str) -> str:
     return escape(value).replace("\n", " ")
+
+
+EXPORTER = MarkdownExporter()  # what report/formats/__init__.py registers

@@ -58,3 +58,6 @@ def _tabular(tab: Tabular) -> RenderableType:
     parts.append(table)
     parts.extend(Text(note, style="dim") for note in tab.notes)
     return Group(*parts)
+
+
+EXPORTER = TableExporter()  # what report/formats/__init__.py registers
