@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -105,15 +105,19 @@ def report_command(
                          "Give -o FILE.md, or --format html for one self-contained file")
     files = [(output, main), *((output.with_name(name), data) for name, data in beside)]
     write_files(files, force=force, destination=destination)
-    if is_stdout(output):
-        return
+    if not is_stdout(output):
+        _reply(fmt, files, contents, json_output=json_output, redacted=not keep_identifiers)
+
+
+def _reply(fmt: Any, files: list[tuple[Path, bytes]], contents: Any, *, json_output: bool, redacted: bool) -> None:
+    """What was written, once it is: one line, or the JSON reply."""
     if json_output:
-        print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": not keep_identifiers,
+        print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": redacted,
                     "redaction": contents.redaction, "runs": [part.run.id for part in contents.runs],
                     "charts": len(contents.figures)})
-    else:
-        more = f" and {len(beside)} chart file(s) beside it" if beside else ""
-        out.print(f"Wrote {output}{more} ({fmt.name}; {contents.redaction}).", highlight=False)
+        return
+    more = f" and {len(files) - 1} chart file(s) beside it" if len(files) > 1 else ""
+    out.print(f"Wrote {files[0][0]}{more} ({fmt.name}; {contents.redaction}).", highlight=False)
 
 
 __all__ = ["report_command"]

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 from stackbench.base.errors import UsageError
 from stackbench.base.registry import unknown
 from stackbench.base.units import format_size, parse_size
-from stackbench.model.presets import DEFAULT_PRESET, PRESETS, product
+from stackbench.model.presets import DEFAULT_PRESET, PRESETS, Preset, product
 
 RW_MODES = ("randread", "randwrite", "read", "write", "randrw", "rw")
 _RW_WORDS = {
@@ -354,11 +354,21 @@ def build_plan(
                 time_based=base.time_based,
             )
         )
+    stopping, fixed_runs = _stopping(base, runs, until_stable, ci_target, max_runs, max_time)
+    return Plan(
+        name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
+        direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
+    )
+
+
+def _stopping(base: Preset, runs: int | None, until_stable: bool | None, ci_target: float, max_runs: int | None,
+              max_time: float | None) -> tuple[StoppingRule | None, int]:
+    """The adaptive rule when the plan is adaptive (asked for, or the preset's way without --runs), and the
+    runs every cell gets (the least, when adaptive)."""
     if runs is not None and until_stable:
         if max_runs is None or max_runs < runs:
             max_runs = max(runs, max_runs or 2 * runs)
     adaptive = until_stable if until_stable is not None else (runs is None and base.max_runs is not None)
-    stopping = None
     if adaptive:
         least = runs if runs is not None else base.runs
         most = max_runs if max_runs is not None else (base.max_runs or 2 * least)
@@ -371,13 +381,8 @@ def build_plan(
                 f"--max-runs {most} is below the {least} runs every cell gets", f"Use --max-runs {least} or more"
             )
         stopping = StoppingRule(ci_target=ci_target, min_runs=least, max_runs=most, max_seconds=max_time)
-        fixed_runs = least
-    else:
-        fixed_runs = runs if runs is not None else base.runs
-    return Plan(
-        name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
-        direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
-    )
+        return stopping, least
+    return None, runs if runs is not None else base.runs
 
 
 def plan_workload(**fields: Any) -> Workload:
