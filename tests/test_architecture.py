@@ -214,7 +214,7 @@ RAW_READS: dict[str, dict[str, str]] = {
         "Path('/proc/swaps').read_text()": "the kernel's swap table",
     },
     "stackbench/scan/walker.py": {"os.open(path, _DIR_FLAGS)": "a directory opened to list it, never read"},
-    "stackbench/store/repository.py": {"script.read_text(encoding='utf-8')": "stackbench's own migration scripts"},
+    "stackbench/store/database.py": {"script.read_text(encoding='utf-8')": "stackbench's own migration scripts"},
     "stackbench/web/app.py": {
         "resources.files('stackbench.web').joinpath('static/style.css').read_text(encoding='utf-8')":
             "stackbench's own stylesheet",
