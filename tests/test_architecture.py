@@ -16,7 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "model": {"base"},
     "probe": {"base"},
     "scan": {"base"},
-    "audit": {"base"},
+    "audit": {"base", "model"},
     "engine": {"base", "model"},
     "store": {"base", "model", "engine"},
     "analysis": {"base", "model"},
