@@ -17,6 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "probe": {"base"},
     "scan": {"base"},
     "audit": {"base", "model"},
+    "tune": {"base", "model", "probe"},
     "engine": {"base", "model"},
     "store": {"base", "model", "engine"},
     "analysis": {"base", "model"},
@@ -219,6 +220,10 @@ RAW_READS: dict[str, dict[str, str]] = {
         "os.open(part, _DIR_FLAGS, dir_fd=fd)": "a directory opened to list it (a path past PATH_MAX, part by part)",
         "open(f'/proc/{process.pid}/schedstat')": "the kernel's view of a reader process (is it waiting?)",
     },
+    "stackbench/tune/actions.py": {
+        "Path(_kernel_path(path)).read_text()": "a kernel setting, only under /sys or /proc/sys",
+    },
+    "stackbench/tune/access/mount.py": {"Path(MOUNTINFO).read_text()": "the kernel's mount table"},
     "stackbench/store/database.py": {"script.read_text(encoding='utf-8')": "stackbench's own migration scripts"},
     "stackbench/web/app.py": {
         "resources.files('stackbench.web').joinpath('static/style.css').read_text(encoding='utf-8')":

@@ -77,3 +77,13 @@ def test_an_interruption_ends_the_group_with_the_same_signal_and_is_raised_again
         timer.cancel()
     assert seen.read_text() == "got\n"  # the shell heard the signal stackbench got, not a harder one
     assert still_running(pids_written(pid_file)) == []  # `sleep 100` ignores SIGINT (a background job): killed
+
+
+def test_an_argv_runs_without_a_shell_and_its_output_is_kept_when_asked(tmp_path: Path) -> None:
+    """tune's reads and changes are argv lists: a word with shell syntax reaches the program as it is, never
+    a shell, and a knob's read gets the program's stdout."""
+    marker = tmp_path / "made"
+    done = user_commands.run_argv(["/bin/echo", f"$(touch {marker})", "; x"], timeout=10, output=True)
+    assert done.ok and done.output == f"$(touch {marker}) ; x\n" and not marker.exists()
+    assert user_commands.run_argv(["/bin/echo", "quiet"], timeout=10).output == ""
+    assert user_commands.run_argv(["/bin/false"], timeout=10).exit_code == 1

@@ -1,7 +1,10 @@
-"""The user's own shell commands (`ab`'s --a, --b and --prepare; `tune`'s to come): run so that neither
-they nor what they start can hang stackbench or outlive an interruption unseen.
+"""Commands that change a system's settings: the user's own shell commands (`ab`'s --a, --b and --prepare)
+and `tune`'s argv lists (a knob's read, apply and undo: `zfs set compression=lz4 tank/vm`, a user knob's
+`["mydbctl", "set", "io_threads", "8"]`), run so that neither they nor what they start can hang stackbench
+or outlive an interruption unseen.
 
-A command runs as `/bin/sh -c COMMAND`, exactly as given, in a session and process group of its own, with
+A shell command runs as `/bin/sh -c COMMAND`, exactly as given; an argv list runs as it is, without a
+shell (`run_argv`: no text stackbench builds is ever read by a shell). Either runs in a session and process group of its own, with
 its output going to unnamed temporary files instead of pipes. With pipes, reading the output to its end
 waited for every process that held them open: a background child (`daemon &`) made a command that had
 exited 0 look timed out, a 3 s limit returned after 30 s, and a child that never exited hung `ab` forever.
@@ -19,18 +22,20 @@ from __future__ import annotations
 
 import os
 import select
+import shlex
 import signal
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Sequence
 
 from stackbench.base import processes, spawn
 from stackbench.base.errors import Terminated
 
 GRACE_S = 3.0  # between the first signal to the group and SIGKILL
 TAIL_BYTES = 64 * 1024  # of each output, read for the last line
+OUTPUT_BYTES = 64 * 1024  # of stdout kept when asked for (`run_argv(..., output=True)`: a knob's read)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Finished:
     exit_code: int | None  # None: it did not finish within its timeout, and its group was ended
     seconds: float
     said: str  # its last line of output, stderr first, at most 200 characters
+    output: str = ""  # its stdout (the first OUTPUT_BYTES), when asked for
 
     @property
     def ok(self) -> bool:
@@ -52,14 +58,27 @@ class Finished:
 
 
 def run(command: str, *, timeout: float, grace: float = GRACE_S) -> Finished:
-    """Run one command to its end or its timeout.
+    """Run one shell command to its end or its timeout.
 
     An interruption (KeyboardInterrupt, `Terminated`) that arrives meanwhile ends the command's group and
     is raised again; OSError when /bin/sh cannot be started."""
+    return _run(["/bin/sh", "-c", command], command, timeout=timeout, grace=grace, output=False)
+
+
+def run_argv(argv: Sequence[str], *, timeout: float, grace: float = GRACE_S, output: bool = False) -> Finished:
+    """Run one argv list, without a shell, to its end or its timeout; with `output`, keep its stdout.
+
+    Interruptions and timeouts as `run`; OSError when the program cannot be started (not found, not
+    executable)."""
+    if not argv:
+        raise ValueError("an empty argv")
+    return _run(list(argv), shlex.join(argv), timeout=timeout, grace=grace, output=output)
+
+
+def _run(argv: list[str], shown: str, *, timeout: float, grace: float, output: bool) -> Finished:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         clock = time.monotonic()
-        process = spawn.popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                              start_new_session=True)
+        process = spawn.popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         try:
             exited = _wait_unreaped(process.pid, timeout)
         except KeyboardInterrupt as interrupt:
@@ -70,7 +89,8 @@ def run(command: str, *, timeout: float, grace: float = GRACE_S) -> Finished:
         else:
             end_group(process, signal.SIGTERM, grace)
             exit_code = None
-        return Finished(command, exit_code, time.monotonic() - clock, _last_line(err) or _last_line(out))
+        kept = _head(out) if output else ""
+        return Finished(shown, exit_code, time.monotonic() - clock, _last_line(err) or _last_line(out), kept)
 
 
 def _wait_unreaped(pid: int, timeout: float) -> bool:
@@ -128,6 +148,11 @@ def _signal(group: int, sig: signal.Signals) -> None:
         os.killpg(group, sig)
     except ProcessLookupError:  # everything in it has ended meanwhile
         pass
+
+
+def _head(output: IO[bytes]) -> str:
+    output.seek(0)
+    return output.read(OUTPUT_BYTES).decode(errors="replace")
 
 
 def _last_line(output: IO[bytes]) -> str:
