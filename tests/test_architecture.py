@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"base", "model", "engine"},
     "analysis": {"base", "model"},
     "report": {"base", "model", "engine", "analysis", "audit"},
-    "measure": {"base", "model", "engine", "probe", "store", "analysis"},
+    "measure": {"base", "model", "engine", "probe", "store", "analysis", "tune"},
     "load": {"base", "model", "engine", "store", "analysis", "report"},
     "fleet": {"base", "model", "engine", "probe", "store", "analysis", "measure"},
     "web": {"base", "model", "engine", "store", "analysis", "report", "scan", "load"},
@@ -219,6 +219,10 @@ RAW_READS: dict[str, dict[str, str]] = {
         "os.open(separator, _DIR_FLAGS)": "a directory opened to list it (a path past PATH_MAX, part by part)",
         "os.open(part, _DIR_FLAGS, dir_fd=fd)": "a directory opened to list it (a path past PATH_MAX, part by part)",
         "open(f'/proc/{process.pid}/schedstat')": "the kernel's view of a reader process (is it waiting?)",
+    },
+    "stackbench/measure/tune_journal.py": {
+        "path.read_text(errors='replace')": "a tune journal stackbench wrote, in its own state directory",
+        "os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)": "the journals' directory, opened to fsync it",
     },
     "stackbench/tune/actions.py": {
         "Path(_kernel_path(path)).read_text()": "a kernel setting, only under /sys or /proc/sys",

@@ -42,6 +42,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("scan/walker.py", "os.open"): (3, "O_RDONLY | O_DIRECTORY: walking a directory, by path or (past PATH_MAX) "
                                        "one component at a time"),
     ("probe/loop.py", "os.open"): (1, "O_RDONLY: a loop device opened for its LOOP_GET_STATUS64 ioctl"),
+    ("measure/tune_journal.py", "os.open"): (3, "tune's own journals, in its state directory (O_EXCL, O_APPEND), "
+                                                "and that directory opened to fsync it"),
     ("tune/actions.py", "os.open"): (1, "O_WRONLY without O_CREAT: a kernel setting under /sys or /proc/sys"),
     ("base/user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
 }
