@@ -21,7 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"base", "model"},
     "store": {"base", "model", "engine"},
     "analysis": {"base", "model"},
-    "report": {"base", "model", "engine", "analysis", "audit"},
+    "report": {"base", "model", "engine", "analysis", "audit", "tune"},
     "measure": {"base", "model", "engine", "probe", "store", "analysis", "tune"},
     "load": {"base", "model", "engine", "store", "analysis", "report"},
     "fleet": {"base", "model", "engine", "probe", "store", "analysis", "measure"},

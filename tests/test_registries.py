@@ -107,6 +107,43 @@ RULE = Rule(id="THROWAWAY-RULE", title="A throwaway rule", checks="a pool named 
             rationale="The registry test adds it.", fix="Nothing", source="https://example.org/throwaway",
             check=check, doc=__doc__, failing=FAILING, passing=PASSING)
 '''
+KNOB = '''"""throwaway.knob: a throwaway knob of the registry test, read and set by `true`."""
+
+from stackbench.tune.knob import Action, Cost, Example, Knob, Persistence, Safety, Scope, Subject, Undo, Values
+
+
+class Access:
+    views = ("value",)
+    undo_strategies = frozenset({Undo.SET_ORIGINAL})
+
+    def read(self, subject):
+        return {"value": "off"}
+
+    def apply(self, subject, value, original):
+        return [Action(argv=("true", value))]
+
+    def undo(self, strategy, subject, original):
+        return [Action(argv=("true", original["value"]))]
+
+    def expected(self, subject, value, original):
+        return {"value": value}
+
+    def value_of(self, state):
+        return state["value"]
+
+    def offered(self, subject, state):
+        return None
+
+    def parse_output(self, subject, text):
+        return {"value": text.strip()}
+
+
+KNOB = Knob(id="throwaway.knob", title="A throwaway knob", scope=Scope.USER, access=Access(), undo=Undo.SET_ORIGINAL,
+            values=Values(("off", "on")), safety=Safety.SAFE, cost=Cost.INSTANT, persistence=Persistence.VOLATILE,
+            affects=("read",), subjects=lambda info: [Subject("user", "throwaway")], source="https://example.org/knob",
+            doc=__doc__, examples=(Example(Subject("user", "throwaway"), {"value": "off"}, "on", apply=("true on",),
+                                           undo=("true off",)),))
+'''
 
 RECIPES = {
     "presets": Recipe(
@@ -133,6 +170,9 @@ RECIPES = {
     "audit-rules": Recipe(
         "audit rule", "audit/rules/__init__.py", "MODULES", "\n)\nREGISTRY", '    "throwaway_rule",',
         new_file="audit/rules/throwaway_rule.py", new_pattern="audit/rules/<rule_id>.py", new_text=RULE),
+    "tune-knobs": Recipe(
+        "tune knob", "tune/knobs/__init__.py", "MODULES", "\n)\n\nREGISTRY", '    "throwaway_knob",',
+        new_file="tune/knobs/throwaway_knob.py", new_pattern="tune/knobs/<knob_id>.py", new_text=KNOB),
     "warning-codes": Recipe(
         "warning", "model/warning.py", "WarningCode", "\n\n\n@dataclass(frozen=True)\nclass Warning:",
         '    THROWAWAY = ("THROWAWAY", "a throwaway warning of the registry test", "nothing to fix")'),
@@ -275,6 +315,12 @@ done["audit-rules"] = {
     "dispatch": cli("audit", "--from", work / "failing", "--json"),
     "passing": cli("audit", "--from", work / "passing", "--json"),
 }
+done["tune-knobs"] = {
+    "help": cli("tune", "--list-knobs", "--json"),
+    "explain": cli("tune", "--explain-knob", "throwaway.knob"),
+    "error": cli("tune", "-t", work / "scratch", "--knob", "nope"),
+    "dispatch": cli("tune", "-t", work / "scratch", "--knob", "throwaway.knob", "--json"),
+}
 from stackbench.model.warning import Warning
 
 stored = Warning.from_json({"code": "THROWAWAY", "subject": "", "text": "seen", "fix": ""})
@@ -370,6 +416,15 @@ def test_a_throwaway_audit_rule_is_listed_explained_and_run_on_its_own_examples(
     assert said["dispatch"]["code"] == 3, said["dispatch"]["err"]
     assert [f["rule"] for f in json.loads(said["dispatch"]["out"])["findings"]] == ["THROWAWAY-RULE"]
     assert "THROWAWAY-RULE" not in said["passing"]["out"]
+
+
+def test_a_throwaway_tune_knob_is_listed_explained_refused_alike_and_planned(throwaway: dict[str, Any]) -> None:
+    said = throwaway["said"]["tune-knobs"]
+    assert "throwaway.knob" in [knob["id"] for knob in json.loads(said["help"]["out"])["knobs"]]
+    assert said["explain"]["code"] == 0 and "read and set by `true`" in said["explain"]["out"]
+    assert said["error"]["code"] == 2 and "throwaway.knob" in flat(said["error"])
+    assert said["dispatch"]["code"] == 0, said["dispatch"]["err"]
+    assert json.loads(said["dispatch"]["out"])["knobs"][0]["apply"] == ["true on"]
 
 
 def test_a_throwaway_warning_code_is_read_back_as_itself(throwaway: dict[str, Any]) -> None:

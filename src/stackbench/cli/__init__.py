@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "import": "results",
     "compare": "compare",
     "ab": "ab",
+    "tune": "tune",
     "layers": "layers",
     "goal": "goals",
     "synclat": "synclat",

@@ -151,14 +151,14 @@ class Changes:
         return outcome
 
     def undo_all(self) -> list[Outcome]:
-        """Undo every open change, newest first; a failure of one does not stop the others."""
+        """Undo every open change, newest first; a failure of one does not stop the others, and what failed
+        stays open (listed as still applied when the journal is closed, for `tune --rollback`)."""
         outcomes = []
         for seq in sorted(self.open, reverse=True):
             change = self.open[seq]
             try:
                 outcomes.append(self.undo(change))
-            except ActionFailed as error:
-                self.open.pop(seq, None)
+            except ActionFailed as error:  # stays open: the journal's record says it is still applied
                 outcomes.append(Outcome(change, FAILED, said=error.what))
         return outcomes
 

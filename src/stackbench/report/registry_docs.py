@@ -20,6 +20,9 @@ from stackbench.model.warning import WarningCode
 from stackbench.report.charts.kinds import KINDS as CHART_KINDS
 from stackbench.report.documents import DOCUMENT_FORMATS
 from stackbench.report.formats import EXPORTERS, FORMATS
+from stackbench.report.tune import KNOB_HEADERS, knob_row
+from stackbench.tune.knobs import REGISTRY as TUNE_KNOBS
+from stackbench.tune.knobs.forbidden import FORBIDDEN
 
 SECTION = re.compile(
     r"(?P<open><!-- registry:(?P<name>[a-z-]+) -->)\n(?P<body>.*?)(?P<close><!-- /registry:(?P=name) -->)", re.DOTALL)
@@ -111,6 +114,13 @@ def warning_codes() -> str:
     return table(["code", "meaning", "fix"], [[f"`{code.value}`", code.meaning, code.fix] for code in WarningCode])
 
 
+def tune_knobs() -> str:
+    """The catalogue, then what tune never tries (the forbidden list comes from the unsafe-settings table)."""
+    return (table(KNOB_HEADERS, [[f"`{row[0]}`", *row[1:]] for row in map(knob_row, TUNE_KNOBS)]) + "\n"
+            + table(["never tried", "values", "why", "instead"],
+                    [[f"`{f.id}`", f.values, f.reason, f.safer] for f in FORBIDDEN]))
+
+
 # Section name -> what it holds. A registry's section may appear in several documents; each must be in one.
 SECTIONS: dict[str, Callable[[], str]] = {
     "presets": presets,
@@ -120,6 +130,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "chart-kinds": chart_kinds,
     "audit-rules": audit_rules,
     "warning-codes": warning_codes,
+    "tune-knobs": tune_knobs,
 }
 
 

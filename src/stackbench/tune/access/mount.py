@@ -3,9 +3,10 @@
 Two places hold them: the per-mount options (`noatime`, `relatime`, `nodiratime`) and the superblock's
 (`lazytime`, `commit=N`); a knob reads the views it changes from the right one. The option words that reach a
 state are declared (`reach`), because the obvious ones do not always: measured on this kernel (6.18,
-util-linux 2.38.1, ext4 and xfs alike), `remount,relatime` after `noatime` exits 0 and leaves `noatime`;
-`remount,atime,relatime` reaches `relatime`. `remount,commit=5` reaches the default, which mountinfo then
-omits. The remount names the device and the mount point both, so mount(8) does not merge options from fstab.
+util-linux 2.38.1, ext4), `mount -o remount,relatime MOUNTPOINT` after `noatime` exits 0 and leaves `noatime`
+(mount(8) merges the options in effect, and `noatime` wins); `remount,atime,relatime` reaches `relatime`, and
+so does a remount that names the device too. The remount names both, and the words that reach the value, so
+neither merge can keep an option. `remount,commit=5` reaches the default, which mountinfo then omits.
 """
 
 from __future__ import annotations

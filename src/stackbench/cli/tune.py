@@ -1,0 +1,239 @@
+"""`stackbench tune`: try a knob, prove it, keep it only if it helps; undo on demand (docs/tune.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from stackbench.cli.app import app, err, out
+from stackbench.cli.common import (
+    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit, emit_report,
+    open_store_from, split_list, target_path,
+)
+from stackbench.cli.plan_options import (
+    BsOption, DirectOption, IoengineOption, JobsOption, PresetOption, QdOption, RampOption, RateIopsOption,
+    RuntimeOption, RwOption, SizeOption, SyncOption, plan_from_options,
+)
+
+
+@app.command("tune")
+def tune_command(
+    target: Optional[Path] = typer.Option(
+        None, "--target", "-t", help="Directory on the storage under test (a scratch file is created and removed).",
+        show_default=False, parser=target_path,
+    ),
+    knob: Optional[list[str]] = typer.Option(
+        None, "--knob", "-k", metavar="ID[=VALUE]",
+        help="A knob to try (repeatable; tried one at a time, each on top of the ones kept): "
+             "see --list-knobs. Without =VALUE, the one candidate other than its value now.",
+    ),
+    apply: bool = typer.Option(False, "--apply", help="Change settings and measure; without it, only the plan is "
+                                                      "printed (a dry run changes nothing)."),
+    allow: Optional[list[str]] = typer.Option(
+        None, "--allow", metavar="CLASS", help="Let knobs of these safety classes be tried: semantic, tradeoff, "
+                                               "restart (forbidden settings never are)."),
+    rounds: int = typer.Option(6, "--rounds", "-r", min=2, max=100,
+                               help="Rounds per knob, A first and B first in turn (an odd number is raised by one)."),
+    list_knobs: bool = typer.Option(False, "--list-knobs", help="List the knob catalogue and exit."),
+    explain_knob: Optional[str] = typer.Option(None, "--explain-knob", metavar="ID",
+                                               help="Explain one knob (values, safety, undo, examples) and exit."),
+    rollback: Optional[str] = typer.Option(
+        None, "--rollback", metavar="SESSION",
+        help="Undo what a session left applied (its id or a prefix), where the value is still what tune set."),
+    status: bool = typer.Option(False, "--status", help="List the sessions on this host and what each left applied."),
+    preset: Optional[str] = PresetOption,
+    bs: Optional[list[str]] = BsOption,
+    qd: Optional[list[str]] = QdOption,
+    rw: Optional[list[str]] = RwOption,
+    sync: Optional[bool] = SyncOption,
+    direct: Optional[bool] = DirectOption,
+    size: Optional[str] = SizeOption,
+    runtime: Optional[str] = RuntimeOption,
+    ramp: Optional[str] = RampOption,
+    jobs: int = JobsOption,
+    ioengine: Optional[str] = IoengineOption,
+    rate_iops: Optional[int] = RateIopsOption,
+    min_effect: float = MinEffectOption,
+    alpha: float = AlphaOption,
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="Name of the runs (NAME-KNOB-a and -b).",
+                                        callback=check_label),
+    db: Optional[str] = DbOption,
+    output_format: str = FormatOption,
+    json_output: bool = JsonOption,
+) -> None:
+    """Try knobs on the storage under test, prove each with counterbalanced rounds, keep only what helps.
+
+    Per knob: its subjects are read, the change and its undo are checked on the real system (apply, verify,
+    undo, verify every view equals the original), then the value now (A) and the candidate (B) are measured
+    in rounds AB, BA, AB, ... and compare's verdict decides: kept when proven faster, undone otherwise. Every
+    change is written to a journal, with its undo, before it is made: Ctrl-C, SIGTERM and SIGHUP undo the
+    session's changes, and after kill -9 the next stackbench command does. An undo never overwrites a value
+    someone else changed since (exit 3).
+
+    Examples:
+
+        stackbench tune -t /mnt/scratch --knob blockdev.read_ahead_kb=128 --rw read --bs 4k --qd 1 --buffered
+
+        stackbench tune -t /mnt/scratch --knob blockdev.read_ahead_kb=128 --rw read --bs 4k --buffered --apply
+    """
+    from stackbench.base.errors import UsageError
+
+    fmt = chosen_format(output_format, json_output)
+    modes = [name for name, on in (("--list-knobs", list_knobs), ("--explain-knob", explain_knob is not None),
+                                   ("--rollback", rollback is not None), ("--status", status)) if on]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
+    if list_knobs:
+        _list_knobs(fmt)
+        return
+    if explain_knob is not None:
+        _explain(explain_knob, fmt)
+        return
+    if rollback is not None:
+        _rollback(rollback, fmt)
+        return
+    if status:
+        _status(fmt)
+        return
+    if target is None or not knob:
+        raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
+    _session(target, knob, apply, allow, rounds, label, db, fmt, min_effect, alpha,
+             plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
+                               None, ioengine, rate_iops))
+
+
+def _list_knobs(fmt: str) -> None:
+    from stackbench.report.tune import knob_list_table
+    from stackbench.tune.knobs import REGISTRY
+    from stackbench.tune.knobs.forbidden import FORBIDDEN
+
+    emit(fmt, knob_list_table(REGISTRY), {"knobs": [k.to_json() for k in REGISTRY],
+                                          "forbidden": [f.to_json() for f in FORBIDDEN]})
+
+
+def _explain(knob_id: str, fmt: str) -> None:
+    from stackbench.measure.tune_session import knob_by_id
+    from stackbench.report.tune import explain_knob_lines
+
+    found = knob_by_id(knob_id)
+    if fmt == "json":
+        from stackbench.cli.common import print_json
+
+        print_json({**found.to_json(), "doc": found.doc.strip()})
+        return
+    out.print("\n".join(explain_knob_lines(found)), markup=False, highlight=False, soft_wrap=True)
+
+
+def _allowed(allow: Optional[list[str]]) -> frozenset:
+    from stackbench.base.errors import UsageError
+    from stackbench.tune.knob import Safety
+
+    classes = {Safety.SEMANTIC.value, Safety.TRADEOFF.value, Safety.RESTART.value}
+    chosen = split_list(allow) or []
+    bad = [c for c in chosen if c not in classes]
+    if bad:
+        raise UsageError(f"--allow {bad[0]!r} is not a safety class tune can allow",
+                         f"Use one of: {', '.join(sorted(classes))} (forbidden settings are never tried)")
+    return frozenset(Safety(c) for c in chosen)
+
+
+def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[str]], rounds: int,
+             label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
+    from stackbench.cli.progress import ProgressObserver
+    from stackbench.measure.runner import RunRequest
+    from stackbench.measure.safety import check_target_text
+    from stackbench.measure.tune_session import TuneRequest, execute_tune, parse_knob_option, plan_session
+    from stackbench.model.round_order import even_rounds
+    from stackbench.report.tune import plan_table
+
+    check_target_text(target)
+    request = TuneRequest(RunRequest(target=target, plan=plan, label=label),
+                          tuple(parse_knob_option(text) for text in knobs), rounds, alpha, min_effect / 100,
+                          _allowed(allow))
+    if not apply:
+        info, planned = plan_session(request)
+        data = {"dry_run": True, "target": info.describe(), "knobs": [p.to_json() for p in planned]}
+        emit(fmt, plan_table(data["knobs"], dry_run=True), data)
+        return
+    store = open_store_from(db)
+    rounds = even_rounds(rounds)
+    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
+
+    def announce(planned) -> None:  # noqa: ANN001
+        if fmt != "json" and not err.is_terminal:
+            err.print(f"trying {planned.knob.id}: {planned.from_value} -> {planned.value} ({'; '.join(planned.apply)})",
+                      markup=False, highlight=False, soft_wrap=True)
+
+    with observer:
+        result = execute_tune(store, request, observer, on_knob=announce)
+    _print_session(result.to_json(), [r.comparison for r in result.results if r.comparison is not None], fmt)
+
+
+def _print_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa: ANN001
+    from stackbench.report.compare import comparison_table
+    from stackbench.report.document import Report
+    from stackbench.report.tune import summary_table
+
+    emit_report(fmt, Report(tables=(summary_table(data), *[comparison_table(c) for c in comparisons]), data=data))
+
+
+def _find_journal(session: str) -> Path:
+    from stackbench.base.errors import UsageError
+    from stackbench.measure.tune_journal import journal_dir, journals
+
+    matches = [path for path in journals() if path.name.startswith(session)] if session else []
+    if len(matches) != 1:
+        raise UsageError(f"{'no' if not matches else 'more than one'} tune session matches {session!r} in {journal_dir()}",
+                         "Give the id `stackbench tune --status` lists")
+    return matches[0]
+
+
+def _rollback(session: str, fmt: str) -> None:
+    from stackbench.base.errors import StackbenchError
+    from stackbench.measure.tune_changes import rollback
+    from stackbench.measure.tune_journal import Journal
+
+    path = _find_journal(session)
+    journal = Journal.take_over(path)
+    if journal is None:
+        raise StackbenchError(f"tune session {path.stem[:12]} is still running",
+                              "Stop it with Ctrl-C, which undoes what it changed")
+    try:
+        done = rollback(journal, kept=True, how="rolled back by tune --rollback")
+    finally:
+        journal.close()
+    data = {"session": done.session, "outcomes": [{"seq": o.change.seq, "knob": o.change.knob,
+                                                   "subject": o.change.subject.name, "result": o.result,
+                                                   "said": o.describe()} for o in done.outcomes]}
+    if fmt == "json":
+        from stackbench.cli.common import print_json
+
+        print_json(data)
+    else:
+        out.print(done.describe(), markup=False, highlight=False, soft_wrap=True)
+    if done.incomplete:
+        raise typer.Exit(3)
+
+
+def _status(fmt: str) -> None:
+    from stackbench.measure.tune_journal import Journal, journals, replay
+    from stackbench.report.tabular import Tabular
+
+    rows = []
+    for path in journals():
+        state = replay(path)
+        if state.closed is None:
+            journal = Journal.take_over(path)
+            how = "running" if journal is None else "stopped without restoring"
+            if journal is not None:
+                journal.close()
+        else:
+            how = str(state.closed.get("how", "closed"))
+        applied = state.left_applied if state.closed is not None else state.open
+        rows.append([state.session[:12], str(state.header.get("target", "?")), how,
+                     "; ".join(f"{state.changes[s].knob}={state.changes[s].value} on {state.changes[s].subject.name}"
+                               for s in applied) or "nothing"])
+    emit(fmt, Tabular(("session", "target", "state", "left applied"), rows, title="tune sessions"),
+         {"sessions": [dict(zip(("session", "target", "state", "left_applied"), row)) for row in rows]})

@@ -1,0 +1,299 @@
+"""`stackbench tune`: the method's middle run by the program, one knob at a time: read the original, check that
+the knob's undo really restores it, measure the original (A) against the candidate (B) in counterbalanced
+rounds, let compare's verdict decide, and keep the candidate only when it is proven better; otherwise undo it.
+
+Why this shape (../shared/docs/tune-design.md): no tuner in the field proves a change before keeping it,
+and a change kept on one noisy observation is often not better at all (TUNA: up to 63 % of "best"
+configurations lose >= 30 % when deployed). `ab` already measures a change the drift-proof way; a session is
+`ab` with the arms made by the journal instead of shell commands: every switch to B is a journaled change
+and every switch back its compare-and-swap undo (tune_changes.py), so a killed session is restored by the
+next stackbench command and Ctrl-C, SIGTERM and SIGHUP restore the starting state before exiting.
+
+A knob is measured on top of the ones kept before it. A knob whose safety class is not `safe` (semantic,
+tradeoff, restart) is refused unless `--allow` names its class, and a forbidden setting is never a candidate
+whatever the flags (knobs/forbidden.py). A candidate compare marks as less safe (unsafe_settings.py) is not
+kept unless its class was allowed.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from stackbench.analysis.compare import KEEP, REVERT, RunComparison, compare_runs
+from stackbench.base.errors import Interrupted, StackbenchError, UsageError
+from stackbench.base.registry import unknown
+from stackbench.measure.runner import (
+    Measurement, RunObserver, RunRequest, SilentObserver, interrupt_cause, prepare, remove_scratch,
+    signals_as_interrupt,
+)
+from stackbench.measure.tune_changes import Changes, Outcome
+from stackbench.measure.tune_journal import Change, Journal, journals, replay
+from stackbench.model.results import Run, new_id
+from stackbench.model.round_order import even_rounds, round_orders
+from stackbench.store import Store
+from stackbench.tune.actions import ActionFailed
+from stackbench.tune.knob import Knob, Safety, State, Subject
+from stackbench.tune.knobs import BY_ID
+from stackbench.tune.knobs.forbidden import forbidden_knob, forbidden_value
+from stackbench.tune.subjects import TargetInfo, target_info
+
+KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
+
+
+def knob_by_id(knob_id: str) -> Knob:
+    """A catalogue knob; a forbidden one is refused with its reason, an unknown one with the catalogue."""
+    refused = forbidden_knob(knob_id)
+    if refused is not None:
+        raise UsageError(f"tune never tries {knob_id} ({refused.values}): {refused.reason}",
+                         f"{refused.safer[:1].upper()}{refused.safer[1:]}")
+    if knob_id not in BY_ID:
+        raise unknown("knob", knob_id, BY_ID)
+    return BY_ID[knob_id]
+
+
+def parse_knob_option(text: str) -> tuple[Knob, str | None]:
+    """`--knob ID` or `--knob ID=VALUE`."""
+    knob_id, sep, value = text.partition("=")
+    return knob_by_id(knob_id.strip()), (value.strip() if sep else None)
+
+
+@dataclass(frozen=True)
+class PlannedKnob:
+    """One knob as the dry run shows it and the session runs it: its subjects, their state now, the value
+    tried, and the exact commands of the change and its undo."""
+
+    knob: Knob
+    subjects: tuple[Subject, ...]
+    now: tuple[State, ...]
+    value: str
+    apply: tuple[str, ...]
+    undo: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"knob": self.knob.id, "subjects": [s.name for s in self.subjects], "now": [dict(s) for s in self.now],
+                "from": self.from_value, "to": self.value, "safety": self.knob.safety.value,
+                "cost": self.knob.cost.value, "apply": list(self.apply), "undo": list(self.undo)}
+
+    @property
+    def from_value(self) -> str:
+        return ", ".join(dict.fromkeys(self.knob.access.value_of(state) for state in self.now))
+
+
+def plan_knob(knob: Knob, value: str | None, info: TargetInfo, allow: frozenset[Safety]) -> PlannedKnob:
+    """Check one `--knob` against the target and the flags, reading (never changing) its subjects' state."""
+    if knob.safety is not Safety.SAFE and knob.safety not in allow:
+        raise UsageError(f"{knob.id} is a {knob.safety.value} knob: {_SAFETY_WHY[knob.safety]}",
+                         f"Add --allow {knob.safety.value} to try it")
+    found = knob.subjects(info)
+    if isinstance(found, str):
+        raise UsageError(f"{knob.id} does not apply to {info.describe()}: {found}", "Choose another knob")
+    subjects = tuple(found)
+    now = tuple(knob.access.read(subject) for subject in subjects)
+    current = {knob.access.value_of(state) for state in now}
+    offered = knob.access.offered(subjects[0], now[0])
+    candidates = [c for c in knob.values.choices if offered is None or c in offered]
+    if value is None:
+        different = [c for c in candidates if c not in current]
+        if len(different) != 1:
+            raise UsageError(f"{knob.id} has {len(different)} candidates other than its value now "
+                             f"({', '.join(sorted(current))}): {', '.join(different) or 'none'}",
+                             f"Name the one to try: --knob {knob.id}=VALUE (racing several is not built yet)")
+        value = different[0]
+    if forbidden_value(knob, value) is not None:
+        entry = forbidden_value(knob, value)
+        raise UsageError(f"tune never sets {knob.id} to {value}: {entry.risk}", entry.safer)  # type: ignore[union-attr]
+    if value not in candidates:
+        raise UsageError(f"{value!r} is not a value {knob.id} tries on {subjects[0].name}",
+                         f"Use one of: {', '.join(candidates)}")
+    if value in current and len(current) == 1:
+        raise UsageError(f"{knob.id} is already {value} on {', '.join(s.name for s in subjects)}",
+                         "Name another value")
+    apply = tuple(a.shown() for s, st in zip(subjects, now) for a in knob.access.apply(s, value, st))
+    undo = tuple(a.shown() for s, st in zip(subjects, now) for a in knob.access.undo(knob.undo, s, st))
+    return PlannedKnob(knob, subjects, now, value, apply, undo)
+
+
+_SAFETY_WHY = {
+    Safety.SEMANTIC: "it changes what programs can observe (access times)",
+    Safety.TRADEOFF: "it trades durability or memory for speed (a longer window of unwritten data)",
+    Safety.RESTART: "it restarts a virtual machine",
+}
+
+
+@dataclass(frozen=True)
+class TuneRequest:
+    run: RunRequest
+    knobs: tuple[tuple[Knob, str | None], ...]
+    rounds: int = 6
+    alpha: float = 0.05
+    min_effect: float = 0.05
+    allow: frozenset[Safety] = frozenset()
+
+
+@dataclass
+class KnobResult:
+    planned: PlannedKnob
+    decision: str  # kept, undone, not measured
+    why: str
+    comparison: RunComparison | None = None
+    orders: tuple[str, ...] = ()
+    kept: tuple[Change, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {**self.planned.to_json(), "decision": self.decision, "why": self.why,
+                                "rounds": len(self.orders), "orders": list(self.orders)}
+        if self.comparison is not None:
+            data["compare"] = self.comparison.to_json()
+        return data
+
+
+@dataclass
+class TuneResult:
+    session: str
+    journal: str
+    target: str
+    results: list[KnobResult] = field(default_factory=list)
+
+    @property
+    def kept(self) -> list[Change]:
+        return [change for result in self.results for change in result.kept]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session": self.session, "journal": self.journal, "target": self.target,
+                "knobs": [r.to_json() for r in self.results],
+                "now_set": [c.apply[0].shown() if len(c.apply) == 1 else "; ".join(a.shown() for a in c.apply)
+                            for c in self.kept],
+                "undo": f"stackbench tune --rollback {self.session}"}
+
+
+def plan_session(request: TuneRequest) -> tuple[TargetInfo, list[PlannedKnob]]:
+    """The dry run: every knob checked and its commands made, nothing changed."""
+    info = target_info(request.run.target)
+    return info, [plan_knob(knob, value, info, request.allow) for knob, value in request.knobs]
+
+
+def refuse_second_session() -> None:
+    """One live session at a time: two would measure each other's changes."""
+    for path in journals():
+        state = replay(path)
+        if state.closed is None and state.header:
+            journal = Journal.take_over(path)
+            if journal is None:
+                raise StackbenchError(f"tune session {state.session[:12]} is running (pid {state.header.get('pid')})",
+                                      "Wait for it to end, or stop it with Ctrl-C, which restores what it changed")
+            journal.close()
+
+
+def _restored(outcomes: list[Outcome]) -> str:
+    return "; ".join(o.describe() for o in outcomes) or "nothing had been changed"
+
+
+def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | None = None,
+                 on_knob: Callable[[PlannedKnob], None] | None = None) -> TuneResult:
+    """Run the session: each knob checked for reversibility, measured against the state before it, kept or
+    undone; every change journaled first. On an interruption or an error everything is undone."""
+    observer = observer or SilentObserver()
+    rounds = even_rounds(request.rounds)
+    if rounds < 2:
+        raise UsageError(f"--rounds must be at least 2, got {request.rounds}", "Use --rounds 6 or more")
+    refuse_second_session()
+    info, planned = plan_session(request)
+    session = new_id()
+    prepared = prepare(request.run, session, observer)
+    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv,
+                                       "knobs": [p.to_json() for p in planned]})
+    changes = Changes(journal)
+    result = TuneResult(session, str(journal.path), info.describe())
+    how = "failed"
+    try:
+        with signals_as_interrupt():
+            for plan in planned:
+                if on_knob:
+                    on_knob(plan)
+                result.results.append(_tune_knob(store, request, prepared, changes, plan, session, rounds, observer))
+        how = "completed"
+    except KeyboardInterrupt as interrupt:
+        how = "interrupted"
+        restored = _restored(changes.undo_all())
+        raise Interrupted(f"{interrupt_cause(interrupt)} stopped tune session {session[:12]}: {restored}",
+                          "The settings are as they were before the session") from None
+    except StackbenchError as error:
+        restored = _restored(changes.undo_all())
+        error.what += f"; tune session {session[:12]} undid its changes: {restored}"
+        raise
+    finally:
+        remove_scratch(prepared.target)
+        journal.append({"t": "closed", "how": how, "left_applied": sorted(changes.open)})
+        journal.close()
+    return result
+
+
+def _switch(changes: Changes, plan: PlannedKnob, to_b: bool, applied: list[Change]) -> list[Change]:
+    if to_b and not applied:
+        return [changes.apply(plan.knob, subject, plan.value) for subject in plan.subjects]
+    if not to_b and applied:
+        for change in reversed(applied):
+            outcome = changes.undo(change)
+            if outcome.result != "undone":
+                raise ActionFailed(outcome.describe(), "Nothing more was measured")
+        return []
+    return applied
+
+
+def check_reversible(changes: Changes, plan: PlannedKnob) -> None:
+    """Apply, verify, undo, verify every view equals the original, before a minute is spent measuring: the
+    obvious undo of a setting is often wrong (tune-design.md 3.7), and a knob tune cannot undo is not tried."""
+    _switch(changes, plan, False, _switch(changes, plan, True, []))
+
+
+def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
+               session: str, rounds: int, observer: RunObserver) -> KnobResult:
+    try:
+        check_reversible(changes, plan)
+    except ActionFailed as error:
+        changes.undo_all()
+        return KnobResult(plan, NOT_MEASURED, f"the reversibility check failed: {error.what}")
+    knob = plan.knob
+    orders = round_orders(rounds)
+    pair = f"{session}:{knob.id}"
+    base = request.run.label or f"tune-{session[:8]}"
+    commands = {"a": "; ".join(plan.undo), "b": "; ".join(plan.apply)}
+    arms: dict[str, Measurement] = {}
+    for arm in ("a", "b"):
+        facts = {"ab": {"session": pair, "arm": arm.upper(), "command": commands[arm], "prepare": None,
+                        "rounds": rounds, "orders": orders},
+                 "tune": {"session": session, "knob": knob.id, "value": plan.value if arm == "b" else plan.from_value}}
+        arms[arm] = Measurement(store, prepared, observer, label=f"{base}-{knob.id}-{arm}",
+                                target_text=str(request.run.target), extra_facts=facts)
+    observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
+    applied: list[Change] = []
+    status = "failed"
+    try:
+        for round_index, order in enumerate(orders):
+            for arm in order.lower():
+                applied = _switch(changes, plan, arm == "b", applied)
+                arms[arm].round(round_index, every_cell=True)
+        status = "complete"
+    finally:
+        if status != "complete":
+            status = "incomplete" if arms["a"].order else "failed"
+        runs: dict[str, Run] = {arm: measurement.finish(status) for arm, measurement in arms.items()}
+    comparison = compare_runs(runs["a"], runs["b"], alpha=request.alpha, min_effect=request.min_effect)
+    decision, why = decide(comparison, knob, request.allow)
+    applied = _switch(changes, plan, decision == KEPT, applied)
+    return KnobResult(plan, decision, why, comparison, tuple(orders), tuple(applied))
+
+
+def decide(comparison: RunComparison, knob: Knob, allow: frozenset[Safety]) -> tuple[str, str]:
+    """Keep only a proven gain: compare's verdict `keep`, no weighted row worse, and not bought with safety
+    unless that trade was allowed."""
+    if comparison.verdict != KEEP:
+        return UNDONE_DECISION, f"compare says {comparison.verdict}: {comparison.reason}"
+    worse = [row.pattern for row in comparison.rows if row.weight > 0 and row.verdict == REVERT]
+    if worse:
+        return UNDONE_DECISION, f"slower in {', '.join(worse)}"
+    if comparison.safety.less_safe == "B" and Safety.TRADEOFF not in allow:
+        return UNDONE_DECISION, "faster because it is less safe (add --allow tradeoff to keep such a change)"
+    return KEPT, comparison.reason

@@ -1,0 +1,75 @@
+"""What `stackbench tune` shows: the knob catalogue (`--list-knobs`), one knob explained (`--explain-knob`), the
+dry run's plan, and a session's summary (per knob: from -> to, rounds, change with its 95 % interval, verdict,
+decision), from the records and the session's JSON; the per-knob comparison tables are compare's own."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from stackbench.report.tabular import Tabular
+from stackbench.report.uncertainty import CHANGE, describe
+from stackbench.tune.knob import Knob
+
+
+def knob_row(knob: Knob) -> list[str]:
+    """A knob as the catalogue lists it (here and in the docs' generated table)."""
+    return [knob.id, knob.title, knob.values.describe(), knob.safety.value, knob.cost.value,
+            knob.persistence.value, knob.undo.value, ", ".join(knob.audit_rules) or "-"]
+
+
+KNOB_HEADERS = ("knob", "what", "values tried", "safety", "cost", "persistence", "undo", "answers")
+
+
+def knob_list_table(knobs: Iterable[Knob]) -> Tabular:
+    return Tabular(KNOB_HEADERS, [knob_row(knob) for knob in knobs], title="Knobs (stackbench tune --knob ID[=VALUE])",
+                   notes=("safe knobs run with --apply; semantic, tradeoff and restart ones need --allow CLASS; "
+                          "forbidden settings are never tried (stackbench tune --explain-knob ID)",))
+
+
+def explain_knob_lines(knob: Knob) -> list[str]:
+    """Everything a knob declares, as lines of text: what it is, why, its values, how it is read and undone."""
+    lines = [*[line.rstrip() for line in knob.doc.strip().splitlines()], "",
+             f"values tried: {knob.values.describe()}",
+             f"safety: {knob.safety.value}; cost: {knob.cost.value}; persistence: {knob.persistence.value}",
+             f"read: every view of {', '.join(knob.access.views)}; undo: {knob.undo.value}",
+             f"affects: {', '.join(knob.affects) or '-'}; answers audit rules: {', '.join(knob.audit_rules) or '-'}",
+             f"source: {knob.source}"]
+    for example in knob.examples:
+        shown = ", ".join(f"{view}={value}" for view, value in example.original.items())
+        lines += ["", f"example: {example.subject.name} with {shown}, set to {example.value}:",
+                  *[f"  apply: {command}" for command in example.apply],
+                  *[f"  undo:  {command}" for command in example.undo]]
+    return lines
+
+
+def plan_table(planned: list[dict[str, Any]], *, dry_run: bool) -> Tabular:
+    """The knobs a session will try, with the exact commands of each change and its undo."""
+    rows = [[p["knob"], ", ".join(p["subjects"]), p["from"], p["to"], p["safety"], p["cost"],
+             "; ".join(p["apply"]), "; ".join(p["undo"])] for p in planned]
+    notes = ("dry run: nothing was changed; add --apply to run it",) if dry_run else ()
+    return Tabular(("knob", "on", "now", "try", "safety", "cost", "apply", "undo"), rows,
+                   title="tune plan", notes=notes, fold=frozenset({6, 7}))
+
+
+def _change(compare: dict[str, Any] | None) -> str:
+    if not compare or compare.get("geomean_ratio") is None:
+        return "-"
+    interval = compare.get("geomean_ratio_ci")
+    low, high = (interval if interval else (None, None))
+    return describe(compare["geomean_ratio"], low, high, style=CHANGE)
+
+
+def summary_table(session: dict[str, Any]) -> Tabular:
+    """One row per knob: from -> to, rounds, the change of B against A with its 95 % interval (geometric
+    mean over the plan's cells), compare's verdict and what tune did; below, what is set now and the undo."""
+    rows = []
+    for knob in session["knobs"]:
+        compare = knob.get("compare")
+        rows.append([knob["knob"], ", ".join(knob["subjects"]), f"{knob['from']} -> {knob['to']}", str(knob["rounds"]),
+                     _change(compare), compare["verdict"] if compare else "-", knob["decision"]])
+    notes = [f"why {k['knob']} was {k['decision']}: {k['why']}" for k in session["knobs"]]
+    notes += [f"now set: {command}" for command in session["now_set"]] or ["now set: nothing (every change was undone)"]
+    if session["now_set"]:
+        notes.append(f"undo all: {session['undo']}")
+    return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
+                   title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))

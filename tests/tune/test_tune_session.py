@@ -1,0 +1,180 @@
+"""`stackbench tune` end to end on a real loop device with ext4: the dry run, the refusals, a planted bad
+read-ahead found and kept, Ctrl-C and kill -9 in the middle of the rounds restoring the original value, and
+the reversibility check catching an undo that does not restore (real kernel settings of a device each test
+creates; never a host-wide one)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_here, run_cli
+
+QUICK = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "16M", "--runtime", "1", "--ramp", "0"]
+
+
+def device_of(mount_point: Path) -> str:
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if fields[4] == str(mount_point):
+            return line.split(" - ")[1].split()[1].removeprefix("/dev/")
+    raise AssertionError(f"{mount_point} is not mounted")
+
+
+def read_ahead_file(mount_point: Path) -> Path:
+    return Path(f"/sys/block/{device_of(mount_point)}/queue/read_ahead_kb")
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state" / "stackbench" / "tune"
+
+
+@pytest.fixture
+def bench(ext4_loop: Path) -> Path:
+    directory = ext4_loop / "bench"
+    directory.mkdir()
+    read_ahead_file(ext4_loop).write_text("0")
+    return directory
+
+
+def journal_records(state: Path) -> list[dict]:
+    [path] = list(state.glob("*.jsonl"))
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_dry_run_shows_the_commands_and_changes_nothing(bench: Path, state: Path) -> None:
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--json", *QUICK)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    device = device_of(bench.parent)
+    assert plan["dry_run"] and plan["knobs"][0]["apply"] == [f"echo 128 > /sys/block/{device}/queue/read_ahead_kb"]
+    assert plan["knobs"][0]["undo"] == [f"echo 0 > /sys/block/{device}/queue/read_ahead_kb"]
+    assert read_ahead_file(bench.parent).read_text().strip() == "0" and not state.exists()
+
+
+@pytest.mark.parametrize("knob,said,code", [
+    ("mount.atime=noatime", "mount.atime is a semantic knob", 2),
+    ("mount.commit=60", "mount.commit is a tradeoff knob", 2),
+    ("zfs.sync=disabled", "tune never tries zfs.sync", 2),
+    ("blockdev.read_ahead_kb=3", "'3' is not a value blockdev.read_ahead_kb tries", 2),
+    ("zfs.compression=lz4", "zfs.compression does not apply to", 2),
+])
+def test_a_knob_that_may_not_be_tried_is_refused_before_anything_changes(bench, state, knob, said, code) -> None:
+    before = (bench.parent / "x").exists(), read_ahead_file(bench.parent).read_text()
+    done = cli_here("tune", "-t", str(bench), "--knob", knob, "--apply", "--db", str(bench.parent.parent / "s.db"), *QUICK)
+    assert done.returncode == code and said in " ".join(done.stderr.split()) and done.stderr.count("\n") == 1
+    assert not state.exists() and ((bench.parent / "x").exists(), read_ahead_file(bench.parent).read_text()) == before
+
+
+def test_the_reversibility_check_catches_an_undo_that_does_not_restore(ext4_loop: Path, state: Path) -> None:
+    """The obvious undo of noatime, `mount -o remount,relatime MOUNTPOINT`, exits 0 and leaves noatime
+    (tune-design.md 3.7): a knob declared with that undo fails the check before anything is measured; the
+    catalogue's mount.atime passes it. The naive knob is a declaration made here; the mounts are real."""
+    from stackbench.measure.tune_changes import Changes
+    from stackbench.measure.tune_journal import Journal
+    from stackbench.measure.tune_session import check_reversible, plan_knob
+    from stackbench.tune.access.mount import ATIME
+    from stackbench.tune.actions import ActionFailed
+    from stackbench.tune.knob import Safety, argv
+    from stackbench.tune.knobs import BY_ID
+    from stackbench.tune.subjects import target_info
+
+    class NaiveUndo:
+        def __getattr__(self, name: str):  # noqa: ANN204 - everything as mount.atime declares it
+            return getattr(ATIME, name)
+
+        def undo(self, strategy, subject, original):  # noqa: ANN001, ANN201
+            return [argv("mount", "-o", f"remount,{original['atime']}", subject.name)]
+
+    subprocess.run(["mount", "-o", "remount,atime,relatime", str(ext4_loop)], check=True)
+    info = target_info(ext4_loop)
+    good = plan_knob(BY_ID["mount.atime"], "noatime", info, frozenset({Safety.SEMANTIC}))
+    changes = Changes(Journal.create("r1", {"target": str(ext4_loop)}))
+    check_reversible(changes, good)
+    naive = dataclasses.replace(good, knob=dataclasses.replace(BY_ID["mount.atime"], access=NaiveUndo()))
+    try:
+        with pytest.raises(ActionFailed, match="atime=noatime, not the original atime=relatime"):
+            check_reversible(changes, naive)
+    finally:
+        subprocess.run(["mount", "-o", "remount,atime,relatime", str(ext4_loop)], check=True)
+
+
+@pytest.mark.slow
+def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench: Path, state: Path) -> None:
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json",
+                    "--db", str(bench.parent.parent / "s.db"), *QUICK)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    knob = result["knobs"][0]
+    assert (knob["decision"], knob["compare"]["verdict"], knob["orders"]) == ("kept", "keep", ["AB", "BA"] * 3)
+    low, high = knob["compare"]["geomean_ratio_ci"]
+    assert low > 1.05
+    assert read_ahead_file(bench.parent).read_text().strip() == "128"
+    assert journal_records(state)[-1] == {"v": 1, "t": "closed", "how": "completed", "left_applied": [5]}  # check, 3 rounds of B, the kept one
+    back = cli_here("tune", "--rollback", result["session"][:8])
+    assert back.returncode == 0 and read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert list(bench.iterdir()) == []  # the scratch file is gone
+
+
+def _started_session(bench: Path, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob",
+                             "blockdev.read_ahead_kb=128", "--apply", "--rounds", "20", "--db",
+                             str(bench.parent.parent / "s.db"), *QUICK], env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_until_measuring_b(state: Path, process: subprocess.Popen) -> None:
+    """Until the second switch to B is applied: the reversibility check is behind, rounds are running."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        paths = list(state.glob("*.jsonl"))
+        if paths and sum(1 for r in journal_records(state) if r["t"] == "applied") >= 2:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the session never reached its rounds")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interruption_in_the_rounds_restores_the_original_and_exits_130(bench, state, sig) -> None:
+    process = _started_session(bench, {"XDG_STATE_HOME": str(state.parent.parent)})
+    try:
+        _wait_until_measuring_b(state, process)
+        process.send_signal(sig)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert "set back to read_ahead_kb=0" in " ".join(stderr.split())
+    assert read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert journal_records(state)[-1]["how"] == "interrupted" and journal_records(state)[-1]["left_applied"] == []
+
+
+@pytest.mark.slow
+def test_kill_9_in_the_rounds_is_restored_by_the_next_command(bench, state) -> None:
+    env = {"XDG_STATE_HOME": str(state.parent.parent)}
+    process = _started_session(bench, env)
+    try:
+        _wait_until_measuring_b(state, process)
+        while read_ahead_file(bench.parent).read_text().strip() != "128":
+            time.sleep(0.01)  # B applied: the kill strands it
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert read_ahead_file(bench.parent).read_text().strip() == "128"
+    after = run_cli("tune", "--status", env=env)
+    assert "set back to read_ahead_kb=0" in " ".join(after.stderr.split()), after.stderr
+    assert read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert journal_records(state)[-1]["t"] == "closed"
