@@ -82,7 +82,7 @@ def test_the_reversibility_check_catches_an_undo_that_does_not_restore(ext4_loop
     catalogue's mount.atime passes it. The naive knob is a declaration made here; the mounts are real."""
     from stackbench.measure.tune_changes import Changes
     from stackbench.measure.tune_journal import Journal
-    from stackbench.measure.tune_session import check_reversible, plan_knob
+    from stackbench.measure.tune_session import check_reversible, plan_knob, reversibility_failure
     from stackbench.tune.access.mount import ATIME
     from stackbench.tune.actions import ActionFailed
     from stackbench.tune.knob import Safety, argv
@@ -100,11 +100,16 @@ def test_the_reversibility_check_catches_an_undo_that_does_not_restore(ext4_loop
     info = target_info(ext4_loop)
     good = plan_knob(BY_ID["mount.atime"], "noatime", info, frozenset({Safety.SEMANTIC}))
     changes = Changes(Journal.create("r1", {"target": str(ext4_loop)}))
-    check_reversible(changes, good)
+    kept = plan_knob(BY_ID["blockdev.read_ahead_kb"], "8192", info, frozenset())
+    changes.apply(kept.knob, kept.subjects[0], "8192")  # a knob kept before: the failure below leaves it alone
+    assert reversibility_failure(changes, good) is None
     naive = dataclasses.replace(good, knob=dataclasses.replace(BY_ID["mount.atime"], access=NaiveUndo()))
     try:
         with pytest.raises(ActionFailed, match="atime=noatime, not the original atime=relatime"):
             check_reversible(changes, naive)
+        said = reversibility_failure(changes, naive)
+        assert said and said.startswith("the reversibility check failed: undoing mount.atime")
+        assert read_ahead_file(ext4_loop).read_text().strip() == "8192"
     finally:
         subprocess.run(["mount", "-o", "remount,atime,relatime", str(ext4_loop)], check=True)
 

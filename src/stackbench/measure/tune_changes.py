@@ -150,12 +150,15 @@ class Changes:
         self.open.pop(change.seq, None)
         return outcome
 
-    def undo_all(self) -> list[Outcome]:
-        """Undo every open change, newest first; a failure of one does not stop the others, and what failed
-        stays open (listed as still applied when the journal is closed, for `tune --rollback`)."""
+    def undo_all(self, knob_id: str | None = None) -> list[Outcome]:
+        """Undo every open change (of one knob, with `knob_id`), newest first; a failure of one does not stop
+        the others, and what failed stays open (listed as still applied when the journal is closed, for
+        `tune --rollback`)."""
         outcomes = []
         for seq in sorted(self.open, reverse=True):
             change = self.open[seq]
+            if knob_id is not None and change.knob != knob_id:
+                continue
             try:
                 outcomes.append(self.undo(change))
             except ActionFailed as error:  # stays open: the journal's record says it is still applied

@@ -248,13 +248,22 @@ def check_reversible(changes: Changes, plan: PlannedKnob) -> None:
     _switch(changes, plan, False, _switch(changes, plan, True, []))
 
 
-def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
-               session: str, rounds: int, observer: RunObserver) -> KnobResult:
+def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
+    """Why the knob fails the check (what is left of its change undone where its undo can), or None. The knobs
+    kept before it stay as they are."""
     try:
         check_reversible(changes, plan)
     except ActionFailed as error:
-        changes.undo_all()
-        return KnobResult(plan, NOT_MEASURED, f"the reversibility check failed: {error.what}")
+        left = [o.describe() for o in changes.undo_all(plan.knob.id)]
+        return f"the reversibility check failed: {error.what}" + (f" ({'; '.join(left)})" if left else "")
+    return None
+
+
+def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
+               session: str, rounds: int, observer: RunObserver) -> KnobResult:
+    failure = reversibility_failure(changes, plan)
+    if failure:
+        return KnobResult(plan, NOT_MEASURED, failure)
     knob = plan.knob
     orders = round_orders(rounds)
     pair = f"{session}:{knob.id}"
