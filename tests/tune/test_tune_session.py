@@ -183,3 +183,23 @@ def test_kill_9_in_the_rounds_is_restored_by_the_next_command(bench, state) -> N
     assert "set back to read_ahead_kb=0" in " ".join(after.stderr.split()), after.stderr
     assert read_ahead_file(bench.parent).read_text().strip() == "0"
     assert journal_records(state)[-1]["t"] == "closed"
+
+
+def test_a_kept_change_of_a_class_that_needed_allow_says_what_it_gives_up() -> None:
+    """decide(): a proven gain of a tradeoff knob is kept (its class was allowed) and the reason says LESS SAFE;
+    one that compare marks less safe is undone unless tradeoffs were allowed. The comparison is a stand-in
+    holding only what decide() reads (verdict, rows, safety): a real one of a tradeoff knob needs minutes of fio
+    and a host-wide or remount setting."""
+    from types import SimpleNamespace
+
+    from stackbench.measure.tune_session import KEPT, UNDONE_DECISION, decide
+    from stackbench.tune.knob import Safety
+    from stackbench.tune.knobs import BY_ID
+
+    gain = SimpleNamespace(verdict="keep", reason="significantly better", rows=(),
+                           safety=SimpleNamespace(less_safe=None))
+    decision, why = decide(gain, BY_ID["mount.commit"], frozenset({Safety.TRADEOFF}))  # type: ignore[arg-type]
+    assert decision == KEPT and "LESS SAFE: a tradeoff change" in why
+    assert decide(gain, BY_ID["blockdev.read_ahead_kb"], frozenset())[1] == "significantly better"  # type: ignore[arg-type]
+    unsafe = SimpleNamespace(**{**vars(gain), "safety": SimpleNamespace(less_safe="B")})
+    assert decide(unsafe, BY_ID["blockdev.read_ahead_kb"], frozenset())[0] == UNDONE_DECISION  # type: ignore[arg-type]

@@ -305,4 +305,6 @@ def decide(comparison: RunComparison, knob: Knob, allow: frozenset[Safety]) -> t
         return UNDONE_DECISION, f"slower in {', '.join(worse)}"
     if comparison.safety.less_safe == "B" and Safety.TRADEOFF not in allow:
         return UNDONE_DECISION, "faster because it is less safe (add --allow tradeoff to keep such a change)"
+    if knob.safety is not Safety.SAFE:  # allowed, and said: what the kept value gives up
+        return KEPT, f"{comparison.reason}; LESS SAFE: a {knob.safety.value} change, {_SAFETY_WHY[knob.safety]}"
     return KEPT, comparison.reason
