@@ -113,6 +113,14 @@ def test_an_unbalanced_session_says_how_much_of_the_effect_the_change_carries() 
     assert "A went first in 3 rounds and B in 2" in found.warning().text
 
 
+def test_a_session_stopped_early_shows_the_rounds_it_ran_not_those_planned() -> None:
+    """tune plans 12 rounds and stops a knob at the first look that decides (round 4); an interrupted ab
+    stops too: the line said "Round order: AB BA" twelve times."""
+    planned = round_orders(12)
+    found = order_effect(planned, _session(planned[:4], change=1.0, position=1.0, noise=0.01, seed=5))
+    assert found.orders == (AB, BA, AB, BA) and found.summary().startswith("Round order: AB BA AB BA;")
+
+
 def test_sessions_before_counterbalancing_cannot_separate_order_from_change() -> None:
     legacy = run([cell(runs=[1000.0, 1010.0])], facts={"fio_version": "fio-3.33",
                                                        "ab": {"session": "s", "arm": "A", "rounds": 2}})

@@ -135,8 +135,12 @@ def order_effect(
     confidence: float = 0.95,
 ) -> OrderEffect:
     """Fit log(B/A) = delta + p * s over the rounds every row has a pair in (s = +1 when B went second);
-    return exp(p) with its interval. `pairs_by_row`: per row, round -> (A's IOPS, B's IOPS)."""
+    return exp(p) with its interval. `pairs_by_row`: per row, round -> (A's IOPS, B's IOPS). `orders` are the
+    rounds planned; those after the last measured one (a session stopped early: interrupted, or a tune knob
+    decided at an early look) were never run and are not reported as run."""
     orders = tuple(orders)
+    if pairs_by_row:
+        orders = orders[:max((r + 1 for row in pairs_by_row for r in row), default=0)]
     rounds = [r for r in range(len(orders)) if pairs_by_row and all(r in row for row in pairs_by_row)]
     used = len(rounds)
 
