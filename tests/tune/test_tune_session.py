@@ -121,11 +121,15 @@ def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     knob = result["knobs"][0]
-    assert (knob["decision"], knob["compare"]["verdict"], knob["orders"]) == ("kept", "keep", ["AB", "BA"] * 3)
+    assert (knob["decision"], knob["compare"]["verdict"]) == ("kept", "keep")
+    assert knob["stop"].startswith("decided at look") and knob["orders"] == ["AB", "BA"] * (knob["rounds"] // 2)
     low, high = knob["compare"]["geomean_ratio_ci"]
     assert low > 1.05
     assert read_ahead_file(bench.parent).read_text().strip() == "128"
-    assert journal_records(state)[-1] == {"v": 1, "t": "closed", "how": "completed", "left_applied": [5]}  # check, 3 rounds of B, the kept one
+    records = journal_records(state)
+    kept = max(r["seq"] for r in records if r["t"] == "intent")
+    assert records[-1] == {"v": 1, "t": "closed", "how": "completed", "left_applied": [kept]}
+    assert [r["seq"] for r in records if r["t"] == "undone"] == list(range(1, kept))
     back = cli_here("tune", "--rollback", result["session"][:8])
     assert back.returncode == 0 and read_ahead_file(bench.parent).read_text().strip() == "0"
     assert list(bench.iterdir()) == []  # the scratch file is gone
@@ -203,3 +207,14 @@ def test_a_kept_change_of_a_class_that_needed_allow_says_what_it_gives_up() -> N
     assert decide(gain, BY_ID["blockdev.read_ahead_kb"], frozenset())[1] == "significantly better"  # type: ignore[arg-type]
     unsafe = SimpleNamespace(**{**vars(gain), "safety": SimpleNamespace(less_safe="B")})
     assert decide(unsafe, BY_ID["blockdev.read_ahead_kb"], frozenset())[0] == UNDONE_DECISION  # type: ignore[arg-type]
+
+
+def test_looks_are_even_rounds_up_to_the_most_rounds(bench: Path, state: Path) -> None:
+    from stackbench.base.errors import UsageError
+    from stackbench.measure.tune_session import looks_for
+
+    assert looks_for(12) == (4, 6, 8, 12) and looks_for(6) == (4, 6) and looks_for(20) == (4, 6, 8, 12, 20)
+    with pytest.raises(UsageError, match="every look must be an even round"):
+        looks_for(12, (3, 5, 8, 12))
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--looks", "3,5", *QUICK)
+    assert done.returncode == 2 and "even round" in done.stderr

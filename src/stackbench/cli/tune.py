@@ -34,8 +34,13 @@ def tune_command(
     allow: Optional[list[str]] = typer.Option(
         None, "--allow", metavar="CLASS", help="Let knobs of these safety classes be tried: semantic, tradeoff, "
                                                "restart (forbidden settings never are)."),
-    rounds: int = typer.Option(6, "--rounds", "-r", min=2, max=100,
-                               help="Rounds per knob, A first and B first in turn (an odd number is raised by one)."),
+    rounds: int = typer.Option(12, "--rounds", "-r", min=2, max=100,
+                               help="Most rounds per knob, A first and B first in turn (an odd number is raised by "
+                                    "one)."),
+    looks: Optional[str] = typer.Option(
+        None, "--looks", metavar="R,R,...",
+        help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
+             "stops the knob [default: 4,6,8,12]."),
     list_knobs: bool = typer.Option(False, "--list-knobs", help="List the knob catalogue and exit."),
     explain_knob: Optional[str] = typer.Option(None, "--explain-knob", metavar="ID",
                                                help="Explain one knob (values, safety, undo, examples) and exit."),
@@ -99,7 +104,7 @@ def tune_command(
         return
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
-    _session(target, knob, apply, allow, rounds, label, db, fmt, min_effect, alpha,
+    _session(target, knob, apply, allow, rounds, _looks(looks), label, db, fmt, min_effect, alpha,
              plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
                                None, ioengine, rate_iops))
 
@@ -139,22 +144,36 @@ def _allowed(allow: Optional[list[str]]) -> frozenset:
     return frozenset(Safety(c) for c in chosen)
 
 
+def _looks(text: Optional[str]) -> tuple[int, ...]:
+    from stackbench.base.errors import UsageError
+    from stackbench.measure.tune_session import DEFAULT_LOOKS
+
+    if text is None:
+        return DEFAULT_LOOKS
+    try:
+        return tuple(int(word) for word in (split_list([text]) or []))
+    except ValueError:
+        raise UsageError(f"--looks {text!r} is not a list of rounds", "Use e.g. --looks 4,6,8,12") from None
+
+
 def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[str]], rounds: int,
-             label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
+             looks: tuple[int, ...], label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
     from stackbench.cli.progress import ProgressObserver
     from stackbench.measure.runner import RunRequest
     from stackbench.measure.safety import check_target_text
-    from stackbench.measure.tune_session import TuneRequest, execute_tune, parse_knob_option, plan_session
+    from stackbench.measure.tune_session import TuneRequest, execute_tune, looks_for, parse_knob_option, plan_session
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
 
     check_target_text(target)
     request = TuneRequest(RunRequest(target=target, plan=plan, label=label),
                           tuple(parse_knob_option(text) for text in knobs), rounds, alpha, min_effect / 100,
-                          _allowed(allow))
+                          _allowed(allow), looks)
+    looks = looks_for(even_rounds(rounds), looks)
     if not apply:
         info, planned = plan_session(request)
-        data = {"dry_run": True, "target": info.describe(), "knobs": [p.to_json() for p in planned]}
+        data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
+                "knobs": [p.to_json() for p in planned]}
         emit(fmt, plan_table(data["knobs"], dry_run=True), data)
         return
     store = open_store_from(db)

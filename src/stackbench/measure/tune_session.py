@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from stackbench.analysis.compare import KEEP, REVERT, RunComparison, compare_runs
+from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
 from stackbench.base.registry import unknown
 from stackbench.measure.runner import (
@@ -122,14 +122,30 @@ _SAFETY_WHY = {
 }
 
 
+DEFAULT_LOOKS = (4, 6, 8, 12)
+DECIDED = (KEEP, REVERT, SAME)
+
+
+def looks_for(rounds: int, asked: tuple[int, ...] = DEFAULT_LOOKS) -> tuple[int, ...]:
+    """The rounds after which a knob's verdict is looked at: the asked ones up to `rounds`, and `rounds`.
+
+    Even rounds only: with the mirrored order AB, BA, ... a look after an odd round has one more round with B
+    second than with A second, so the position effect the order cancels would leak into that look."""
+    if any(look < 2 or look % 2 for look in asked):
+        raise UsageError(f"--looks {','.join(map(str, asked))}: every look must be an even round of 2 or more",
+                         "Use e.g. --looks 4,6,8,12: an even round has A first as often as B")
+    return tuple(sorted({look for look in asked if look < rounds} | {rounds}))
+
+
 @dataclass(frozen=True)
 class TuneRequest:
     run: RunRequest
     knobs: tuple[tuple[Knob, str | None], ...]
-    rounds: int = 6
+    rounds: int = 12  # the most rounds per knob
     alpha: float = 0.05
     min_effect: float = 0.05
     allow: frozenset[Safety] = frozenset()
+    looks: tuple[int, ...] = DEFAULT_LOOKS
 
 
 @dataclass
@@ -140,10 +156,11 @@ class KnobResult:
     comparison: RunComparison | None = None
     orders: tuple[str, ...] = ()
     kept: tuple[Change, ...] = ()
+    stop: str = ""  # which look decided, or that the last one did not
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {**self.planned.to_json(), "decision": self.decision, "why": self.why,
-                                "rounds": len(self.orders), "orders": list(self.orders)}
+                                "rounds": len(self.orders), "orders": list(self.orders), "stop": self.stop}
         if self.comparison is not None:
             data["compare"] = self.comparison.to_json()
         return data
@@ -198,6 +215,7 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     rounds = even_rounds(request.rounds)
     if rounds < 2:
         raise UsageError(f"--rounds must be at least 2, got {request.rounds}", "Use --rounds 6 or more")
+    looks = looks_for(rounds, request.looks)
     refuse_second_session()
     info, planned = plan_session(request)
     session = new_id()
@@ -212,7 +230,7 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
             for plan in planned:
                 if on_knob:
                     on_knob(plan)
-                result.results.append(_tune_knob(store, request, prepared, changes, plan, session, rounds, observer))
+                result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer))
         how = "completed"
     except KeyboardInterrupt as interrupt:
         how = "interrupted"
@@ -260,39 +278,54 @@ def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
 
 
 def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
-               session: str, rounds: int, observer: RunObserver) -> KnobResult:
+               session: str, looks: tuple[int, ...], observer: RunObserver) -> KnobResult:
+    """Measure one knob in rounds AB, BA, ... and look at compare's verdict after each round of `looks`, at
+    alpha split over the looks (Bonferroni: valid whatever the looks' dependence); stop at the first look
+    that decides (keep, revert, same)."""
     failure = reversibility_failure(changes, plan)
     if failure:
         return KnobResult(plan, NOT_MEASURED, failure)
     knob = plan.knob
-    orders = round_orders(rounds)
+    orders = round_orders(looks[-1])
+    alpha_look = request.alpha / len(looks)
     pair = f"{session}:{knob.id}"
     base = request.run.label or f"tune-{session[:8]}"
     commands = {"a": "; ".join(plan.undo), "b": "; ".join(plan.apply)}
     arms: dict[str, Measurement] = {}
     for arm in ("a", "b"):
         facts = {"ab": {"session": pair, "arm": arm.upper(), "command": commands[arm], "prepare": None,
-                        "rounds": rounds, "orders": orders},
-                 "tune": {"session": session, "knob": knob.id, "value": plan.value if arm == "b" else plan.from_value}}
+                        "rounds": len(orders), "orders": orders},
+                 "tune": {"session": session, "knob": knob.id, "value": plan.value if arm == "b" else plan.from_value,
+                          "looks": list(looks), "alpha_per_look": alpha_look}}
         arms[arm] = Measurement(store, prepared, observer, label=f"{base}-{knob.id}-{arm}",
                                 target_text=str(request.run.target), extra_facts=facts)
     observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
     applied: list[Change] = []
-    status = "failed"
+    status, done, stop = "failed", 0, ""
     try:
         for round_index, order in enumerate(orders):
             for arm in order.lower():
                 applied = _switch(changes, plan, arm == "b", applied)
                 arms[arm].round(round_index, every_cell=True)
+            done = round_index + 1
+            if done in looks:
+                look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
+                                    alpha=alpha_look, min_effect=request.min_effect)
+                stop = f"look {looks.index(done) + 1} of {len(looks)} (round {done}) at alpha {alpha_look:.4g}"
+                if look.verdict in DECIDED:
+                    stop = f"decided at {stop}"
+                    break
+        else:
+            stop = f"undecided at the last {stop}"
         status = "complete"
     finally:
         if status != "complete":
             status = "incomplete" if arms["a"].order else "failed"
         runs: dict[str, Run] = {arm: measurement.finish(status) for arm, measurement in arms.items()}
-    comparison = compare_runs(runs["a"], runs["b"], alpha=request.alpha, min_effect=request.min_effect)
+    comparison = compare_runs(runs["a"], runs["b"], alpha=alpha_look, min_effect=request.min_effect)
     decision, why = decide(comparison, knob, request.allow)
     applied = _switch(changes, plan, decision == KEPT, applied)
-    return KnobResult(plan, decision, why, comparison, tuple(orders), tuple(applied))
+    return KnobResult(plan, decision, why, comparison, tuple(orders[:done]), tuple(applied), stop)
 
 
 def decide(comparison: RunComparison, knob: Knob, allow: frozenset[Safety]) -> tuple[str, str]:
