@@ -116,3 +116,15 @@ def test_a_torn_last_line_is_ignored(tmp_path: Path) -> None:
     with open(journal.path, "a") as handle:
         handle.write('{"v":1,"t":"intent","seq":1,"kn')
     assert replay(journal.path).open == () and replay(journal.path).header["id"] == "t1"
+
+
+def test_a_damaged_journal_is_named_and_the_others_are_still_recovered(tmp_path, blank_loop, state_env) -> None:
+    """A record tune never wrote (an intent without its fields) once made every stackbench command fail with
+    a KeyError; now it is one warning, the command runs, and a dead session's journal beside it is restored."""
+    set_read_ahead(blank_loop, "0")
+    journal = changed_then_killed(tmp_path, blank_loop, "4096", state_env)
+    (journal.parent / "0-damaged.jsonl").write_text('{"v":1,"t":"session","id":"x"}\n{"v":1,"t":"intent","seq":1}\n')
+    done = run_cli("runs", "--db", str(tmp_path / "s.db"), env=state_env)
+    assert done.returncode == 0, done.stderr
+    assert "0-damaged.jsonl holds a record that is not one tune writes" in " ".join(done.stderr.split())
+    assert read_ahead(blank_loop) == "0"

@@ -123,13 +123,12 @@ def restore_dead_tune_sessions() -> None:
     """Settings a `tune` session changed and could not restore because its process was killed (kill -9, OOM,
     power cut) are restored when the next stackbench command starts, as dead runs' scratch files are cleaned
     up (docs/tune.md, "The journal"); a value someone else changed since is left alone and named."""
-    from stackbench.measure.tune_journal import journals, replay
+    from stackbench.measure.tune_journal import needs_recovery
 
-    if all(replay(path).closed is not None for path in journals()):
-        return
-    from stackbench.measure.tune_changes import recover
+    if needs_recovery():
+        from stackbench.measure.tune_changes import recover
 
-    recover(warn)
+        recover(warn)  # a damaged journal is named in a warning, and never stops an unrelated command
 
 
 # What the running command has kept so far, for an interruption its own code does not catch (one that lands

@@ -27,6 +27,7 @@ import signal
 from dataclasses import dataclass
 from typing import Callable
 
+from stackbench.base.errors import StackbenchError
 from stackbench.measure.tune_journal import Change, Journal, journals, replay
 from stackbench.tune import actions
 from stackbench.tune.actions import ActionFailed
@@ -205,16 +206,21 @@ def recover(on_note: Callable[[str], None]) -> bool:
     is (a conflict or a failed undo)."""
     incomplete = False
     for path in journals():
-        state = replay(path)
-        if state.closed is not None or not state.header:
-            continue
-        journal = Journal.take_over(path)
-        if journal is None:
-            continue  # its process holds the lock: it is running
         try:
-            done = rollback(journal, kept=False, how="recovered after the session's process died")
-        finally:
-            journal.close()
+            state = replay(path)
+            if state.closed is not None or not state.header:
+                continue
+            journal = Journal.take_over(path)
+            if journal is None:
+                continue  # its process holds the lock: it is running
+            try:
+                done = rollback(journal, kept=False, how="recovered after the session's process died")
+            finally:
+                journal.close()
+        except StackbenchError as error:  # one damaged journal: named, and the others still recovered
+            incomplete = True
+            on_note(error.one_line())
+            continue
         incomplete = incomplete or done.incomplete
         on_note(f"{done.describe()} (the session's process died before it could restore them)")
     return incomplete

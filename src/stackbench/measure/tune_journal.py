@@ -146,7 +146,12 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """The records of a journal; a line that does not parse (the torn last write of a killed process) is
     skipped."""
     records = []
-    for line in path.read_text(errors="replace").splitlines():
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as error:
+        raise JournalError(f"cannot read the tune journal {path}: {error.strerror or error}",
+                           "Run stackbench as the user that ran the session (usually root)") from None
+    for line in text.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
@@ -199,12 +204,27 @@ def replay(path: Path) -> Replay:
     closed = None
     for record in records:
         kind = record.get("t")
-        if kind == "intent":
-            change = Change.from_intent(record)
-            changes[change.seq] = change
-        elif kind in ("undone", "conflict"):
-            finished.add(int(record["seq"]))
-        elif kind == "closed":
+        try:
+            if kind == "intent":
+                change = Change.from_intent(record)
+                changes[change.seq] = change
+            elif kind in ("undone", "conflict"):
+                finished.add(int(record["seq"]))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise JournalError(f"the tune journal {path} holds a record that is not one tune writes: {str(record)[:120]}",
+                               "Check what it names by hand, then move the file away") from None
+        if kind == "closed":
             closed = record
     open_ = tuple(seq for seq in sorted(changes) if seq not in finished)
     return Replay(path.name.removesuffix(SUFFIX), header, changes, open_, closed)
+
+
+def needs_recovery() -> bool:
+    """Whether some journal is unclosed or unreadable: the cheap test every command makes at start."""
+    for path in journals():
+        try:
+            if replay(path).closed is None:
+                return True
+        except JournalError:
+            return True
+    return False
