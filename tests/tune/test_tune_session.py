@@ -218,3 +218,11 @@ def test_looks_are_even_rounds_up_to_the_most_rounds(bench: Path, state: Path) -
         looks_for(12, (3, 5, 8, 12))
     done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--looks", "3,5", *QUICK)
     assert done.returncode == 2 and "even round" in done.stderr
+
+
+def test_a_journal_on_the_file_system_under_test_is_refused(bench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(bench.parent / "state"))
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply",
+                    "--db", str(bench.parent.parent / "s.db"), *QUICK)
+    assert done.returncode == 1 and "on the file system under test" in done.stderr and done.stderr.count("\n") == 1
+    assert read_ahead_file(bench.parent).read_text().strip() == "0" and not (bench.parent / "state").exists()

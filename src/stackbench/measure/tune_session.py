@@ -17,6 +17,7 @@ kept unless its class was allowed.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -29,9 +30,10 @@ from stackbench.measure.runner import (
     signals_as_interrupt,
 )
 from stackbench.measure.tune_changes import Changes, Outcome
-from stackbench.measure.tune_journal import Change, Journal, journals, replay
+from stackbench.measure.tune_journal import Change, Journal, journal_dir, journals, replay
 from stackbench.model.results import Run, new_id
 from stackbench.model.round_order import even_rounds, round_orders
+from stackbench.probe.block import collect_target_facts
 from stackbench.store import Store
 from stackbench.tune.actions import ActionFailed
 from stackbench.tune.knob import Knob, Safety, State, Subject
@@ -203,6 +205,20 @@ def refuse_second_session() -> None:
             journal.close()
 
 
+def refuse_journal_under_test(info: TargetInfo) -> None:
+    """The journal must outlive what the session does to the storage under test: never on its file system,
+    nor on a dataset of its ZFS pool (a crash there could take the record of what to undo with it)."""
+    place = journal_dir()
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    same_fs = os.stat(place).st_dev == os.stat(info.path).st_dev
+    pool = (collect_target_facts(place).get("zfs_dataset") or "").split("/", 1)[0] if info.pool else ""
+    if same_fs or (info.pool and pool == info.pool):
+        raise StackbenchError(f"the tune journal would be written in {journal_dir()}, on the "
+                              f"{'file system' if same_fs else 'ZFS pool'} under test",
+                              "Set XDG_STATE_HOME to a directory on other storage; nothing was changed")
+
+
 def _restored(outcomes: list[Outcome]) -> str:
     return "; ".join(o.describe() for o in outcomes) or "nothing had been changed"
 
@@ -218,6 +234,7 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     looks = looks_for(rounds, request.looks)
     refuse_second_session()
     info, planned = plan_session(request)
+    refuse_journal_under_test(info)
     session = new_id()
     prepared = prepare(request.run, session, observer)
     journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv,
