@@ -1,0 +1,129 @@
+"""Does `stackbench tune` keep what helps, keep nothing that does not, and restore everything after a kill?
+
+On a loop device with ext4 that this script creates (and removes), through the installed CLI:
+
+- planted: read-ahead set to 0 under a 4K sequential buffered read; `tune --knob blockdev.read_ahead_kb=128
+  --apply` should keep the fix in every session (goal G1 of ../shared/docs/tune-design.md: 10/10, each
+  <= 3 min), then `--rollback` brings the planted 0 back for the next session;
+- null: read-ahead 128 -> 8192 under 4K random reads with O_DIRECT, which read-ahead does not touch: no
+  session may keep it (G2: 0 keeps in 60);
+- kills: a session killed with SIGKILL at a random instant of its rounds, then the next stackbench command:
+  the read-ahead must be back at its value before the session, the journal closed and the scratch
+  directory empty (G5).
+
+Prints each session and a summary to paste into bench/RESULTS.md. Root only (a loop device and a mount).
+
+    python bench/tune_truth.py --planted 10 --null 60 --kills 25
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PLANTED = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered"]
+NULL = ["--rw", "randread", "--bs", "4k", "--qd", "16", "--direct"]
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True, text=True,
+                          env={**os.environ, **env})
+
+
+def session(bench: Path, value: str, plan: list[str], common: list[str], env: dict[str, str]) -> tuple[dict, float]:
+    clock = time.monotonic()
+    done = cli("tune", "-t", str(bench), "--knob", f"blockdev.read_ahead_kb={value}", "--apply", "--json", *plan,
+               *common, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"tune failed ({done.returncode}): {done.stderr.strip()[-600:]}")
+    return json.loads(done.stdout), time.monotonic() - clock
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--planted", type=int, default=10)
+    parser.add_argument("--null", type=int, default=60)
+    parser.add_argument("--kills", type=int, default=25)
+    parser.add_argument("--size", default="256M")
+    parser.add_argument("--runtime", default="2")
+    parser.add_argument("--ramp", default="0.5")
+    parser.add_argument("--seed", type=int, default=29)
+    args = parser.parse_args()
+    random.seed(args.seed)
+    work = Path(tempfile.mkdtemp(prefix="tune-truth-", dir="/var/tmp"))
+    state = Path(tempfile.mkdtemp(prefix="tune-truth-state-"))
+    env = {"XDG_STATE_HOME": str(state)}
+    common = ["--size", args.size, "--runtime", args.runtime, "--ramp", args.ramp, "--db", str(state / "truth.db")]
+    image = work / "disk.img"
+    with open(image, "wb") as handle:
+        handle.truncate(2 * 1024**3)
+    device = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    mount = work / "mnt"
+    mount.mkdir()
+    read_ahead = Path(f"/sys/block/{Path(device).name}/queue/read_ahead_kb")
+    original = read_ahead.read_text().strip()
+    try:
+        subprocess.run(["mkfs.ext4", "-q", device], check=True)
+        subprocess.run(["mount", device, str(mount)], check=True)
+        bench = mount / "bench"
+        bench.mkdir()
+        kept = times = 0.0
+        longest = 0.0
+        for index in range(args.planted):
+            read_ahead.write_text("0")
+            result, seconds = session(bench, "128", PLANTED, common, env)
+            knob = result["knobs"][0]
+            kept += knob["decision"] == "kept"
+            longest, times = max(longest, seconds), times + seconds
+            print(f"planted {index + 1}: {knob['decision']} after {knob['rounds']} rounds, {seconds:.0f} s, "
+                  f"{knob['compare']['geomean_ratio']:.2f}x ({knob['stop']})", flush=True)
+            cli("tune", "--rollback", result["session"], env=env)
+        null_keeps = 0
+        for index in range(args.null):
+            read_ahead.write_text("128")
+            result, seconds = session(bench, "8192", NULL, common, env)
+            knob = result["knobs"][0]
+            null_keeps += knob["decision"] == "kept"
+            print(f"null {index + 1}: {knob['decision']} ({knob['compare']['verdict']}) after {knob['rounds']} rounds, "
+                  f"{seconds:.0f} s", flush=True)
+            cli("tune", "--rollback", result["session"], env=env)
+        restored = 0
+        for index in range(args.kills):
+            read_ahead.write_text("0")
+            process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob",
+                                        "blockdev.read_ahead_kb=128", "--apply", *PLANTED, *common],
+                                       env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(random.uniform(1.0, 12.0))
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            after = cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command restores
+            journals = [json.loads(p.read_text().splitlines()[-1]) for p in (state / "stackbench" / "tune").glob("*.jsonl")]
+            ok = (read_ahead.read_text().strip() == "0" and all(j["t"] == "closed" for j in journals)
+                  and not any(bench.iterdir()))
+            restored += ok
+            print(f"kill {index + 1}: {'restored' if ok else 'NOT RESTORED'}"
+                  f"{' (' + after.stderr.strip()[-200:] + ')' if not ok else ''}", flush=True)
+        print(f"\nplanted read_ahead_kb=0: kept in {kept:.0f}/{args.planted}, mean "
+              f"{times / max(1, args.planted):.0f} s, longest {longest:.0f} s")
+        print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {null_keeps}/{args.null} kept")
+        print(f"kill -9 at a random instant, then the next command: restored {restored}/{args.kills}")
+    finally:
+        read_ahead.write_text(original)
+        subprocess.run(["umount", str(mount)], capture_output=True)
+        subprocess.run(["losetup", "-d", device], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(state, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
