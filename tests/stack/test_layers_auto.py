@@ -132,3 +132,15 @@ def test_run_measures_every_safe_layer_and_leaves_the_file_systems(chain: LoopCh
     fsck = subprocess.run(["fsck.ext4", "-n", "-f", str(chain.inner_device)], capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     subprocess.run(["mount", str(chain.inner_device), str(chain.upper)], check=True)
+
+
+def test_a_scratch_volume_is_filled_before_it_is_read(blank_loop: Path) -> None:
+    """A new zvol's or thin LV's unwritten blocks read as zeros without I/O: layers --auto writes the
+    volume once before a plan with reads measures it (here a blank loop device stands for the new volume)."""
+    from stackbench.measure.layer_runs import _fill
+
+    _fill(str(blank_loop), 8 * 1024**2, None)
+    with open(blank_loop, "rb") as device:
+        written = device.read(8 * 1024**2)
+        after = device.read(1024**2)
+    assert written.count(0) < len(written) // 2 and after == bytes(len(after))
