@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 
 # ZFS and the host's facts are read with the audit's parsers, imported only where the stack has them (the
 # lab guests start a Python for each capture under emulation, where every import costs).
-IN_A_VM = ("a disk of this VM: what backs it is on the host (`stackbench facts save DIR` there, then "
-           "`stackbench stack TARGET --host-facts DIR` here)")
+IN_A_VM = "a disk of this VM: what backs it is on the host (see `stack --host-facts`)"
 
 MAX_DEPTH = 40  # layers on one path down: a loop device over a file on a loop device ... ends here
 NO_DEVICE = {"tmpfs": "memory", "ramfs": "memory", "devtmpfs": "memory", "proc": "the kernel", "sysfs": "the kernel",
@@ -80,7 +79,7 @@ class Discovery:
             from stackbench.stack.zfs import dataset_layer
 
             layer = dataset_layer(mount.source, None, self, self.tools)
-            layer.settings.update({"mount_point": mount.point, "mount_options": mount.options})
+            layer.settings["mount_options"] = mount.options
             return layer
         settings: dict[str, Any] = {"fs_type": mount.fs_type, "mount_point": mount.point, "source": mount.source,
                                     "mount_options": mount.options, "super_options": mount.super_options}
