@@ -8,12 +8,19 @@ import typer
 
 from stackbench.cli.common import split_list
 from stackbench.base.errors import UsageError
-from stackbench.model.plan import IOENGINES, PRESETS, Plan, build_plan
+from stackbench.base.registry import one_of
+from stackbench.model.plan import IOENGINES, Plan, build_plan
+from stackbench.model.presets import DEFAULT_PRESET, PRESETS
 from stackbench.base.units import parse_duration
 
+# What the help says of the presets is read from their records (model/presets.py), never listed by hand.
 _PRESET_HELP = "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values())
+_RUNS_DEFAULTS = ", ".join(f"{p.name} {p.runs}" for p in PRESETS.values())
+_ADAPTIVE = one_of((p.name for p in PRESETS.values() if p.max_runs is not None), "and")
+_DIRECT_AUTO = one_of((p.name for p in PRESETS.values() if p.direct is None), "and")
+_ENGINES = "".join(f", {p.name}: {p.ioengine}" for p in PRESETS.values() if p.ioengine)
 
-PresetOption = typer.Option(None, "--preset", "-p", help=f"Named plan (default quick). {_PRESET_HELP}.")
+PresetOption = typer.Option(None, "--preset", "-p", help=f"Named plan (default {DEFAULT_PRESET}). {_PRESET_HELP}.")
 BsOption = typer.Option(None, "--bs", help="Block sizes, comma-separated: 4k,64k,1m.")
 QdOption = typer.Option(None, "--qd", help="Queue depths (fio iodepth): 1,4,8,16.")
 RwOption = typer.Option(None, "--rw", help="Patterns: randread,randwrite,read,write (also randrw, rw).")
@@ -23,8 +30,9 @@ SyncOption = typer.Option(
 DirectOption = typer.Option(
     None,
     "--direct/--buffered",
-    help="O_DIRECT (fio direct=1) or buffered I/O. Default: the preset's; quick and blog use O_DIRECT where the "
-    "file system honours it and warn where it does not. ZFS < 2.3 still caches O_DIRECT reads in the ARC.",
+    help="O_DIRECT (fio direct=1) or buffered I/O. Default: the preset's; with " + _DIRECT_AUTO + ", O_DIRECT "
+    "where the file system honours it, with a warning where it does not. ZFS < 2.3 still caches O_DIRECT reads in "
+    "the ARC.",
     show_default=False,
 )
 SizeOption = typer.Option(None, "--size", help="Test file size, e.g. 1G (default from the preset).")
@@ -38,14 +46,14 @@ RunsOption = typer.Option(
     min=1,
     max=100,
     help="Separate fio runs per cell (the unit the statistics count). Fixed mode; with --until-stable the "
-    "minimum. Default: the preset's (quick 3, others 5).",
+    f"minimum. Default: the preset's ({_RUNS_DEFAULTS}).",
 )
 RepeatOption = typer.Option(None, "--repeat", min=1, max=100, hidden=True, help="Old name of --runs.")
 UntilStableOption = typer.Option(
     None,
     "--until-stable/--fixed",
     help="Adaptive: after the minimum runs, add runs to cells whose 95 % interval across runs is wider than "
-    "--ci-target, up to --max-runs. Default for blog, crystal and slog unless --runs is given.",
+    f"--ci-target, up to --max-runs. Default for {_ADAPTIVE} unless --runs is given.",
     show_default=False,
 )
 CiTargetOption = typer.Option(
@@ -54,7 +62,7 @@ CiTargetOption = typer.Option(
 MaxRunsOption = typer.Option(None, "--max-runs", min=2, max=100, help="Adaptive mode: most runs per cell (default 10).")
 MaxTimeOption = typer.Option(None, "--max-time", help="Adaptive mode: cap on one cell's fio time, e.g. 2m.")
 IoengineOption = typer.Option(
-    None, "--ioengine", help=f"fio ioengine, one of: {', '.join(IOENGINES)}. Default libaio (slog: posixaio)."
+    None, "--ioengine", help=f"fio ioengine, one of: {', '.join(IOENGINES)}. Default libaio{_ENGINES}."
 )
 RateIopsOption = typer.Option(
     None, "--rate-iops", min=1, help="Cap each cell at this many IOPS (fio rate_iops): a known effect for checks."

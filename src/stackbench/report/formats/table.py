@@ -20,6 +20,7 @@ from stackbench.report.tabular import Tabular
 
 class TableExporter:
     name = "table"
+    description = "the terminal's table, in colour on a terminal and plain in a pipe"
 
     def render(self, report: Report, screen: Screen) -> str:
         buffer = io.StringIO()
@@ -57,3 +58,6 @@ def _tabular(tab: Tabular) -> RenderableType:
     parts.append(table)
     parts.extend(Text(note, style="dim") for note in tab.notes)
     return Group(*parts)
+
+
+EXPORTER = TableExporter()  # what report/formats/__init__.py registers
