@@ -53,6 +53,20 @@ def test_the_tree_is_the_chain_that_was_built(chain: LoopChain) -> None:
     assert {inner, outer} <= rows
 
 
+def test_the_counter_names_are_each_layers_diskstats_rows_once(chain: LoopChain) -> None:
+    """What the per-second sampler reads: the inner loop device, the outer one, then the host's device
+    under the file system that holds the outer image; each a row of /proc/diskstats; no ZFS here."""
+    names = discover(chain.upper).counter_names()
+    with open("/proc/diskstats") as stats:
+        rows = {line.split()[2] for line in stats}
+    assert names.diskstats[:2] == (chain.inner_device.name, chain.outer_device.name)
+    assert set(names.diskstats) <= rows and len(set(names.diskstats)) == len(names.diskstats)
+    source = findmnt(chain.outer_image, "SOURCE")
+    if source.startswith("/dev/"):
+        assert names.diskstats[2] == os.path.basename(os.path.realpath(source))
+    assert (names.pools, names.vdevs, names.datasets) == ((), (), ())
+
+
 def test_the_bottom_is_the_device_findmnt_names(chain: LoopChain) -> None:
     """Under the host's file system: the device util-linux says it is mounted from, when it is one."""
     source = findmnt(chain.outer_image, "SOURCE")

@@ -82,6 +82,18 @@ class Layer:
         return f"{word} {self.name}"
 
 
+@dataclass(frozen=True)
+class CounterNames:
+    """Every counter a per-second sampler of a stack reads, each name once, top down: the names are the
+    kernel's and ZFS's own, so the sampler needs nothing else from the tree. Empty where the stack has none
+    (a directory on tmpfs: no diskstats row; no ZFS: no pool)."""
+
+    diskstats: tuple[str, ...]  # kernel names, as in column 3 of /proc/diskstats: vda, vda1, dm-0, md0, loop1, zd0
+    pools: tuple[str, ...]  # for `zpool iostat -Hpv POOL` and /proc/spl/kstat/zfs/POOL/
+    vdevs: tuple[tuple[str, str], ...]  # (pool, vdev) as `zpool iostat -v` prints the vdev: mirror-0, /dev/sda1
+    datasets: tuple[tuple[str, str], ...]  # (pool, dataset or zvol): the objset kstats under the pool's kstats
+
+
 @dataclass
 class Stack:
     """The layers under one target: the tree, and whether this machine is a VM (whose disks' backing is
@@ -113,6 +125,24 @@ class Stack:
             layer = layer.children[0]
             path.append(layer)
         return path
+
+    def counter_names(self) -> CounterNames:
+        """What layer telemetry samples for this stack: every layer's `devices` and `zfs` names (a layer
+        with neither, a file system or a directory, is counted by the layers under it)."""
+        diskstats: dict[str, None] = {}
+        pools: dict[str, None] = {}
+        vdevs: dict[tuple[str, str], None] = {}
+        datasets: dict[tuple[str, str], None] = {}
+        for _, layer in self.root.walk():
+            diskstats.update(dict.fromkeys(layer.devices))
+            pool = layer.zfs.get("pool")
+            if pool:
+                pools[pool] = None
+                if layer.zfs.get("vdev"):
+                    vdevs[(pool, layer.zfs["vdev"])] = None
+                if layer.zfs.get("dataset"):
+                    datasets[(pool, layer.zfs["dataset"])] = None
+        return CounterNames(tuple(diskstats), tuple(pools), tuple(vdevs), tuple(datasets))
 
     def chain(self) -> str:
         """The data path on one line, top down: `ext4 /mnt/x > loop /dev/loop2 > file /m/img > ...`."""
