@@ -37,31 +37,29 @@ def findmnt(path: Path, column: str) -> str:
     return _run("findmnt", "-n", "-o", column, "-T", str(path))
 
 
+def _storey(image: Path, size: int, block: int, mount_point: Path, made: list[tuple[str, Path]]) -> Path:
+    """ext4 with `block`-byte blocks on a loop device over a new sparse `image`, mounted at `mount_point`;
+    what it made is appended to `made` as it is made, for the caller to undo."""
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    device = Path(_run("losetup", "-f", "--show", str(image)))
+    made.append(("loop", device))
+    mount_point.mkdir()
+    _run("mkfs.ext4", "-q", "-F", "-b", str(block), str(device))
+    _run("mount", str(device), str(mount_point))
+    made.append(("mount", mount_point))
+    return device
+
+
 def build(tmp_path: Path) -> Iterator[LoopChain]:
     if os.geteuid() != 0:
         pytest.skip("needs root for loop devices and mounts")
     made: list[tuple[str, Path]] = []
     try:
-        outer = tmp_path / "outer.img"
-        with open(outer, "wb") as handle:
-            handle.truncate(160 * MiB)
-        outer_device = Path(_run("losetup", "-f", "--show", str(outer)))
-        made.append(("loop", outer_device))
-        lower = tmp_path / "lower"
-        lower.mkdir()
-        _run("mkfs.ext4", "-q", "-F", "-b", "4096", str(outer_device))
-        _run("mount", str(outer_device), str(lower))
-        made.append(("mount", lower))
-        inner = lower / "inner.img"
-        with open(inner, "wb") as handle:
-            handle.truncate(48 * MiB)
-        inner_device = Path(_run("losetup", "-f", "--show", str(inner)))
-        made.append(("loop", inner_device))
-        upper = tmp_path / "upper"
-        upper.mkdir()
-        _run("mkfs.ext4", "-q", "-F", "-b", "1024", str(inner_device))
-        _run("mount", str(inner_device), str(upper))
-        made.append(("mount", upper))
+        outer, lower = tmp_path / "outer.img", tmp_path / "lower"
+        outer_device = _storey(outer, 160 * MiB, 4096, lower, made)
+        inner, upper = lower / "inner.img", tmp_path / "upper"
+        inner_device = _storey(inner, 48 * MiB, 1024, upper, made)
         yield LoopChain(outer, outer_device, lower, inner, inner_device, upper)
     finally:
         for what, path in reversed(made):
