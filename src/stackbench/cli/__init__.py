@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "ab": "ab",
     "tune": "tune",
     "layers": "layers",
+    "stack": "stack",
     "goal": "goals",
     "synclat": "synclat",
     "slog": "slog",
