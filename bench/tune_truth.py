@@ -77,26 +77,24 @@ def main() -> None:
         subprocess.run(["mount", device, str(mount)], check=True)
         bench = mount / "bench"
         bench.mkdir()
-        kept = times = 0.0
-        longest = 0.0
-        for index in range(args.planted):
-            read_ahead.write_text("0")
-            result, seconds = session(bench, "128", PLANTED, common, env)
-            knob = result["knobs"][0]
-            kept += knob["decision"] == "kept"
-            longest, times = max(longest, seconds), times + seconds
-            print(f"planted {index + 1}: {knob['decision']} after {knob['rounds']} rounds, {seconds:.0f} s, "
-                  f"{knob['compare']['geomean_ratio']:.2f}x ({knob['stop']})", flush=True)
-            cli("tune", "--rollback", result["session"], env=env)
-        null_keeps = 0
-        for index in range(args.null):
-            read_ahead.write_text("128")
-            result, seconds = session(bench, "8192", NULL, common, env)
-            knob = result["knobs"][0]
-            null_keeps += knob["decision"] == "kept"
-            print(f"null {index + 1}: {knob['decision']} ({knob['compare']['verdict']}) after {knob['rounds']} rounds, "
-                  f"{seconds:.0f} s", flush=True)
-            cli("tune", "--rollback", result["session"], env=env)
+        def sessions(name: str, count: int, start: str, value: str, plan: list[str]) -> tuple[int, list[float]]:
+            """`count` sessions from read-ahead `start` trying `value`, each rolled back: how many kept it, and
+            how long each took."""
+            kept, seconds = 0, []
+            for index in range(count):
+                read_ahead.write_text(start)
+                result, took = session(bench, value, plan, common, env)
+                knob = result["knobs"][0]
+                kept += knob["decision"] == "kept"
+                seconds.append(took)
+                print(f"{name} {index + 1}: {knob['decision']} ({knob['compare']['verdict']}, "
+                      f"{knob['compare']['geomean_ratio']:.2f}x) after {knob['rounds']} rounds, {took:.0f} s "
+                      f"({knob['stop']})", flush=True)
+                cli("tune", "--rollback", result["session"], env=env)
+            return kept, seconds
+
+        kept, times = sessions("planted", args.planted, "0", "128", PLANTED)
+        null_keeps, _ = sessions("null", args.null, "128", "8192", NULL)
         restored = 0
         for index in range(args.kills):
             read_ahead.write_text("0")
@@ -113,8 +111,8 @@ def main() -> None:
             restored += ok
             print(f"kill {index + 1}: {'restored' if ok else 'NOT RESTORED'}"
                   f"{' (' + after.stderr.strip()[-200:] + ')' if not ok else ''}", flush=True)
-        print(f"\nplanted read_ahead_kb=0: kept in {kept:.0f}/{args.planted}, mean "
-              f"{times / max(1, args.planted):.0f} s, longest {longest:.0f} s")
+        print(f"\nplanted read_ahead_kb=0: kept in {kept}/{args.planted}, mean "
+              f"{sum(times) / max(1, len(times)):.0f} s, longest {max(times, default=0):.0f} s")
         print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {null_keeps}/{args.null} kept")
         print(f"kill -9 at a random instant, then the next command: restored {restored}/{args.kills}")
     finally:
