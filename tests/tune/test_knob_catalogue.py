@@ -57,3 +57,14 @@ def test_the_obvious_atime_undo_is_not_the_declared_one() -> None:
         "mount -o remount,atime,relatime /dev/x /m"]
     assert [a.shown() for a in atime.access.undo(Undo.SET_ORIGINAL, mount, original)] == [
         "mount -o remount,relatime /dev/x /m"]
+
+
+def test_derived_candidates_come_from_the_subjects_state() -> None:
+    """zfs_dirty_data_max tries multiples of the value read (the grid's `x0.5, x2, x4` only describes them);
+    the plan once tried the descriptions themselves."""
+    from stackbench.tune.knobs import BY_ID
+
+    knob = BY_ID["zfs.module.zfs_dirty_data_max"]
+    module = Subject("zfs-module", "zfs")
+    assert knob.values.candidates(module, {"zfs_dirty_data_max": "1000"}) == ("500", "2000", "4000")
+    assert BY_ID["blockdev.read_ahead_kb"].values.candidates(module, {}) == ("128", "512", "2048", "8192")

@@ -95,7 +95,7 @@ def plan_knob(knob: Knob, value: str | None, info: TargetInfo, allow: frozenset[
     now = tuple(knob.access.read(subject) for subject in subjects)
     current = {knob.access.value_of(state) for state in now}
     offered = knob.access.offered(subjects[0], now[0])
-    candidates = [c for c in knob.values.choices if offered is None or c in offered]
+    candidates = [c for c in knob.values.candidates(subjects[0], now[0]) if offered is None or c in offered]
     if value is None:
         different = [c for c in candidates if c not in current]
         if len(different) != 1:

@@ -153,6 +153,10 @@ class Values:
     derive: Callable[[Subject, State], tuple[str, ...]] | None = None
     label: Callable[[str], str] | None = None  # how a value is shown (131072 -> 128K)
 
+    def candidates(self, subject: Subject, original: State) -> tuple[str, ...]:
+        """The values tried on a subject in state `original`: the derived ones where the knob derives them."""
+        return self.derive(subject, original) if self.derive else self.choices
+
     def shown(self, value: str) -> str:
         try:
             return self.label(value) if self.label else value
