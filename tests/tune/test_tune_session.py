@@ -126,6 +126,9 @@ def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench
     low, high = knob["compare"]["geomean_ratio_ci"]
     assert low > 1.05
     assert read_ahead_file(bench.parent).read_text().strip() == "128"
+    device = device_of(bench.parent)
+    assert result["persist"] == [f'/etc/udev/rules.d/60-stackbench-tune.rules: ACTION=="add|change", '
+                                 f'KERNEL=="{device}", ATTR{{queue/read_ahead_kb}}="128"']
     records = journal_records(state)
     kept = max(r["seq"] for r in records if r["t"] == "intent")
     assert records[-1] == {"v": 1, "t": "closed", "how": "completed", "left_applied": [kept]}

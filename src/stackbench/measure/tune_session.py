@@ -36,7 +36,7 @@ from stackbench.model.round_order import even_rounds, round_orders
 from stackbench.probe.block import collect_target_facts
 from stackbench.store import Store
 from stackbench.tune.actions import ActionFailed
-from stackbench.tune.knob import Knob, Safety, State, Subject
+from stackbench.tune.knob import Knob, Persistence, Safety, State, Subject
 from stackbench.tune.knobs import BY_ID
 from stackbench.tune.knobs.forbidden import forbidden_knob, forbidden_value
 from stackbench.tune.subjects import TargetInfo, target_info
@@ -184,7 +184,18 @@ class TuneResult:
                 "knobs": [r.to_json() for r in self.results],
                 "now_set": [c.apply[0].shown() if len(c.apply) == 1 else "; ".join(a.shown() for a in c.apply)
                             for c in self.kept],
+                "persist": persist_lines(self.kept),
                 "undo": f"stackbench tune --rollback {self.session}"}
+
+
+def persist_lines(kept: list[Change]) -> list[str]:
+    """How to make the kept values that a reboot would lose survive it (tune never writes these files)."""
+    lines = []
+    for change in kept:
+        knob = BY_ID.get(change.knob)
+        if knob is not None and knob.persistence is Persistence.VOLATILE and knob.persist is not None:
+            lines.append(knob.persist(change.subject, change.value))
+    return lines
 
 
 def plan_session(request: TuneRequest) -> tuple[TargetInfo, list[PlannedKnob]]:

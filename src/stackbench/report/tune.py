@@ -72,5 +72,6 @@ def summary_table(session: dict[str, Any]) -> Tabular:
     notes += [f"now set: {command}" for command in session["now_set"]] or ["now set: nothing (every change was undone)"]
     if session["now_set"]:
         notes.append(f"undo all: {session['undo']}")
+        notes += [f"volatile, gone at reboot; to keep it: {line}" for line in session.get("persist", [])]
     return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
                    title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))
