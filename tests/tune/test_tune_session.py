@@ -229,3 +229,27 @@ def test_a_journal_on_the_file_system_under_test_is_refused(bench: Path, monkeyp
                     "--db", str(bench.parent.parent / "s.db"), *QUICK)
     assert done.returncode == 1 and "on the file system under test" in done.stderr and done.stderr.count("\n") == 1
     assert read_ahead_file(bench.parent).read_text().strip() == "0" and not (bench.parent / "state").exists()
+
+
+@pytest.mark.slow
+def test_max_time_ends_the_session_with_the_settings_as_they_were(bench: Path, state: Path) -> None:
+    """A budget too short for the first knob: it is reported as not measured, nothing stays changed."""
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json",
+                    "--max-time", "0.1s", "--db", str(bench.parent.parent / "s.db"), *QUICK)
+    assert done.returncode == 0, done.stderr
+    knob = json.loads(done.stdout)["knobs"][0]
+    assert (knob["decision"], knob["why"]) == ("not measured", "--max-time was reached before it started")
+    assert read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert journal_records(state)[-1]["left_applied"] == []
+
+
+@pytest.mark.slow
+def test_max_time_stops_a_knob_after_an_even_round_and_decides_on_what_it_has(bench: Path, state: Path) -> None:
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json",
+                    "--rounds", "100", "--looks", "100", "--max-time", "8s", "--db", str(bench.parent.parent / "s.db"),
+                    *QUICK)
+    assert done.returncode == 0, done.stderr
+    knob = json.loads(done.stdout)["knobs"][0]
+    assert knob["stop"].startswith("out of time (--max-time) after round") and knob["stop"].endswith(str(knob["rounds"]))
+    assert knob["rounds"] % 2 == 0 and 2 <= knob["rounds"] < 20 and knob["compare"] is not None
+    cli_here("tune", "--rollback", json.loads(done.stdout)["session"])

@@ -41,6 +41,10 @@ def tune_command(
         None, "--looks", metavar="R,R,...",
         help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
              "stops the knob [default: 4,6,8,12]."),
+    max_time: Optional[str] = typer.Option(
+        None, "--max-time", metavar="DURATION",
+        help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
+             "after it are not measured."),
     list_knobs: bool = typer.Option(False, "--list-knobs", help="List the knob catalogue and exit."),
     explain_knob: Optional[str] = typer.Option(None, "--explain-knob", metavar="ID",
                                                help="Explain one knob (values, safety, undo, examples) and exit."),
@@ -104,7 +108,10 @@ def tune_command(
         return
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
-    _session(target, knob, apply, allow, rounds, _looks(looks), label, db, fmt, min_effect, alpha,
+    from stackbench.base.units import parse_duration
+
+    budget = parse_duration(max_time, option="max-time") if max_time is not None else None
+    _session(target, knob, apply, allow, rounds, _looks(looks), budget, label, db, fmt, min_effect, alpha,
              plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
                                None, ioengine, rate_iops))
 
@@ -157,7 +164,7 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 
 def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[str]], rounds: int,
-             looks: tuple[int, ...], label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
+             looks: tuple[int, ...], budget: Optional[float], label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
     from stackbench.cli.progress import ProgressObserver
     from stackbench.measure.runner import RunRequest
     from stackbench.measure.safety import check_target_text
@@ -168,7 +175,7 @@ def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[s
     check_target_text(target)
     request = TuneRequest(RunRequest(target=target, plan=plan, label=label),
                           tuple(parse_knob_option(text) for text in knobs), rounds, alpha, min_effect / 100,
-                          _allowed(allow), looks)
+                          _allowed(allow), looks, budget)
     looks = looks_for(even_rounds(rounds), looks)
     if not apply:
         info, planned = plan_session(request)

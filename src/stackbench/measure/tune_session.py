@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -148,6 +149,7 @@ class TuneRequest:
     min_effect: float = 0.05
     allow: frozenset[Safety] = frozenset()
     looks: tuple[int, ...] = DEFAULT_LOOKS
+    max_time: float | None = None  # seconds for the whole session, from its start
 
 
 @dataclass
@@ -239,6 +241,7 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     """Run the session: each knob checked for reversibility, measured against the state before it, kept or
     undone; every change journaled first. On an interruption or an error everything is undone."""
     observer = observer or SilentObserver()
+    deadline = time.monotonic() + request.max_time if request.max_time else None
     rounds = even_rounds(request.rounds)
     if rounds < 2:
         raise UsageError(f"--rounds must be at least 2, got {request.rounds}", "Use --rounds 6 or more")
@@ -258,7 +261,8 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
             for plan in planned:
                 if on_knob:
                     on_knob(plan)
-                result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer))
+                result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
+                                                 deadline))
         how = "completed"
     except KeyboardInterrupt as interrupt:
         how = "interrupted"
@@ -306,10 +310,13 @@ def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
 
 
 def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
-               session: str, looks: tuple[int, ...], observer: RunObserver) -> KnobResult:
+               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> KnobResult:
     """Measure one knob in rounds AB, BA, ... and look at compare's verdict after each round of `looks`, at
     alpha split over the looks (Bonferroni: valid whatever the looks' dependence); stop at the first look
-    that decides (keep, revert, same)."""
+    that decides (keep, revert, same). Before each pair of rounds, `--max-time` is checked against how long
+    the rounds so far took: a knob out of time is decided on the rounds it has (an even number)."""
+    if deadline is not None and time.monotonic() >= deadline:
+        return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
     failure = reversibility_failure(changes, plan)
     if failure:
         return KnobResult(plan, NOT_MEASURED, failure)
@@ -330,8 +337,14 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
     observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
     applied: list[Change] = []
     status, done, stop = "failed", 0, ""
+    started = time.monotonic()
     try:
         for round_index, order in enumerate(orders):
+            pair_s = 2 * (time.monotonic() - started) / round_index if round_index else 0.0
+            if deadline is not None and round_index % 2 == 0 and round_index \
+                    and time.monotonic() + pair_s > deadline:
+                stop = f"out of time (--max-time) after round {done}"
+                break
             for arm in order.lower():
                 applied = _switch(changes, plan, arm == "b", applied)
                 arms[arm].round(round_index, every_cell=True)
