@@ -72,3 +72,14 @@ def test_each_command_is_told_its_own_option() -> None:
 def test_past_a_hundred_runs_the_advice_is_a_quieter_machine_or_longer_runs() -> None:
     text = more_runs(RUN, 460)
     assert text.startswith("it would take --runs 460, too many") and "quieter machine" in text and "--runtime" in text
+
+
+def test_the_smallest_provable_change_is_what_runs_to_decide_needs_those_rounds_for() -> None:
+    """tune's calibration and compare's advice are one formula read both ways."""
+    from stackbench.analysis.advice import smallest_provable
+
+    for log_sd, rounds in ((0.03, 12), (0.1, 8), (0.35, 4)):
+        effect = smallest_provable(log_sd, rounds, alpha=0.0125)
+        assert runs_to_decide(log_sd, effect * 1.001, paired=True, alpha=0.0125) <= max(rounds, 3)
+        assert runs_to_decide(log_sd, effect * 0.95, paired=True, alpha=0.0125) > rounds
+    assert smallest_provable(0.1, 1) == math.inf

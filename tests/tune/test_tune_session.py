@@ -18,7 +18,8 @@ import pytest
 
 from conftest import cli_here, run_cli
 
-QUICK = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "16M", "--runtime", "1", "--ramp", "0"]
+PLAN = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "16M", "--runtime", "1", "--ramp", "0"]
+QUICK = [*PLAN, "--calibrate-rounds", "0"]  # calibration has tests of its own; this shared machine is too noisy
 
 
 def device_of(mount_point: Path) -> str:
@@ -253,3 +254,23 @@ def test_max_time_stops_a_knob_after_an_even_round_and_decides_on_what_it_has(be
     assert knob["stop"].startswith("out of time (--max-time) after round") and knob["stop"].endswith(str(knob["rounds"]))
     assert knob["rounds"] % 2 == 0 and 2 <= knob["rounds"] < 20 and knob["compare"] is not None
     cli_here("tune", "--rollback", json.loads(done.stdout)["session"])
+
+
+@pytest.mark.slow
+def test_calibration_says_the_noise_and_refuses_an_effect_it_cannot_prove(bench: Path, state: Path) -> None:
+    """A/A rounds before any change: with --min-effect 0.1 % no machine is quiet enough, so the session stops
+    with the advice and changes nothing; with --force it goes on and reports the noise."""
+    db = str(bench.parent.parent / "s.db")
+    refused = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply",
+                       "--calibrate-rounds", "2", "--min-effect", "0.1", "--db", db, *PLAN)
+    error = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+    assert refused.returncode == 1 and len(error) == 1 and "too noisy now to prove a change of 0.1%" in error[0]
+    assert "add --force" in error[0]
+    assert read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert [r["t"] for r in journal_records(state)] == ["session", "closed"]
+    forced = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json", "--force",
+                      "--calibrate-rounds", "2", "--min-effect", "0.1", "--db", db, *PLAN)
+    assert forced.returncode == 0, forced.stderr
+    calibration = json.loads(forced.stdout)["calibration"]
+    assert calibration["rounds"] == 2 and calibration["noise"] > 0 and calibration["provable"] > 0.003
+    cli_here("tune", "--rollback", json.loads(forced.stdout)["session"])

@@ -45,6 +45,16 @@ def runs_to_decide(log_sd: float, effect: float, *, paired: bool = False, alpha:
     return max(FEWEST_RUNS, math.ceil(runs))
 
 
+def smallest_provable(log_sd: float, rounds: int, *, alpha: float = 0.05, power: float = POWER) -> float:
+    """The smallest change (0.05: 5 %) that `rounds` ab rounds find with `power` at `alpha`, given the sd of
+    the per-round log differences: `runs_to_decide`'s paired formula solved for the effect,
+    d = (z_a + z_b) s / sqrt(R - 1). tune's calibration says it before anything is changed."""
+    if rounds < 2 or not math.isfinite(log_sd):
+        return math.inf
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    return math.expm1(z * log_sd / math.sqrt(rounds - 1))
+
+
 def more_runs(how: str, runs: int) -> str:
     """The advice that gets `runs` runs per side, worded for `how` (RUN, AB, RERUN, RERUN_PAIRED,
     RERUN_LAYERS); past MOST_RUNS_WORTH_ADVISING, a quieter machine or longer runs instead."""

@@ -41,6 +41,12 @@ def tune_command(
         None, "--looks", metavar="R,R,...",
         help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
              "stops the knob [default: 4,6,8,12]."),
+    calibrate_rounds: int = typer.Option(
+        4, "--calibrate-rounds", min=0, max=100, metavar="N",
+        help="A/A rounds before the first knob (nothing changed): the noise now, and the smallest change the "
+             "rounds can prove; 0 skips them."),
+    force: bool = typer.Option(False, "--force", help="Tune even when the calibration says a change of "
+                                                      "--min-effect cannot be proven now."),
     max_time: Optional[str] = typer.Option(
         None, "--max-time", metavar="DURATION",
         help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
@@ -111,7 +117,8 @@ def tune_command(
     from stackbench.base.units import parse_duration
 
     budget = parse_duration(max_time, option="max-time") if max_time is not None else None
-    _session(target, knob, apply, allow, rounds, _looks(looks), budget, label, db, fmt, min_effect, alpha,
+    _session(target, knob, apply, allow, rounds, _looks(looks), budget, (calibrate_rounds, force), label, db, fmt,
+             min_effect, alpha,
              plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
                                None, ioengine, rate_iops))
 
@@ -164,7 +171,7 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 
 def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[str]], rounds: int,
-             looks: tuple[int, ...], budget: Optional[float], label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
+             looks: tuple[int, ...], budget: Optional[float], calibration: tuple[int, bool], label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
     from stackbench.cli.progress import ProgressObserver
     from stackbench.measure.runner import RunRequest
     from stackbench.measure.safety import check_target_text
@@ -175,7 +182,7 @@ def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[s
     check_target_text(target)
     request = TuneRequest(RunRequest(target=target, plan=plan, label=label),
                           tuple(parse_knob_option(text) for text in knobs), rounds, alpha, min_effect / 100,
-                          _allowed(allow), looks, budget)
+                          _allowed(allow), looks, budget, *calibration)
     looks = looks_for(even_rounds(rounds), looks)
     if not apply:
         info, planned = plan_session(request)

@@ -17,12 +17,14 @@ kept unless its class was allowed.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
 from stackbench.base.registry import unknown
@@ -150,6 +152,30 @@ class TuneRequest:
     allow: frozenset[Safety] = frozenset()
     looks: tuple[int, ...] = DEFAULT_LOOKS
     max_time: float | None = None  # seconds for the whole session, from its start
+    calibration_rounds: int = 4  # A/A rounds before the first knob; 0: none
+    force: bool = False  # tune although the calibration says --min-effect cannot be proven
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What A/A rounds (the same settings in both arms) say about this machine now: the sd of the per-round log
+    ratio (the largest over the plan's cells) and the smallest change a knob's rounds can prove."""
+
+    rounds: int
+    noise: float
+    provable: float
+    max_rounds: int
+    alpha: float
+
+    def describe(self) -> str:
+        provable = "no change" if math.isinf(self.provable) else f"changes of {self.provable:.0%} or more"
+        return (f"noise {self.noise:.1%} per round ({self.rounds} A/A rounds): {provable} can be proven in "
+                f"{self.max_rounds} rounds")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rounds": self.rounds, "noise": self.noise,
+                "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
+                "alpha_per_look": self.alpha, "said": self.describe()}
 
 
 @dataclass
@@ -176,6 +202,7 @@ class TuneResult:
     journal: str
     target: str
     results: list[KnobResult] = field(default_factory=list)
+    calibration: Calibration | None = None
 
     @property
     def kept(self) -> list[Change]:
@@ -183,6 +210,7 @@ class TuneResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session, "journal": self.journal, "target": self.target,
+                "calibration": self.calibration.to_json() if self.calibration else None,
                 "knobs": [r.to_json() for r in self.results],
                 "now_set": [c.apply[0].shown() if len(c.apply) == 1 else "; ".join(a.shown() for a in c.apply)
                             for c in self.kept],
@@ -258,6 +286,14 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     how = "failed"
     try:
         with signals_as_interrupt():
+            if request.calibration_rounds:
+                result.calibration = calibrate(store, request, prepared, session, looks, observer)
+                if result.calibration.provable > 3 * request.min_effect and not request.force:
+                    raise StackbenchError(
+                        f"this machine is too noisy now to prove a change of {request.min_effect * 100:g}%: "
+                        f"{result.calibration.describe()}",
+                        "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
+                        "tune anyway; nothing was changed")
             for plan in planned:
                 if on_knob:
                     on_knob(plan)
@@ -278,6 +314,47 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
         journal.append({"t": "closed", "how": how, "left_applied": sorted(changes.open)})
         journal.close()
     return result
+
+
+def _arms(store: Store, request: TuneRequest, prepared: Any, observer: RunObserver, name: str, pair: str,
+          commands: dict[str, str], orders: list[str], tune: dict[str, Any]) -> dict[str, Measurement]:
+    """The two stored runs of one paired experiment (a knob's A and B, or the calibration's A and A)."""
+    base = request.run.label or f"tune-{pair[:8]}"
+    arms = {}
+    for arm in ("a", "b"):
+        facts = {"ab": {"session": pair, "arm": arm.upper(), "command": commands[arm], "prepare": None,
+                        "rounds": len(orders), "orders": orders}, "tune": tune[arm]}
+        arms[arm] = Measurement(store, prepared, observer, label=f"{base}-{name}-{arm}",
+                                target_text=str(request.run.target), extra_facts=facts)
+    observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
+    return arms
+
+
+def calibrate(store: Store, request: TuneRequest, prepared: Any, session: str, looks: tuple[int, ...],
+              observer: RunObserver) -> Calibration:
+    """A/A rounds before anything changes: how much a round's ratio moves by itself here and now (FAST'17 saw
+    more than a quarter of storage configurations vary over 10 % run to run), and so which change the knobs'
+    rounds can prove at all."""
+    orders = round_orders(even_rounds(request.calibration_rounds))
+    alpha_look = request.alpha / len(looks)
+    same = {"session": session, "calibration": True}
+    arms = _arms(store, request, prepared, observer, "calibration", f"{session}:calibration",
+                 {"a": "(nothing changed)", "b": "(nothing changed)"}, orders, {"a": same, "b": same})
+    status = "failed"
+    try:
+        for round_index, order in enumerate(orders):
+            for arm in order.lower():
+                arms[arm].round(round_index, every_cell=True)
+        status = "complete"
+    finally:
+        runs = {arm: measurement.finish(status if status == "complete" else "incomplete") for arm, measurement
+                in arms.items()}
+    comparison = compare_runs(runs["a"], runs["b"], alpha=alpha_look, min_effect=request.min_effect)
+    spreads = [row.test.log_sd for row in comparison.rows
+               if row.weight > 0 and row.test is not None and row.test.log_sd is not None]
+    noise = max(spreads) if spreads else math.inf
+    return Calibration(len(orders), noise, smallest_provable(noise, looks[-1], alpha=alpha_look), looks[-1],
+                       alpha_look)
 
 
 def _switch(changes: Changes, plan: PlannedKnob, to_b: bool, applied: list[Change]) -> list[Change]:
@@ -323,18 +400,10 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
     knob = plan.knob
     orders = round_orders(looks[-1])
     alpha_look = request.alpha / len(looks)
-    pair = f"{session}:{knob.id}"
-    base = request.run.label or f"tune-{session[:8]}"
-    commands = {"a": "; ".join(plan.undo), "b": "; ".join(plan.apply)}
-    arms: dict[str, Measurement] = {}
-    for arm in ("a", "b"):
-        facts = {"ab": {"session": pair, "arm": arm.upper(), "command": commands[arm], "prepare": None,
-                        "rounds": len(orders), "orders": orders},
-                 "tune": {"session": session, "knob": knob.id, "value": plan.value if arm == "b" else plan.from_value,
-                          "looks": list(looks), "alpha_per_look": alpha_look}}
-        arms[arm] = Measurement(store, prepared, observer, label=f"{base}-{knob.id}-{arm}",
-                                target_text=str(request.run.target), extra_facts=facts)
-    observer.run_started(arms["a"].run_id, prepared.plan, prepared.target)
+    tune = {arm: {"session": session, "knob": knob.id, "value": value, "looks": list(looks),
+                  "alpha_per_look": alpha_look} for arm, value in (("a", plan.from_value), ("b", plan.value))}
+    arms = _arms(store, request, prepared, observer, knob.id, f"{session}:{knob.id}",
+                 {"a": "; ".join(plan.undo), "b": "; ".join(plan.apply)}, orders, tune)
     applied: list[Change] = []
     status, done, stop = "failed", 0, ""
     started = time.monotonic()

@@ -67,8 +67,9 @@ def summary_table(session: dict[str, Any]) -> Tabular:
         compare = knob.get("compare")
         rows.append([knob["knob"], ", ".join(knob["subjects"]), f"{knob['from']} -> {knob['to']}", str(knob["rounds"]),
                      _change(compare), compare["verdict"] if compare else "-", knob["decision"]])
-    notes = [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
-             for k in session["knobs"]]
+    notes = [session["calibration"]["said"]] if session.get("calibration") else []
+    notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
+              for k in session["knobs"]]
     notes += [f"now set: {command}" for command in session["now_set"]] or ["now set: nothing (every change was undone)"]
     if session["now_set"]:
         notes.append(f"undo all: {session['undo']}")
