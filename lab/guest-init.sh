@@ -245,6 +245,119 @@ PY
     cap cryptsetup-benchmark.txt timeout 300 cryptsetup benchmark
   fi
   cap dmesg.txt dmesg
+
+  # After every capture, so the audit's and the stack's files see the pool as built. tests/tune/test_tune_guest.py
+  step "tune"
+  mkdir -p $R/tune
+  PYTHONPATH=/opt/stackbench XDG_STATE_HOME=/run/tune-state python3 - > $R/tune/roundtrip.json 2> $R/tune/roundtrip.stderr <<'PY'
+# Every ZFS property, ZFS module parameter and vm.dirty knob round-tripped through the journal on this guest's
+# pool and kernel (apply, verify, undo by the declared strategy, verify), with `zfs get all` / the parameters
+# / vm.dirty_* compared byte for byte before and after; the naive undos (zfs set of the original value,
+# vm.dirty_bytes=0) tried the same way; and a kill -9 after a change, restored by the next process.
+import dataclasses, json, os, signal, subprocess, sys
+from pathlib import Path
+from stackbench.measure.tune_changes import Changes, recover
+from stackbench.measure.tune_journal import Journal
+from stackbench.tune.actions import ActionFailed
+from stackbench.tune.knob import Scope, Subject, Undo
+from stackbench.tune.knobs import BY_ID, REGISTRY
+
+DATASET = "tank/tunetest"
+
+
+def zfs_all():
+    """Every property that has a source (a user can set it): its value and where it comes from. Statistics
+    (used, written, compressratio: source "-") move with any write to the pool and are left out."""
+    lines = subprocess.run(["zfs", "get", "-Hp", "-o", "name,property,value,source", "all", DATASET],
+                           capture_output=True, text=True).stdout.splitlines()
+    return "\n".join(line for line in lines if not line.endswith("\t-"))
+
+
+def differing(before, after):
+    if isinstance(before, str):
+        return sorted(set(before.splitlines()) ^ set(after.splitlines()))
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+
+def parameters():
+    root = Path("/sys/module/zfs/parameters")
+    return {p.name: p.read_text().strip() for p in sorted(root.iterdir())}
+
+
+def dirty():
+    return {p.name: p.read_text().strip() for p in sorted(Path("/proc/sys/vm").glob("dirty_*"))}
+
+
+WHERE = {Scope.DATASET: (Subject("dataset", DATASET), zfs_all), Scope.POOL_MODULE: (Subject("zfs-module", "zfs"), parameters),
+         Scope.HOST_SYSCTL: (Subject("host", "sysctl"), dirty)}
+subprocess.run(["zfs", "create", "-o", "compression=lz4", "-o", "logbias=throughput", DATASET], check=True)
+changes = Changes(Journal.create("guest-roundtrip", {"target": DATASET}))
+
+
+def round_trip(knob, subject, value):
+    """None, or why the change or its undo did not come back to the original."""
+    try:
+        change = changes.apply(knob, subject, value)
+        outcome = changes.undo(change)
+        return None if outcome.result == "undone" else outcome.describe()
+    except ActionFailed as error:
+        changes.undo_all()
+        return error.what
+
+
+out = {"knobs": {}, "naive": {}}
+for knob in REGISTRY:
+    if knob.scope not in WHERE:
+        continue
+    subject, snapshot = WHERE[knob.scope]
+    before = snapshot()
+    original = knob.access.read(subject)
+    values = [v for v in knob.values.candidates(subject, original) if v != knob.access.value_of(original)]
+    failed = {value: round_trip(knob, subject, value) for value in values}
+    after = snapshot()
+    out["knobs"][knob.id] = {"original": original, "tried": values, "failed": {v: w for v, w in failed.items() if w},
+                             "same_after": after == before, "differing": differing(before, after)}
+naive = {"zfs.atime": (dataclasses.replace(BY_ID["zfs.atime"], undo=Undo.SET_ORIGINAL), "off"),
+         "vm.dirty": (dataclasses.replace(BY_ID["vm.dirty"], undo=Undo.SET_ORIGINAL), "268435456/67108864")}
+for name, (knob, value) in naive.items():
+    subject, snapshot = WHERE[knob.scope]
+    before = snapshot()
+    said = round_trip(knob, subject, value)
+    if knob.scope is Scope.DATASET:  # left as the naive undo made it: put the source back by hand
+        subprocess.run(["zfs", "inherit", "atime", DATASET])
+    else:
+        Path("/proc/sys/vm/dirty_ratio").write_text(before["dirty_ratio"])
+        Path("/proc/sys/vm/dirty_background_ratio").write_text(before["dirty_background_ratio"])
+    out["naive"][name] = {"caught": said, "restored_by_hand": snapshot() == before}
+changes.journal.append({"t": "closed", "how": "completed", "left_applied": sorted(changes.open)})
+changes.journal.close()
+
+before = zfs_all()
+child = subprocess.Popen([sys.executable, "-c", """
+import time
+from stackbench.measure.tune_changes import Changes
+from stackbench.measure.tune_journal import Journal
+from stackbench.tune.knob import Subject
+from stackbench.tune.knobs import BY_ID
+changes = Changes(Journal.create("guest-kill9", {"target": "tank/tunetest"}))
+changes.apply(BY_ID["zfs.recordsize"], Subject("dataset", "tank/tunetest"), "16384")
+changes.apply(BY_ID["zfs.compression"], Subject("dataset", "tank/tunetest"), "off")
+print("applied", flush=True)
+time.sleep(600)
+"""], stdout=subprocess.PIPE, text=True)
+ready = child.stdout.readline().strip()
+killed = zfs_all()
+child.send_signal(signal.SIGKILL)
+child.wait()
+notes = []
+recover(notes.append)
+out["kill9"] = {"ready": ready, "changed": killed != before, "notes": notes, "same_after": zfs_all() == before,
+                "differing": differing(before, zfs_all()),
+                "journal": json.loads(Path("/run/tune-state/stackbench/tune/guest-kill9.jsonl").read_text().splitlines()[-1])}
+subprocess.run(["zfs", "destroy", DATASET])
+print(json.dumps(out, indent=1))
+PY
+  echo "   tune round trips: exit $?"
   step "capture done"
 }
 
