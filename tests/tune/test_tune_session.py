@@ -130,6 +130,9 @@ def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench
     device = device_of(bench.parent)
     assert result["persist"] == [f'/etc/udev/rules.d/60-stackbench-tune.rules: ACTION=="add|change", '
                                  f'KERNEL=="{device}", ATTR{{queue/read_ahead_kb}}="128"']
+    confirmation = result["confirmation"]
+    assert (confirmation["decision"], confirmation["compare"]["verdict"]) == ("kept", "keep"), confirmation
+    assert confirmation["compare"]["geomean_ratio_ci"][0] > 1.05 and confirmation["rounds"] % 2 == 0
     records = journal_records(state)
     kept = max(r["seq"] for r in records if r["t"] == "intent")
     assert records[-1] == {"v": 1, "t": "closed", "how": "completed", "left_applied": [kept]}
@@ -253,6 +256,9 @@ def test_max_time_stops_a_knob_after_an_even_round_and_decides_on_what_it_has(be
     knob = json.loads(done.stdout)["knobs"][0]
     assert knob["stop"].startswith("out of time (--max-time) after round") and knob["stop"].endswith(str(knob["rounds"]))
     assert knob["rounds"] % 2 == 0 and 2 <= knob["rounds"] < 20 and knob["compare"] is not None
+    if knob["decision"] == "kept":  # no time left to confirm it: undone
+        assert json.loads(done.stdout)["confirmation"]["why"].startswith("--max-time left no time to confirm")
+        assert read_ahead_file(bench.parent).read_text().strip() == "0"
     cli_here("tune", "--rollback", json.loads(done.stdout)["session"])
 
 

@@ -47,6 +47,11 @@ def tune_command(
              "rounds can prove; 0 skips them."),
     force: bool = typer.Option(False, "--force", help="Tune even when the calibration says a change of "
                                                       "--min-effect cannot be proven now."),
+    confirm: bool = typer.Option(True, "--confirm/--no-confirm",
+                                 help="Measure the kept set against the original afresh before it stays."),
+    keep_unconfirmed: bool = typer.Option(False, "--keep-unconfirmed",
+                                          help="Keep the set when the confirmation finds no proven gain (never "
+                                               "when it finds a loss)."),
     max_time: Optional[str] = typer.Option(
         None, "--max-time", metavar="DURATION",
         help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
@@ -115,12 +120,19 @@ def tune_command(
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
     from stackbench.base.units import parse_duration
+    from stackbench.measure.runner import RunRequest
+    from stackbench.measure.safety import check_target_text
+    from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
-    budget = parse_duration(max_time, option="max-time") if max_time is not None else None
-    _session(target, knob, apply, allow, rounds, _looks(looks), budget, (calibrate_rounds, force), label, db, fmt,
-             min_effect, alpha,
-             plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
-                               None, ioengine, rate_iops))
+    check_target_text(target)
+    plan = plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
+                             None, ioengine, rate_iops)
+    request = TuneRequest(
+        RunRequest(target=target, plan=plan, label=label), tuple(parse_knob_option(text) for text in knob),
+        rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
+        max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
+        calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed)
+    _session(request, apply, db, fmt)
 
 
 def _list_knobs(fmt: str) -> None:
@@ -170,20 +182,13 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
         raise UsageError(f"--looks {text!r} is not a list of rounds", "Use e.g. --looks 4,6,8,12") from None
 
 
-def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[str]], rounds: int,
-             looks: tuple[int, ...], budget: Optional[float], calibration: tuple[int, bool], label: Optional[str], db: Optional[str], fmt: str, min_effect: float, alpha: float, plan) -> None:  # noqa: ANN001
+def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.runner import RunRequest
-    from stackbench.measure.safety import check_target_text
-    from stackbench.measure.tune_session import TuneRequest, execute_tune, looks_for, parse_knob_option, plan_session
+    from stackbench.measure.tune_session import execute_tune, looks_for, plan_session
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
 
-    check_target_text(target)
-    request = TuneRequest(RunRequest(target=target, plan=plan, label=label),
-                          tuple(parse_knob_option(text) for text in knobs), rounds, alpha, min_effect / 100,
-                          _allowed(allow), looks, budget, *calibration)
-    looks = looks_for(even_rounds(rounds), looks)
+    looks = looks_for(even_rounds(request.rounds), request.looks)
     if not apply:
         info, planned = plan_session(request)
         data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
@@ -191,8 +196,8 @@ def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[s
         emit(fmt, plan_table(data["knobs"], dry_run=True), data)
         return
     store = open_store_from(db)
-    rounds = even_rounds(rounds)
-    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
+    observer = ProgressObserver(request.run.plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2,
+                                rounds=looks[-1])
 
     def announce(planned) -> None:  # noqa: ANN001
         if fmt != "json" and not err.is_terminal:
@@ -201,7 +206,10 @@ def _session(target: Path, knobs: list[str], apply: bool, allow: Optional[list[s
 
     with observer:
         result = execute_tune(store, request, observer, on_knob=announce)
-    _print_session(result.to_json(), [r.comparison for r in result.results if r.comparison is not None], fmt)
+    comparisons = [r.comparison for r in result.results if r.comparison is not None]
+    if result.confirmation is not None and result.confirmation.measured is not None:
+        comparisons.append(result.confirmation.measured.comparison)
+    _print_session(result.to_json(), comparisons, fmt)
 
 
 def _print_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa: ANN001

@@ -154,6 +154,8 @@ class TuneRequest:
     max_time: float | None = None  # seconds for the whole session, from its start
     calibration_rounds: int = 4  # A/A rounds before the first knob; 0: none
     force: bool = False  # tune although the calibration says --min-effect cannot be proven
+    confirm: bool = True  # the kept set against the original, afresh, before it stays
+    keep_unconfirmed: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ class KnobResult:
     orders: tuple[str, ...] = ()
     kept: tuple[Change, ...] = ()
     stop: str = ""  # which look decided, or that the last one did not
+    round_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {**self.planned.to_json(), "decision": self.decision, "why": self.why,
@@ -203,14 +206,13 @@ class TuneResult:
     target: str
     results: list[KnobResult] = field(default_factory=list)
     calibration: Calibration | None = None
-
-    @property
-    def kept(self) -> list[Change]:
-        return [change for result in self.results for change in result.kept]
+    confirmation: Confirmation | None = None
+    kept: list[Change] = field(default_factory=list)  # what the session left applied
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session, "journal": self.journal, "target": self.target,
                 "calibration": self.calibration.to_json() if self.calibration else None,
+                "confirmation": self.confirmation.to_json() if self.confirmation else None,
                 "knobs": [r.to_json() for r in self.results],
                 "now_set": [c.apply[0].shown() if len(c.apply) == 1 else "; ".join(a.shown() for a in c.apply)
                             for c in self.kept],
@@ -299,6 +301,8 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
                     on_knob(plan)
                 result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
                                                  deadline))
+            result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session,
+                                                       looks, observer, deadline)
         how = "completed"
     except KeyboardInterrupt as interrupt:
         how = "interrupted"
@@ -357,9 +361,10 @@ def calibrate(store: Store, request: TuneRequest, prepared: Any, session: str, l
                        alpha_look)
 
 
-def _switch(changes: Changes, plan: PlannedKnob, to_b: bool, applied: list[Change]) -> list[Change]:
+def _switch(changes: Changes, plans: list[PlannedKnob], to_b: bool, applied: list[Change]) -> list[Change]:
+    """To B: every plan's value applied, in order; to A: what is applied undone, newest first."""
     if to_b and not applied:
-        return [changes.apply(plan.knob, subject, plan.value) for subject in plan.subjects]
+        return [changes.apply(plan.knob, subject, plan.value) for plan in plans for subject in plan.subjects]
     if not to_b and applied:
         for change in reversed(applied):
             outcome = changes.undo(change)
@@ -372,7 +377,7 @@ def _switch(changes: Changes, plan: PlannedKnob, to_b: bool, applied: list[Chang
 def check_reversible(changes: Changes, plan: PlannedKnob) -> None:
     """Apply, verify, undo, verify every view equals the original, before a minute is spent measuring: the
     obvious undo of a setting is often wrong (tune-design.md 3.7), and a knob tune cannot undo is not tried."""
-    _switch(changes, plan, False, _switch(changes, plan, True, []))
+    _switch(changes, [plan], False, _switch(changes, [plan], True, []))
 
 
 def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
@@ -386,25 +391,30 @@ def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
     return None
 
 
-def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
-               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> KnobResult:
-    """Measure one knob in rounds AB, BA, ... and look at compare's verdict after each round of `looks`, at
-    alpha split over the looks (Bonferroni: valid whatever the looks' dependence); stop at the first look
-    that decides (keep, revert, same). Before each pair of rounds, `--max-time` is checked against how long
-    the rounds so far took: a knob out of time is decided on the rounds it has (an even number)."""
-    if deadline is not None and time.monotonic() >= deadline:
-        return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
-    failure = reversibility_failure(changes, plan)
-    if failure:
-        return KnobResult(plan, NOT_MEASURED, failure)
-    knob = plan.knob
+@dataclass
+class Paired:
+    """What one knob's (or the confirmation's) rounds gave: compare's result of the two runs, the rounds run
+    and why they stopped, and the changes left applied by the last round."""
+
+    comparison: RunComparison
+    orders: tuple[str, ...]
+    stop: str
+    applied: list[Change]
+    round_s: float = 0.0  # seconds a round took, on average
+
+
+def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: RunObserver, changes: Changes,
+                  plans: list[PlannedKnob], applied: list[Change], name: str, pair: str, tune: dict[str, Any],
+                  looks: tuple[int, ...], deadline: float | None) -> Paired:
+    """A (the plans' values undone) against B (applied) in rounds AB, BA, ..., compare's verdict read after each
+    round of `looks` at alpha split over the looks (Bonferroni: valid whatever the looks' dependence); the
+    first look that decides (keep, revert, same) ends it. Before each pair of rounds, `--max-time` is checked
+    against how long the rounds so far took: out of time, it ends on the (even number of) rounds it has."""
     orders = round_orders(looks[-1])
     alpha_look = request.alpha / len(looks)
-    tune = {arm: {"session": session, "knob": knob.id, "value": value, "looks": list(looks),
-                  "alpha_per_look": alpha_look} for arm, value in (("a", plan.from_value), ("b", plan.value))}
-    arms = _arms(store, request, prepared, observer, knob.id, f"{session}:{knob.id}",
-                 {"a": "; ".join(plan.undo), "b": "; ".join(plan.apply)}, orders, tune)
-    applied: list[Change] = []
+    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_per_look": alpha_look} for arm in ("a", "b")}
+    commands = {"a": "; ".join(c for p in reversed(plans) for c in p.undo), "b": "; ".join(c for p in plans for c in p.apply)}
+    arms = _arms(store, request, prepared, observer, name, pair, commands, orders, facts)
     status, done, stop = "failed", 0, ""
     started = time.monotonic()
     try:
@@ -415,7 +425,7 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
                 stop = f"out of time (--max-time) after round {done}"
                 break
             for arm in order.lower():
-                applied = _switch(changes, plan, arm == "b", applied)
+                applied = _switch(changes, plans, arm == "b", applied)
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
             if done in looks:
@@ -433,9 +443,75 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
             status = "incomplete" if arms["a"].order else "failed"
         runs: dict[str, Run] = {arm: measurement.finish(status) for arm, measurement in arms.items()}
     comparison = compare_runs(runs["a"], runs["b"], alpha=alpha_look, min_effect=request.min_effect)
-    decision, why = decide(comparison, knob, request.allow)
-    applied = _switch(changes, plan, decision == KEPT, applied)
-    return KnobResult(plan, decision, why, comparison, tuple(orders[:done]), tuple(applied), stop)
+    return Paired(comparison, tuple(orders[:done]), stop, applied, (time.monotonic() - started) / max(1, done))
+
+
+def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
+               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> KnobResult:
+    """One knob: the reversibility check, then its value now (A) against the candidate (B)."""
+    if deadline is not None and time.monotonic() >= deadline:
+        return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
+    failure = reversibility_failure(changes, plan)
+    if failure:
+        return KnobResult(plan, NOT_MEASURED, failure)
+    tune = {arm: {"session": session, "knob": plan.knob.id, "value": value}
+            for arm, value in (("a", plan.from_value), ("b", plan.value))}
+    measured = _measure_pair(store, request, prepared, observer, changes, [plan], [], plan.knob.id,
+                             f"{session}:{plan.knob.id}", tune, looks, deadline)
+    decision, why = decide(measured.comparison, plan.knob, request.allow)
+    applied = _switch(changes, [plan], decision == KEPT, measured.applied)
+    return KnobResult(plan, decision, why, measured.comparison, measured.orders, tuple(applied), measured.stop,
+                      measured.round_s)
+
+
+@dataclass
+class Confirmation:
+    """The kept set against the original, measured afresh: the effect to quote (a knob's own estimate, taken
+    at the look that stopped it, leans high), and whether the set stays."""
+
+    decision: str  # kept, undone
+    why: str
+    measured: Paired | None  # None: no time was left to measure it
+
+    def to_json(self) -> dict[str, Any]:
+        measured = self.measured
+        return {"decision": self.decision, "why": self.why, "rounds": len(measured.orders) if measured else 0,
+                "orders": list(measured.orders) if measured else [], "stop": measured.stop if measured else "",
+                "compare": measured.comparison.to_json() if measured else None}
+
+
+def confirm(store: Store, request: TuneRequest, prepared: Any, changes: Changes, results: list[KnobResult],
+            session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None
+            ) -> tuple[Confirmation | None, list[Change]]:
+    """Measure every knob kept, together, against the original in fresh rounds; keep them only when the set
+    is proven better (docs/method.md: kept only if it helps as a whole), else undo them all unless
+    --keep-unconfirmed. Returns the confirmation and the changes left applied."""
+    kept = [r for r in results if r.decision == KEPT]
+    applied = [change for r in kept for change in r.kept]
+    if not kept or not request.confirm:
+        return None, applied
+    plans = [r.planned for r in kept]
+    pair_s = 2 * max(r.round_s for r in kept)  # the fewest rounds a confirmation can run
+    if deadline is not None and time.monotonic() + pair_s > deadline:
+        keep = request.keep_unconfirmed
+        applied = _switch(changes, plans, keep, applied)
+        return Confirmation(KEPT if keep else UNDONE_DECISION, "--max-time left no time to confirm the kept set: "
+                            + ("kept as --keep-unconfirmed asks" if keep else "every change undone"), None), applied
+    shown = ", ".join(f"{p.knob.id}={p.value}" for p in plans)
+    tune = {"a": {"session": session, "confirmation": "original"}, "b": {"session": session, "confirmation": shown}}
+    measured = _measure_pair(store, request, prepared, observer, changes, plans, applied, "confirmation",
+                             f"{session}:confirmation", tune, looks, deadline)
+    verdict = measured.comparison.verdict
+    worse = [row.pattern for row in measured.comparison.rows if row.weight > 0 and row.verdict == REVERT]
+    if verdict == KEEP and not worse:
+        decision, why = KEPT, f"the kept set is proven better than the original: {measured.comparison.reason}"
+    elif request.keep_unconfirmed and verdict != REVERT and not worse:
+        decision, why = KEPT, f"not confirmed (compare says {verdict}), kept as --keep-unconfirmed asks"
+    else:
+        decision, why = UNDONE_DECISION, (f"not confirmed (compare says {verdict}"
+                                          + (f", slower in {', '.join(worse)}" if worse else "") + "): every change undone")
+    applied = _switch(changes, plans, decision == KEPT, measured.applied)
+    return Confirmation(decision, why, measured), applied
 
 
 def decide(comparison: RunComparison, knob: Knob, allow: frozenset[Safety]) -> tuple[str, str]:

@@ -67,9 +67,19 @@ def summary_table(session: dict[str, Any]) -> Tabular:
         compare = knob.get("compare")
         rows.append([knob["knob"], ", ".join(knob["subjects"]), f"{knob['from']} -> {knob['to']}", str(knob["rounds"]),
                      _change(compare), compare["verdict"] if compare else "-", knob["decision"]])
+    confirmation = session.get("confirmation")
+    if confirmation:
+        compare = confirmation["compare"]
+        kept = [k for k in session["knobs"] if k["decision"] == "kept"]
+        rows.append(["kept set vs original", "-", ", ".join(f"{k['knob']}={k['to']}" for k in kept),
+                     str(confirmation["rounds"]), _change(compare), compare["verdict"] if compare else "-",
+                     confirmation["decision"]])
     notes = [session["calibration"]["said"]] if session.get("calibration") else []
     notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
               for k in session["knobs"]]
+    if confirmation:
+        notes.append(f"the kept set: {confirmation['why']}" + (f" ({confirmation['stop']}); its change is the one "
+                                                               "to quote" if confirmation["stop"] else ""))
     notes += [f"now set: {command}" for command in session["now_set"]] or ["now set: nothing (every change was undone)"]
     if session["now_set"]:
         notes.append(f"undo all: {session['undo']}")
