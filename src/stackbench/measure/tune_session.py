@@ -504,7 +504,7 @@ def confirm(store: Store, request: TuneRequest, prepared: Any, changes: Changes,
     verdict = measured.comparison.verdict
     worse = [row.pattern for row in measured.comparison.rows if row.weight > 0 and row.verdict == REVERT]
     if verdict == KEEP and not worse:
-        decision, why = KEPT, f"the kept set is proven better than the original: {measured.comparison.reason}"
+        decision, why = KEPT, f"proven better than the original: {measured.comparison.reason}"
     elif request.keep_unconfirmed and verdict != REVERT and not worse:
         decision, why = KEPT, f"not confirmed (compare says {verdict}), kept as --keep-unconfirmed asks"
     else:
