@@ -226,7 +226,8 @@ def _find_journal(session: str) -> Path:
 
     matches = [path for path in journals() if path.name.startswith(session)] if session else []
     if len(matches) != 1:
-        raise UsageError(f"{'no' if not matches else 'more than one'} tune session matches {session!r} in {journal_dir()}",
+        how_many = "no" if not matches else "more than one"
+        raise UsageError(f"{how_many} tune session matches {session!r} in {journal_dir()}",
                          "Give the id `stackbench tune --status` lists")
     return matches[0]
 

@@ -75,8 +75,9 @@ class Outcome:
             return f"{where} already held its original value ({original})"
         if self.result == CONFLICT:
             now = _shown_state(self.now or {}, list(change.original))
-            return (f"{where} left alone: it reads {now}, neither what tune set ({_shown_state(change.expected, list(change.expected))}) "
-                    f"nor the original ({original}), so someone else changed it; to restore the original: {undo}")
+            tune_set = _shown_state(change.expected, list(change.expected))
+            return (f"{where} left alone: it reads {now}, neither what tune set ({tune_set}) nor the original "
+                    f"({original}), so someone else changed it; to restore the original: {undo}")
         return f"{where} could not be undone ({self.said}); to restore the original by hand: {undo}"
 
 

@@ -211,8 +211,9 @@ def replay(path: Path) -> Replay:
             elif kind in ("undone", "conflict"):
                 finished.add(int(record["seq"]))
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise JournalError(f"the tune journal {path} holds a record that is not one tune writes: {str(record)[:120]}",
-                               "Check what it names by hand, then move the file away") from None
+            raise JournalError(
+                f"the tune journal {path} holds a record that is not one tune writes: {str(record)[:120]}",
+                "Check what it names by hand, then move the file away") from None
         if kind == "closed":
             closed = record
     open_ = tuple(seq for seq in sorted(changes) if seq not in finished)

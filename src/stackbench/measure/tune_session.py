@@ -413,7 +413,8 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
     orders = round_orders(looks[-1])
     alpha_look = request.alpha / len(looks)
     facts = {arm: {**tune[arm], "looks": list(looks), "alpha_per_look": alpha_look} for arm in ("a", "b")}
-    commands = {"a": "; ".join(c for p in reversed(plans) for c in p.undo), "b": "; ".join(c for p in plans for c in p.apply)}
+    commands = {"a": "; ".join(c for p in reversed(plans) for c in p.undo),
+                "b": "; ".join(c for p in plans for c in p.apply)}
     arms = _arms(store, request, prepared, observer, name, pair, commands, orders, facts)
     status, done, stop = "failed", 0, ""
     started = time.monotonic()
@@ -508,8 +509,8 @@ def confirm(store: Store, request: TuneRequest, prepared: Any, changes: Changes,
     elif request.keep_unconfirmed and verdict != REVERT and not worse:
         decision, why = KEPT, f"not confirmed (compare says {verdict}), kept as --keep-unconfirmed asks"
     else:
-        decision, why = UNDONE_DECISION, (f"not confirmed (compare says {verdict}"
-                                          + (f", slower in {', '.join(worse)}" if worse else "") + "): every change undone")
+        slower = f", slower in {', '.join(worse)}" if worse else ""
+        decision, why = UNDONE_DECISION, f"not confirmed (compare says {verdict}{slower}): every change undone"
     applied = _switch(changes, plans, decision == KEPT, measured.applied)
     return Confirmation(decision, why, measured), applied
 

@@ -82,7 +82,8 @@ class Subject:
 
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> "Subject":
-        return Subject(str(data["kind"]), str(data["name"]), {str(k): str(v) for k, v in (data.get("detail") or {}).items()})
+        detail = {str(k): str(v) for k, v in (data.get("detail") or {}).items()}
+        return Subject(str(data["kind"]), str(data["name"]), detail)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ raced. The default is never assumed: a configured loop device reads 2560 where a
 """
 
 from stackbench.tune import subjects
+from stackbench.tune.knobs._blockdev import udev_rule
 from stackbench.tune.access.kernel import KernelFiles, KernelView
 from stackbench.tune.knob import Cost, Example, Knob, Persistence, Safety, Scope, Subject, Undo, Values
 
@@ -14,18 +15,13 @@ DOC = __doc__
 ACCESS = KernelFiles((KernelView("read_ahead_kb", "/sys/block/{name}/queue/read_ahead_kb"),))
 _LOOP = Subject("block-device", "loop3")
 
-
-def persist(subject: Subject, value: str) -> str:
-    return (f'/etc/udev/rules.d/60-stackbench-tune.rules: ACTION=="add|change", KERNEL=="{subject.name}", '
-            f'ATTR{{queue/read_ahead_kb}}="{value}"')
-
-
 KNOB = Knob(
     id="blockdev.read_ahead_kb", title="Read-ahead of the device under the file system", scope=Scope.BLOCK_DEVICE,
     access=ACCESS, undo=Undo.SET_ORIGINAL,
     values=Values(("128", "512", "2048", "8192"), ordinal=True, unit="KiB", special={"0": "read-ahead off"}),
     safety=Safety.SAFE, cost=Cost.INSTANT, persistence=Persistence.VOLATILE, affects=("read",),
-    subjects=subjects.fs_device, source="https://docs.kernel.org/block/queue-sysfs.html", doc=DOC, persist=persist,
+    subjects=subjects.fs_device, source="https://docs.kernel.org/block/queue-sysfs.html", doc=DOC,
+    persist=udev_rule("queue/read_ahead_kb"),
     examples=(Example(_LOOP, {"read_ahead_kb": "0"}, "128",
                       apply=("echo 128 > /sys/block/loop3/queue/read_ahead_kb",),
                       undo=("echo 0 > /sys/block/loop3/queue/read_ahead_kb",)),),

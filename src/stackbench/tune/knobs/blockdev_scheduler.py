@@ -7,6 +7,7 @@ writes the scheduler and then the original `nr_requests` back. Candidates are ra
 """
 
 from stackbench.tune import subjects
+from stackbench.tune.knobs._blockdev import udev_rule
 from stackbench.tune.access.kernel import KernelFiles, KernelView, active_choice
 from stackbench.tune.knob import Cost, Example, Knob, Persistence, Safety, Scope, Subject, Undo, Values
 
@@ -18,17 +19,12 @@ ACCESS = KernelFiles(
 )
 _SDA = Subject("block-device", "sda")
 
-
-def persist(subject: Subject, value: str) -> str:
-    return (f'/etc/udev/rules.d/60-stackbench-tune.rules: ACTION=="add|change", KERNEL=="{subject.name}", '
-            f'ATTR{{queue/scheduler}}="{value}"')
-
-
 KNOB = Knob(
     id="blockdev.scheduler", title="I/O scheduler of the disks under the target", scope=Scope.BLOCK_DEVICE,
     access=ACCESS, undo=Undo.SET_ORIGINAL, values=Values(("none", "mq-deadline", "kyber", "bfq")),
     safety=Safety.SAFE, cost=Cost.INSTANT, persistence=Persistence.VOLATILE, affects=("read", "write", "sync-write"),
-    subjects=subjects.disks, source="https://docs.kernel.org/block/switching-sched.html", doc=DOC, persist=persist,
+    subjects=subjects.disks, source="https://docs.kernel.org/block/switching-sched.html", doc=DOC,
+    persist=udev_rule("queue/scheduler"),
     examples=(Example(_SDA, {"scheduler": "mq-deadline", "nr_requests": "64"}, "none",
                       apply=("echo none > /sys/block/sda/queue/scheduler",),
                       undo=("echo mq-deadline > /sys/block/sda/queue/scheduler",
