@@ -271,7 +271,7 @@ def test_calibration_says_the_noise_and_refuses_an_effect_it_cannot_prove(bench:
                        "--calibrate-rounds", "2", "--min-effect", "0.1", "--db", db, *PLAN)
     error = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
     assert refused.returncode == 1 and len(error) == 1 and "too noisy now to prove a change of 0.1%" in error[0]
-    assert "add --force" in error[0]
+    assert "add --force" in error[0] and "undid" not in error[0]  # nothing had changed: no word about undoing
     assert read_ahead_file(bench.parent).read_text().strip() == "0"
     assert [r["t"] for r in journal_records(state)] == ["session", "closed"]
     forced = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json", "--force",

@@ -310,8 +310,9 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
         raise Interrupted(f"{interrupt_cause(interrupt)} stopped tune session {session[:12]}: {restored}",
                           "The settings are as they were before the session") from None
     except StackbenchError as error:
-        restored = _restored(changes.undo_all())
-        error.what += f"; tune session {session[:12]} undid its changes: {restored}"
+        outcomes = changes.undo_all()
+        if outcomes:
+            error.what += f"; tune session {session[:12]} undid its changes: {_restored(outcomes)}"
         raise
     finally:
         remove_scratch(prepared.target)
