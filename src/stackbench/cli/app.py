@@ -34,7 +34,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
 )
 
 # Exit status, the same for every command (README, "Exit status"): 0 done; 1 an error or refusal; 2 bad
