@@ -158,8 +158,9 @@ def show_command(
     """Print a stored run again: its table, or with --json its cells, facts and warnings. A stored
     smallblocks scan or audit is printed exactly as `smallblocks` or `audit` printed it, in any format.
 
-    --format markdown or csv exports the cells with plain numbers (units in the headers). --per-run lists
-    each cell's separate fio runs, whose geometric mean is the cell's figure.
+    --format markdown gives the tables as the terminal shows them, units in the cells and the goals under
+    the cells, to paste into notes; --format csv the cells with plain numbers (units in the headers).
+    --per-run lists each cell's separate fio runs, whose geometric mean is the cell's figure.
 
     Example:
 

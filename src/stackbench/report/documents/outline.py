@@ -91,7 +91,7 @@ def _run_blocks(part: RunPart) -> list[Block]:
         Text(f"Run id {run.id}, {run.source} {when}, status {status}, plan {run.plan_name or '-'}, "
              f"{plural(len(run.cells), 'cell')}."),
     ]
-    blocks += [Table(table) for table in run_report(run, part.goals).terminal_tables]  # the cells, then goals
+    blocks += [Table(table) for table in run_report(run, part.goals).tables]  # the cells, then goals
     if run.warnings:
         blocks.append(Table(warnings_table(run)))
     blocks.append(Table(facts_table(run)))
