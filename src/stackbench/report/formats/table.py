@@ -58,9 +58,11 @@ class FittedTable:
         tab = self.tab
         if _boxed_width(tab) <= options.max_width:
             yield _titled(tab, _table(tab), tab.notes)
-        else:
-            yield _titled(tab, _compact_table(tab, options.max_width),
-                          tab.short_notes if tab.short_notes is not None else tab.notes)
+            return
+        headers = tab.short_headers if tab.short_headers is not None else tab.headers
+        widths = _compact_widths(tab, headers, options.max_width)
+        notes = tab.short_notes if tab.short_notes is not None else tab.notes
+        yield _titled(tab, _compact_table(tab, headers, widths) if widths is not None else _cards(tab, headers), notes)
 
     def __rich_measure__(self, console: Console, options: "ConsoleOptions") -> "Measurement":
         from rich.measure import Measurement
@@ -84,11 +86,11 @@ def _boxed_width(tab: Tabular) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
-def _compact_widths(tab: Tabular, headers: Sequence[str], width: int) -> list[int]:
+def _compact_widths(tab: Tabular, headers: Sequence[str], width: int) -> list[int] | None:
     """Column widths that fit `width` with two spaces between columns: every column as wide as its widest
     line, then narrowed one character at a time where that wraps the fewest cells not wrapped yet (then
-    the fewest cells, then the widest column), never below its longest word (the first column: its widest line). Where even
-    that does not fit, the columns stay at their narrowest, and Rich folds."""
+    the fewest cells, then the widest column), never below its longest word (the first column: its widest
+    line). None where even that does not fit."""
     columns = [[header, *(row[index] for row in tab.rows)] for index, header in enumerate(headers)]
     lines = [[max(_words([text], whole_lines=True), default=0) for text in texts] for texts in columns]
     narrowest = [max(_words(texts, whole_lines=index == 0), default=0) for index, texts in enumerate(columns)]
@@ -104,7 +106,7 @@ def _compact_widths(tab: Tabular, headers: Sequence[str], width: int) -> list[in
             return sum(line == now for line in lines[index]), sum(line >= now for line in lines[index]), -now
 
         widths[min(slack, key=wrapped)] -= 1
-    return widths
+    return widths if sum(widths) <= room else None
 
 
 def _table(tab: Tabular) -> "Table":
@@ -122,18 +124,34 @@ def _table(tab: Tabular) -> "Table":
     return _filled(tab, table)
 
 
-def _compact_table(tab: Tabular, width: int) -> "Table":
-    """The compact table: the short headers, a rule under them and no borders, columns that wrap between
-    words and fold only a word wider than what a too-narrow terminal leaves them."""
+def _compact_table(tab: Tabular, headers: Sequence[str], widths: Sequence[int]) -> "Table":
+    """The compact table: the short headers, a rule under them and no borders, columns of the widths
+    `_compact_widths` chose, whose cells wrap between words."""
     from rich import box
     from rich.table import Table
 
-    headers = tab.short_headers if tab.short_headers is not None else tab.headers
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    for index, (header, column_width) in enumerate(zip(headers, _compact_widths(tab, headers, width))):
+    for index, (header, column_width) in enumerate(zip(headers, widths)):
         table.add_column(header, justify="right" if index in tab.right_aligned else "left", width=column_width,
                          overflow="fold")
     return _filled(tab, table)
+
+
+def _cards(tab: Tabular, headers: Sequence[str]) -> RenderableType:
+    """Too many columns for the width: each row as a card, its first cell as a heading and every other cell
+    under it beside its header, wrapped between words (a word wider than the terminal folds)."""
+    from rich.table import Table
+
+    cards: list[RenderableType] = []
+    for row_index, row in enumerate(tab.rows):
+        grid = Table.grid(padding=(0, 2), pad_edge=False)
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for column, (header, value) in enumerate(zip(headers[1:], row[1:]), 1):
+            grid.add_row(Text(f"  {header}", style="dim"),
+                         Text(value, style=tab.cell_styles.get((row_index, column), "")))
+        cards += [Text(row[0], style=tab.cell_styles.get((row_index, 0), "bold")), grid]
+    return Group(*cards)
 
 
 def _filled(tab: Tabular, table: "Table") -> "Table":
