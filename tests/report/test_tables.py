@@ -74,3 +74,17 @@ def test_a_table_that_fits_keeps_its_borders_and_full_headers() -> None:
     made, goals = _widest_run()
     text = exporter("table").render(run_report(made, goals), Screen(width=160))
     assert "IOPS (± 95% CI of runs)" in text and "┏" in text and "2,345,679 ± 6.4%" in text
+
+
+def test_counts_are_in_the_right_number() -> None:
+    """Issue 33: "1 cells", "1 findings", "Deleted 1 run(s)": every count says its noun in the right number."""
+    from dataclasses import replace
+
+    from stackbench.audit.rules import REGISTRY
+    from stackbench.report.audit import rules_table
+    from stackbench.report.run import run_table
+    from synthetic import run
+
+    partial = replace(run([cell(runs=[1000.0, 1010.0])]), status="incomplete", planned_cells=1)
+    assert "(1 of 1 cell)" in run_table(partial).notes[0]
+    assert rules_table(REGISTRY[:1]).notes[0].startswith("1 rule;")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -16,6 +17,7 @@ from stackbench.cli.common import (
     FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, emit_report, open_store_from,
     print_json, say_stored,
 )
+from stackbench.base.units import count
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)
@@ -105,34 +107,14 @@ def audit_command(
 
         stackbench audit --db ~/.local/share/stackbench/results.db   # stored; the next one says what was fixed
     """
-    from stackbench.audit.facts import load_facts
-    from stackbench.audit.history import compare_audits
-    from stackbench.audit.report import ORDER, AuditReport, run_rules
-    from stackbench.audit.subject import audit_subject
-    from stackbench.model.results import new_id
     from stackbench.audit.rule import SEVERITIES
-    from stackbench.audit.rules import BY_ID, REGISTRY
     from stackbench.base.errors import StackbenchError
-    from stackbench.report.audit import rules_table
 
     fmt = chosen_format(output_format, json_output)
     if min_severity not in SEVERITIES:
         raise StackbenchError(f"unknown --min-severity {min_severity!r}", f"Use one of: {', '.join(SEVERITIES)}")
-    if list_rules:
-        emit(fmt, rules_table(REGISTRY),
-             {"rules": [{"id": r.id, "severity": r.severity, "status": r.status, "title": r.title,
-                         "rationale": r.rationale, "fix": r.fix, "source": r.source} for r in REGISTRY]})
-        return
-    if explain:
-        rule = BY_ID.get(explain.upper())
-        if rule is None:
-            raise StackbenchError(f"no rule {explain!r}", "List the rules with `stackbench audit --list-rules`")
-        if fmt == "json":
-            print_json({"id": rule.id, "severity": rule.severity, "status": rule.status, "title": rule.title,
-                        "doc": rule.doc.strip(), "rationale": rule.rationale, "fix": rule.fix, "source": rule.source})
-            return
-        out.print(f"{rule.id} ({rule.severity}{', disputed' if rule.status == 'disputed' else ''}): {rule.title}\n\n"
-                  f"{rule.doc.strip()}\n\nWhy: {rule.rationale}\nFix: {rule.fix}\nSource: {rule.source}", highlight=False)
+    if list_rules or explain:
+        _print_rules(explain, fmt)
         return
     for path in list(vm_config or []) + ([storage_cfg] if storage_cfg else []):
         if not path.is_file():
@@ -141,28 +123,93 @@ def audit_command(
         raise StackbenchError("--label names a stored audit, and nothing is stored without --db",
                               "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
     store = open_store_from(db) if db is not None else None  # a bad --db fails before the facts are gathered
+    facts, subject = _gather(from_dir, vm_config, storage_cfg)
+    audited = _audited(facts, subject, min_severity=min_severity, store=store, label=label)
+    if store is not None:
+        _store(store, audited, facts=facts, subject=subject, label=label, fmt=fmt)
+    print_audit(audited.document, fmt)
+    audit_id = audited.document["audit_id"]
+    if audit_id is not None and fmt != "json":
+        err.print(f"Stored as audit {audit_id[:12]}: see it again with `stackbench show {audit_id[:12]}`",
+                  highlight=False, markup=False)
+        if subject.key is None:
+            warn("the facts do not say which machine they are from (no machine-id-hash.txt and no host name in "
+                 "probe.json), so this audit is compared with no earlier one; capture with `stackbench facts save` "
+                 "to get them")
+    if audited.report.findings:
+        sys.exit(EXIT_FINDINGS)
+    if audited.report.problems:  # with --json too: the document is on stdout, the one error line on stderr
+        fail(f"no findings, but {count(len(audited.report.problems), 'fact file')} could not be read, so the audit "
+             "is incomplete. Re-capture them with `stackbench facts save DIR`, or report the format.")
+
+
+def _print_rules(explain: Optional[str], fmt: str) -> None:
+    """--list-rules, or --explain RULE: the knowledge base itself, nothing audited."""
+    from stackbench.audit.rules import BY_ID, REGISTRY
+    from stackbench.base.errors import StackbenchError
+    from stackbench.report.audit import rules_table
+
+    if not explain:
+        emit(fmt, rules_table(REGISTRY),
+             {"rules": [{"id": r.id, "severity": r.severity, "status": r.status, "title": r.title,
+                         "rationale": r.rationale, "fix": r.fix, "source": r.source} for r in REGISTRY]})
+        return
+    rule = BY_ID.get(explain.upper())
+    if rule is None:
+        raise StackbenchError(f"no rule {explain!r}", "List the rules with `stackbench audit --list-rules`")
+    if fmt == "json":
+        print_json({"id": rule.id, "severity": rule.severity, "status": rule.status, "title": rule.title,
+                    "doc": rule.doc.strip(), "rationale": rule.rationale, "fix": rule.fix, "source": rule.source})
+        return
+    out.print(f"{rule.id} ({rule.severity}{', disputed' if rule.status == 'disputed' else ''}): {rule.title}\n\n"
+              f"{rule.doc.strip()}\n\nWhy: {rule.rationale}\nFix: {rule.fix}\nSource: {rule.source}", highlight=False)
+
+
+def _gather(from_dir: Optional[Path], vm_config: Optional[list[Path]], storage_cfg: Optional[Path]) -> tuple[Any, Any]:
+    """The facts (saved ones with --from, else this machine's, probed into a temporary directory) and the
+    subject they are about."""
+    from stackbench.audit.facts import load_facts
+    from stackbench.audit.subject import audit_subject
+    from stackbench.base.errors import StackbenchError
+
     if from_dir is not None:
         if not from_dir.is_dir():
             raise StackbenchError(f"{from_dir} is not a directory of saved facts",
                                   "Create one with `stackbench facts save DIR`")
         _require_saved_facts(from_dir, bool(vm_config))
         facts = load_facts(from_dir, vm_config, storage_cfg)
-        subject = audit_subject(from_dir, facts, captured_here=False, vm_configs=vm_config,
-                                unchecked=unchecked_areas(facts))
-    else:
-        with tempfile.TemporaryDirectory(prefix="stackbench-facts-") as tmp:
-            save_into(Path(tmp))
-            facts = load_facts(Path(tmp), vm_config, storage_cfg)
-            subject = audit_subject(Path(tmp), facts, captured_here=True, vm_configs=vm_config,
+        return facts, audit_subject(from_dir, facts, captured_here=False, vm_configs=vm_config,
                                     unchecked=unchecked_areas(facts))
+    with tempfile.TemporaryDirectory(prefix="stackbench-facts-") as tmp:
+        save_into(Path(tmp))
+        facts = load_facts(Path(tmp), vm_config, storage_cfg)
+        return facts, audit_subject(Path(tmp), facts, captured_here=True, vm_configs=vm_config,
+                                    unchecked=unchecked_areas(facts))
+
+
+@dataclass(frozen=True)
+class _Audited:
+    report: Any  # AuditReport: the findings shown (at or above --min-severity) and the unreadable facts
+    document: dict[str, Any]  # what `audit --json` prints and the store keeps
+    findings: list[dict[str, Any]]  # every finding, whatever --min-severity: the record
+    previous: Any  # the previous stored audit of the subject, or None
+    created: datetime
+
+
+def _audited(facts: Any, subject: Any, *, min_severity: str, store: Any, label: Optional[str]) -> _Audited:
+    """Every rule run over the facts, compared with the previous stored audit of the same subject; the
+    record keeps every finding, --min-severity filters what is shown."""
+    from stackbench.audit.history import compare_audits
+    from stackbench.audit.report import ORDER, AuditReport, run_rules
+    from stackbench.audit.rules import REGISTRY
+    from stackbench.model.results import new_id
+
     def shown(severity: str) -> bool:
         return ORDER[severity] <= ORDER[min_severity]
 
-    everything = run_rules(facts, REGISTRY)  # stored and compared whole; --min-severity filters what is shown
+    everything = run_rules(facts, REGISTRY)
     report = AuditReport([f for f in everything.findings if shown(f.severity)], everything.problems)
     document = report.to_json(facts)
-    created = datetime.now(timezone.utc)
-    audit_id = new_id() if store is not None else None
     all_findings = [f.to_json() for f in everything.findings]
     previous = store.latest_audit(subject.key) if store is not None and subject.key else None
     changes, marks = None, [None] * len(report.findings)
@@ -176,66 +223,67 @@ def audit_command(
         marks = [mark for f, mark in zip(everything.findings, all_marks) if shown(f.severity)]
     for finding, mark in zip(document["findings"], marks):
         finding["change"] = mark
+    created = datetime.now(timezone.utc)
     document.update({
-        "audit_id": audit_id, "label": label, "created_at": created.isoformat(),
+        "audit_id": new_id() if store is not None else None, "label": label, "created_at": created.isoformat(),
         "subject": {"key": subject.key, "name": subject.name, "source": subject.source, "detail": subject.detail},
         "facts": subject.facts, "min_severity": min_severity, "rules_checked": len(REGISTRY), "changes": changes,
     })
-    if store is not None and audit_id is not None:
-        say_stored(store, "audit", audit_id, "audit")
-        try:
-            store.add_audit(
-                audit_id=audit_id, label=label, created_at=created, subject_key=subject.key,
-                subject_name=subject.name, source=subject.source, source_detail=subject.detail,
-                zfs_version=facts.zfs_version, previous_id=previous.id if previous else None, facts=subject.facts,
-                document=document, findings=all_findings,
-            )
-        except StackbenchError:
-            document["audit_id"] = None
-            print_audit(document, fmt)  # the audit is still shown; then the store's error, one line
-            raise
-    print_audit(document, fmt)
-    if audit_id is not None and fmt != "json":
-        err.print(f"Stored as audit {audit_id[:12]}: see it again with `stackbench show {audit_id[:12]}`",
-                  highlight=False, markup=False)
-        if subject.key is None:
-            warn("the facts do not say which machine they are from (no machine-id-hash.txt and no host name in "
-                 "probe.json), so this audit is compared with no earlier one; capture with `stackbench facts save` "
-                 "to get them")
-    if report.findings:
-        sys.exit(EXIT_FINDINGS)
-    if report.problems:  # with --json too: the document is on stdout, the one error line on stderr
-        fail(f"no findings, but {len(report.problems)} fact file(s) could not be read, so the audit is incomplete. "
-             "Re-capture them with `stackbench facts save DIR`, or report the format.")
+    return _Audited(report, document, all_findings, previous, created)
+
+
+def _store(store: Any, audited: _Audited, *, facts: Any, subject: Any, label: Optional[str], fmt: str) -> None:
+    """Keep the audit; if the store refuses it, the audit is still shown, then the store's error."""
+    from stackbench.base.errors import StackbenchError
+
+    document, previous = audited.document, audited.previous
+    say_stored(store, "audit", document["audit_id"], "audit")
+    try:
+        store.add_audit(
+            audit_id=document["audit_id"], label=label, created_at=audited.created, subject_key=subject.key,
+            subject_name=subject.name, source=subject.source, source_detail=subject.detail,
+            zfs_version=facts.zfs_version, previous_id=previous.id if previous else None, facts=subject.facts,
+            document=document, findings=audited.findings,
+        )
+    except StackbenchError:
+        document["audit_id"] = None
+        print_audit(document, fmt)
+        raise
 
 
 def print_audit(document: dict[str, Any], fmt: str) -> None:
     """An audit as `audit` prints it, from its JSON document: the same function shows a fresh audit and a
-    stored one (`show AUDIT`), so both print the same bytes. Raises ValueError for a damaged document."""
-    from stackbench.report.audit import AuditDocument, changes_table, findings_table, render_changes, render_findings
+    stored one (`show AUDIT`), so both print the same bytes. Raises ValueError for a damaged document.
+
+    What changed since the previous audit of the subject is said once: on the terminal as lines under the
+    findings (or under "OK!"), elsewhere as a table of what is gone when anything is, else as its summary
+    line (issue 33: a second `audit --db` of a clean machine printed two empty tables and the summary twice)."""
+    from stackbench.report.audit import (
+        AuditDocument, changes_heading, changes_table, findings_table, render_changes, render_findings,
+    )
     from stackbench.report.document import Report
 
     audit = AuditDocument.read(document)
-    findings, changes, version = audit.findings, audit.changes, audit.version
+    findings, changes = audit.findings, audit.changes
+    gone = bool(changes and (changes["fixed"] or changes["not_rechecked"]))
     if fmt == "table" and findings:
         out.print(render_findings(findings, audit.rules, audit.title, audit.marks))
-    elif fmt == "json" or findings or changes:
-        tables = [findings_table(findings, audit.rules, audit.title, audit.marks)] + (
-            [changes_table(changes)] if changes else [])
-        emit_report(fmt, Report(tables=tuple(tables), data=document))
+    elif fmt == "json" or (fmt != "table" and (findings or gone)):
+        tables = [findings_table(findings, audit.rules, audit.title, audit.marks)] if findings or fmt == "json" else []
+        emit_report(fmt, Report(tables=tuple(tables + ([changes_table(changes)] if gone else [])), data=document))
     for problem in document.get("problems") or []:
         warn(f"{problem}; the facts it holds were not used")
-    if findings or fmt == "json":
-        if changes and fmt == "table":
-            out.print(render_changes(changes))
+    if fmt == "json":
         return
-    if not document.get("problems"):
+    if not findings and not document.get("problems"):
         missing = (document.get("facts") or {}).get("unchecked") or []
-        out.print(f"OK! No findings from {audit.rules_checked} rules{version}.")
+        out.print(f"OK! No findings from {count(audit.rules_checked, 'rule')}{audit.version}.")
         if missing:
             out.print(f"Not checked, for lack of facts: {'; '.join(missing)}.")
     if changes and fmt == "table":
         out.print(render_changes(changes))
+    elif changes and fmt == "markdown" and not gone:
+        out.print(f"\n{changes_heading(changes)}: {count(len(changes['new']), 'new finding')}, none fixed.")
 
 
 def show_audit(stored: Any, fmt: str) -> None:

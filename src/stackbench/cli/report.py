@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -84,11 +84,9 @@ def report_command(
         if is_stdout(output) and json_output:
             raise UsageError("--json and -o - both write to standard output", "Give -o FILE, or leave out --json")
         check([output], force=force, destination=destination)  # before the work, and again when writing
-    store = open_store_from(db)
-    contents = build_contents(
-        store, runs or [], compare=compare, layers=split_list(layers), names=split_list([names]) if names else None,
-        keep_identifiers=keep_identifiers, argv=sys.argv[1:], audits=audits or (),
-    )
+    contents = build_contents(open_store_from(db), runs or [], compare=compare, layers=split_list(layers),
+                              names=split_list([names]) if names else None, keep_identifiers=keep_identifiers,
+                              argv=sys.argv[1:], audits=audits or ())
     if output is None:
         first = contents.runs[0].run.id[:12] if contents.runs else "layers" if layers else "audit"
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")
@@ -99,15 +97,22 @@ def report_command(
                          "Give -o FILE.md, or --format html for one self-contained file")
     files = [(output, main), *((output.with_name(name), data) for name, data in beside)]
     write_files(files, force=force, destination=destination)
-    if is_stdout(output):
-        return
+    if not is_stdout(output):
+        _say_written(files, contents, format_name=fmt.name, redacted=not keep_identifiers, json_output=json_output)
+
+
+def _say_written(files: list[tuple[Path, bytes]], contents: Any, *, format_name: str, redacted: bool,
+                 json_output: bool) -> None:
+    """The one line (or JSON document) that names what was written: the document, then its charts."""
+    from stackbench.base.units import count
+
     if json_output:
-        print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": not keep_identifiers,
+        print_json({"format": format_name, "files": [str(path) for path, _ in files], "redacted": redacted,
                     "redaction": contents.redaction, "runs": [part.run.id for part in contents.runs],
                     "charts": len(contents.figures)})
-    else:
-        more = f" and {len(beside)} chart file(s) beside it" if beside else ""
-        out.print(f"Wrote {output}{more} ({fmt.name}; {contents.redaction}).", highlight=False)
+        return
+    more = f" and {count(len(files) - 1, 'chart file')} beside it" if len(files) > 1 else ""
+    out.print(f"Wrote {files[0][0]}{more} ({format_name}; {contents.redaction}).", highlight=False)
 
 
 __all__ = ["report_command"]

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from stackbench.base.units import count
 from stackbench.cli.app import app, out
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
@@ -144,8 +145,8 @@ def user_remove(
         print_json({"removed": account.name, "runs_unowned": owned["run"], "scans_unowned": owned["scan"],
                     "audits_unowned": owned["audit"]})
     else:
-        out.print(f"Removed account {account.name}; {owned['run']} run(s), {owned['scan']} scan(s) and "
-                  f"{owned['audit']} audit(s) it owned now have no owner.")
+        out.print(f"Removed account {account.name}; {count(owned['run'], 'run')}, {count(owned['scan'], 'scan')} "
+                  f"and {count(owned['audit'], 'audit')} it owned now have no owner.")
 
 
 @user_app.command("claim")
@@ -183,4 +184,4 @@ def user_claim(
         print_json({"owner": account.name, "claimed": [i for _, i in items],
                     "kinds": {kind: [i for k, i in items if k == kind] for kind in ("run", "scan", "audit")}})
     else:
-        out.print(f"{account.name} now owns {claimed} more item(s) (runs, scans, audits).")
+        out.print(f"{account.name} now owns {count(claimed, 'more item')} (runs, scans, audits).")

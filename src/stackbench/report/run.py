@@ -22,7 +22,7 @@ from stackbench.report.run_json import run_json
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import SPREAD, TOO_NOISY, describe, noisy_note, readable
 from stackbench.model.results import Cell, Run
-from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.base.units import count, format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
 
 def run_report(run: Run, goals: Sequence[GoalResult]) -> Report:
@@ -64,7 +64,7 @@ def run_table(run: Run) -> Tabular:
         details.append(f"ab arm {ab.get('arm', '?')}, rounds {ab_round_order(ab)}")
     if run.status != "complete":
         done = len({c.fio_output_id for c in run.cells})
-        details.append(f"status {run.status.upper()} ({done} of {run.planned_cells or '?'} cells)")
+        details.append(f"status {run.status.upper()} ({done} of {_cells_planned(run.planned_cells)})")
     facts_said = f"; {', '.join(details)}" if details else ""
     table = cell_table(run.cells)
     return replace(table, title=" ".join(bits), notes=[f"MB/s = 10^6 bytes/s; clat = completion latency{facts_said}"],
@@ -221,6 +221,11 @@ def format_spread(found: Estimate | None) -> str:
     if found is None or found.log_sd is None:
         return "-"
     return describe(found.spread_rel, math.exp(-found.log_sd), math.exp(found.log_sd), style=SPREAD)
+
+
+def _cells_planned(planned: int | None) -> str:
+    """`3 cells`, `1 cell`, or `? cells` when the run did not say how many it planned."""
+    return count(planned, "cell") if planned else "? cells"
 
 
 def _plan_size(run: Run) -> int | None:

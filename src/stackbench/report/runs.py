@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
+from stackbench.base import units
 from stackbench.report.document import Report
 from stackbench.report.tabular import Tabular
 from stackbench.model.results import Run
@@ -43,9 +44,9 @@ def _terminal_row(kind: str, value: Any) -> list[str]:
                 run.plan_name or run.source, run.target or ""]
     if kind == "scan":
         return [value.id[:12], kind, _local(value.created_at), value.label or "", value.status,
-                f"{value.files:,} files", "smallblocks", ", ".join(value.paths)]
+                units.count(value.files, "file"), "smallblocks", ", ".join(value.paths)]
     return [value.id[:12], kind, _local(value.created_at), value.label or "", audit_status(value),
-            f"{value.findings_count} finding{'s' if value.findings_count != 1 else ''}", "audit",
+            units.count(value.findings_count, "finding"), "audit",
             value.subject_name or "unknown subject"]
 
 

@@ -84,7 +84,8 @@ def _run_blocks(part: RunPart) -> list[Block]:
     run = part.run
     status = run.status
     if run.status != "complete":  # as the run table says it: fio outputs done of the cells planned
-        status = f"{run.status.upper()} ({len({c.fio_output_id for c in run.cells})} of {run.planned_cells or '?'} cells)"
+        planned = plural(run.planned_cells, "cell") if run.planned_cells else "? cells"
+        status = f"{run.status.upper()} ({len({c.fio_output_id for c in run.cells})} of {planned})"
     when = run.created_at.strftime("%Y-%m-%d %H:%M UTC") if run.created_at else "?"
     blocks: list[Block] = [
         Heading(2, f"Run {part.name}", part.anchor),
