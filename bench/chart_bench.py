@@ -36,7 +36,7 @@ DRAW = """
 import sys, time
 started = time.perf_counter()
 from stackbench.store import open_store
-from stackbench.cli.chart import cell_bins
+from stackbench.store.latency_bins import cell_bins
 from stackbench.report.charts import representative_cell, run_figures
 store = open_store(sys.argv[1])
 run = store.get_run(sys.argv[2])

@@ -61,7 +61,7 @@ def alembic(url: str, action: str, revision: str) -> None:
     from sqlalchemy import create_engine
 
     from stackbench.store.database_url import database_url
-    from stackbench.store.repository import MIGRATIONS
+    from stackbench.store.database import MIGRATIONS
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

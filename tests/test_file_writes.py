@@ -39,7 +39,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("fleet/agent.py", "open"): (1, "the remote fio server's log in the agent's private directory"),
     ("report/charts/figure.py", "savefig"): (2, "into an in-memory buffer"),
     ("base/inputs.py", "os.open"): (1, "O_RDONLY: reading a user's file"),
-    ("scan/walker.py", "os.open"): (1, "O_RDONLY | O_DIRECTORY: walking a directory"),
+    ("scan/walker.py", "os.open"): (3, "O_RDONLY | O_DIRECTORY: walking a directory, by path or (past PATH_MAX) "
+                                       "one component at a time"),
     ("probe/loop.py", "os.open"): (1, "O_RDONLY: a loop device opened for its LOOP_GET_STATUS64 ioctl"),
     ("base/user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
 }

@@ -14,6 +14,18 @@ def _stopped_while_starting(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _start_the_walk(args: list[str]) -> None:
+    """`smallblocks` starts walking before the CLI loads, which then loads while the readers work
+    (docs/smallblocks.md, "Speed"); on a command line it does not plainly understand, it starts nothing."""
+    from stackbench.scan.early import walk_arguments
+
+    arguments = walk_arguments(args)
+    if arguments is not None:
+        from stackbench.scan.walker import start_early
+
+        start_early(*arguments)
+
+
 def entry() -> None:
     # All inside the try: a signal may land between two of these lines. Once run_app is under way it
     # handles interruptions itself and leaves with SystemExit, so what reaches the except is start-up's.
@@ -21,6 +33,8 @@ def entry() -> None:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(sig) is signal.SIG_DFL:
                 signal.signal(sig, _stopped_while_starting)
+        if sys.argv[1:2] == ["smallblocks"]:
+            _start_the_walk(sys.argv[2:])
         from stackbench.cli import main
 
         main()

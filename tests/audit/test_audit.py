@@ -190,7 +190,9 @@ def _vm_disk_option(key: str, option: str | None, drop: str | None = None) -> Ca
     return edit
 
 
-# rule id -> (facts that must produce a finding, facts that must not)
+# rule id -> (facts that must produce a finding, facts that must not), made from the real captures with one fact
+# changed: a second check of the rules written before they carried their own examples. A new rule's examples
+# are its FAILING and PASSING, written once in its module (tests/audit/test_audit_rules_examples.py runs them).
 CASES: dict[str, tuple[Callable[[], Facts], Callable[[], Facts]]] = {
     "ZP-SPECIAL-SINGLE": (real, lambda: changed(_no_special)),
     "ZP-ASHIFT-LOW": (lambda: changed(_mirror_ashift(9)), real),
@@ -247,15 +249,15 @@ MEASURED = {"ZP-ASHIFT-FLASH512", "HOST-NVME-LBA", "DS-VBS-RAIDZ", "DS-QCOW2-ON-
             "KVM-BUS", "KVM-IOTHREAD-MISSING", "KVM-CPU-NOAES", "DS-COMPRESS-OFF", "DS-ATIME", "ZP-ASHIFT-LOW"}
 
 
-def test_every_rule_has_cases_docs_and_a_source() -> None:
-    assert {r.id for r in REGISTRY} == set(CASES)
+def test_every_rule_has_docs_and_a_source_and_every_case_a_rule() -> None:
+    assert set(CASES) <= {r.id for r in REGISTRY}
     for rule in REGISTRY:
         assert rule.doc.strip().startswith(rule.id), rule.id
         assert rule.source.startswith("https://"), rule.id
         assert rule.fix and rule.rationale
 
 
-@pytest.mark.parametrize("rule", REGISTRY, ids=lambda r: r.id)
+@pytest.mark.parametrize("rule", [r for r in REGISTRY if r.id in CASES], ids=lambda r: r.id)
 def test_rule_fires_on_the_failing_facts_and_not_on_the_passing_ones(rule) -> None:
     failing, passing = CASES[rule.id]
     findings = list(rule.check(failing()))

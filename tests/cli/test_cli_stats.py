@@ -174,7 +174,7 @@ def test_compare_exports_markdown_and_csv(fixed_run) -> None:
     csv_out = cli_here("compare", "base", "base", "--db", db, "--format", "csv")
     assert csv_out.stdout.splitlines()[0].startswith("Pattern,")
     bad = cli_here("compare", "base", "base", "--db", db, "--format", "pdf")
-    assert bad.returncode == 2 and "unknown format" in bad.stderr
+    assert bad.returncode == 2 and "unknown --format 'pdf'. Use one of: table, markdown, csv, json" in bad.stderr
 
 
 def test_compare_unknown_run_is_one_line_error(fixed_run) -> None:

@@ -198,3 +198,176 @@ def test_a_symlink_to_a_directory_named_on_the_command_line_is_followed_but_not_
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["files"] == 1 and data["bytes"] == 5000
+
+
+def _deep_tree(root: Path, levels: int, name_length: int, sizes: list[int]) -> int:
+    """Directories nested `levels` deep with names of `name_length` bytes, files of `sizes` at the bottom;
+    made with *at() calls, since the full path may be longer than the kernel takes (PATH_MAX). Returns the
+    length of the deepest path."""
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    length = len(str(root))
+    for level in range(levels):
+        name = f"{level:03d}".ljust(name_length, "d")
+        os.mkdir(name, dir_fd=fd)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd, length = inner, length + 1 + len(name)
+    for index, size in enumerate(sizes):
+        handle = os.open(f"file {index}", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)
+        os.ftruncate(handle, size)
+        os.close(handle)
+    os.close(fd)
+    return length
+
+
+def _find_reference(root: Path) -> SizeHistogram:
+    """`find -printf '%s'` binned with the pipeline's formula: find reaches any depth (the pipeline's `ls -l`
+    refuses a path over PATH_MAX, as it garbles names with newlines)."""
+    sizes = subprocess.run(["find", str(root), "-type", "f", "-printf", "%s\\n"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    reference = SizeHistogram()
+    for size in sizes:
+        reference.add(int(size))
+    return reference
+
+
+def test_files_below_paths_longer_than_path_max_are_counted(tmp_path: Path) -> None:
+    """A directory whose path is over PATH_MAX (4096) cannot be opened by path: it is opened one component
+    at a time, as `du` and `find` reach it, instead of being reported unreadable and its files missed."""
+    root = tmp_path / "deep"
+    deepest = _deep_tree(root, levels=24, name_length=250, sizes=[0, 5000, 70000, 2**20])
+    assert deepest > 4096
+    result = walk_histogram([root], workers=2)
+    assert result.unreadable == 0, result.unreadable_examples
+    assert result.histogram == _find_reference(root) and result.histogram.files == 4
+
+
+def test_a_large_directory_is_read_by_several_readers_with_the_pipelines_bins(tmp_path: Path) -> None:
+    """One directory of many files is split into batches that idle readers stat, rather than left to the
+    reader that listed it; every file still counts once. The batches go to readers that are idle when a batch
+    fills, so the directory is large enough for the other readers to have started by then."""
+    root = tmp_path / "big"
+    root.mkdir()
+    sizes = [(index * 7919) % (3 * 2**20) for index in range(30_000)]
+    for index, size in enumerate(sizes):
+        handle = os.open(root / f"file {index}", os.O_CREAT | os.O_WRONLY, 0o644)
+        os.ftruncate(handle, size)
+        os.close(handle)
+    (root / "a link").symlink_to(root / "file 1")
+    os.link(root / "file 2", root / "a hard link")
+    odd = os.open(os.fsencode(root) + b"/not utf-8 \xff\xfe", os.O_CREAT | os.O_WRONLY, 0o644)  # sent as bytes
+    os.ftruncate(odd, 70000)
+    os.close(odd)
+    result = walk_histogram([root], workers=4)
+    assert result.histogram.counts == _pipeline(root, print_exponent=True)
+    assert result.histogram.files == len(sizes) + 2
+    assert sum(1 for files in result.files_per_reader if files) >= 2, result.files_per_reader
+
+
+def test_the_walk_starts_before_the_report_the_store_and_the_progress_display_are_imported(tmp_path: Path) -> None:
+    """What loads before the walk is start-up time on every scan (and cold, a read from disk per module):
+    the report's modules, the store and the progress bar (only shown on a terminal) load after it, and the
+    store only with --db."""
+    probe = ("import runpy, sys, stackbench.scan.walker as walker\n"
+             "walk = walker.walk_histogram\n"
+             "def record(*args, **kwargs):\n"
+             "    sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+             "    return walk(*args, **kwargs)\n"
+             "walker.walk_histogram = record\n"
+             "sys.argv = ['stackbench', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('stackbench', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n")
+    (tmp_path / "tree").mkdir()
+    for extra in ([], ["--db", str(tmp_path / "r.db")]):
+        done = subprocess.run([sys.executable, "-c", probe, "smallblocks", str(tmp_path / "tree"), "--json", *extra],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        before_walk = set(done.stderr.split("MODULES ", 1)[1].split("\n", 1)[0].split())
+        assert "stackbench.cli.smallblocks" in before_walk  # the probe is real
+        late = {"stackbench.report.smallblocks", "stackbench.scan.special_vdev", "rich.progress"}
+        assert not late & before_walk
+        store = {"sqlalchemy", "stackbench.store", "stackbench.model.results"}
+        assert not store & before_walk if not extra else "sqlalchemy" in before_walk
+
+
+def test_readers_double_while_they_wait_and_not_on_a_warm_cache(tmp_path: Path) -> None:
+    """A cold cache cannot be made here without emptying the whole machine's page cache, so the readers'
+    wait for the device is stood in for by SIGSTOP: a stopped reader, like one waiting for a read, is neither
+    on a CPU nor runnable. Stopped for 0.7 s while both hold work, they are joined by as many more readers;
+    the same walk left alone (warm: always on a CPU) keeps one reader per CPU."""
+    import threading
+
+    roots = []
+    for part in ("a", "b"):
+        root = tmp_path / part
+        for directory in range(30):
+            (root / str(directory)).mkdir(parents=True)
+            for index in range(500):
+                os.close(os.open(root / str(directory) / str(index), os.O_CREAT | os.O_WRONLY, 0o644))
+        roots.append(root)
+    cpus = len(os.sched_getaffinity(0))
+    assert walk_histogram(roots).workers == cpus
+
+    def children() -> list[int]:
+        found = []
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            found += [int(pid) for pid in (task / "children").read_text().split()]
+        return found
+
+    def pause_the_readers() -> None:
+        deadline = time.monotonic() + 10
+        while len(children()) < cpus and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(0.02)  # each reader has taken one of the two trees
+        stopped = children()
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(0.7)
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+
+    pauser = threading.Thread(target=pause_the_readers)
+    pauser.start()
+    result = walk_histogram(roots)
+    pauser.join()
+    assert result.workers == 2 * cpus and result.histogram.files == 30_000
+
+
+def test_the_early_reading_of_the_command_line_knows_every_smallblocks_option() -> None:
+    """scan/early.py reads smallblocks' command line before the CLI loads; an option it did not know would
+    only make every scan that uses it start late, so nothing else would notice."""
+    import typer.main
+
+    from stackbench.cli import app
+    from stackbench.scan.early import FLAGS, VALUE_OPTIONS, walk_arguments
+
+    command = typer.main.get_command(app).commands["smallblocks"]
+    options = [param for param in command.params if param.param_type_name == "option"]
+    assert {name for param in options if param.is_flag for name in param.opts} == FLAGS
+    assert {name for param in options if not param.is_flag for name in param.opts} == VALUE_OPTIONS
+    assert walk_arguments(["/a", "-l", "-x", "/b", "--workers=3", "--json"]) == (["/a", "/b"], 3, False)
+    assert walk_arguments(["/a", "--one-file-system", "-f", "csv"]) == (["/a"], None, True)
+    for unread in (["/a", "--help"], ["/a", "--bogus"], ["/a", "--workers", "0"], ["--json"], ["/a", "--db"]):
+        assert walk_arguments(unread) is None
+
+
+def test_the_readers_start_before_the_command_line_framework_loads(tmp_path: Path) -> None:
+    """The walk begins before Typer and Rich load (about 0.1 s of CPU, and cold a read per module), so
+    they load while the readers work; a command line the early reading does not understand starts nothing
+    early and gets Typer's own error."""
+    probe = ("import os, runpy, sys\n"
+             "os.register_at_fork(before=lambda: sys.stderr.write('\\nFORK ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+             "sys.argv = ['stackbench', *sys.argv[1:]]\n"
+             "runpy.run_module('stackbench', run_name='__main__')\n")
+    (tmp_path / "tree" / "sub").mkdir(parents=True)
+    (tmp_path / "tree" / "sub" / "file").write_bytes(b"x" * 5000)
+    done = subprocess.run([sys.executable, "-c", probe, "smallblocks", str(tmp_path / "tree"), "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and json.loads(done.stdout)["files"] == 1, done.stderr
+    first_fork = set(done.stderr.split("FORK ", 1)[1].split("\n", 1)[0].split())
+    assert "stackbench.scan.walker" in first_fork  # the probe is real
+    assert not {"typer", "rich", "stackbench.cli"} & first_fork
+    wrong = subprocess.run([sys.executable, "-c", probe, "smallblocks", str(tmp_path / "tree"), "--bogus"],
+                           capture_output=True, text=True)
+    assert wrong.returncode == 2 and "FORK" not in wrong.stderr and "--bogus" in wrong.stderr

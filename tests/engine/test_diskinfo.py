@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from stackbench.engine.diskinfo import (
     DiskinfoResult,
     diskinfo_to_fio_result,
-    looks_like_diskinfo,
+    looks_like,
     parse_diskinfo,
 )
 from stackbench.base.errors import FioOutputError
@@ -119,9 +119,9 @@ def test_garbage_names_the_line(mangle, message: str) -> None:
 
 
 def test_detection() -> None:
-    assert looks_like_diskinfo(read("tabs-as-spaces.txt"))
-    assert looks_like_diskinfo(read("optane-4k-start.txt").split("Synchronous")[0])
-    assert not looks_like_diskinfo("3;fio-3.33;job;0;0\n")
+    assert looks_like(read("tabs-as-spaces.txt"))
+    assert looks_like(read("optane-4k-start.txt").split("Synchronous")[0])
+    assert not looks_like("3;fio-3.33;job;0;0\n")
 
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

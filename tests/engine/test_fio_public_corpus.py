@@ -191,7 +191,7 @@ def test_fio_3_1_normal_output_with_its_three_issued_counts_is_read(name: str, t
 def test_fio_2_normal_output_is_refused_in_one_line_naming_what_is_supported(name: str, tmp_path: Path) -> None:
     refused = cli_here("import", str(DATA / "fio" / name), "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-    for words in ("fio 2.x normal output", "not supported", "fio normal output of fio 3.0 and later", "terse",
+    for words in ("fio 2.x normal output", "not supported", "fio normal output (fio 3.0 and later)", "terse",
                   "JSON", "--output-format=json"):
         assert words in refused.stderr, words
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
+from stackbench.engine.fio_terse import looks_like, parse_fio_terse
 from stackbench.engine.truncated import recover
 from stackbench.model.fio_result import FioResult
 from stackbench.base.errors import FioOutputError
@@ -120,8 +120,8 @@ def test_unknown_text_names_its_line() -> None:
         parse_fio_terse("\nmy benchmark notes\n", source="n.txt")
     with pytest.raises(FioOutputError, match=r"line 1: no terse job lines"):
         parse_fio_terse("")
-    assert not looks_like_fio_terse("my benchmark notes\n")
-    assert looks_like_fio_terse((TEXT / "terse-two-jobs.txt").read_text())
+    assert not looks_like("my benchmark notes\n")
+    assert looks_like((TEXT / "terse-two-jobs.txt").read_text())
 
 
 def fio_prints(ios: int, bs: int, runtime: int) -> tuple[int, int, int, int]:

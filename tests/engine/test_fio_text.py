@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.fio_text import looks_like_fio_text, parse_fio_text
+from stackbench.engine.fio_text import looks_like, parse_fio_text
 from stackbench.model.fio_result import FioResult
 from stackbench.base.errors import FioOutputError
 
@@ -127,7 +127,7 @@ def test_plain_normal_captures_parse(name: str) -> None:
               for x in line.split("total=")[1].split()[0].split(",")[:3] if int(x)]
     assert [d.total_ios for d in result.directions] == issued
     assert result.fio_version.startswith("fio-3.")
-    assert looks_like_fio_text(text)
+    assert looks_like(text)
 
 
 def _line_of(text: str, needle: str) -> int:
@@ -175,7 +175,7 @@ def test_fio2_direction_lines_are_refused_by_line() -> None:
 def test_unknown_text_names_its_first_line() -> None:
     with pytest.raises(FioOutputError, match=r"notes.txt line 2: 'my benchmark notes' does not start fio"):
         parse_fio_text("\nmy benchmark notes\nnothing here\n", source="notes.txt")
-    assert not looks_like_fio_text("my benchmark notes\n")
+    assert not looks_like("my benchmark notes\n")
 
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

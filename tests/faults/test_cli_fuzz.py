@@ -113,3 +113,16 @@ def test_every_command_with_generated_arguments_fails_cleanly_or_succeeds(
         errors = [line for line in lines if line.startswith("Error:")]
         assert len(errors) == 1 and lines[-1] == errors[0], (argv, captured.err)
     assert os.listdir(sandbox / "scratch") == [], argv
+
+
+@pytest.mark.parametrize("argv", [["export", "--openmetrics", "\x00"], ["show", "a\x00b"],
+                                  ["run", "--target", "/tmp/x\x00y", "--dry-run"]])
+def test_an_argument_with_a_nul_is_one_usage_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the test above in CI: a path option's os.stat raised ValueError on a NUL (exit 70)."""
+    with pytest.raises(SystemExit) as done:
+        run_app(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert [line for line in err.splitlines() if line.strip()] == [line for line in err.splitlines()
+                                                                    if line.startswith("Error:")]
+    assert "NUL" in err and "internal error" not in err

@@ -4,7 +4,7 @@ every number in range, or is refused with one StackbenchError naming the file: n
 and never a value that a later command cannot compute with (a latency of 1.7e308 was imported, then
 `report` and two chart kinds exited 70 and `show --json` printed `Infinity`).
 
-The samples are real outputs (tests/data), one per entry of `importer.FORMATS`: a new format must add its
+The samples are real outputs (tests/data), one per entry of `engine/input_formats.FORMATS`: a new format must add its
 own sample here, or `test_every_import_format_has_a_sample` fails.
 """
 
@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from conftest import DATA
 from stackbench.model.fio_result import DirectionResult, FioResult, Latency
 from stackbench.base.errors import StackbenchError
-from stackbench.load.importer import FORMATS, parse_text, workload_of
+from stackbench.engine.input_formats import FORMATS
+from stackbench.load.importer import parse_text, workload_of
 
 SAMPLES: dict[str, tuple[Path, ...]] = {
     "json": (DATA / "fio" / "randread-psync.json", DATA / "fio" / "seqwrite-posixaio.jsonplus.json",
@@ -44,7 +45,7 @@ HOSTILE = st.one_of(
 
 
 def test_every_import_format_has_a_sample() -> None:
-    assert sorted(SAMPLES) == sorted(f.name for f in FORMATS)
+    assert sorted(SAMPLES) == sorted(FORMATS)
 
 
 def _numbers(value: object) -> list[float]:

@@ -29,7 +29,7 @@ from conftest import alembic, fill
 from stackbench.base.errors import StoreError
 from stackbench.store import Store
 from stackbench.store.database_url import database_url
-from stackbench.store.repository import MIGRATIONS, head_revision
+from stackbench.store.database import MIGRATIONS, head_revision
 from stored_runs import build_store
 
 MIGRATING = "stackbench_migration"  # store/migrate.py MIGRATING: the mark on the migration's connection

@@ -26,7 +26,7 @@ from sqlalchemy import Engine, create_engine, event
 
 from conftest import DATA, cli_here
 from stackbench.store import Store
-from stackbench.store.repository import MIGRATIONS, head_revision
+from stackbench.store.database import MIGRATIONS, head_revision
 
 CAPTURE = DATA / "fio" / "randread-psync.json"
 MIGRATING = "stackbench_migration"  # store/migrate.py MIGRATING

@@ -119,6 +119,21 @@ def test_a_full_disk_under_the_store_stores_nothing_half(tmp_path: Path, tmpfs_m
     assert json.loads(cli_here("runs", "--db", str(db), "--json").stdout)["runs"] == []
 
 
+def test_an_audit_the_full_store_cannot_take_is_still_shown_then_one_error_line(tmp_path: Path, tmpfs_mount) -> None:
+    """audit/service.keep: the document is printed without an id (nothing holds it), then the store's error."""
+    mount = tmpfs_mount("2M")
+    db = mount / "r.db"
+    assert cli_here("runs", "--db", str(db)).returncode == 0
+    _fill(mount)
+    done = cli_here("audit", "--from", str(DATA / "zfs" / "openzfs-2.3.2-probe"), "--db", str(db), "--json")
+    assert done.returncode == 1
+    assert "is full" in _one_error_line(done.stderr)
+    document = json.loads(done.stdout)
+    assert document["audit_id"] is None and document["findings"]
+    (mount / "filler").unlink()
+    assert json.loads(cli_here("runs", "--db", str(db), "--json").stdout)["audits"] == []
+
+
 def test_a_measured_run_the_full_store_cannot_take_is_kept_in_a_recovery_file(
     tmp_path: Path, tmpfs_mount, scratch_dir: Path
 ) -> None:

@@ -12,7 +12,7 @@ from stackbench.report.compare import comparison_csv_table, comparison_table
 from stackbench.report.document import Report
 from stackbench.report.documents.contents import Contents, RunPart
 from stackbench.report.documents.html import render_html
-from stackbench.report.documents.markdown import render_markdown
+from stackbench.report.documents.markdown import render as render_markdown
 from stackbench.report.documents.xlsx import render_xlsx
 from stackbench.report.formats import EXPORTERS, Screen
 from stackbench.model.round_order import round_orders

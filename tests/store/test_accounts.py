@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 from stackbench.base.errors import StoreError
 from stackbench.store import Store
 from stackbench.store.accounts import Accounts, RunFilter, Viewer, now
-from stackbench.store.repository import MIGRATIONS
+from stackbench.store.database import MIGRATIONS
 from web import test_postgres
 
 pg_database = test_postgres.pg_database  # a database of its own on the test PostgreSQL server

@@ -14,7 +14,7 @@ from sqlalchemy import JSON, String, create_engine, text
 
 from stackbench.base.credentials import MASK, is_secret_name, scrub, scrub_argv, scrub_text
 from stackbench.store import Store, schema
-from stackbench.store.repository import MIGRATIONS
+from stackbench.store.database import MIGRATIONS
 from web import test_postgres
 
 PLANT = "pl4nt3d-s3cret"
@@ -206,15 +206,15 @@ def test_the_migration_scrubs_what_older_versions_stored_and_leaves_no_trace_in_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows written at 0008 (before scrubbing) as an older stackbench wrote them, then the upgrade, on an
     SQLite whose `secure_delete` is off as most builds have it (Debian's has it on)."""
-    from stackbench.store import repository
+    from stackbench.store import database
 
-    pragmas = repository._sqlite_pragmas
+    pragmas = database._sqlite_pragmas
 
     def insecure(connection, record) -> None:  # noqa: ANN001
         pragmas(connection, record)
         connection.execute("PRAGMA secure_delete = OFF")
 
-    monkeypatch.setattr(repository, "_sqlite_pragmas", insecure)
+    monkeypatch.setattr(database, "_sqlite_pragmas", insecure)
     path = tmp_path / "old.db"
     url = f"sqlite:///{path}"
     Store(url).dispose()

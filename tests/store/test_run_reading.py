@@ -15,7 +15,7 @@ from stackbench.model.fio_result import Sample
 from stackbench.report.compare import comparison_table
 from stackbench.report.run import run_display
 from stackbench.store import Store, schema
-from stackbench.store.repository import read_runs
+from stackbench.store.reads import read_runs
 from stored_runs import store_run
 from synthetic import cell, run
 

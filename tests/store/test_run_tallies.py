@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, func, inspect, select, text
 
 from stackbench.store import Store, schema
 from stackbench.store.accounts import Accounts, RunFilter, Viewer, _visible
-from stackbench.store.repository import MIGRATIONS
+from stackbench.store.database import MIGRATIONS
 from web import test_postgres
 
 pg_database = test_postgres.pg_database

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, insert, update
 
 from stackbench.store import Store, schema
 from stackbench.store.accounts import Accounts, ShareLink, Viewer, now
-from stackbench.store.repository import MIGRATIONS
+from stackbench.store.database import MIGRATIONS
 from stackbench.store.uploads import add_uploaded_run, run_document
 from web import test_postgres
 

@@ -108,6 +108,25 @@ def test_garbage_database_url_is_a_clear_error() -> None:
         Store("nosuchdriver://x/y")
 
 
+def test_a_method_of_every_aggregate_reports_a_database_failure_as_one_line(tmp_path: Path) -> None:
+    """`Store` is one mixin per aggregate (store/repository.py): the methods each mixin defines, not only
+    those on `Store` itself, turn a database failure into the one-line StoreError with the fix."""
+    import inspect
+
+    path = tmp_path / "r.db"
+    store = Store(str(path))
+    store.dispose()
+    path.write_bytes(b"not a database " * 512)
+    ref = "ab" * 16
+    # runs, cells, goals, scans, audits, and what spans them
+    for call in (store.has_run, store.fio_outputs, store.remove_goal, store.get_scan, store.get_audit, store.resolve):
+        with pytest.raises(StoreError, match="is not an SQLite database"):
+            call(ref)
+    unguarded = [name for name in dir(Store) if not name.startswith("_") and inspect.isfunction(getattr(Store, name))
+                 and not hasattr(getattr(Store, name), "__wrapped__")]
+    assert unguarded == []
+
+
 def test_schema_is_created_by_the_alembic_migration(tmp_path: Path) -> None:
     Store(f"sqlite:///{tmp_path / 'r.db'}")
     tables = subprocess.run(
@@ -123,7 +142,7 @@ def test_head_revision_read_from_the_scripts_is_alembics_head() -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from stackbench.store.repository import MIGRATIONS, head_revision
+    from stackbench.store.database import MIGRATIONS, head_revision
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

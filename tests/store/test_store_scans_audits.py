@@ -17,7 +17,8 @@ from stackbench.base.errors import StoreError
 from stackbench.model.results import new_id
 from stackbench.store import Store, schema
 from stackbench.store.database_url import database_url
-from stackbench.store.repository import CellRecord, OutputRecord, head_revision
+from stackbench.store.repository import CellRecord, OutputRecord
+from stackbench.store.database import head_revision
 from conftest import alembic
 from stored_runs import build_store, runs
 

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Iterator
 
 import httpx
+from fastapi import params
+from fastapi.routing import APIRoute
 
 from stackbench.analysis.goals import parse_goal
 from stackbench.load.importer import import_files
@@ -59,6 +61,46 @@ class Site:
         response = login(client, name, password)
         assert response.status_code == 303, response.text
         return client
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route of the app as the tests that walk the route table see it (the access matrix, the hostile
+    parameters, the security headers, the Origin check): its path, its methods, and every parameter it
+    reads, its dependencies' included, as (name, where): where is path, query, header, cookie, form or body."""
+
+    path: str
+    methods: frozenset[str]
+    parameters: tuple[tuple[str, str], ...]
+
+    def named(self, *where: str) -> list[str]:
+        return [name for name, found in self.parameters if found in where]
+
+
+def app_routes(app: object) -> list[Route]:
+    """Every route of the app, those of its included routers (every page group's, web/pages/, and the API's)
+    in place. FastAPI 0.137 and later keep an included router behind one entry of `app.routes`, which
+    `iter_route_contexts` opens (with the router's prefix on the path); before, the routes were copied into
+    `app.routes`."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # FastAPI before 0.137.2
+        found = [(route.path, route) for route in app.routes if isinstance(route, APIRoute)]  # type: ignore[attr-defined]
+    else:
+        found = [(context.path, context.original_route) for context in iter_route_contexts(app.routes)  # type: ignore[attr-defined]
+                 if isinstance(context.original_route, APIRoute)]
+    return [Route(path, frozenset(route.methods), tuple(dict.fromkeys(_parameters(route.dependant))))
+            for path, route in found]
+
+
+def _parameters(dependant: object) -> list[tuple[str, str]]:
+    """(name, where) of what a route or a dependency reads from the request, then its dependencies'."""
+    found = [(p.name, where) for where in ("path", "query", "header", "cookie")
+             for p in getattr(dependant, f"{where}_params")]
+    found += [(p.name, "form" if isinstance(p.field_info, params.Form) else "body") for p in dependant.body_params]
+    for dependency in dependant.dependencies:
+        found += _parameters(dependency)
+    return found
 
 
 def login(client: httpx.Client, name: str, password: str) -> httpx.Response:
@@ -135,6 +177,24 @@ def running(app: object, forwarded_allow_ips: str | None = None) -> Iterator[str
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def chart_images(page: str) -> list[tuple[str, str]]:
+    """(src, alt) of every chart image on a page."""
+    return [(html.unescape(src), html.unescape(alt))
+            for src, alt in re.findall(r'<img src="([^"]+)" alt="([^"]*)"', page)]
+
+
+def assert_charts_served(client: httpx.Client, page: str, kinds_at_least: int) -> list[str]:
+    """Every chart image of `page` answers SVG to `client`; returns their alt texts."""
+    charts = chart_images(page)
+    assert len(charts) >= kinds_at_least, charts
+    for src, alt in charts:
+        assert alt.strip(), src
+        image = client.get(src)
+        assert image.status_code == 200 and image.headers["content-type"].startswith("image/svg+xml"), src
+        assert image.text.lstrip().startswith("<?xml") and "<svg" in image.text and "<script" not in image.text
+    return [alt for _, alt in charts]
 
 
 def first_table(page: str) -> list[list[str]]:

@@ -20,7 +20,7 @@ import pytest
 from stackbench.web.context import keyed_digest
 from stackbench.web.sessions import LOGIN_COOKIE, SESSION_COOKIE
 from stackbench.web.settings import Settings
-from web.site import PASSWORD, Site, csrf_of, free_port, login
+from web.site import PASSWORD, Site, app_routes, csrf_of, free_port, login
 
 ELSEWHERE = f"http://127.0.0.1:{free_port()}"  # another port of the same host: same-site, another origin
 
@@ -115,17 +115,8 @@ def test_serve_takes_allowed_hosts_from_its_option_and_the_environment(tmp_path,
 
 # -- Origin ---------------------------------------------------------------------------------------------
 
-def _flattened(routes: list) -> list:
-    """The app's routes with those of included routers (the API's, which FastAPI keeps behind one
-    `_IncludedRouter` entry) in place."""
-    found = []
-    for route in routes:
-        found += _flattened(route.original_router.routes) if hasattr(route, "original_router") else [route]
-    return found
-
-
 def _post_routes(site: Site) -> list[str]:
-    return sorted({route.path for route in _flattened(site.app.routes) if "POST" in getattr(route, "methods", ())})
+    return sorted({route.path for route in app_routes(site.app) if "POST" in route.methods})
 
 
 def test_every_post_from_another_origin_is_refused(web: Site, as_user: dict) -> None:

@@ -1,6 +1,6 @@
 """The pages against the real server: the CLI's numbers, user text rendered inert, share links from
-creation to revocation, security headers on every route, robots.txt, no token in any log line, and
-enumeration of ids and tokens running into the rate limit."""
+creation to revocation, no token in any log line, and enumeration of ids and tokens running into the rate
+limit (the security headers of every route: test_headers.py; scans and audits: test_scans_audits.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import secrets
 
 import httpx
 import pytest
-from fastapi.routing import APIRoute
 
 from stackbench.analysis.compare import compare_runs
 from stackbench.analysis.goals import evaluate
 from stackbench.report.compare import comparison_table
 from stackbench.report.goals import goals_table
 from stackbench.report.run import run_table
-from stackbench.web.headers import CSP, IMAGE_CSP
 from stackbench.web.settings import Settings
-from web.site import HOSTILE, PASSWORD, Site, assert_slog_page_is_the_clis, csrf_of, first_table
+from web.site import (
+    HOSTILE, PASSWORD, Site, assert_charts_served, assert_slog_page_is_the_clis, chart_images, csrf_of, first_table,
+)
 
 
 def _share(client: httpx.Client, path: str, days: str = "7", note: str = "for the vendor") -> httpx.Response:
@@ -63,24 +63,6 @@ def test_the_compare_page_shows_the_clis_verdict_table(web: Site, as_user: dict)
     assert html.escape(table.notes[-1], quote=True) in page
 
 
-def _charts(page: str) -> list[tuple[str, str]]:
-    """(src, alt) of every chart image on a page."""
-    return [(html.unescape(src), html.unescape(alt))
-            for src, alt in re.findall(r'<img src="([^"]+)" alt="([^"]*)"', page)]
-
-
-def _assert_charts_served(client: httpx.Client, page: str, kinds_at_least: int) -> list[str]:
-    """Every chart image of `page` answers SVG to `client`; returns their alt texts."""
-    charts = _charts(page)
-    assert len(charts) >= kinds_at_least, charts
-    for src, alt in charts:
-        assert alt.strip(), src
-        image = client.get(src)
-        assert image.status_code == 200 and image.headers["content-type"].startswith("image/svg+xml"), src
-        assert image.text.lstrip().startswith("<?xml") and "<svg" in image.text and "<script" not in image.text
-    return [alt for _, alt in charts]
-
-
 def test_the_run_page_shows_the_charts_of_the_report(web: Site, as_user: dict) -> None:
     """The charts `stackbench report` draws for the run (report.charts.run_figures), same alt texts, served
     as SVG images through the page's own authorization; a chart number past the last is the same 404."""
@@ -91,7 +73,7 @@ def test_the_run_page_shows_the_charts_of_the_report(web: Site, as_user: dict) -
     run = web.store.get_run(web.runs["b"])
     expected = [f.alt for f in run_figures(run, bins=bins_where_stored(web.store, run, [representative_cell(run)]))]
     assert len(expected) >= 2  # matrix and percentiles at least, on this capture
-    assert _assert_charts_served(alice, alice.get(f"/runs/{run.id}").text, len(expected)) == expected
+    assert assert_charts_served(alice, alice.get(f"/runs/{run.id}").text, len(expected)) == expected
     past = alice.get(f"/runs/{run.id}/chart.svg", params={"n": len(expected)})
     assert (past.status_code, past.text) == (404, alice.get(f"/runs/{secrets.token_hex(16)}").text)
     assert alice.get(f"/runs/{run.id}/chart.svg", params={"n": "x"}).status_code == 400
@@ -106,7 +88,7 @@ def test_the_compare_page_shows_the_comparison_chart(web: Site, as_user: dict) -
     base, other = web.store.get_run(web.runs["a"]), web.store.get_run(web.runs["b"])
     expected = [f.alt for f in compare_figures(compare_runs(base, other))]
     page = alice.get(f"/compare/{base.id}/{other.id}").text
-    assert _assert_charts_served(alice, page, 1) == expected
+    assert assert_charts_served(alice, page, 1) == expected
     assert as_user["bob"].get(f"/compare/{base.id}/{other.id}/chart.svg").status_code == 404
 
 
@@ -129,12 +111,12 @@ def test_shared_pages_show_charts_drawn_from_the_redacted_runs(fresh_site, tmp_p
         for path in (f"/runs/{run.id}", f"/compare/{site.runs['b']}/{run.id}"):
             link = _link(_share(alice, path), site)
             page = stranger.get(link).text
-            for alt in _assert_charts_served(stranger, page, 1):
+            for alt in assert_charts_served(stranger, page, 1):
                 assert "mallory-charts" not in alt
-            for src, _ in _charts(page):
+            for src, _ in chart_images(page):
                 assert src.startswith(link + "/chart.svg") and "mallory-charts" not in stranger.get(src).text
             assert stranger.get(link + "/chart.svg", params={"n": 99}).status_code == 404
-            owners = [alice.get(src).text for src, _ in _charts(alice.get(path).text)]
+            owners = [alice.get(src).text for src, _ in chart_images(alice.get(path).text)]
             assert any("mallory-charts" in text for text in owners)  # what redaction took out was there
             revoke = re.search(r'action="(/shares/[0-9a-f]{32}/revoke)"', alice.get(path).text).group(1)
             assert alice.post(revoke, data={"csrf": csrf_of(alice)}).status_code == 303
@@ -264,64 +246,6 @@ def test_share_notes_are_bounded(web: Site, as_user: dict) -> None:
     assert _share(as_user["alice"], f"/runs/{web.runs['b']}", note="n" * 501).status_code == 400
 
 
-def _sample_requests(web: Site) -> list[tuple[str, str]]:
-    """One GET of every GET route with real ids filled in, and the routes that answer 404."""
-    fill = {"run_id": web.runs["a"], "a": web.runs["a"], "b": web.runs["b"], "token": "x"}
-    found = []
-    for route in web.app.routes:
-        if isinstance(route, APIRoute) and "GET" in route.methods:
-            path = route.path
-            for name, value in fill.items():
-                path = path.replace("{" + name + "}", value)
-            found.append(("GET", path))
-    return found + [("GET", "/no/such/page"), ("POST", "/logout"), ("POST", "/login")]
-
-
-def test_security_headers_on_every_route(web: Site, as_user: dict) -> None:
-    for client in (web.client(), as_user["alice"]):
-        for method, path in _sample_requests(web):
-            answer = client.request(method, path)
-            svg = answer.headers.get("content-type", "").startswith("image/svg+xml")
-            assert answer.headers["content-security-policy"] == (IMAGE_CSP if svg else CSP), path
-            for policy in (CSP, IMAGE_CSP):
-                assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
-                assert "script-src" not in policy
-            assert answer.headers["x-content-type-options"] == "nosniff", path
-            assert answer.headers["referrer-policy"] == "no-referrer", path
-            assert answer.headers["x-frame-options"] == "DENY", path
-            assert "server" not in answer.headers, path
-            if path != "/static/style.css":
-                assert answer.headers["cache-control"] == "no-store", path
-
-
-def test_pages_have_no_inline_style_or_script(web: Site, as_user: dict) -> None:
-    """HTML pages: no inline style or script at all (the CSP refuses both). Charts are SVG images (their
-    own style inside, shown through <img>, where nothing can run): no script in them either."""
-    for method, path in _sample_requests(web):
-        answer = as_user["alice"].request(method, path)
-        text = answer.text
-        assert "<script" not in text, path
-        if answer.headers.get("content-type", "").startswith("image/svg+xml"):
-            assert path.endswith("/chart.svg") and "<svg" in text, path
-            continue
-        if answer.headers.get("content-disposition", "").startswith("attachment"):
-            # a report to save, not a page: its style is its own, under its own CSP (no script, no request)
-            assert path.endswith("/report.html") and 'http-equiv="Content-Security-Policy"' in text, path
-            assert "default-src &#39;none&#39;" in text, path
-            continue
-        assert "style=" not in text and "<style" not in text, path
-
-
-def test_no_api_explorer_or_schema_is_served(web: Site, as_user: dict) -> None:
-    for path in ("/docs", "/redoc", "/openapi.json"):
-        assert as_user["alice"].get(path).status_code == 404
-
-
-def test_robots_txt_excludes_everything_and_share_links(web: Site) -> None:
-    text = web.client().get("/robots.txt").text
-    assert "User-agent: *" in text and "Disallow: /s/\n" in text and "Disallow: /\n" in text
-
-
 def test_no_share_token_reaches_a_log(web: Site, as_user: dict, caplog: pytest.LogCaptureFixture) -> None:
     link = _link(_share(as_user["alice"], f"/runs/{web.runs['b']}"), web)
     token = link.removeprefix("/s/")
@@ -403,80 +327,6 @@ def test_a_share_link_stops_when_its_run_changes_owner_and_stays_dead(fresh_site
         assert site.client().get(fresh).status_code == 404
 
 
-def test_the_scan_page_shows_what_show_scan_prints(web: Site, as_user: dict) -> None:
-    """The histogram table cell for cell, the recommendation's lines and the special vdev chart, as
-    `stackbench show SCAN` and `chart SCAN --kind special` make them; the label inert."""
-    from stackbench.report.charts import scan_figures
-    from stackbench.report.smallblocks import histogram_table, recommendation_text
-    from stackbench.scan.document import scan_from_json
-
-    alice = as_user["alice"]
-    stored = web.store.get_scan(web.runs["scan"])
-    result, recommendation, estimates = scan_from_json(stored.document)
-    page = alice.get(f"/scans/{stored.id}").text
-    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
-    for row in histogram_table(result).rows:
-        for text in row:
-            assert text in cells
-    for line in recommendation_text(result, recommendation, estimates).renderables:
-        assert line.plain in html.unescape(page)
-    expected = [f.alt for f in scan_figures(result.histogram, recommendation, source=", ".join(stored.paths))]
-    assert _assert_charts_served(alice, page, 1) == expected
-    assert HOSTILE not in page and html.escape(HOSTILE) in page
-
-
-def test_the_scan_and_audit_lists_follow_the_visibility_rule(web: Site, as_user: dict) -> None:
-    alice, bob, carol = as_user["alice"], as_user["bob"], as_user["carol"]
-    scans = alice.get("/scans").text
-    assert f"/scans/{web.runs['scan']}" in scans and f"/scans/{web.runs['scan-team']}" in scans  # hers, bob's team
-    assert alice.get(f"/scans/{web.runs['scan-team']}").status_code == 200
-    assert f"/scans/{web.runs['scan']}" not in bob.get("/scans").text
-    assert f"/scans/{web.runs['scan']}" not in carol.get("/scans").text  # an admin does not read private scans
-    audits = alice.get("/audits").text
-    assert f"/audits/{web.runs['audit-before']}" in audits and f"/audits/{web.runs['audit-unowned']}" not in audits
-    assert f"/audits/{web.runs['audit-unowned']}" in carol.get("/audits").text  # unowned: admins only
-    assert carol.get(f"/audits/{web.runs['audit-unowned']}").status_code == 200
-    assert alice.get(f"/audits/{web.runs['audit-unowned']}").status_code == 404
-    assert "No audits to show." in bob.get("/audits").text
-    assert web.client().get("/scans").status_code == 303  # to the login page
-
-
-def test_the_audit_page_shows_the_findings_and_what_was_fixed_since(web: Site, as_user: dict) -> None:
-    """The tables `report --audit` shows (report/audit.stored_audit_tables), from the stored document: the
-    findings marked new or still, and the finding the previous audit had that is gone, as fixed."""
-    from stackbench.report.audit import stored_audit_tables
-
-    alice = as_user["alice"]
-    after = web.store.get_audit(web.runs["audit-after"])
-    tables, _ = stored_audit_tables(after.document)
-    page = alice.get(f"/audits/{after.id}").text
-    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
-    for table in tables:
-        for row in table.rows:
-            for text in row:
-                assert text in cells
-    fixed = after.document["changes"]["fixed"]
-    assert len(fixed) == 1 and "1 fixed" in page and "<td>fixed</td>" in page
-    assert f'href="/audits/{web.runs["audit-before"]}"' in page  # the previous audit, hers too
-    assert HOSTILE not in page and html.escape(HOSTILE) in page
-    before = alice.get(f"/audits/{web.runs['audit-before']}").text
-    assert "fixed" not in re.findall(r"<td[^>]*>([^<]*)</td>", before)
-
-
-def test_the_owner_makes_a_scan_team_visible_and_private_again(fresh_site) -> None:
-    with fresh_site(Settings()) as site:
-        alice, bob = site.login("alice"), site.login("bob")
-        for kind, item in (("scans", site.runs["scan"]), ("audits", site.runs["audit-after"])):
-            path = f"/{kind}/{item}"
-            assert bob.get(path).status_code == 404
-            assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "team"}).status_code == 303
-            assert bob.get(path).status_code == 200 and "Who sees this" not in bob.get(path).text
-            assert bob.post(f"{path}/visibility", data={"csrf": csrf_of(bob), "visibility": "private"}).status_code == 403
-            assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "public"}).status_code == 400
-            assert alice.post(f"{path}/visibility", data={"csrf": csrf_of(alice), "visibility": "private"}).status_code == 303
-            assert bob.get(path).status_code == 404
-
-
 def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user: dict) -> None:
     """The layers table cell for cell and the layers chart, for runs picked bottom first (the runs list's
     checkboxes send one value each); a run that is not the viewer's makes the whole page the random 404."""
@@ -493,7 +343,7 @@ def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user:
     for row in layers_table(gaps).rows:
         for text in row:
             assert text in cells
-    assert _assert_charts_served(alice, answer.text, 1) == [f.alt for f in layers_figures(gaps, [bottom, top])]
+    assert assert_charts_served(alice, answer.text, 1) == [f.alt for f in layers_figures(gaps, [bottom, top])]
     reference = alice.get(f"/runs/{secrets.token_hex(16)}").text
     for other in (web.runs["bob"], secrets.token_hex(16)):
         refused = alice.get("/layers", params={"runs": f"{bottom.id},{other}"})
@@ -529,7 +379,7 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
         for row in synclat_table(run.id, synclat_rows(run)).rows:
             for text in row:
                 assert text in cells
-        alts = _assert_charts_served(alice, page, 2)
+        alts = assert_charts_served(alice, page, 2)
         assert alts[-1] == synclat_figures([run])[0].alt
         assert "Sync write latency" in page
         # the SLOG page lists it and ranks it with another run as `stackbench slog --run` does, and charts it
@@ -538,7 +388,7 @@ def test_a_synclat_run_page_shows_the_sync_write_table_and_chart(fresh_site, tmp
         ranked = assert_slog_page_is_the_clis(alice, str(site.store.engine.url), [other, run_id])
         assert first_table(ranked)[0][0] == run.id[:12]
         # its chart is `stackbench chart B RUN -k synclat`, which draws any run with one cell per size
-        assert [alt for _, alt in _charts(ranked)] == [synclat_figures([site.store.get_run(other), run])[0].alt]
+        assert [alt for _, alt in chart_images(ranked)] == [synclat_figures([site.store.get_run(other), run])[0].alt]
 
 
 @pytest.mark.slow
@@ -561,7 +411,7 @@ def test_a_measured_run_page_charts_its_samples_and_latency_buckets(fresh_site, 
         run = site.store.get_run(run_id)
         drawn = run_figures(run, bins=bins_where_stored(site.store, run, [representative_cell(run)]))
         assert {"timeline", "histogram"} <= {f.kind for f in drawn}
-        assert _assert_charts_served(alice, alice.get(f"/runs/{run_id}").text, 4) == [f.alt for f in drawn]
+        assert assert_charts_served(alice, alice.get(f"/runs/{run_id}").text, 4) == [f.alt for f in drawn]
 
 
 @pytest.mark.slow

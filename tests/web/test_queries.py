@@ -88,7 +88,7 @@ def assert_few_statements(web: Site) -> None:
         shown = "\n".join(s.sql[:120] for s in statements)
         assert len(statements) <= LIMITS[name], f"{name}: {len(statements)} statements\n{shown}"
         # reads run outside a transaction: on PostgreSQL a transaction costs a BEGIN and a ROLLBACK, two
-        # round trips more per read (store/repository.py, `_reader`)
+        # round trips more per read (store/database.py, `_reader`)
         assert not [s.sql for s in statements if s.sql.startswith("SELECT") and s.in_transaction], name
 
 

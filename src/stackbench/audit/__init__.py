@@ -3,5 +3,6 @@
 Knowledge base: docs in ../shared/docs/zfs-kvm-audit-rules.md (issue 6). Facts are raw command outputs in
 a directory (`stackbench facts save DIR`), parsed by `facts.load_facts` from the table `facts.FACT_FILES`;
 every rule is one module in `rules/` with its failing and passing examples (`examples.py`), listed in
-`rules.REGISTRY`, and makes its findings through its `Rule` (`rule.py`).
+`rules.REGISTRY`, and makes its findings through its `Rule` (`rule.py`). `service.py` makes an audit from
+the facts to the store: the rules run, the document, what changed since the previous audit, stored.
 """

@@ -56,8 +56,13 @@ class Finding:
 
 @dataclass(frozen=True, kw_only=True)
 class Rule:
+    """One rule, everything said of it in one record: `--list-rules`, `--explain`, findings, docs/audit.md's
+    table of rules (generated from it) and its own examples, which tests/audit/test_audit_rules_examples.py
+    runs. A new rule is one module under audit/rules/ and its name in `MODULES` there."""
+
     id: str
     title: str
+    checks: str  # what it looks for, in one line (the docs' table of rules)
     severity: str  # what its findings have, unless a case is one of `other_severities`
     rationale: str
     fix: str
@@ -70,6 +75,11 @@ class Rule:
     other_severities: frozenset[str] = frozenset()
     failing: tuple[Example, ...] = field(default=(), repr=False, compare=False)  # facts it must report
     passing: tuple[Example, ...] = field(default=(), repr=False, compare=False)  # facts it must not
+
+    @property
+    def severities(self) -> tuple[str, ...]:
+        """Its own severity, then the others its cases may have, most severe first."""
+        return (self.severity, *sorted(self.other_severities, key=SEVERITIES.index))
 
     def __post_init__(self) -> None:
         for severity in (self.severity, *self.other_severities):

@@ -193,6 +193,12 @@ def run_app(argv: list[str] | None = None) -> None:
 
     _kept = _delivered = None
     install_signal_handlers()
+    if argv is not None and any("\x00" in argument for argument in argv):
+        # A real command line cannot hold a NUL (argv is C strings); a caller's list can, and the
+        # path options' os.stat would raise ValueError on it.
+        error_line("an argument contains a NUL character, which no path or value can hold: remove it. "
+                   "See 'stackbench --help'")
+        _exit(2)
     try:
         # Outside standalone mode Typer *returns* the code of a typer.Exit, and turns Ctrl-C (and the
         # Terminated of SIGTERM/SIGHUP) into Exit(130).

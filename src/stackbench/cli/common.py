@@ -10,7 +10,8 @@ import typer
 
 from stackbench.cli.app import out
 from stackbench.report.document import Report
-from stackbench.report.formats import FORMATS
+from stackbench.base.registry import one_of
+from stackbench.report.formats import FORMATS, exporter
 from stackbench.report.tabular import Tabular
 from stackbench.base.usertext import refusal
 
@@ -76,15 +77,13 @@ OUTPUT_PANEL = "Output"
 
 
 def _known_format(value: str) -> str:
-    if value not in FORMATS:
-        raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
-    return value
+    return exporter(value).name  # the registry's own error for a name it does not hold
 
 
 # The output options, declared once: every command that prints a result takes both (tests/cli/test_cli_options.py).
 FormatOption = typer.Option(
-    FORMATS[0], "--format", "-f", help=f"Output format: {', '.join(FORMATS[:-1])} or {FORMATS[-1]}.",
-    show_default=True, callback=_known_format, metavar="FORMAT", rich_help_panel=OUTPUT_PANEL,
+    FORMATS[0], "--format", "-f", help=f"Output format: {one_of(FORMATS)}.", show_default=True,
+    callback=_known_format, metavar="FORMAT", rich_help_panel=OUTPUT_PANEL,
 )
 JsonOption = typer.Option(
     False, "--json", help="Print machine-readable JSON on stdout instead of tables: the same as --format json.",
@@ -118,7 +117,7 @@ def emit(fmt: str, tabular: Tabular | None, data: Any, csv: Tabular | None = Non
 
 def emit_report(fmt: str, report: Report) -> None:
     """Print a report in the chosen format: the format's exporter renders it for the output console."""
-    from stackbench.report.formats import Screen, exporter
+    from stackbench.report.formats import Screen
 
     text = exporter(fmt).render(report, Screen(out.width, out.color_system, out.no_color))
     sys.stdout.write(text)

@@ -11,18 +11,25 @@ import typer
 from stackbench.cli.common import split_list
 from stackbench.cli.option_groups import option_group
 from stackbench.base.errors import UsageError
-from stackbench.model.plan import IOENGINES, PRESETS, Plan, build_plan
+from stackbench.base.registry import one_of
+from stackbench.model.plan import IOENGINES, Plan, build_plan
+from stackbench.model.presets import DEFAULT_PRESET, PRESETS
 from stackbench.base.units import parse_duration
 
 # The --help panels of the plan's options: what each fio run does, and how many runs a cell gets.
 WORKLOAD_PANEL = "Workload"
 REPEATS_PANEL = "Repeats"
 
+# What the help says of the presets is read from their records (model/presets.py), never listed by hand.
 _PRESET_HELP = "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values())
+_RUNS_DEFAULTS = ", ".join(f"{p.name} {p.runs}" for p in PRESETS.values())
+_ADAPTIVE = one_of((p.name for p in PRESETS.values() if p.max_runs is not None), "and")
+_DIRECT_AUTO = one_of((p.name for p in PRESETS.values() if p.direct is None), "and")
+_ENGINES = "".join(f", {p.name}: {p.ioengine}" for p in PRESETS.values() if p.ioengine)
 
 PresetOption = typer.Option(
     None, "--preset", "-p", metavar="NAME", rich_help_panel=WORKLOAD_PANEL,
-    help=f"Named plan (default quick). {_PRESET_HELP}.",
+    help=f"Named plan (default {DEFAULT_PRESET}). {_PRESET_HELP}.",
 )
 BsOption = typer.Option(
     None, "--bs", metavar="SIZES", rich_help_panel=WORKLOAD_PANEL, help="Block sizes, comma-separated: 4k,64k,1m."
@@ -40,8 +47,9 @@ SyncOption = typer.Option(
 )
 DirectOption = typer.Option(
     None, "--direct/--buffered", rich_help_panel=WORKLOAD_PANEL, show_default=False,
-    help="O_DIRECT (fio direct=1) or buffered I/O. Default: the preset's; quick and blog use O_DIRECT where the "
-    "file system honours it and warn where it does not. ZFS < 2.3 still caches O_DIRECT reads in the ARC.",
+    help="O_DIRECT (fio direct=1) or buffered I/O. Default: the preset's; with " + _DIRECT_AUTO + ", O_DIRECT "
+    "where the file system honours it, with a warning where it does not. ZFS < 2.3 still caches O_DIRECT reads in "
+    "the ARC.",
 )
 SizeOption = typer.Option(
     None, "--size", metavar="SIZE", rich_help_panel=WORKLOAD_PANEL,
@@ -60,7 +68,7 @@ JobsOption = typer.Option(
 )
 IoengineOption = typer.Option(
     None, "--ioengine", metavar="ENGINE", rich_help_panel=WORKLOAD_PANEL,
-    help=f"fio ioengine, one of: {', '.join(IOENGINES)}. Default libaio (slog: posixaio).",
+    help=f"fio ioengine, one of: {', '.join(IOENGINES)}. Default libaio{_ENGINES}.",
 )
 RateIopsOption = typer.Option(
     None, "--rate-iops", min=1, metavar="N", rich_help_panel=WORKLOAD_PANEL,
@@ -69,13 +77,13 @@ RateIopsOption = typer.Option(
 RunsOption = typer.Option(
     None, "--runs", "-n", min=1, max=100, metavar="N", rich_help_panel=REPEATS_PANEL,
     help="Separate fio runs per cell (the unit the statistics count). Fixed mode; with --until-stable the "
-    "minimum. Default: the preset's (quick 3, others 5).",
+    f"minimum. Default: the preset's ({_RUNS_DEFAULTS}).",
 )
 RepeatOption = typer.Option(None, "--repeat", min=1, max=100, hidden=True, help="Old name of --runs.")
 UntilStableOption = typer.Option(
     None, "--until-stable/--fixed", rich_help_panel=REPEATS_PANEL, show_default=False,
     help="Adaptive: after the minimum runs, add runs to cells whose 95 % interval across runs is wider than "
-    "--ci-target, up to --max-runs. Default for blog, crystal and slog unless --runs is given.",
+    f"--ci-target, up to --max-runs. Default for {_ADAPTIVE} unless --runs is given.",
 )
 CiTargetOption = typer.Option(
     5.0, "--ci-target", min=0.1, max=99, metavar="PCT", rich_help_panel=REPEATS_PANEL,

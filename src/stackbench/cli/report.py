@@ -19,6 +19,16 @@ from stackbench.cli.app import app, out
 from stackbench.cli.common import (
     DbOption, JsonReplyOption, KeepIdentifiersOption, open_store_from, print_json, split_list,
 )
+from stackbench.report.documents import DOCUMENT_FORMATS
+
+
+def _format_help() -> str:
+    """--format's help, made from the registry of document formats (report/documents/__init__.py)."""
+    formats = DOCUMENT_FORMATS.values()
+    named = "; ".join(f.name + (f" (or {', '.join(f.aliases)})" if f.aliases else "") + f", {f.description}"
+                      for f in formats)
+    suffixes = ", ".join(suffix for f in formats for suffix in f.suffixes)
+    return f"Document format: {named}. Default: from -o's suffix ({suffixes}), else {next(iter(DOCUMENT_FORMATS))}."
 
 
 @app.command("report")
@@ -41,10 +51,7 @@ def report_command(
         None, "--audit", help="Add a stored audit (`audit --db`): its findings and what was fixed since the audit "
         "before it. Repeat for several.", show_default=False,
     ),
-    output_format: Optional[str] = typer.Option(
-        None, "--format", "-f", help="Document format: html, md (or markdown: Markdown with PNG charts beside it) or xlsx. "
-        "Default: from -o's suffix (.html, .md, .xlsx), else html.", show_default=False,
-    ),
+    output_format: Optional[str] = typer.Option(None, "--format", "-f", help=_format_help(), show_default=False),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="The file to write (a new or regular file; - for standard output). Default: "
         "stackbench-report-ID.FORMAT in the current directory, ID the first run's id prefix.", show_default=False,
@@ -55,8 +62,7 @@ def report_command(
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:
-    """Write stored runs as one shareable document: HTML (one self-contained file, inline charts, no network
-    request), Markdown with PNG charts beside it, or an Excel workbook with native charts.
+    """Write stored runs as one shareable document, in a format of --format.
 
     Host names, disk serial numbers, WWNs, MAC addresses, user names in paths and UUIDs are replaced by
     stable placeholders (host-1, disk-A, user-1, ...) everywhere in the report, unless --keep-identifiers.
@@ -98,21 +104,20 @@ def report_command(
     files = [(output, main), *((output.with_name(name), data) for name, data in beside)]
     write_files(files, force=force, destination=destination)
     if not is_stdout(output):
-        _say_written(files, contents, format_name=fmt.name, redacted=not keep_identifiers, json_output=json_output)
+        _reply(fmt, files, contents, json_output=json_output, redacted=not keep_identifiers)
 
 
-def _say_written(files: list[tuple[Path, bytes]], contents: Any, *, format_name: str, redacted: bool,
-                 json_output: bool) -> None:
-    """The one line (or JSON document) that names what was written: the document, then its charts."""
+def _reply(fmt: Any, files: list[tuple[Path, bytes]], contents: Any, *, json_output: bool, redacted: bool) -> None:
+    """What was written, once it is: one line, or the JSON reply."""
     from stackbench.base.units import count
 
     if json_output:
-        print_json({"format": format_name, "files": [str(path) for path, _ in files], "redacted": redacted,
+        print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": redacted,
                     "redaction": contents.redaction, "runs": [part.run.id for part in contents.runs],
                     "charts": len(contents.figures)})
         return
     more = f" and {count(len(files) - 1, 'chart file')} beside it" if len(files) > 1 else ""
-    out.print(f"Wrote {files[0][0]}{more} ({format_name}; {contents.redaction}).", highlight=False)
+    out.print(f"Wrote {files[0][0]}{more} ({fmt.name}; {contents.redaction}).", highlight=False)
 
 
 __all__ = ["report_command"]

@@ -14,6 +14,8 @@ from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
     print_json, print_run,
 )
+from stackbench.base.registry import one_of
+from stackbench.engine.input_formats import AUTO, FORMATS, titles
 
 if TYPE_CHECKING:
     from stackbench.store import Store
@@ -210,22 +212,20 @@ def show_command(
 
 @app.command("import")
 def import_command(
-    files: list[Path] = typer.Argument(
-        ..., help="fio output files (json, json+, normal or terse) or FreeBSD diskinfo -wS output.", show_default=False
-    ),
+    files: list[Path] = typer.Argument(..., help=f"Files to import: {titles()}.", show_default=False),
     label: Optional[str] = typer.Option(
         None, "--label", "-l", callback=check_label,
         help="Label for the imported run; with several files, LABEL-1 to LABEL-N in the order given, one per run.",
     ),
     input_format: str = typer.Option(
-        "auto", "--input-format", help="auto (detect), json, normal, terse or diskinfo."
+        AUTO, "--input-format", help=f"{AUTO} (detect each file's), {one_of(FORMATS)}."
     ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
-    """Store fio outputs (JSON, json+, normal text, terse) and FreeBSD `diskinfo -wS` outputs as runs,
-    one run per file; the format is detected. With --label and several files, each run gets its own label,
+    """Store outputs of fio and other tools, in the formats FILES lists, as runs, one run per file; the format is
+    detected unless --input-format names it. With --label and several files, each run gets its own label,
     LABEL-1 to LABEL-N in the order the files are given, so that each can be shown and removed by it.
 
     Every file is parsed before anything is stored: one bad file stores nothing and names the file and line.

@@ -31,7 +31,10 @@ def smallblocks_command(
         "128K", "--recordsize", help="The datasets' recordsize: special_small_blocks must stay below it."
     ),
     one_file_system: bool = typer.Option(False, "--one-file-system", "-x", help="Do not cross mount points."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Parallel directory readers (default 2 x CPUs)."),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", min=1, help="Parallel directory readers, a process each (default: one per CPU, "
+        "doubled while they mostly wait for the disk, up to 8 per CPU).", show_default=False,
+    ),
     db: Optional[str] = StoreIntoOption,
     label: Optional[str] = typer.Option(
         None, "--label", "-l", help="A name for the stored scan, usable wherever its id is (needs --db).",
@@ -65,13 +68,9 @@ def smallblocks_command(
 
         stackbench smallblocks /tank/data --special-size 58G --chart special.png
     """
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    from stackbench import __version__
+    # Only what the walk needs is imported before it starts (docs/smallblocks.md, "Speed"): the report, the
+    # store's ids and the progress display (only on a terminal) come when they are used.
     from stackbench.base.errors import StackbenchError, UsageError
-    from stackbench.report.smallblocks import smallblocks_json
-    from stackbench.model.results import new_id
-    from stackbench.scan.special_vdev import estimates, recommend
     from stackbench.scan.walker import walk_histogram
 
     if not 0 <= metadata_share < 100:
@@ -92,25 +91,36 @@ def smallblocks_command(
         chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
         check_output(chart, force, "--chart")
     fmt = chosen_format(output_format, json_output)
-    store = open_store_from(db) if db is not None else None  # a bad --db fails before the walk, not after it
-    progress = Progress(
-        SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    )
-    task = progress.add_task("scanning", total=None)
-
-    def tick(files: int, seconds: float) -> None:
-        rate = files / seconds if seconds else 0
-        progress.update(task, description=f"{files:,} files seen, {rate:,.0f} files/s")
-
+    store = open_store_from(db) if db is not None else None  # a bad --db fails now, not after the walk
     started = datetime.now(timezone.utc)
-    with progress:
-        result = walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
+    if err.is_terminal:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=err,
+                            transient=True)
+        task = progress.add_task("scanning", total=None)
+
+        def tick(files: int, seconds: float) -> None:
+            rate = files / seconds if seconds else 0
+            progress.update(task, description=f"{files:,} files seen, {rate:,.0f} files/s")
+
+        with progress:
+            result = walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
+    else:
+        result = walk_histogram(paths, workers=workers, one_file_system=one_file_system)
+
+    from stackbench import __version__
+    from stackbench.report.smallblocks import smallblocks_json
+    from stackbench.scan.special_vdev import estimates, recommend
+
     histogram = result.histogram
     rec = recommend(histogram, size, metadata_share / 100, record)
     table = estimates(histogram, metadata_share / 100, record)
-    scan_id = new_id() if store is not None else None
+    scan_id = None
+    if store is not None:
+        from stackbench.model.results import new_id
+
+        scan_id = new_id()
     about = {
         "scan_id": scan_id,
         "label": label,

@@ -74,9 +74,15 @@ class DiskinfoResult:
     rows: tuple[tuple[int, float, float], ...] = ()  # (size in bytes, usec per write, MiB/s)
 
 
-def looks_like_diskinfo(text: str) -> bool:
+def looks_like(text: str) -> bool:
     """True for text with diskinfo's table title or its `# sectorsize` fact line (for auto-detection)."""
     return _TITLE in text or bool(re.search(r"^\s+\d+\s+# sectorsize\s*$", text, re.MULTILINE))
+
+
+def read(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    """`import`'s reader: one cell per size, and the device's facts to store with the run."""
+    info = parse_diskinfo(text, source=source)
+    return diskinfo_to_fio_result(info, text), {"diskinfo": {"device": info.device, **info.facts}}
 
 
 def parse_diskinfo(text: str, *, source: str = "diskinfo output") -> DiskinfoResult:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from array import array
 from typing import Any
@@ -45,6 +46,7 @@ _OBJECT_START = re.compile(r'\{\s*"')
 _MAX_FAILED_DECODES = 200
 _U64 = 2**64 - 1
 _DEFAULT_BS = 4096
+_MISSING = object()
 _FIX = "Pass the complete output of `fio --output-format=json` (or json+), e.g. the file written by --output"
 
 
@@ -60,6 +62,15 @@ def parse_fio_json(text: str | bytes, *, source: str = "fio output", buckets: bo
         raise FioOutputError(f"{source} is not text", _FIX)
     document, preamble = _last_document(text, source, _KEEP_BUCKETS if buckets else _CHECK_BUCKETS)
     return _parse_document(document, text, preamble, source)
+
+
+def looks_like(text: str) -> bool:  # `import` detects a document with jobs or clients, after any text
+    return '"jobs"' in text or '"client_stats"' in text or not text.strip()
+
+
+def read(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    """`import`'s reader: json+ buckets are checked, not kept (the store keeps the raw text)."""
+    return parse_fio_json(text, source=source, buckets=False), {}
 
 
 def parse_client_results(text: str | bytes, *, source: str = "fio output") -> list[tuple[str, int, FioResult]]:
@@ -288,10 +299,8 @@ def _options(global_options: Any, job_options: Any, host: str | None, where: str
     return merged
 
 
-def _directions(
-    job: dict[str, Any], name: str, host: str | None, options: dict[str, str], said: bool, major: int | None,
-    where: str,
-) -> list[DirectionResult]:
+def _directions(job: dict[str, Any], name: str, host: str | None, options: dict[str, str], said: bool,
+                major: int | None, where: str) -> list[DirectionResult]:
     """One result per direction that moved data. `said`: the job printed its options, so an option absent
     there is fio's default; otherwise the workload fields the options do not hold are unknown."""
     written = options.get("rw", options.get("readwrite"))
@@ -460,11 +469,14 @@ def _latency(data: Any, scale: float, where: str) -> Latency:
         raise FioOutputError(f"{where} bins {_bad_bucket(bins)}", _FIX)
     samples = _number(data, "N", where, default=None)
     mean = _number(data, "mean", where, default=0.0, scale=scale)
+
+    def scaled(key: str) -> float | None:
+        value = _number(data, key, where, default=None, scale=scale)
+        return value * scale if value is not None else None
+
     return Latency(
         mean_ns=mean * scale,
-        stddev_ns=_scaled(_number(data, "stddev", where, default=None, scale=scale), scale),
-        min_ns=_scaled(_number(data, "min", where, default=None, scale=scale), scale),
-        max_ns=_scaled(_number(data, "max", where, default=None, scale=scale), scale),
+        stddev_ns=scaled("stddev"), min_ns=scaled("min"), max_ns=scaled("max"),
         p50_ns=percentiles.get(50.0),
         p99_ns=percentiles.get(99.0),
         p999_ns=percentiles.get(99.9),
@@ -553,9 +565,6 @@ def _show_text(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_MISSING = object()
-
-
 def _number(data: dict[str, Any], key: str, where: str, default: Any = _MISSING, scale: float = 1.0) -> Any:
     """A field fio fills from its 64-bit counters: a number from 0 to 2^64 (in ns, bytes, I/Os) once
     multiplied by `scale` (fio 2.x latencies are in us, old bandwidths in KiB/s)."""
@@ -576,10 +585,6 @@ def _optional_number(data: dict[str, Any], key: str, where: str) -> float | None
     return float(value) if value is not None else None
 
 
-def _scaled(value: float | None, scale: float) -> float | None:
-    return value * scale if value is not None else None
-
-
 def _list(document: dict[str, Any], key: str, source: str) -> list[Any]:
     value = document.get(key)
     if not isinstance(value, list):
@@ -588,8 +593,6 @@ def _list(document: dict[str, Any], key: str, source: str) -> list[Any]:
 
 
 def _strerror(code: int) -> str:
-    import os
-
     try:
         return os.strerror(code)
     except (ValueError, OverflowError):

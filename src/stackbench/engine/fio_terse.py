@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from stackbench.engine.truncated import recover
 from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency
@@ -52,7 +52,7 @@ _USEC_MAX = _U64 / 1000  # latencies are in usec: at most 2^64 ns
 _Number = TypeVar("_Number", int, float)
 
 
-def looks_like_fio_terse(text: str) -> bool:
+def looks_like(text: str) -> bool:
     """True when the first non-blank line is a terse v3 job line (for auto-detection)."""
     first = next((line for line in text.splitlines() if line.strip() and not line.startswith("fio: ")), "")
     return first.startswith("3;fio-") and first.count(";") >= HEADER + DIRECTION_FIELDS + TAIL_FIELDS - 1
@@ -85,6 +85,11 @@ class _Line:
             raise self.fail(f"field {index + 1} ({what}) is {self.fields[index][:30]!r}, too large for fio's "
                             "64-bit counters")
         return value
+
+
+def read(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    """`import`'s reader."""
+    return parse_fio_terse(text, source=source), {}
 
 
 def parse_fio_terse(text: str, *, source: str = "fio output") -> FioResult:

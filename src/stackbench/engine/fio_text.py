@@ -36,15 +36,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from stackbench.engine.fio_json import does_direction
+from stackbench.engine.input_formats import supported
 from stackbench.model.fio_result import DirectionResult, FioResult, JobError, Latency
 from stackbench.base.errors import FioOutputError
 
 _FIX = "Pass the complete output of one fio 3.x run (--output-format=normal), or use --output-format=json"
-# What `import` reads, for the one line that refuses anything else (importer names it too).
-SUPPORTED = ("stackbench imports fio JSON and json+ (fio 2.0 and later), fio normal output of fio 3.0 and later, "
-             "terse version 3, and FreeBSD diskinfo -wS")
 _OLD_FIX = "Re-run fio with --output-format=json (every fio version writes it), or pass that output"
 # fio 2.x normal output: `bs=4K-4K/4K-4K/4K-4K` in the header, `read : io=...` sections
 _OLD_HEADER = re.compile(r"bs=\d[\w.]*-\d[\w.]*(?:/\d[\w.]*-\d[\w.]*)*$")
@@ -83,7 +82,7 @@ _U64 = 2**64 - 1
 _ISSUED_INDEX = {"read": 0, "write": 1, "trim": 2}
 
 
-def looks_like_fio_text(text: str) -> bool:
+def looks_like(text: str) -> bool:
     """True when `text` holds at least one fio 3.x normal-output job result line (for auto-detection)."""
     return bool(re.search(r"^\S.*: \(groupid=\d+, jobs=\d+\): err=", text, re.MULTILINE))
 
@@ -149,7 +148,7 @@ class _Parser:
             self.version = line.strip()
             if re.match(r"fio-[012]\.", self.version):
                 raise FioOutputError(f"{self.source} line {line_no}: {self.version} normal output is not supported: "
-                                     f"{SUPPORTED}", _OLD_FIX)
+                                     f"{supported()}", _OLD_FIX)
             return
         if match := _STDERR_ERROR.match(line):
             detail = re.search(r"error=(.*)$", match["rest"])
@@ -174,7 +173,7 @@ class _Parser:
     def header(self, line_no: int, match: re.Match[str]) -> _Header:
         if _OLD_HEADER.match(f"bs={match['bs']}"):
             raise FioOutputError(f"{self.source} line {line_no}: fio 2.x normal output (bs={match['bs'][:40]}) is not "
-                                 f"supported: {SUPPORTED}", _OLD_FIX)
+                                 f"supported: {supported()}", _OLD_FIX)
         sizes: dict[str, tuple[int, bool]] = {}
         for letter, low, high in re.findall(r"\((R|W|T)\)\s*([^\s,]+?)-([^\s,]+)", match["bs"]):
             low_bytes, low_exact = self.size(line_no, low, "block size")
@@ -206,7 +205,7 @@ class _Parser:
                 raise self.fail(
                     line_no,
                     f"cannot read the direction summary {line.strip()[:80]!r} (expected fio 3.x "
-                    f"'write: IOPS=..., BW=... (...)(SIZE/Nmsec)'; fio 2.x output is not supported: {SUPPORTED})",
+                    f"'write: IOPS=..., BW=... (...)(SIZE/Nmsec)'; fio 2.x output is not supported: {supported()})",
                 )
             io_bytes, _ = self.size(line_no, match["io"] + match["io_unit"], "io size")
             self.within(line_no, int(match["ms"]), f"runtime {match['ms']}msec")
@@ -296,6 +295,11 @@ class _Parser:
             raise self.fail(
                 job.line_no, f"job {job.name!r} has no 'issued rwts: total=...' line; the output is cut"
             )
+
+
+def read(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
+    """`import`'s reader."""
+    return parse_fio_text(text, source=source), {}
 
 
 def parse_fio_text(text: str, *, source: str = "fio output") -> FioResult:

@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
+from stackbench.engine.input_formats import AUTO, detect, input_format, supported
 from stackbench.engine.ranges import check_result
-from stackbench.engine.diskinfo import diskinfo_to_fio_result, looks_like_diskinfo, parse_diskinfo
-from stackbench.engine.fio_json import parse_fio_json
-from stackbench.engine.fio_terse import looks_like_fio_terse, parse_fio_terse
-from stackbench.engine.fio_text import SUPPORTED, looks_like_fio_text, parse_fio_text
 from stackbench.model.fio_result import DirectionResult, FioResult
 from stackbench.base.errors import FioOutputError, Interrupted, StackbenchError, UsageError, interrupt_cause
 from stackbench.base.inputs import FIO_OUTPUT, read_input
@@ -33,82 +30,39 @@ from stackbench.base.units import parse_size
 from stackbench.model.warning import Warning, WarningCode
 
 
-@dataclass(frozen=True)
-class InputFormat:
-    """One output format `import` reads: a new format is one parser module and one line in FORMATS."""
-
-    name: str
-    looks_like: Callable[[str], bool]
-    parse: Callable[[str, str], tuple[FioResult, dict[str, Any]]]  # (text, source) -> result, extra facts
-
-
-def _json(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
-    return parse_fio_json(text, source=source, buckets=False), {}  # the store keeps them in the raw text
-
-
-def _looks_like_json(text: str) -> bool:
-    return '"jobs"' in text or '"client_stats"' in text or not text.strip()
-
-
-def _terse(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
-    return parse_fio_terse(text, source=source), {}
-
-
-def _normal(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
-    return parse_fio_text(text, source=source), {}
-
-
-def _diskinfo(text: str, source: str) -> tuple[FioResult, dict[str, Any]]:
-    info = parse_diskinfo(text, source=source)
-    return diskinfo_to_fio_result(info, text), {"diskinfo": {"device": info.device, **info.facts}}
-
-
-# Detection order matters: each `looks_like` tests what only its format has (a JSON document with jobs,
-# diskinfo's table title, terse's `3;fio-` lines, the normal output's `name: (groupid=N, jobs=N): err=`).
-FORMATS: tuple[InputFormat, ...] = (
-    InputFormat("json", _looks_like_json, _json),
-    InputFormat("diskinfo", looks_like_diskinfo, _diskinfo),
-    InputFormat("terse", looks_like_fio_terse, _terse),
-    InputFormat("normal", looks_like_fio_text, _normal),
-)
-FORMAT_NAMES = ("auto", *(f.name for f in FORMATS))
 # The first line fio prints for a job, in normal output: `name: (g=0): rw=randrw, bs=(R) 64.0KiB-64.0KiB, ...`
 _FIO_START = re.compile(r"^\S.*: \(g=\d+\): rw=\w+, bs=", re.MULTILINE)
 
 
-def parse_any(data: bytes, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
-    """Parse fio JSON/json+, fio normal or terse output, or FreeBSD `diskinfo -wS` output.
+def parse_any(data: bytes, source: str, fmt: str = AUTO) -> tuple[FioResult, dict]:
+    """Parse an output of one of the formats `import` reads (engine/input_formats.py), detected unless `fmt`.
 
     Returns the result and extra facts to store (the diskinfo device facts).
     """
     return parse_text(data.decode("utf-8", errors="replace"), source, fmt)
 
 
-def parse_text(text: str, source: str, fmt: str = "auto") -> tuple[FioResult, dict]:
+def parse_text(text: str, source: str, fmt: str = AUTO) -> tuple[FioResult, dict]:
     """`parse_any` on text already decoded."""
     text = text.removeprefix("\ufeff")  # a byte-order mark that an editor or a Windows tool put first
-    if fmt == "auto":
-        chosen = next((f for f in FORMATS if f.looks_like(text)), None)
+    if fmt == AUTO:
+        chosen = detect(text)
         if chosen is None:
             if _FIO_START.search(text):  # fio's job header and no job's result: it died or was stopped first
                 raise FioOutputError(
                     f"{source}: fio output with no result block (fio printed its job header, then no job's "
-                    f"results: it failed or was stopped before the end); {SUPPORTED}",
+                    f"results: it failed or was stopped before the end); {supported()}",
                     "Import the output of a fio run that finished")
             first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-            raise StackbenchError(
-                f"{source}: unknown format (first line {first[:60]!r}); {SUPPORTED}",
-                "Pass fio's output (--output-format=json, json+, normal or terse) or diskinfo -wS output",
-            )
+            raise StackbenchError(f"{source}: unknown format (first line {first[:60]!r}); {supported()}",
+                                  "Pass an output in one of those formats")
     else:
-        chosen = next((f for f in FORMATS if f.name == fmt), None)
-        if chosen is None:
-            raise UsageError(f"unknown --input-format {fmt!r}", f"Use one of: {', '.join(FORMAT_NAMES)}")
-    result, extra = chosen.parse(text, source)
+        chosen = input_format(fmt)
+    result, extra = chosen.read(text, source)
     return check_result(result, source), extra  # every format, a new one too: no number fio cannot report
 
 
-def read_fio_file(path: Path, fmt: str = "auto") -> tuple[FioResult, str, dict]:
+def read_fio_file(path: Path, fmt: str = AUTO) -> tuple[FioResult, str, dict]:
     """The parsed result, the SHA-256 of the file and the extra facts: read through the bounded reader, and
     the bytes dropped as soon as they are text and hashed (the text is what the store keeps)."""
     data = read_input(path, FIO_OUTPUT)
@@ -175,7 +129,7 @@ def numbered_labels(label: str | None, count: int) -> list[str | None]:
     return labels
 
 
-def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = "auto",
+def import_files(store: Store, paths: Sequence[Path], *, label: str | None = None, fmt: str = AUTO,
                  stored: list[tuple[Path, str]] | None = None) -> list[Run]:
     """Parse every file, then store each as one run in its own transaction; (path, run id) of each stored
     run is appended to `stored` the moment it is known, so that a caller interrupted later (while it

@@ -1,18 +1,18 @@
-"""Workloads (one fio cell each), plans (ordered lists of them) and the named presets.
+"""Workloads (one fio cell each), plans (ordered lists of them), and a plan made from a named preset.
 
 A `Workload` is everything fio needs to reproduce one cell except the file name; it is stored with every
-result so any number can be re-run. Presets encode the matrices practitioners actually use (docs/method.md
-section 2, CrystalDiskMark's default profile, the SLOG test of section 4).
+result so any number can be re-run. The presets themselves are records in `model/presets.py`.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Sequence
 
 from stackbench.base.errors import UsageError
+from stackbench.base.registry import unknown
 from stackbench.base.units import format_size, parse_size
+from stackbench.model.presets import DEFAULT_PRESET, PRESETS, Preset, product
 
 RW_MODES = ("randread", "randwrite", "read", "write", "randrw", "rw")
 _RW_WORDS = {
@@ -244,9 +244,6 @@ class Plan:
         return workload.runtime + workload.ramp_time + RUN_OVERHEAD_S
 
 
-# cache-exhaustion: the fio time cap of its one write (--runtime changes it); the write normally ends first,
-# when the file has been written once. Six hours is 2x 512 GiB of RAM at 50 MB/s.
-CACHE_EXHAUSTION_CAP_S = 6 * 3600.0
 AUTO_FREE_SHARE = 0.9  # of the free space a file may take when its size is chosen for the target
 PLACEHOLDER_SIZE = 1024**3  # the size a `size_from_target` plan's cells hold until the target is known
 MIN_AUTO_SIZE = 16 * 1024**2  # the smallest size auto_size accepts: below it no drive cache fills
@@ -284,107 +281,6 @@ JOB_OVERHEAD_S = 0.3
 MAX_RUNS = 100
 
 
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    description: str
-    cells: tuple[tuple[str, str, int], ...]  # (rw, bs, iodepth)
-    size: str | None  # None: chosen for the target (`auto_size`)
-    runtime: float  # measured seconds of one fio run, after the ramp
-    ramp: float  # seconds fio runs before it measures (fio ramp_time)
-    runs: int  # separate fio runs per cell (fixed), or the minimum (adaptive)
-    max_runs: int | None = None  # adaptive when set: add runs until the interval is tight, up to this
-    sync: bool = False
-    direct: bool | None = False  # None: O_DIRECT where the file system honours it
-    runtimes: tuple[float, ...] | None = None  # per-cell runtime where it must differ (slog)
-    ioengine: str | None = None
-    time_based: bool = True  # False: write the file once; `runtime` is only a cap
-
-
-def _product(bss: Iterable[str], qds: Iterable[int], rws: Iterable[str]) -> tuple[tuple[str, str, int], ...]:
-    return tuple((rw, bs, qd) for bs, qd, rw in itertools.product(bss, qds, rws))
-
-
-PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset(
-            "blog",
-            "4K/64K/1M x QD1/4/8/16 x random/sequential read/write (docs/method.md section 2): 5-10 runs of 2+8 s per cell",
-            _product(("4k", "64k", "1m"), (1, 4, 8, 16), ("randread", "randwrite", "read", "write")),
-            size="10G",
-            runtime=8,
-            ramp=2,
-            runs=5,
-            max_runs=10,
-            direct=None,
-        ),
-        Preset(
-            "quick",
-            "five cells, 3 separate runs of 0.5+2 s each on a 256 MiB file, O_DIRECT where honoured: under a minute",
-            (
-                ("randread", "4k", 1),
-                ("randwrite", "4k", 1),
-                ("randwrite", "4k", 16),
-                ("read", "1m", 4),
-                ("write", "1m", 4),
-            ),
-            size="256M",
-            runtime=2,
-            ramp=0.5,
-            runs=3,
-            direct=None,
-        ),
-        Preset(
-            "crystal",
-            "CrystalDiskMark's default profile (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1): 5-10 runs of 1+5 s",
-            (
-                ("read", "1m", 8),
-                ("write", "1m", 8),
-                ("read", "1m", 1),
-                ("write", "1m", 1),
-                ("randread", "4k", 32),
-                ("randwrite", "4k", 32),
-                ("randread", "4k", 1),
-                ("randwrite", "4k", 1),
-            ),
-            size="1G",
-            runtime=5,
-            ramp=1,
-            runs=5,
-            max_runs=10,
-            direct=True,
-        ),
-        Preset(
-            "slog",
-            "4K random sync writes at QD1 (5 s) and QD16 (10 s), 5-10 runs: short enough to see a log device, not "
-            "the txg flush",
-            (("randwrite", "4k", 1), ("randwrite", "4k", 16)),
-            size="1G",
-            runtime=10,
-            ramp=1,
-            runs=5,
-            max_runs=10,
-            sync=True,
-            runtimes=(5, 10),
-            ioengine="posixaio",
-        ),
-        Preset(
-            "cache-exhaustion",
-            "when does the drive's write cache run out: one 1M sequential O_DIRECT write (QD8) through a file of "
-            "--size (default 2x RAM, at most 90 % of the free space or the device), once, with MB/s per second",
-            (("write", "1m", 8),),
-            size=None,
-            runtime=CACHE_EXHAUSTION_CAP_S,
-            ramp=0,
-            runs=1,
-            direct=True,
-            time_based=False,
-        ),
-    )
-}
-
-DEFAULT_PRESET = "quick"
 
 
 def build_plan(
@@ -414,18 +310,18 @@ def build_plan(
     QD4 only (the practitioners' reduction after finding that queue depth hardly mattered).
 
     Measurement: `--runs N` measures each cell in N separate fio runs (fixed). Presets with a run cap
-    (blog, crystal, slog) are adaptive unless --runs is given: at least their run count, then more runs
+    (`max_runs`) are adaptive unless --runs is given: at least their run count, then more runs
     for cells whose interval is wider than `ci_target`, up to `max_runs` (or `max_time` of fio per cell).
     """
     name = preset or DEFAULT_PRESET
     if name not in PRESETS:
-        raise UsageError(f"unknown preset {name!r}", f"Use one of: {', '.join(PRESETS)}")
+        raise unknown("preset", name, PRESETS)
     base = PRESETS[name]
     cells = base.cells
     runtimes: tuple[float, ...] | None = base.runtimes
     if bs or qd or rw:
         # numeric order, whatever the order given or the preset's (whose depths are 1, 16, 4)
-        cells = _product(
+        cells = product(
             sorted(bs or _unique(c[1] for c in base.cells), key=lambda b: parse_size(b, option="bs")),
             sorted(int(d) for d in (qd or _unique(c[2] for c in base.cells))),
             rw or _unique(c[0] for c in base.cells),
@@ -458,11 +354,21 @@ def build_plan(
                 time_based=base.time_based,
             )
         )
+    stopping, fixed_runs = _stopping(base, runs, until_stable, ci_target, max_runs, max_time)
+    return Plan(
+        name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
+        direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
+    )
+
+
+def _stopping(base: Preset, runs: int | None, until_stable: bool | None, ci_target: float, max_runs: int | None,
+              max_time: float | None) -> tuple[StoppingRule | None, int]:
+    """The adaptive rule when the plan is adaptive (asked for, or the preset's way without --runs), and the
+    runs every cell gets (the least, when adaptive)."""
     if runs is not None and until_stable:
         if max_runs is None or max_runs < runs:
             max_runs = max(runs, max_runs or 2 * runs)
     adaptive = until_stable if until_stable is not None else (runs is None and base.max_runs is not None)
-    stopping = None
     if adaptive:
         least = runs if runs is not None else base.runs
         most = max_runs if max_runs is not None else (base.max_runs or 2 * least)
@@ -475,13 +381,8 @@ def build_plan(
                 f"--max-runs {most} is below the {least} runs every cell gets", f"Use --max-runs {least} or more"
             )
         stopping = StoppingRule(ci_target=ci_target, min_runs=least, max_runs=most, max_seconds=max_time)
-        fixed_runs = least
-    else:
-        fixed_runs = runs if runs is not None else base.runs
-    return Plan(
-        name=name, workloads=tuple(workloads), runs=fixed_runs, stopping=stopping,
-        direct_auto=direct is None and base.direct is None, size_from_target=size_from_target,
-    )
+        return stopping, least
+    return None, runs if runs is not None else base.runs
 
 
 def plan_workload(**fields: Any) -> Workload:

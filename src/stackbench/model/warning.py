@@ -4,9 +4,8 @@ A warning tells the user that a number should not be trusted as it stands and wh
 text is for people and gets reworded; its code is for scripts and does not change. A script that looks
 for a substring of the text breaks silently the day the sentence is improved (synclat's own filter did),
 so every warning the program stores or prints carries one `WarningCode`, scripts and the program filter
-on the code, and the codes are listed with their meaning and fix in docs/json.md (a test keeps that list
-equal to the enum). A new warning is a new member here and a row there; a `Warning` with a code outside
-the set cannot be made.
+on the code, and docs/json.md lists the codes with their meaning and fix, generated from the members here.
+A new warning is one new member, its record; a `Warning` with a code outside the set cannot be made.
 """
 
 from __future__ import annotations
@@ -17,28 +16,164 @@ from typing import Any
 
 
 class WarningCode(enum.StrEnum):
-    """Every warning stackbench emits; the value is the name, as JSON and the store spell it."""
+    """Every warning stackbench emits, one record each: the name, as JSON and the store spell it, then what it
+    means and what fixes it, which are docs/json.md's table of codes (generated from them: report/registry_docs.py)."""
 
-    PAGE_CACHE = "PAGE_CACHE"  # read tests on a file smaller than 2x RAM measure caches
-    TMPFS_TARGET = "TMPFS_TARGET"  # the target is tmpfs: every result measures RAM
-    DIRECT_IO_UNAVAILABLE = "DIRECT_IO_UNAVAILABLE"  # O_DIRECT asked for where possible, not honoured here
-    TOO_FEW_RUNS = "TOO_FEW_RUNS"  # one fio run: no interval, no verdict
-    FEW_RUNS_LOW_POWER = "FEW_RUNS_LOW_POWER"  # fewer than 3 runs on a side of a comparison
-    CI_ABOVE_TARGET = "CI_ABOVE_TARGET"  # adaptive measurement stopped before its interval target
-    HIGH_SPREAD = "HIGH_SPREAD"  # separate runs differ a lot from each other
-    HIGH_CV = "HIGH_CV"  # per-second IOPS swing a lot inside runs
-    NO_SAMPLES = "NO_SAMPLES"  # a compared side has one summary and nothing to test
-    WEAK_REPLICATES = "WEAK_REPLICATES"  # a compared side predates separate runs
-    ABANDONED = "ABANDONED"  # the run's process died; the run was marked abandoned
-    HOST_DROPPED = "HOST_DROPPED"  # a fleet host dropped out mid-run; the run is partial
-    SCRATCH_LEFT = "SCRATCH_LEFT"  # a fleet host's scratch file could not be removed (host unreachable)
-    LESS_SAFE = "LESS_SAFE"  # one side of a comparison trades durability or correctness for its speed
-    ORDER_EFFECT = "ORDER_EFFECT"  # in an ab session the arm measured second in a round did better (or worse)
-    SYNC_NOISE = "SYNC_NOISE"  # synclat/slog: the runs' spread leaves a time per write, a class or a ranking open
-    IMPORT_UNKNOWN = "IMPORT_UNKNOWN"  # an imported output does not say a workload field: stored as unknown
-    IMPORT_DERIVED = "IMPORT_DERIVED"  # an imported field computed exactly from the printed numbers
-    NO_LATENCY = "NO_LATENCY"  # fio measured no latency (gtod_reduce): empty, not 0
-    LEGACY = "LEGACY"  # a plain-text warning stored by a stackbench without codes
+    meaning: str
+    fix: str
+
+    def __new__(cls, value: str, meaning: str, fix: str) -> WarningCode:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        member.fix = fix
+        return member
+
+    PAGE_CACHE = (
+        "PAGE_CACHE",
+        "Read patterns on a test file smaller than 2x RAM, buffered (or on ZFS, where O_DIRECT before "
+        "OpenZFS 2.3 still reads through the ARC): the reads measure caches, not the device.",
+        "`--size` of at least 2x RAM, or `--direct` where the file system honours O_DIRECT.",
+    )
+    TMPFS_TARGET = (
+        "TMPFS_TARGET",
+        "The target is on tmpfs: every result measures RAM, not a storage device.",
+        '`""` (a target on a storage device).',
+    )
+    DIRECT_IO_UNAVAILABLE = (
+        "DIRECT_IO_UNAVAILABLE",
+        "O_DIRECT was to be used where the target honours it (a preset whose cells use O_DIRECT where "
+        "honoured, without `--direct`/`--buffered`) and this target does not: buffered I/O was measured, "
+        "through the page cache.",
+        "A target on a file system that honours O_DIRECT.",
+    )
+    TOO_FEW_RUNS = (
+        "TOO_FEW_RUNS",
+        "Cells measured in one fio run: no interval, and no verdict can use them (subject: the cells). A "
+        "cell that writes its file once by design (cache-exhaustion) gets its own warning of this code, "
+        "saying so. In a compared row: a side has a single run, so there is no verdict.",
+        "`--runs 3` or more (5 before comparing runs); for a cell written once, read it as a curve (`chart "
+        "--kind cache`); in a compared row, rerun each side with `stackbench run --runs 5` or use "
+        "`stackbench ab --rounds 5` (`--rounds` for the runs of one `ab` session).",
+    )
+    FEW_RUNS_LOW_POWER = (
+        "FEW_RUNS_LOW_POWER",
+        "A compared row with fewer than 3 runs on a side: only large changes can be found.",
+        "As `TOO_FEW_RUNS` in a compared row.",
+    )
+    CI_ABOVE_TARGET = (
+        "CI_ABOVE_TARGET",
+        "An adaptive cell (`--until-stable`) reached its run or time cap with the interval still wider than "
+        "`--ci-target`; the text is the stop reason.",
+        "Keep the machine quiet, or accept the wider interval.",
+    )
+    HIGH_SPREAD = (
+        "HIGH_SPREAD",
+        "A cell's separate runs differ a lot (run-to-run spread of 10 % or more; past 100 % the text gives "
+        "the runs' range and \"too noisy to tell\"): other load, a cache filling, a file system still laying "
+        "out the file.",
+        "Keep the machine quiet; the runs that would tell a 5 % change at this spread, `--runs N` (`--rounds "
+        "N` for an `ab` arm), or past 100 runs a quieter machine or longer runs.",
+    )
+    HIGH_CV = (
+        "HIGH_CV",
+        "IOPS swing second to second inside runs (CV of 25 % or more): a cache filling, or the target's file "
+        "system's periodic flushes as the run's facts name it (ZFS txg flushes, ext4 journal commits, ...). "
+        "A diagnostic, never the error bar.",
+        "Longer runs (`--runtime`) show whether it settles.",
+    )
+    NO_SAMPLES = (
+        "NO_SAMPLES",
+        "A compared row where a side is a single summary without runs or samples (an import): nothing to "
+        "test.",
+        '`""` (measure both sides with stackbench).',
+    )
+    WEAK_REPLICATES = (
+        "WEAK_REPLICATES",
+        "A compared row where a side was measured before stackbench counted separate runs (continuation "
+        "segments, or one run cut into blocks of seconds): its verdict is weak.",
+        'Measure again with `stackbench run --runs 5` (`""` for segments).',
+    )
+    ABANDONED = (
+        "ABANDONED",
+        "The run's process died (killed, OOM, power cut); a later command marked the run abandoned, killed "
+        "the fio processes still left of it and removed what it left (scratch file, job directory), naming "
+        "what it could not remove or kill. Its finished fio runs are kept.",
+        '`""` (run it again), or, when the cleanup could not finish, `finish the cleanup by hand: rm -f -- '
+        "PATH` (the commands that do).",
+    )
+    HOST_DROPPED = (
+        "HOST_DROPPED",
+        "A host of a fleet run (`run --hosts`) dropped out mid-run (its fio killed, the network, the host "
+        "down); `subject` is the host. The other hosts' results are kept, the run's status is `partial`, and "
+        "the total covers only the runs where every host reported.",
+        "Check the host and run again.",
+    )
+    SCRATCH_LEFT = (
+        "SCRATCH_LEFT",
+        "A fleet host's scratch file could not be removed after the run (the host was unreachable for the "
+        "cleanup pass); `subject` is the host, `text` names the file.",
+        "Remove the file by hand.",
+    )
+    LESS_SAFE = (
+        "LESS_SAFE",
+        "(compare, ab, report) One side of the comparison holds a setting that trades durability or "
+        "correctness for speed and the other does not (`sync=disabled`, `barrier=0`/`nobarrier`, "
+        "`cache=unsafe`, `zfs_nocacheflush`, `checksum=off`, a raised `zfs_txg_timeout`, ...: the table in "
+        "`model/unsafe_settings.py`, read from the `ab` commands, the facts and the workloads). `text` is "
+        "the verdict's marking, e.g. `B is faster because it is less safe: <risk> (B: <command>; A: "
+        "<command>)`; the comparison's `safety` object holds the details.",
+        "The safe way to the same end, per setting (e.g. keep `sync=standard` and add a fast log device).",
+    )
+    ORDER_EFFECT = (
+        "ORDER_EFFECT",
+        "(compare of the two arms of one `ab` session) The arm measured second in a round did significantly "
+        "better or worse than the first, whichever arm it was: something carries over from one measurement "
+        "to the next. With counterbalanced rounds the change B vs A is not biased by it, only less precise; "
+        "`text` says by how much it moves the change when the rounds are not balanced.",
+        "Reset that state before every measurement with `--prepare`, or a longer `--ramp`.",
+    )
+    SYNC_NOISE = (
+        "SYNC_NOISE",
+        "(synclat, slog; printed and in their `--json`, not stored with the run) The spread between the "
+        "separate runs leaves a result open: a synclat size measured once or with a 95 % interval of its "
+        "time per write wider than ±10 % (subject: the sizes); a slog candidate whose interval of the QD1 "
+        "median latency straddles a class boundary, or a ranking where no candidate is proven better than "
+        "the next (subject: the candidates). `text` gives the spread seen.",
+        "The number of runs that spread calls for, in the command's own option: `--runs N` (or: the "
+        "candidates differ by less than the smallest effect a ranking claims, and no number of runs makes "
+        "one better).",
+    )
+    IMPORT_UNKNOWN = (
+        "IMPORT_UNKNOWN",
+        "(import) The imported output does not say a workload field: random or sequential (terse, a JSON job "
+        "without `job options`, the reads a write job did to verify), the block size (bsrange in normal or "
+        "terse output, no exact bytes / I/Os), the iodepth (terse, fio 2.1/2.2 JSON) or numjobs. The cell "
+        "stores it as unknown: `rw`, `bs_bytes`, `iodepth` or `numjobs` is `null` in its JSON and listed in "
+        "`unknown`, its row shows `?`, and it is never matched to another run's cell or a goal. `subject` "
+        "names the jobs (direction).",
+        "Import fio's JSON output of fio 3.x, which lists each job's options.",
+    )
+    IMPORT_DERIVED = (
+        "IMPORT_DERIVED",
+        "(import) A field the output does not print was computed exactly from the numbers it does print: the "
+        "block size as bytes / I/Os, the I/O count from the truncated KiB, KiB/s and IOPS (terse, fio before "
+        "2.17), the direction from the side that moved data, the bytes from fio 2.x's KiB. `text` names the "
+        "fields.",
+        '`""`: nothing to fix, it is said so that it is not taken for a number fio printed.',
+    )
+    NO_LATENCY = (
+        "NO_LATENCY",
+        "(import) fio measured no completion latency (`gtod_reduce=1`, `disable_clat`): the latency fields "
+        "are `null` and the tables show none, instead of 0 µs. `subject` names the jobs (direction).",
+        "Measure without gtod_reduce when latency matters.",
+    )
+    LEGACY = (
+        "LEGACY",
+        "A warning stored as plain text by a stackbench before warning codes (or with a code this version "
+        "does not know).",
+        '`""` for a plain string: the whole message is in `text`.',
+    )
 
 
 @dataclass(frozen=True)

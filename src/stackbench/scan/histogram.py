@@ -22,6 +22,19 @@ def bin_of(size: int) -> int:
     return 1 << (size.bit_length() - 1)
 
 
+def from_bit_lengths(counts: list[int], sizes: list[int]) -> "SizeHistogram":
+    """Bins from counts and bytes indexed by `size.bit_length()`, which is how the walker counts: a list
+    index per file instead of a bin computation and two dictionary updates. Every size of one bit length
+    falls in one bin (the bin of its smallest size, 2^(length-1), or 0 for length 0)."""
+    histogram = SizeHistogram()
+    for length, count in enumerate(counts):
+        if count:
+            b = bin_of((1 << length) >> 1)
+            histogram.counts[b] = histogram.counts.get(b, 0) + count
+            histogram.sizes[b] = histogram.sizes.get(b, 0) + sizes[length]
+    return histogram
+
+
 @dataclass
 class SizeHistogram:
     counts: dict[int, int] = field(default_factory=dict)

@@ -28,7 +28,10 @@ from sqlalchemy.exc import IntegrityError
 from stackbench.base.errors import StoreError
 from stackbench.model.results import Cell, Run, new_id
 from stackbench.store import schema
-from stackbench.store.repository import Store, _aware, _guarded, _run_from_row, read_runs
+from stackbench.store.database import guard_public_methods
+from stackbench.store.reads import read_runs
+from stackbench.store.repository import Store
+from stackbench.store.rows import aware, run_from_row
 from stackbench.base.usertext import check
 
 SHARE_KINDS = ("run", "compare")
@@ -180,14 +183,15 @@ def _has_sync_write_cell() -> Any:
     )
 
 
+@guard_public_methods  # every public method reports a database failure as one line, as Store's do
 class Accounts:
     """The server's tables in a results store (the same SQLite file or PostgreSQL database)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
-        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
-        self.where = store.where  # how `_guarded` names the store in a one-line error
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (database._reader)
+        self.where = store.where  # how `guarded` names the store in a one-line error
 
     # -- accounts --------------------------------------------------------------------------------
 
@@ -285,7 +289,7 @@ class Accounts:
             row = connection.execute(_SESSION, {"id_hash": id_hash}).mappings().first()
         if row is None:
             return None
-        return SessionRecord(_account(row), row["csrf_secret"], _aware(row["created_at"]), _aware(row["last_seen_at"]))
+        return SessionRecord(_account(row), row["csrf_secret"], aware(row["created_at"]), aware(row["last_seen_at"]))
 
     def touch_session(self, id_hash: str, moment: datetime) -> None:
         with self.engine.begin() as connection:
@@ -411,7 +415,7 @@ class Accounts:
             rows, total = _page_and_total(connection, query, select(func.count()).select_from(table).where(condition))
         rows = [dict(r) for r in rows]
         for row in rows:
-            row["created_at"] = _aware(row["created_at"])
+            row["created_at"] = aware(row["created_at"])
         return rows, total
 
     def visible_runs(
@@ -479,7 +483,7 @@ class Accounts:
             counted = select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
         with self.reader.connect() as connection:
             rows, total = _page_and_total(connection, query, counted)
-        made = _run_from_row if whole else _summary_from_row
+        made = run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
     # -- share links -----------------------------------------------------------------------------
@@ -532,12 +536,6 @@ class Accounts:
         return None if row is None else _link(row)
 
 
-# Every public method reports a database failure as one line, as Store's do.
-for _name, _method in list(vars(Accounts).items()):
-    if not _name.startswith("_") and callable(_method):
-        setattr(Accounts, _name, _guarded(_method))
-
-
 def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], int]:
     """The rows of a list's page and how many rows the whole list has, in one statement: the count rides
     along as a column of every row (an uncorrelated subquery, computed once), so a list page costs one
@@ -549,17 +547,17 @@ def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], 
 
 
 def _account(row: Any) -> Account:
-    return Account(id=row["id"], name=row["name"], is_admin=bool(row["is_admin"]), created_at=_aware(row["created_at"]))
+    return Account(id=row["id"], name=row["name"], is_admin=bool(row["is_admin"]), created_at=aware(row["created_at"]))
 
 
 def _link(row: Any) -> ShareLink:
     return ShareLink(
         id=row["id"], kind=row["kind"], object_id=row["object_id"], other_id=row["other_id"], owner=row["owner"],
-        note=row["note"], created_at=_aware(row["created_at"]), expires_at=_aware(row["expires_at"]),
-        revoked_at=_aware(row["revoked_at"]), last_used_at=_aware(row["last_used_at"]),
+        note=row["note"], created_at=aware(row["created_at"]), expires_at=aware(row["expires_at"]),
+        revoked_at=aware(row["revoked_at"]), last_used_at=aware(row["last_used_at"]),
     )
 
 
 def _summary_from_row(row: Any) -> RunSummary:
     return RunSummary(**{name: row[name] for name in RunSummary.__dataclass_fields__ if name != "created_at"},
-                      created_at=_aware(row["created_at"]))
+                      created_at=aware(row["created_at"]))

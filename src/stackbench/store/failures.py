@@ -4,10 +4,14 @@ SQLAlchemy reports a full disk, a locked or read-only file and a file that is no
 `OperationalError`/`DatabaseError` with the SQL statement and its parameters attached: useful to us, noise
 to a user who only needs to know that their results file is full. The driver's own message is matched
 (SQLite's texts are stable across releases; PostgreSQL's SQLSTATE classes likewise) and everything else is
-reported with the driver's first line, never the statement.
+reported with the driver's first line, never the statement. A stored row that cannot be read is one line
+too (`damage_reported`).
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -51,3 +55,17 @@ def describe(error: SQLAlchemyError, where: str) -> StoreError:
         if needle in lowered:
             return StoreError(what.format(where=where), fix)
     return StoreError(f"the results database {where} failed: {message[:200]}", "Check it, or pass another --db")
+
+
+@contextmanager
+def damage_reported(kind: str, item_id: str | None) -> Iterator[None]:
+    """A stored row whose JSON or numbers cannot be read (edited by hand, a disk error) is one line naming
+    it and the way out, never a traceback."""
+    try:
+        yield
+    except (ValueError, TypeError, KeyError) as error:
+        which = f"{kind} {item_id[:12]}" if item_id else f"a stored {kind}"
+        raise StoreError(
+            f"the stored {which} is damaged and cannot be read ({type(error).__name__}: {str(error)[:100]})",
+            f"Delete it with `stackbench rm {item_id[:12] if item_id else 'ID'} --yes` and make it again",
+        ) from None

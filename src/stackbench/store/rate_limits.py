@@ -17,7 +17,9 @@ from sqlalchemy import bindparam, delete, func, insert, select
 
 from stackbench.store import schema
 from stackbench.store.accounts import now
-from stackbench.store.repository import Store, _aware, _guarded
+from stackbench.store.database import guarded
+from stackbench.store.repository import Store
+from stackbench.store.rows import aware
 
 PURGE_EVERY = 200  # events written between two deletions of the expired ones
 
@@ -37,8 +39,8 @@ class RateEvents:
     def __init__(self, store: Store, clock: Callable[[], datetime] = now) -> None:
         self.store = store
         self.engine = store.engine
-        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
-        self.where = store.where  # how `_guarded` names the store in a one-line error
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (database._reader)
+        self.where = store.where  # how `guarded` names the store in a one-line error
         self.clock = clock
         self._writes = 0
 
@@ -52,7 +54,7 @@ class RateEvents:
             ).one()
         if count < limit:
             return None
-        return max(1, math.ceil((_aware(oldest) + timedelta(seconds=window_s) - moment).total_seconds()))
+        return max(1, math.ceil((aware(oldest) + timedelta(seconds=window_s) - moment).total_seconds()))
 
     def hit(self, scope: str, key_hash: str, keep_s: float) -> None:
         """Count one event; now and then drop the events older than `keep_s` (the longest window)."""
@@ -71,4 +73,4 @@ class RateEvents:
 
 
 for _name in ("retry_after", "hit", "reset"):  # a database failure is one line, as for every Store method
-    setattr(RateEvents, _name, _guarded(getattr(RateEvents, _name)))
+    setattr(RateEvents, _name, guarded(getattr(RateEvents, _name)))

@@ -19,7 +19,9 @@ from stackbench.base.errors import StoreError
 from stackbench.model.results import new_id
 from stackbench.store import schema
 from stackbench.store.accounts import Account, _account, now
-from stackbench.store.repository import Store, _aware, _guarded
+from stackbench.store.database import guard_public_methods
+from stackbench.store.repository import Store
+from stackbench.store.rows import aware
 from stackbench.base.usertext import check
 
 
@@ -39,14 +41,15 @@ class ApiToken:
         return self.revoked_at is None and (self.expires_at is None or moment < self.expires_at)
 
 
+@guard_public_methods  # a database failure is one line, as for every Store method
 class Tokens:
     """The `api_tokens` table of a results store."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.engine = store.engine
-        self.reader = store.reader  # reads outside a transaction on PostgreSQL (repository._reader)
-        self.where = store.where  # how `_guarded` names the store in a one-line error
+        self.reader = store.reader  # reads outside a transaction on PostgreSQL (database._reader)
+        self.where = store.where  # how `guarded` names the store in a one-line error
 
     def add(self, *, token_hash: str, owner: str, scope: str, note: str, expires_at: datetime | None) -> ApiToken:
         if scope not in schema.TOKEN_SCOPES:
@@ -119,14 +122,9 @@ class Tokens:
                                .values(last_used_at=moment))
 
 
-for _name, _method in list(vars(Tokens).items()):
-    if not _name.startswith("_") and callable(_method):
-        setattr(Tokens, _name, _guarded(_method))
-
-
 def _token(row: Any) -> ApiToken:
     return ApiToken(
-        id=row["id"], owner=row["owner"], scope=row["scope"], note=row["note"], created_at=_aware(row["created_at"]),
-        expires_at=_aware(row["expires_at"]), revoked_at=_aware(row["revoked_at"]),
-        last_used_at=_aware(row["last_used_at"]),
+        id=row["id"], owner=row["owner"], scope=row["scope"], note=row["note"], created_at=aware(row["created_at"]),
+        expires_at=aware(row["expires_at"]), revoked_at=aware(row["revoked_at"]),
+        last_used_at=aware(row["last_used_at"]),
     )

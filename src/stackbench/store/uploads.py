@@ -21,7 +21,9 @@ from stackbench.model.fio_result import DirectionResult, Latency
 from stackbench.model.plan import Workload
 from stackbench.model.results import Cell, new_id
 from stackbench.store import schema
-from stackbench.store.repository import Store, _aware, _cell_row, _guarded
+from stackbench.store.database import guarded
+from stackbench.store.repository import Store
+from stackbench.store.rows import aware, cell_row
 from stackbench.base.usertext import check
 
 DOCUMENT_FORMAT = "stackbench-push"
@@ -63,7 +65,7 @@ def run_document(store: Store, ref: str) -> dict[str, Any]:
 
 
 def _json_value(value: Any) -> Any:
-    return _aware(value).isoformat() if isinstance(value, datetime) else value  # SQLite drops the zone: UTC
+    return aware(value).isoformat() if isinstance(value, datetime) else value  # SQLite drops the zone: UTC
 
 
 class RunExists(Exception):
@@ -116,7 +118,7 @@ def add_uploaded_run(store: Store, owner: str, document: dict[str, Any]) -> str:
                 cell = Cell(id=new_id(), seq=item["seq"], workload=Workload.from_dict(item["workload"]),
                             result=result_from_dict(item["result"]), measurement=item["measurement"])
                 output_seq = item["fio_output_seq"]
-                row = _cell_row(run["id"], output_ids[output_seq] if output_seq is not None else None, cell)
+                row = cell_row(run["id"], output_ids[output_seq] if output_seq is not None else None, cell)
                 connection.execute(insert(schema.cells).values(**row))
                 if item["samples"]:
                     connection.execute(insert(schema.samples), [
@@ -136,6 +138,6 @@ def result_from_dict(data: dict[str, Any]) -> DirectionResult:
     return DirectionResult(**values)
 
 
-add_uploaded_run = _guarded(add_uploaded_run)  # type: ignore[assignment]
-existing_owner = _guarded(existing_owner)  # type: ignore[assignment]
-run_document = _guarded(run_document)  # type: ignore[assignment]
+add_uploaded_run = guarded(add_uploaded_run)  # type: ignore[assignment]
+existing_owner = guarded(existing_owner)  # type: ignore[assignment]
+run_document = guarded(run_document)  # type: ignore[assignment]

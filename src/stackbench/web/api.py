@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
@@ -34,18 +34,18 @@ class ApiRefused(Exception):
         self.status, self.error, self.fix, self.headers = status, error, fix, headers or {}
 
 
-def bearer(scope: str) -> Callable[[Request], tuple[ApiToken, Account]]:
-    """A dependency: the live token of the request and its account, if its scope is `scope`."""
+def bearer(scope: str) -> Callable[..., tuple[ApiToken, Account]]:
+    """A dependency: the live token of the request and its account, if its scope is `scope`. The header is
+    a parameter of the route, so that the tests that walk the route table (tests/web) send it their values."""
 
-    def check(request: Request) -> tuple[ApiToken, Account]:
+    def check(request: Request, authorization: str = Header("")) -> tuple[ApiToken, Account]:
         ctx = context_of(request)
         address = client_address(request)
         wait = ctx.misses.retry_after(address)
         if wait is not None:
             raise ApiRefused(429, "too many requests with unknown tokens or ids", f"Wait {wait} s",
                              {"Retry-After": str(wait)})
-        header = request.headers.get("authorization", "")
-        kind, _, value = header.partition(" ")
+        kind, _, value = authorization.partition(" ")
         found = None
         if kind.lower() == "bearer" and TOKEN.fullmatch(value.strip()):
             found = Tokens(ctx.store).holder(ctx.digest(value.strip()))

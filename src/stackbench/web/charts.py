@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Generic, Hashable, Sequence, TypeVar
 
 if TYPE_CHECKING:
+    from stackbench.model.results import Run
     from stackbench.report.charts.figure import Figure
 
 CACHE_ENTRIES = 64
@@ -29,6 +30,12 @@ REPORT_ENTRIES = 8  # a 48-cell run's report is about 250 KiB
 _DRAWING = threading.Lock()
 
 Made = TypeVar("Made")
+
+
+def drawn_from(run: "Run") -> tuple:
+    """What a run's charts (and its report) depend on that can change, for a cache key: a relabelled run, or
+    one still measuring (cells added, status changed), is drawn again."""
+    return run.id, run.label, run.status, len(run.cells)
 
 
 @dataclass(frozen=True)

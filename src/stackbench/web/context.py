@@ -1,5 +1,7 @@
-"""What every request handler shares: the store, the server's key, the settings and the limiters (counted
-in the store, so shared by every worker process)."""
+"""What every request handler shares, one object in the app's state (`context_of(request)`): the store,
+the server's key, the settings, the limiters (counted in the store, so shared by every worker process),
+the drawn charts and the pages' templates. The page groups (web/pages/) and the API (web/api.py) are
+modules of routes over it, never closures over a local of `create_app`."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import hashlib
 import hmac
 from dataclasses import dataclass, field
 
+from jinja2 import Environment, PackageLoader
 from starlette.requests import Request
 
+from stackbench.base.usertext import shown_in_template
 from stackbench.store.accounts import Accounts
 from stackbench.store.rate_limits import RateEvents
 from stackbench.store.repository import Store
@@ -18,12 +22,23 @@ from stackbench.web.limits import SlidingWindow
 from stackbench.web.settings import Settings
 
 
+def page_templates() -> Environment:
+    """The pages' templates. auto_reload off: the templates are files of the installed package, compiled
+    once per process; with it on, every page checked the modification time of each template it uses (3 stat
+    calls for the runs list). finalize: every text a page prints with its invisible and control characters
+    escaped (base/usertext.py)."""
+    return Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True, auto_reload=False,
+                       finalize=shown_in_template)
+
+
 @dataclass
 class ServerContext:
     store: Store
     accounts: Accounts
     settings: Settings
     hash_key: bytes
+    stylesheet: str = ""  # static/style.css, read once when the app is made
+    templates: Environment = field(default_factory=page_templates)
     login_by_account: SlidingWindow = field(init=False)
     login_by_address: SlidingWindow = field(init=False)
     misses: SlidingWindow = field(init=False)

@@ -75,7 +75,12 @@ def validate(document: Any) -> None:
     if document["format"] != DOCUMENT_FORMAT or document["format_version"] != DOCUMENT_VERSION:
         raise Refused(400, f"not a {DOCUMENT_FORMAT} document of version {DOCUMENT_VERSION}: upgrade stackbench "
                       "on the pushing machine or the server so that both speak it")
-    run = document["run"]
+    _validate_run(document["run"])
+    seqs = _validate_outputs(document["fio_outputs"])
+    _validate_cells(document["cells"], seqs)
+
+
+def _validate_run(run: Any) -> None:
     _keys(run, "run", {"id", "label", "status", "source", "created_at", "finished_at", "target", "plan",
                        "planned_cells", "facts", "warnings"})
     _check(isinstance(run["id"], str) and RUN_ID.fullmatch(run["id"]), "run.id is not 32 hex digits")
@@ -95,7 +100,10 @@ def validate(document: Any) -> None:
         _keys(warning, f"run.warnings[{index}]", {"code", "subject", "text", "fix"})
         for name, value in warning.items():
             _text(value, f"run.warnings[{index}].{name}", 10_000)
-    outputs = document["fio_outputs"]
+
+
+def _validate_outputs(outputs: Any) -> set[int]:
+    """The fio outputs' fields; their sequence numbers, which cells name."""
     _check(isinstance(outputs, list), "fio_outputs is not a list")
     seqs = set()
     for index, out in enumerate(outputs):
@@ -116,7 +124,10 @@ def validate(document: Any) -> None:
         _text(out["source_name"], f"{where}.source_name", 4096, optional=True)
         _time(out["started_at"], f"{where}.started_at", optional=True)
         _time(out["finished_at"], f"{where}.finished_at", optional=True)
-    cells = document["cells"]
+    return seqs
+
+
+def _validate_cells(cells: Any, seqs: set[int]) -> None:
     _check(isinstance(cells, list), "cells is not a list")
     for index, cell in enumerate(cells):
         where = f"cells[{index}]"

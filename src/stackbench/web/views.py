@@ -1,6 +1,6 @@
 """What the pages show, built from the same report builders as the CLI (report/run.py, compare.py,
 goals.py): a `Tabular` becomes an HTML table cell for cell, so the numbers and their units are the
-terminal's. Nothing here formats a number."""
+terminal's. Nothing here formats a number. A share link's holder sees the runs redacted (`shared_views`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 
 
@@ -62,3 +63,15 @@ def fact_rows(facts: dict[str, Any], limit: int = 400) -> list[tuple[str, str]]:
         else:
             rows.append((key, text(value)))
     return rows
+
+
+def shared_views(*runs: Run) -> list[Run]:
+    """What a share link's holder sees of runs: redacted copies, as `stackbench report` makes them
+    (report/redact.py: host names, serials, WWNs, MACs, user names in paths become placeholders), one
+    redactor for all the runs of a page so that a host is the same placeholder in both runs of a compare."""
+    from stackbench.report.redact import redactor
+
+    redact = redactor()
+    for run in runs:
+        redact.learn_run(run)
+    return [redact.run(run) for run in runs]

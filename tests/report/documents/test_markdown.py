@@ -14,7 +14,7 @@ from conftest import cli_here
 from report.documents.shared import Measured, draw_figures
 from stackbench.base.output_files import Destination, write_files
 from stackbench.load.report_contents import build_contents
-from stackbench.report.documents.markdown import render_markdown
+from stackbench.report.documents.markdown import render as render_markdown
 from stackbench.store import open_store
 
 pytestmark = pytest.mark.slow  # real fio runs, once per session

@@ -29,6 +29,7 @@ PASSING = (
 RULE = Rule(
     id="ARC-MAX-LE-MIN",
     title="ARC maximum not above the minimum",
+    checks="zfs_arc_max set but not above c_min",
     severity="warn",
     rationale="ZFS ignores a zfs_arc_max at or below zfs_arc_min.",
     fix="Set zfs_arc_min below zfs_arc_max",

@@ -43,6 +43,7 @@ PASSING = ({**_ARC_8G_AND_AN_8G_VM, "meminfo.txt": f"MemTotal:       {32 * GIB /
 RULE = Rule(
     id="ARC-OVERCOMMIT",
     title="ARC and VMs together exceed RAM",
+    checks="ARC c_max + VM memory + 2 GiB reserve > MemTotal",
     severity="warn",
     rationale="The ARC gives memory back late; VMs then swap or the OOM killer steps in.",
     fix="Cap the ARC with zfs_arc_max",

@@ -67,6 +67,7 @@ PASSING = ({"zpool-get-Hp-all.txt": _TWO_TIB_POOL, "arcstats.txt": kstat(c_max=8
 RULE = Rule(
     id="ARC-SMALL",
     title="ARC smaller than the rule of thumb",
+    checks="c_max below 2 GiB + 1 GiB per TiB of pools (Proxmox's rule of thumb)",
     severity="info",
     rationale="RAM is the most effective tuning knob; Proxmox suggests 2 GiB plus 1 GiB per TiB of storage.",
     fix="Raise zfs_arc_max if RAM allows",

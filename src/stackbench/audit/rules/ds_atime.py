@@ -65,6 +65,7 @@ PASSING = (
 RULE = Rule(
     id="DS-ATIME",
     title="atime updates on a dataset holding image files",
+    checks="file system holding image files with atime=on and relatime=off",
     severity="info",
     rationale="Every read updates the access time: a metadata write per read.",
     fix="zfs set atime=off DATASET (image datasets)",

@@ -41,6 +41,7 @@ PASSING = (
 RULE = Rule(
     id="DS-COMPRESS-OFF",
     title="Compression off on VM storage",
+    checks="compression=off on a dataset or zvol (the default before 2.2)",
     severity="info",
     rationale="LZ4 costs little CPU and usually saves I/O; new writes only.",
     fix="zfs set compression=lz4 DATASET",

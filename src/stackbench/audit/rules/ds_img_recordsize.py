@@ -70,6 +70,7 @@ PASSING = (
 RULE = Rule(
     id="DS-IMG-RECORDSIZE",
     title="VM image files on a dataset with 128K records",
+    checks="raw or qcow2 image files on a file system with recordsize ≥ 128K",
     severity="info",
     rationale="Guest writes smaller than a record make ZFS read, modify and rewrite whole records.",
     fix="A dedicated dataset with recordsize 16K-64K for image files",

@@ -81,6 +81,7 @@ PASSING = (
 RULE = Rule(
     id="DS-QCOW2-ON-ZFS",
     title="qcow2 image on a ZFS dataset",
+    checks="qcow2 image on a ZFS file system (Proxmox dir storage, libvirt file, or found by the probe)",
     severity="warn",
     rationale="Two copy-on-write layers; OpenZFS advises zvols or raw files, but measured costs vary: measure first.",
     fix="Measure, then qemu-img convert -O raw to a zvol or raw file if raw is faster",

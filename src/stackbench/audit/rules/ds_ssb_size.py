@@ -87,6 +87,7 @@ PASSING = ({"zpool-status.txt": _WITH_SPECIAL, "zfs-get-Hp-all.txt": _images(327
 RULE = Rule(
     id="DS-SSB-SIZE",
     title="special_small_blocks at or above the block size",
+    checks="special_small_blocks ≥ recordsize (and ≥ volblocksize on zvols from 2.4), or set without a special vdev",
     severity="warn",
     rationale="Every block of the dataset then lands on the special vdev and fills it.",
     fix="Set special_small_blocks well below the recordsize (volblocksize for zvols on 2.4+); size it with "

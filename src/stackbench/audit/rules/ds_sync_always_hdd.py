@@ -63,6 +63,7 @@ PASSING = (
 RULE = Rule(
     id="DS-SYNC-ALWAYS-HDD",
     title="sync=always on spinning disks without a SLOG",
+    checks="sync=always on rotational data disks without a log vdev",
     severity="warn",
     rationale="Every write waits for the disks' cache flush.",
     fix="sync=standard, or add a SLOG",

@@ -40,6 +40,7 @@ PASSING = (
 RULE = Rule(
     id="DS-SYNC-DISABLED",
     title="sync=disabled on VM storage",
+    checks="sync=disabled on a zvol or on a dataset holding VM disks",
     severity="crit",
     rationale="Writes the guest flushed are acknowledged before they are on disk and are lost on power failure.",
     fix="zfs set sync=standard DATASET; add a SLOG if sync latency is the problem",

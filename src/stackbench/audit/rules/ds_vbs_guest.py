@@ -43,6 +43,7 @@ PASSING = (
 RULE = Rule(
     id="DS-VBS-GUEST",
     title="volblocksize outside 8K-64K",
+    checks="volblocksize outside 8K–64K",
     severity="info",
     rationale="Too large causes read-modify-write of small guest writes; too small adds metadata.",
     fix="Measure, then recreate with a volblocksize in 8K-64K",

@@ -85,6 +85,7 @@ PASSING = (
 RULE = Rule(
     id="DS-VBS-RAIDZ",
     title="Small volblocksize on raidz",
+    checks="zvol on raidz/draid with volblocksize ≤ 2 × 2^ashift",
     severity="warn",
     rationale="Parity and padding per small block approach mirror overhead in space, with raidz's IOPS.",
     fix="Recreate the zvol with volblocksize 16K-64K, or use mirrors for VM disks",

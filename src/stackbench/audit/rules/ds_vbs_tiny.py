@@ -48,6 +48,7 @@ PASSING = (
 RULE = Rule(
     id="DS-VBS-TINY",
     title="volblocksize smaller than the sector size",
+    checks="volblocksize below 2^ashift",
     severity="warn",
     rationale="Each block is padded to a full sector: wasted space and extra I/O.",
     fix="Recreate the zvol with volblocksize >= 2^ashift",

@@ -59,6 +59,7 @@ PASSING = (
 RULE = Rule(
     id="GUEST-CPU-NOAES",
     title="This VM's CPU hides AES-NI",
+    checks="facts from a VM (cpu flag `hypervisor`) whose CPU lacks `aes` (also the verdict of `stackbench crypto`)",
     severity="warn",
     rationale="Encryption in the guest falls back to slow software AES.",
     fix="A host CPU type (cpu: host, x86-64-v2-AES, +aes; libvirt host-passthrough)",

@@ -62,6 +62,7 @@ PASSING = (
 RULE = Rule(
     id="GUEST-LVM",
     title="LVM in the guest (measure before changing)",
+    checks="facts from a VM with LVM volumes: only a prompt to measure, no primary source",
     severity="info",
     rationale="docs/method.md saw a gain without LVM, confounded with a file system change; no primary source.",
     fix="Measure a file system on the LV against one on a plain partition before changing",

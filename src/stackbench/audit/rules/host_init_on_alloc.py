@@ -78,6 +78,8 @@ PASSING = (
 RULE = Rule(
     id="HOST-INIT-ON-ALLOC",
     title="Kernel zeroes every allocation",
+    checks="init_on_alloc on: command line, the kernel's `mem auto-init` line, or "
+           "CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y without init_on_alloc=0",
     severity="info",
     rationale="Zeroing every page the ARC allocates costs memory bandwidth.",
     fix="init_on_alloc=0 on the kernel command line",

@@ -74,6 +74,7 @@ PASSING = ({"nvme-id-ns.txt": _id_ns(in_use=1)},)
 RULE = Rule(
     id="HOST-NVME-LBA",
     title="NVMe namespace formatted with 512-byte blocks",
+    checks="NVMe namespace formatted with 512-byte blocks that offers a 4096-byte LBA format",
     severity="info",
     rationale="The drive offers a 4096-byte LBA format, which is usually faster; reformatting destroys data.",
     fix="nvme format --lbaf=<4K format> before the pool is created",

@@ -58,6 +58,7 @@ PASSING = ({"swaps.txt": _HEADER + "/dev/sda2                               part
 RULE = Rule(
     id="HOST-SWAP-ZVOL",
     title="Swap on a zvol",
+    checks="swap on a zvol (/dev/zvol/..., zd*, or a device stacked on one)",
     severity="info",
     rationale="Writing to a zvol needs memory, so swap on a zvol can deadlock under memory pressure.",
     fix="Swap on a plain partition or zram, not on a zvol",

@@ -62,6 +62,8 @@ PASSING = (
 RULE = Rule(
     id="KVM-AIO-NATIVE",
     title="aio=native without O_DIRECT",
+    checks="aio=native with a cache mode other than none/directsync, where QEMU opens a file or host device (not "
+           "librbd, libiscsi, libgfapi)",
     severity="err",
     rationale="The VM will not start: native AIO needs cache=none or directsync.",
     fix="cache=none, or aio=io_uring/threads",

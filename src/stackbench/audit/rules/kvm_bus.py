@@ -63,6 +63,8 @@ PASSING = (
 RULE = Rule(
     id="KVM-BUS",
     title="Disk on an emulated controller",
+    checks="disks on ide/sata, USB mass storage or SD, or scsi behind an emulated controller (also the one libvirt "
+           "adds: lsilogic on x86, spapr-vscsi on pseries)",
     severity="warn",
     rationale="Emulated IDE/SATA/LSI controllers cost CPU per I/O and cap IOPS.",
     fix="Use VirtIO SCSI (virtio-scsi-single) or VirtIO Block",

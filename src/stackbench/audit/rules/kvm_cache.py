@@ -152,6 +152,9 @@ PASSING = (
 RULE = Rule(
     id="KVM-CACHE",
     title="VM disk cache mode wrong for its storage",
+    checks="cache mode wrong for the disk's storage: writeback/writethrough on a zvol (also libvirt's absent "
+           "cache) or on a libvirt `<shareable/>` disk; unsafe anywhere or none/directsync on btrfs (crit); "
+           "writeback on an unknown storage (info)",
     severity="warn",
     rationale="On a zvol the host page cache sits on top of the ARC and caches every block twice; unsafe ignores "
               "the guest's flushes; btrfs opened with O_DIRECT (cache=none) produces checksum errors; a shared disk "

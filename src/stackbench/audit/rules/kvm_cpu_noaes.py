@@ -44,6 +44,8 @@ PASSING = (
 RULE = Rule(
     id="KVM-CPU-NOAES",
     title="Guest CPU type hides AES-NI",
+    checks="x86 VM CPU type hides AES-NI (kvm64 default, qemu64, x86-64-v2 without +aes; libvirt without `<cpu>`); "
+           "other architectures are not judged",
     severity="warn",
     rationale="Disk encryption in the guest falls back to slow software AES.",
     fix="cpu: host, x86-64-v2-AES or flags=+aes; libvirt host-passthrough",

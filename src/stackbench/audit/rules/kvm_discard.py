@@ -112,6 +112,8 @@ PASSING = (
 RULE = Rule(
     id="KVM-DISCARD",
     title="Thin VM disk without discard",
+    checks="disk on thin storage (sparse zvol, `sparse` zfspool or ZFS-over-iSCSI storage, lvmthin, btrfs, rbd, a "
+           "qcow2 image file) without discard",
     severity="info",
     rationale="Blocks freed in the guest stay allocated on the host, and snapshots pin them.",
     fix="discard=on (libvirt discard='unmap'), then fstrim in the guest",

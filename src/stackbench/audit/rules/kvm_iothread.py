@@ -56,6 +56,8 @@ PASSING = (
 RULE = Rule(
     id="KVM-IOTHREAD-MISSING",
     title="VirtIO disk without an I/O thread",
+    checks="virtio disk or scsi under virtio-scsi-single (libvirt: virtio-scsi) without an iothread in any form "
+           "(disk or controller, attribute or mapping); vhost-user disks excepted",
     severity="info",
     rationale="Disk I/O shares the main loop with everything else QEMU does.",
     fix="iothread=1 on the disk",

@@ -32,6 +32,7 @@ PASSING = (_vm("virtio-scsi-single"),)
 RULE = Rule(
     id="KVM-IOTHREAD-IGNORED",
     title="iothread set but ignored",
+    checks="iothread=1 on scsi with a controller other than virtio-scsi-single",
     severity="warn",
     rationale="The option silently does nothing with this controller.",
     fix="scsihw: virtio-scsi-single",

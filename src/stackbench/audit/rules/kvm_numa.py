@@ -39,6 +39,7 @@ PASSING = ({"numa-nodes.txt": _TWO_NODES, "qemu-server/100.conf": _VM + "numa: 1
 RULE = Rule(
     id="KVM-NUMA",
     title="VM without NUMA on a multi-node host",
+    checks="VM without NUMA on a host with more than one NUMA node",
     severity="info",
     rationale="NUMA keeps VM memory local to its socket; Proxmox needs it for hotplug.",
     fix="numa: 1 with sockets = host nodes",

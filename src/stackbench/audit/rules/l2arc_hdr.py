@@ -57,6 +57,7 @@ PASSING = ({"zpool-status.txt": _POOL_WITH_CACHE, "arcstats.txt": kstat(size=102
 RULE = Rule(
     id="L2ARC-HDR",
     title="L2ARC headers crowd the ARC",
+    checks="cache vdev and arcstats l2_hdr_size > 10 % of the ARC size (heuristic)",
     severity="warn",
     rationale="Every L2ARC block needs an ARC header in RAM; on a RAM-starved host an L2ARC can slow things down.",
     fix="A smaller L2ARC, more RAM, or secondarycache=metadata",

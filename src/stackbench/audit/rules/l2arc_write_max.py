@@ -63,6 +63,8 @@ PASSING = ({**_FLASH_CACHE_ON_2_1, "zfs-module-parameters.txt": "l2arc_write_max
 RULE = Rule(
     id="L2ARC-WRITE-MAX",
     title="L2ARC fill rate at the default on a fast cache device",
+    checks="flash cache vdev with l2arc_write_max at the running release's default (8 MiB to 2.2.6, 32 MiB from "
+           "2.2.7/2.3.0)",
     severity="info",
     rationale="The L2ARC is fed at most l2arc_write_max per second, so a big flash cache warms slowly.",
     fix="Raise l2arc_write_max, weighing SSD endurance",

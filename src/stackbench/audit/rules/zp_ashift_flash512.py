@@ -73,6 +73,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-ASHIFT-FLASH512",
     title="ashift 9 on flash that reports 512-byte sectors",
+    checks="ashift=9 on a flash device (rotational=0) that reports 512-byte physical sectors",
     severity="info",
     rationale="Flash pages are 4 KiB or larger and drives often misreport 512; the docs advise ashift 12 or 13 on flash.",
     fix="Use -o ashift=12 for new vdevs",

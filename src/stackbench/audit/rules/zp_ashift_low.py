@@ -62,6 +62,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-ASHIFT-LOW",
     title="vdev ashift below the disks' physical sector size",
+    checks="a vdev's real ashift (`zdb -C` or vdev properties) below log2 of its disks' physical sector size",
     severity="warn",
     rationale="Writes smaller than the physical sector make the drive read-modify-write.",
     fix="Recreate the vdev with -o ashift=12 (4Kn/512e disks)",

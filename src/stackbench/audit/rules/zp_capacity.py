@@ -21,6 +21,7 @@ PASSING = ({"zpool-get-Hp-all.txt": tab_separated("tank  capacity  70  -")},)
 RULE = Rule(
     id="ZP-CAPACITY",
     title="Pool nearly full",
+    checks="pool capacity ≥ 90 %",
     severity="warn",
     rationale="Metaslabs under 4 % free switch to best-fit allocation, which is CPU-heavy and cuts IOPS.",
     fix="Free space or grow the pool",

@@ -85,6 +85,7 @@ PASSING = (_log_of(size=4 * GIB),)
 RULE = Rule(
     id="ZP-LOG-OVERSIZE",
     title="Log device larger than ZFS can use",
+    checks="log class larger than max(ARC c_max, RAM/2)",
     severity="info",
     rationale="The ZIL holds only a few seconds of sync writes; about 4 GB is typical, the rest is never used.",
     fix="Use a small log partition and leave the rest unallocated",

@@ -44,6 +44,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-LOG-SINGLE",
     title="Unmirrored log device",
+    checks="unmirrored log device",
     severity="info",
     rationale="A lost SLOG plus a host crash loses the last seconds of sync writes.",
     fix="Attach a mirror if that risk matters",

@@ -42,6 +42,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-LOG-SLOW",
     title="Rotational log device",
+    checks="rotational log device",
     severity="warn",
     rationale="A SLOG only helps when its sync-write latency is lower than the pool's.",
     fix="Use a low-latency SSD with power-loss protection, or Optane",

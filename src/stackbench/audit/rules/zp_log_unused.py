@@ -81,6 +81,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-LOG-UNUSED",
     title="Log device that no dataset uses",
+    checks="log vdev while every file system and zvol of the pool has sync=disabled or logbias=throughput",
     severity="info",
     rationale="Asynchronous writes never touch the ZIL, and logbias=throughput keeps it off the log device.",
     fix="Remove the SLOG, or revisit sync/logbias",

@@ -34,6 +34,7 @@ PASSING = ({"zpool-list-Hpv.txt": _pool_list(special_allocated=300000000)},)
 RULE = Rule(
     id="ZP-SPECIAL-FULL",
     title="Special vdev beyond its small-block limit",
+    checks="special class allocated beyond 100 − zfs_special_class_metadata_reserve_pct %",
     severity="warn",
     rationale="Above the limit new small blocks land on the data disks; a full special spills metadata too.",
     fix="Add another special mirror or lower special_small_blocks",

@@ -50,6 +50,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-SPECIAL-SINGLE",
     title="Special or dedup vdev without redundancy",
+    checks="special/dedup vdev that is a single disk",
     severity="crit",
     rationale="Blocks in the special/dedup class exist only on that vdev; losing a single disk loses the pool.",
     fix="zpool attach POOL DEVICE NEW-DEVICE to make it a mirror",

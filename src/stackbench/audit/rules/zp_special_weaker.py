@@ -55,6 +55,7 @@ PASSING = (
 RULE = Rule(
     id="ZP-SPECIAL-WEAKER",
     title="Special vdev less redundant than the data vdevs",
+    checks="special mirror tolerates fewer failures than the data vdevs",
     severity="warn",
     rationale="The pool is only as safe as its least redundant class.",
     fix="Attach one more disk to the special mirror",

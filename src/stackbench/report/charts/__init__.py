@@ -1,8 +1,9 @@
 """Charts drawn with matplotlib from stored runs (issue 13). Imported only by the commands that draw, so
 that matplotlib never slows the start of the others.
 
-The functions here are what documents (`stackbench report`) and `stackbench chart` call; each returns
-`Figure`s (figure.py) and imports its chart module, and with it matplotlib, only when called. Data that is
+The functions here are what documents (`stackbench report`) and the server call; each returns
+`Figure`s (figure.py) and imports its chart module, and with it matplotlib, only when called. `stackbench
+chart` draws the kinds of `kinds.py`, each a record whose module's `draw` makes its one figure. Data that is
 not in a `Run` (json+ latency buckets, which live in the store's fio_outputs) is passed in by the caller:
 report/ never reads the store.
 """
@@ -13,25 +14,12 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from stackbench.report.charts.figure import IMAGE_FORMATS, Figure
+from stackbench.report.charts.kinds import representative_cell
 
 if TYPE_CHECKING:
     from stackbench.analysis.compare import RunComparison
     from stackbench.analysis.layers import LayerGaps
     from stackbench.model.results import Cell, Run
-
-# Every kind `stackbench chart --kind` draws; `special` is drawn from a smallblocks scan (scan_figures).
-KINDS = ("matrix", "percentiles", "histogram", "timeline", "compare", "layers", "synclat", "cache", "custom",
-         "hosts", "special")
-
-
-def representative_cell(run: "Run") -> "Cell | None":
-    """The cell run_figures draws over time and as a histogram: the first with per-second samples (the
-    first cell of the plan, usually the one a reader looks for first), else the first cell."""
-    with_samples = [c for c in run.cells if c.samples]
-    if with_samples:
-        return with_samples[0]
-    return run.cells[0] if run.cells else None
-
 
 def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, metric: str = "iops",
                 cell: "Cell | None" = None) -> list[Figure]:
@@ -107,7 +95,7 @@ def custom_figures(runs: Sequence["Run"], *, x: str, y: str, series: str | None 
 
 
 __all__ = [
-    "IMAGE_FORMATS", "KINDS", "Figure", "cache_figures", "compare_figures", "custom_figures", "hosts_figures",
+    "IMAGE_FORMATS", "Figure", "cache_figures", "compare_figures", "custom_figures", "hosts_figures",
     "layers_figures",
     "representative_cell", "run_figures", "scan_figures", "synclat_figures",
 ]

@@ -8,11 +8,16 @@ the data keeps being written to the same file.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stackbench.analysis.cache_exhaustion import CacheFall, find_fall
 from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.model.results import Cell, Run
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 
 def cache_samples(cell: Cell) -> list[float]:
@@ -83,3 +88,9 @@ def cache_figure(run: Run, cell: Cell) -> Figure:
         alt=f"Line of MB/s against GB written for {cell.pattern}; {headline}.",
         drawing=drawing,
     )
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind cache` (report/charts/kinds.py)."""
+    assert request.cell is not None
+    return cache_figure(request.runs[0], request.cell)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from stackbench.analysis.compare import RowComparison, RunComparison
+from stackbench.analysis.compare import RowComparison, RunComparison, compare_runs
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.uncertainty import TOO_NOISY
 
 if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
     from matplotlib.axes import Axes
 
 UNTESTED = "untested"
@@ -164,3 +165,10 @@ def _confidence(comparison: RunComparison) -> float:
         if row.test is not None:
             return row.test.confidence
     return 0.95
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind compare` (report/charts/kinds.py)."""
+    comparison = compare_runs(request.runs[0], request.runs[1], alpha=request.alpha,
+                              min_effect=request.min_effect / 100, force=request.force)
+    return compare_figure(comparison)

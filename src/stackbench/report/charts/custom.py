@@ -12,7 +12,7 @@ axis; rw and label give grouped bars. Each point must be one cell: when several 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from stackbench.base.errors import UsageError
 from stackbench.report.charts import style
@@ -20,6 +20,9 @@ from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS, value
 from stackbench.model.results import Cell, Run
 from stackbench.base.units import parse_size
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 FIELDS = ("bs", "iodepth", "numjobs", "rw", "label")
 NUMERIC = {"bs", "iodepth", "numjobs"}
@@ -178,3 +181,9 @@ def _runs(points: Sequence[Point]) -> list[Run]:
     for point in points:
         seen.setdefault(point.run.id, point.run)
     return list(seen.values())
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind custom` (report/charts/kinds.py)."""
+    assert request.x is not None
+    return custom_figure(request.runs, x=request.x, y=request.y, series=request.series, where=request.where)

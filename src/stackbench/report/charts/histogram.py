@@ -8,6 +8,8 @@ tail stays visible, and marks p50, p99 and p99.9 computed from the same buckets 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from collections import Counter
 
@@ -16,6 +18,9 @@ from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.model.results import Cell, Run
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 BARS_PER_DECADE = 20
 
@@ -60,3 +65,9 @@ def histogram_figure(run: Run, cell: Cell, bins: Counter[int]) -> Figure:
             f"p99 and p99.9 marked, run {style.run_name(run)}.",
         drawing=drawing,
     )
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind histogram` (report/charts/kinds.py)."""
+    assert request.cell is not None
+    return histogram_figure(request.runs[0], request.cell, request.bins or Counter())

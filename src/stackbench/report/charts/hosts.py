@@ -9,12 +9,17 @@ would flatten them). The values are the cells' own, as `show` and the table prin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stackbench.analysis.fleet import HostSpread, host_spread, is_fleet
-from stackbench.base.errors import StackbenchError
+from stackbench.base.errors import StackbenchError, UsageError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS
 from stackbench.model.results import Cell, Run
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 
 def _value(cell: Cell, metric: str) -> float:
@@ -108,3 +113,13 @@ def hosts_figure(run: Run, metric: str = "iops") -> Figure:
             f"host named ({slow}), and the fleet's total per cell below, run {style.run_name(run)}.",
         drawing=drawing,
     )
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind hosts` (report/charts/kinds.py)."""
+    run = request.runs[0]
+    if not is_fleet(run):
+        raise UsageError(f"run {run.id[:12]} is not a fleet run (it was measured on one machine), and "
+                         "--kind hosts draws the hosts of a `stackbench run --hosts` run",
+                         "Chart a fleet run, or use --kind matrix for this one")
+    return hosts_figure(run, request.metric)

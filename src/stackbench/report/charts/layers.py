@@ -16,13 +16,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Sequence
 
-from stackbench.analysis.layers import METRICS, LayerGap, LayerGaps
+from stackbench.analysis.layers import METRICS, LayerGap, LayerGaps, layer_gaps
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.uncertainty import TOO_NOISY
 from stackbench.model.results import Run
 
 if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
     from matplotlib.axes import Axes
 
 HIGHLIGHT = "#D55E00"
@@ -151,3 +152,9 @@ def _factor_panel(ax: "Axes", gaps: LayerGaps, width: float, gap: tuple[str, str
                Line2D([], [], color=PROVEN, linewidth=1.8)],
               ["proven gap", "not proven", "95 % interval"], loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9, ncol=3,
               frameon=False)
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind layers` (report/charts/kinds.py)."""
+    metric = "bw" if request.metric == "mb_s" else "iops"
+    return layers_figure(layer_gaps(request.runs, request.names, metric), request.runs)

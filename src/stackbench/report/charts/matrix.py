@@ -23,6 +23,7 @@ from stackbench.report.uncertainty import TOO_NOISY
 from stackbench.model.results import Cell, Run
 
 if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
     from matplotlib.axes import Axes
 
 LOG_WHEN = 3.0  # a run this many times the panel's highest bar would flatten the bars of a linear axis
@@ -171,3 +172,8 @@ def _runs(ax: "Axes", x: float, width: float, values: list[float], gid: style.Gi
     ax.plot(xs, values, linestyle="none", marker="o", markersize=4, color=RUN_DOT, markeredgecolor="white",
             markeredgewidth=0.6, gid=gid("runs"), zorder=5)
     shown.runs = True
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind matrix` (report/charts/kinds.py)."""
+    return matrix_figure(request.runs[0], request.metric)

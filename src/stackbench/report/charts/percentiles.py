@@ -3,10 +3,15 @@ common, and a linear axis would flatten the median to nothing)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.model.results import Run
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
 
@@ -45,3 +50,8 @@ def percentiles_figure(run: Run) -> Figure:
             f"{len(cells)} cells on a log axis, run {style.run_name(run)}.",
         drawing=drawing,
     )
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind percentiles` (report/charts/kinds.py)."""
+    return percentiles_figure(request.runs[0])

@@ -10,12 +10,15 @@ crosses "usable for small blocks" is where the device is full.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.base.units import format_bytes
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 FAR = 300.0  # a capacity line above this % of the scanned bytes is written as text, not drawn
 
@@ -111,3 +114,10 @@ def _unit(largest: float) -> tuple[str, float]:
         if largest >= factor:
             return unit, float(factor)
     return "B", 1.0
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind special` (report/charts/kinds.py)."""
+    assert request.scan is not None
+    histogram, recommendation, source = request.scan
+    return special_figure(histogram, recommendation, source=source)

@@ -4,13 +4,16 @@ overlaid (the SLOG shoot-out, FreeBSD's `diskinfo -wS` as a picture). The values
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from stackbench.base.errors import StackbenchError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.synclat import synclat_rows
 from stackbench.model.results import Run
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 
 def sweep_rows(run: Run) -> list[dict[str, Any]]:
@@ -65,3 +68,8 @@ def synclat_figure(runs: Sequence[Run]) -> Figure:
             + ", ".join(style.run_name(r) for r in drawn) + ".",
         drawing=drawing,
     )
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind synclat` (report/charts/kinds.py)."""
+    return synclat_figure(request.runs)

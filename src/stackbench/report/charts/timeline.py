@@ -11,6 +11,8 @@ cell's value; a cell whose seconds wander far outside the band is not steady.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 
 from stackbench.analysis.stats import summarize
@@ -20,6 +22,9 @@ from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS, runs, value
 from stackbench.model.results import Cell, Run
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.kinds import ChartRequest
 
 
 def sample_value(sample: Sample, metric: str) -> float | None:
@@ -97,3 +102,9 @@ def timeline_figure(run: Run, cell: Cell, metric: str = "iops") -> Figure:
             "median of the seconds with its 95 % interval as a band.",
         drawing=drawing,
     )
+
+
+def draw(request: "ChartRequest") -> Figure:
+    """`chart --kind timeline` (report/charts/kinds.py)."""
+    assert request.cell is not None
+    return timeline_figure(request.runs[0], request.cell, request.metric)

@@ -4,72 +4,59 @@ A document renders a `Contents` (contents.py): runs already redacted and analyse
 the caller (report/charts), so the documents never load, compute, redact or draw. Each format gives the
 bytes of the main file and of any files that sit beside it (Markdown's PNG charts); the command writes them
 all or none.
+
+A new format is a module here with `render(contents, stem) -> Document` and one `DocumentFormat(...)` in
+`DOCUMENT_FORMATS`: `report --format`'s help, its errors and docs/reports.md's table are made from the record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from importlib import import_module
 
 from stackbench.base.errors import UsageError
-from stackbench.report.documents.contents import Contents
-
-# The main file's bytes, and the files beside it: (file name in the main file's directory, bytes).
-Document = tuple[bytes, list[tuple[str, bytes]]]
+from stackbench.base.registry import by_name, one_of, unknown
+from stackbench.report.documents.contents import Contents, Document
 
 
 @dataclass(frozen=True)
 class DocumentFormat:
     name: str  # what --format calls it
     suffixes: tuple[str, ...]  # file name endings that choose it; the first is the default
-    render: Callable[[Contents, str], Document]  # (contents, the output file's stem) -> document
+    module: str  # the module here whose `render` makes it, imported when a document is made (Jinja2, openpyxl)
+    description: str  # what it is, in one line: help and docs
+    aliases: tuple[str, ...] = ()  # other names --format takes for it (what the printed formats call it)
+
+    def render(self, contents: Contents, stem: str) -> Document:
+        """The document of `contents`; `stem` is the output file's name without its suffix."""
+        return import_module(f"{__name__}.{self.module}").render(contents, stem)  # type: ignore[no-any-return]
 
 
-def _html(contents: Contents, stem: str) -> Document:
-    from stackbench.report.documents.html import render_html
-
-    return render_html(contents), []
-
-
-def _markdown(contents: Contents, stem: str) -> Document:
-    from stackbench.report.documents.markdown import render_markdown
-
-    return render_markdown(contents, stem)
-
-
-def _xlsx(contents: Contents, stem: str) -> Document:
-    from stackbench.report.documents.xlsx import render_xlsx
-
-    return render_xlsx(contents), []
-
-
-DOCUMENT_FORMATS: dict[str, DocumentFormat] = {
-    f.name: f for f in (
-        DocumentFormat("html", (".html", ".htm"), _html),
-        DocumentFormat("md", (".md", ".markdown"), _markdown),
-        DocumentFormat("xlsx", (".xlsx",), _xlsx),
-    )
-}
-
-
-_ALIASES = {"markdown": "md", "htm": "html"}  # what the other commands' --format says, and the other suffix
+# The first is the default.
+DOCUMENT_FORMATS: dict[str, DocumentFormat] = by_name(
+    DocumentFormat("html", (".html", ".htm"), "html", "one self-contained file: inline charts, no network request",
+                   aliases=("htm",)),
+    DocumentFormat("md", (".md", ".markdown"), "markdown", "Markdown with the charts as PNG files beside it",
+                   aliases=("markdown",)),
+    DocumentFormat("xlsx", (".xlsx",), "xlsx", "an Excel workbook with native charts"),
+)
 
 
 def document_format(name: str | None, suffix: str) -> DocumentFormat:
-    """The format named by --format, else the one the output file's suffix names, else HTML."""
+    """The format named by --format, else the one the output file's suffix names, else the first."""
     if name is not None:
-        try:
-            return DOCUMENT_FORMATS[_ALIASES.get(name.lower(), name.lower())]
-        except KeyError:
-            raise UsageError(f"unknown --format {name!r} for a report",
-                             f"Use one of: {', '.join(DOCUMENT_FORMATS)}") from None
+        for fmt in DOCUMENT_FORMATS.values():
+            if name.lower() in (fmt.name, *fmt.aliases):
+                return fmt
+        raise unknown("report --format", name, DOCUMENT_FORMATS)
     for fmt in DOCUMENT_FORMATS.values():
         if suffix.lower() in fmt.suffixes:
             return fmt
     if suffix:
         raise UsageError(f"cannot tell the report format from the file name ending {suffix!r}",
-                         f"Name the file .html, .md or .xlsx, or pass --format {'|'.join(DOCUMENT_FORMATS)}")
-    return DOCUMENT_FORMATS["html"]
+                         f"Name the file {one_of(f.suffixes[0] for f in DOCUMENT_FORMATS.values())}, or pass "
+                         f"--format {'|'.join(DOCUMENT_FORMATS)}")
+    return next(iter(DOCUMENT_FORMATS.values()))
 
 
 __all__ = ["DOCUMENT_FORMATS", "Contents", "Document", "DocumentFormat", "document_format"]

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from stackbench.report.charts.figure import Figure
     from stackbench.report.tabular import Tabular
 
+# What a document format makes: the main file's bytes, and the files beside it (file name in the main file's
+# directory, bytes), such as a Markdown report's PNG charts.
+Document = tuple[bytes, list[tuple[str, bytes]]]
+
 
 @dataclass(frozen=True)
 class FioJob:

@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from stackbench.report.documents.contents import Contents
+from stackbench.report.documents.contents import Contents, Document
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
 from stackbench.base.usertext import shown, shown_in_template
 
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 _STYLE_CLASSES = (("green", "good"), ("red", "bad"), ("yellow", "warn"), ("dim", "dim"))
+
+
+def render(contents: Contents, stem: str) -> Document:
+    """`report`'s HTML document: one self-contained file."""
+    return render_html(contents), []
 
 
 def render_html(contents: Contents) -> bytes:

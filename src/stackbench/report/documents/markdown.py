@@ -12,7 +12,7 @@ import re
 from urllib.parse import quote
 
 from stackbench.report.document import Report
-from stackbench.report.documents.contents import Contents
+from stackbench.report.documents.contents import Contents, Document
 from stackbench.report.documents.outline import Chart, Code, Heading, Table, Text, outline
 from stackbench.report.formats.exporter import Screen
 from stackbench.report.formats.markdown import MarkdownExporter, escape
@@ -25,7 +25,7 @@ def chart_file_name(stem: str, chart: Chart) -> str:
     return f"{stem}-{chart.number}-{kind}.png"
 
 
-def render_markdown(contents: Contents, stem: str) -> tuple[bytes, list[tuple[str, bytes]]]:
+def render(contents: Contents, stem: str) -> Document:
     """The Markdown text, and the charts as PNG files named after `stem` (the .md file's name without its
     suffix) to write beside it."""
     parts: list[str] = []

@@ -17,7 +17,7 @@ from datetime import timezone
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from stackbench.report.compare import noisy_notes
-from stackbench.report.documents.contents import AuditPart, Contents, RunPart
+from stackbench.report.documents.contents import AuditPart, Contents, Document, RunPart
 from stackbench.report.facts import facts_table
 from stackbench.report.layers import layers_notes
 from stackbench.report.layers import noisy_notes as layer_notes
@@ -54,6 +54,11 @@ CELL_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 # Columns left empty when the runs are too noisy to tell (report/uncertainty.py): the note says so instead.
 NOISY_COLUMNS = {"runs.iops_ci_low", "runs.iops_ci_high", "runs.spread_pct"}
+
+
+def render(contents: Contents, stem: str) -> Document:
+    """`report`'s workbook: one file."""
+    return render_xlsx(contents), []
 
 
 def render_xlsx(contents: Contents) -> bytes:

@@ -1,29 +1,33 @@
 """Output formats, one module each, found by name: `--format NAME` is `EXPORTERS[NAME]`.
 
-A new format is a module here with a class that has a `name` and `render(Report, Screen) -> str`
-(report/formats/exporter.py), and its instance in `EXPORTERS`.
+A new format is a module here whose `EXPORTER` has a `name`, a one-line `description` and
+`render(Report, Screen) -> str` (report/formats/exporter.py), and its name in `MODULES`: `--format`'s help,
+its error and README.md's table of formats are made from the registry.
 """
 
 from __future__ import annotations
 
-from stackbench.base.errors import UsageError
-from stackbench.report.formats.csv import CsvExporter
-from stackbench.report.formats.exporter import Exporter, Screen
-from stackbench.report.formats.json import JsonExporter
-from stackbench.report.formats.markdown import MarkdownExporter
-from stackbench.report.formats.table import TableExporter
+from importlib import import_module
 
-EXPORTERS: dict[str, Exporter] = {
-    exporter.name: exporter for exporter in (TableExporter(), MarkdownExporter(), CsvExporter(), JsonExporter())
-}
-FORMATS = tuple(EXPORTERS)  # the first is the default
+from stackbench.base.registry import by_name, unknown
+from stackbench.report.formats.exporter import Exporter, Screen
+
+# The modules here, one per format, each with its `EXPORTER`; the first is the default.
+MODULES = (
+    "table",
+    "markdown",
+    "csv",
+    "json",
+)
+EXPORTERS: dict[str, Exporter] = by_name(*(import_module(f"{__name__}.{module}").EXPORTER for module in MODULES))
+FORMATS = tuple(EXPORTERS)
 
 
 def exporter(name: str) -> Exporter:
-    try:
-        return EXPORTERS[name]
-    except KeyError:
-        raise UsageError(f"unknown --format {name!r}", f"Use one of: {', '.join(FORMATS)}") from None
+    """The exporter `--format NAME` asks for."""
+    if name not in EXPORTERS:
+        raise unknown("--format", name, EXPORTERS)
+    return EXPORTERS[name]
 
 
 __all__ = ["EXPORTERS", "FORMATS", "Exporter", "Screen", "exporter"]

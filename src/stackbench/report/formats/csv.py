@@ -15,6 +15,7 @@ from stackbench.report.formats.exporter import Screen
 
 class CsvExporter:
     name = "csv"
+    description = "for a spreadsheet: one plain value per cell, the unit in the header, no title or notes"
 
     def render(self, report: Report, screen: Screen) -> str:
         parts = []
@@ -25,3 +26,6 @@ class CsvExporter:
             writer.writerows(tab.rows)
             parts.append(buffer.getvalue())
         return "\n".join(parts)
+
+
+EXPORTER = CsvExporter()  # what report/formats/__init__.py registers

@@ -1,6 +1,6 @@
 """The one protocol every output format implements, in the manner of hyperfine's exporters: a whole
 `Report` in, the text to print out. Formats do not print and do not compute; adding one is a module here
-and a line in `EXPORTERS` (report/formats/__init__.py)."""
+with its `EXPORTER`, and its name in `MODULES` (report/formats/__init__.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class Screen:
 
 class Exporter(Protocol):
     name: str  # what --format calls it
+    description: str  # what it gives, in one line: the docs' table of formats (README.md)
 
     def render(self, report: Report, screen: Screen) -> str:
         """The report as this format's text, ending in a newline."""

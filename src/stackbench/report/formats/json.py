@@ -11,6 +11,7 @@ from stackbench.report.formats.exporter import Screen
 
 class JsonExporter:
     name = "json"
+    description = "the JSON of docs/json.md, for scripts; `--json` is short for it"
 
     def render(self, report: Report, screen: Screen) -> str:
         return dumps(report.data)
@@ -22,3 +23,6 @@ def dumps(data: Any) -> str:
     not finite is a bug here (exit 70) rather than a document no one can read. Numbers are checked where
     they come in (engine/ranges.py); a statistic that cannot be computed is null."""
     return json.dumps(data, indent=2, default=str, allow_nan=False) + "\n"
+
+
+EXPORTER = JsonExporter()  # what report/formats/__init__.py registers

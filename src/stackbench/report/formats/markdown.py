@@ -17,6 +17,7 @@ from stackbench.base.usertext import shown
 
 class MarkdownExporter:
     name = "markdown"
+    description = "Markdown to paste into notes: the terminal's tables and their notes"
 
     def render(self, report: Report, screen: Screen) -> str:
         return "\n".join(_table(tab) for tab in report.tables)
@@ -48,3 +49,6 @@ def escape(text: str) -> str:
 
 def _cell(value: str) -> str:
     return escape(value).replace("\n", " ")
+
+
+EXPORTER = MarkdownExporter()  # what report/formats/__init__.py registers

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 class TableExporter:
     name = "table"
+    description = "the terminal's table, in colour on a terminal and plain in a pipe"
 
     def render(self, report: Report, screen: Screen) -> str:
         buffer = io.StringIO()
@@ -169,3 +170,6 @@ def _titled(tab: Tabular, table: "Table", notes: Sequence[str]) -> RenderableTyp
     parts.append(table)
     parts.extend(Text(note, style="dim") for note in notes)
     return Group(*parts)
+
+
+EXPORTER = TableExporter()  # what report/formats/__init__.py registers
