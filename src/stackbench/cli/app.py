@@ -91,12 +91,6 @@ def one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
-def fail(message: str, exit_code: int = 1) -> None:
-    """Print `Error: ...` on one line to stderr and exit."""
-    error_line(message)
-    raise typer.Exit(exit_code)
-
-
 def warn(message: str) -> None:
     err.print(Text.assemble(("Warning:", "yellow"), " ", one_line(message)), soft_wrap=True)
 

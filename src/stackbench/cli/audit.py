@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 
 
-from stackbench.cli.app import EXIT_FINDINGS, app, err, fail, out, warn
+from stackbench.cli.app import EXIT_FINDINGS, app, err, out, warn
 from stackbench.cli.common import (
     FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, emit_report, open_store_from,
     print_json, say_stored,
@@ -124,8 +124,9 @@ def audit_command(
     if audit.shown.findings:
         sys.exit(EXIT_FINDINGS)
     if audit.shown.problems:  # with --json too: the document is on stdout, the one error line on stderr
-        fail(f"no findings, but {count(len(audit.shown.problems), 'fact file')} could not be read, so the audit "
-             "is incomplete. Re-capture them with `stackbench facts save DIR`, or report the format.")
+        raise StackbenchError(f"no findings, but {count(len(audit.shown.problems), 'fact file')} could not be read, "
+                              "so the audit is incomplete", "Re-capture them with `stackbench facts save DIR`, or "
+                              "report the format")
 
 
 def print_rules(fmt: str) -> None:

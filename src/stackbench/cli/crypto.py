@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from stackbench.cli.app import EXIT_FINDINGS, app, err, out
+from stackbench.cli.app import EXIT_FINDINGS, app, out
 from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, emit_report, print_json
 
 if TYPE_CHECKING:
@@ -155,12 +155,8 @@ def _only(bench: Any, name: str, key_size: int | None, source: str) -> Any:
 
 
 def _run_with_progress(run: Any, cipher: str | None, key_size: int | None) -> Any:
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
+    from stackbench.cli.progress import spinner
     from stackbench.engine.cryptsetup import benchmark_command
 
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
-                        console=err, transient=True, disable=not err.is_terminal)
-    progress.add_task(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)", total=None)
-    with progress:
+    with spinner(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)"):
         return run(cipher, key_size)

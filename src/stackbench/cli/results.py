@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from stackbench.cli.app import app, err, fail, out, warn
+from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
     print_json, print_run,
@@ -89,7 +89,7 @@ def rm_command(
 
         stackbench rm 3f2a9c old-server --yes
     """
-    from stackbench.base.errors import UsageError
+    from stackbench.base.errors import StackbenchError, UsageError
     from stackbench.base.units import count
 
     store = open_store_from(db)
@@ -132,7 +132,7 @@ def rm_command(
         if not sys.stdin.isatty():
             raise UsageError(f"not deleting {items} without confirmation (no terminal to ask on)", "Pass --yes")
         if not typer.confirm(f"Delete {'this' if items.startswith('1 ') else 'these'} {items}?", default=False):
-            fail("nothing deleted", exit_code=1)
+            raise StackbenchError("nothing deleted", "Answer y to delete, or pass --yes")
     store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]))
     if json_output:
         print_json({"deleted": [*chosen["run"], *chosen["scan"], *chosen["audit"]]})

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import os
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from stackbench.cli.app import app, err, error_line, out, warn
+from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
     FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
     say_stored,
 )
-from stackbench.base.units import parse_size
+from stackbench.base.units import count, parse_size
 
 
 @app.command("smallblocks")
@@ -70,7 +69,7 @@ def smallblocks_command(
     """
     # Only what the walk needs is imported before it starts (docs/smallblocks.md, "Speed"): the report, the
     # store's ids and the progress display (only on a terminal) come when they are used.
-    from stackbench.base.errors import StackbenchError, UsageError
+    from stackbench.base.errors import Interrupted, StackbenchError, UsageError
     from stackbench.scan.walker import walk_histogram
 
     if not 0 <= metadata_share < 100:
@@ -94,17 +93,12 @@ def smallblocks_command(
     store = open_store_from(db) if db is not None else None  # a bad --db fails now, not after the walk
     started = datetime.now(timezone.utc)
     if err.is_terminal:
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from stackbench.cli.progress import spinner
 
-        progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=err,
-                            transient=True)
-        task = progress.add_task("scanning", total=None)
+        with spinner("scanning") as say:
+            def tick(files: int, seconds: float) -> None:
+                say(f"{count(files, 'file')} seen, {files / seconds if seconds else 0:,.0f} files/s")
 
-        def tick(files: int, seconds: float) -> None:
-            rate = files / seconds if seconds else 0
-            progress.update(task, description=f"{files:,} files seen, {rate:,.0f} files/s")
-
-        with progress:
             result = walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
     else:
         result = walk_histogram(paths, workers=workers, one_file_system=one_file_system)
@@ -154,8 +148,7 @@ def smallblocks_command(
         err.print(f"Stored as scan {data['scan_id'][:12]}: see it again with `stackbench show {data['scan_id'][:12]}`",
                   highlight=False, markup=False)
     if result.partial:
-        error_line("interrupted: the histogram above is PARTIAL.")
-        sys.exit(130)
+        raise Interrupted("interrupted: the histogram above is PARTIAL", "Run it again and let it finish to count every file")
 
 
 def print_scan(result: Any, rec: Any, table: list[Any], data: dict[str, Any], fmt: str) -> None:

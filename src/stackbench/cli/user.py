@@ -114,12 +114,11 @@ def user_list(db: Optional[str] = DbOption, output_format: str = FormatOption, j
 
         stackbench user list
     """
-    from stackbench.report.tabular import Tabular
+    from stackbench.report.accounts import accounts_table
     from stackbench.store.accounts import Accounts
 
     accounts = Accounts(open_store_from(db)).list_accounts()
-    table = Tabular(["Name", "Admin", "Created (UTC)"],
-                    [[a.name, "yes" if a.is_admin else "no", a.created_at.strftime("%Y-%m-%d %H:%M")] for a in accounts])
+    table = accounts_table(accounts)
     data = {"accounts": [{"id": a.id, "name": a.name, "admin": a.is_admin, "created_at": a.created_at.isoformat()}
                          for a in accounts]}
     emit(chosen_format(output_format, json_output), table, data)
