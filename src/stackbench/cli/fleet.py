@@ -63,7 +63,7 @@ def run_fleet(
         dropped = sorted({w.subject for w in run.warnings if w.code == WarningCode.HOST_DROPPED})
         raise StackbenchError(
             f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
-            "See the warnings above, fix the host(s) and run again",
+            f"See the warnings above, fix {'it' if len(dropped) == 1 else 'them'} and run again",
         )
 
 

@@ -50,7 +50,7 @@ from stackbench.measure.runner import (
 from stackbench.measure.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
-from stackbench.base.units import format_size
+from stackbench.base.units import count, format_size
 from stackbench.model.warning import Warning, WarningCode
 
 CLEANUP_TIMEOUT_S = 30.0
@@ -350,7 +350,7 @@ class FleetMeasurement:
         rule = self.plan.stopping
         if rule is None:
             if n >= self.plan.runs:
-                cell.done, cell.stop_reason = True, f"{n} separate fio run(s) on every host, as planned"
+                cell.done, cell.stop_reason = True, f"{count(n, 'separate fio run')} on every host, as planned"
             return
         numbers, per_host = self._total_runs(cell)
         first = next(iter(cell.hosts.values())).results[0].directions[0].direction
@@ -541,8 +541,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
         raise Interrupted(
-            f"{interrupt_cause(interrupt)} stopped the fleet run after {measurement.order if measurement else 0} "
-            f"fio run(s); every finished one is stored as run {run_id} (marked incomplete), fio's servers were "
+            f"{interrupt_cause(interrupt)} stopped the fleet run after "
+            f"{count(measurement.order if measurement else 0, 'fio run')}; every finished one is stored as run {run_id} (marked incomplete), fio's servers were "
             "stopped and the scratch files removed on every host",
             f"See them with `stackbench show {run_id[:12]}`, or run again",
         ) from None
