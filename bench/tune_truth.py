@@ -6,7 +6,7 @@ Every session runs with `--force`: its calibration (4 A/A rounds, printed with e
 kind of machine too noisy for a 5 % change, and the goals are about what tune then keeps.
 
 - planted: read-ahead set to 0 under a 4K sequential buffered read; `tune --knob blockdev.read_ahead_kb=128
-  --apply` should keep the fix in every session (goal G1 of ../shared/docs/tune-design.md: 10/10, each
+  --apply` should keep the fix in every session (docs/tune.md, "Acceptance goals": 10/10, each
   <= 3 min), then `--rollback` brings the planted 0 back for the next session;
 - null: read-ahead 128 -> 8192 under 4K random reads with O_DIRECT, which read-ahead does not touch: no
   session may keep it (G2: 0 keeps in 60);

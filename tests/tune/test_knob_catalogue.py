@@ -46,7 +46,7 @@ def test_a_forbidden_value_is_found_through_the_unsafe_settings_table() -> None:
 
 
 def test_the_obvious_atime_undo_is_not_the_declared_one() -> None:
-    """`remount,relatime` after `noatime` exits 0 and changes nothing (tune-design.md 3.7): the knob remounts with
+    """`remount,relatime` after `noatime` exits 0 and changes nothing (docs/tune.md, "Undos that do not undo"): the knob remounts with
     `atime,relatime`, and the naive strategy is still there for the reversibility test to catch."""
     from stackbench.tune.knob import Undo
 

@@ -37,7 +37,7 @@ def test_every_candidate_comes_back_to_every_original_view(guest: GuestRun, knob
 
 def test_the_naive_undos_are_caught(guest: GuestRun) -> None:
     """`zfs set atime=on` restores the value but makes an inherited property local; `vm.dirty_*` written back
-    view by view meets the kernel's refusal of dirty_bytes=0 (tune-design.md 3.7)."""
+    view by view meets the kernel's refusal of dirty_bytes=0 (docs/tune.md, "Undos that do not undo")."""
     naive = roundtrip(guest)["naive"]
     assert "source=local, not the original source=inherited from tank" in naive["zfs.atime"]["caught"]
     assert naive["vm.dirty"]["caught"], naive

@@ -79,7 +79,7 @@ def test_a_knob_that_may_not_be_tried_is_refused_before_anything_changes(bench, 
 
 def test_the_reversibility_check_catches_an_undo_that_does_not_restore(ext4_loop: Path, state: Path) -> None:
     """The obvious undo of noatime, `mount -o remount,relatime MOUNTPOINT`, exits 0 and leaves noatime
-    (tune-design.md 3.7): a knob declared with that undo fails the check before anything is measured; the
+    (docs/tune.md, "Undos that do not undo"): a knob declared with that undo fails the check before anything is measured; the
     catalogue's mount.atime passes it. The naive knob is a declaration made here; the mounts are real."""
     from stackbench.measure.tune_changes import Changes
     from stackbench.measure.tune_journal import Journal

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -12,17 +13,18 @@ from stackbench.cli.common import (
     AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit, emit_report,
     open_store_from, split_list, target_path,
 )
-from stackbench.cli.plan_options import (
-    BsOption, DirectOption, IoengineOption, JobsOption, PresetOption, QdOption, RampOption, RateIopsOption,
-    RuntimeOption, RwOption, SizeOption, SyncOption, plan_from_options,
-)
+from stackbench.cli.plan_options import PlanOptions, with_plan_options
+
+STATUS_KEYS = ("session", "target", "state", "left_applied")
 
 
 @app.command("tune")
+@with_plan_options(repeats=False)
 def tune_command(
+    *,
     target: Optional[Path] = typer.Option(
-        None, "--target", "-t", help="Directory on the storage under test (a scratch file is created and removed).",
-        show_default=False, parser=target_path,
+        None, "--target", "-t", metavar="DIR", show_default=False, parser=target_path,
+        help="Directory on the storage under test (a scratch file is created and removed).",
     ),
     knob: Optional[list[str]] = typer.Option(
         None, "--knob", "-k", metavar="ID[=VALUE]",
@@ -63,18 +65,7 @@ def tune_command(
         None, "--rollback", metavar="SESSION",
         help="Undo what a session left applied (its id or a prefix), where the value is still what tune set."),
     status: bool = typer.Option(False, "--status", help="List the sessions on this host and what each left applied."),
-    preset: Optional[str] = PresetOption,
-    bs: Optional[list[str]] = BsOption,
-    qd: Optional[list[str]] = QdOption,
-    rw: Optional[list[str]] = RwOption,
-    sync: Optional[bool] = SyncOption,
-    direct: Optional[bool] = DirectOption,
-    size: Optional[str] = SizeOption,
-    runtime: Optional[str] = RuntimeOption,
-    ramp: Optional[str] = RampOption,
-    jobs: int = JobsOption,
-    ioengine: Optional[str] = IoengineOption,
-    rate_iops: Optional[int] = RateIopsOption,
+    plan_options: PlanOptions,
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
     label: Optional[str] = typer.Option(None, "--label", "-l", help="Name of the runs (NAME-KNOB-a and -b).",
@@ -125,8 +116,7 @@ def tune_command(
     from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
     check_target_text(target)
-    plan = plan_from_options(preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None,
-                             None, ioengine, rate_iops)
+    plan = replace(plan_options, runs=1, until_stable=False).plan()  # the rounds are the runs
     request = TuneRequest(
         RunRequest(target=target, plan=plan, label=label), tuple(parse_knob_option(text) for text in knob),
         rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
@@ -261,7 +251,7 @@ def _rollback(session: str, fmt: str) -> None:
 
 def _status(fmt: str) -> None:
     from stackbench.measure.tune_journal import Journal, journals, replay
-    from stackbench.report.tabular import Tabular
+    from stackbench.report.tune import status_table
 
     rows = []
     for path in journals():
@@ -277,5 +267,4 @@ def _status(fmt: str) -> None:
         rows.append([state.session[:12], str(state.header.get("target", "?")), how,
                      "; ".join(f"{state.changes[s].knob}={state.changes[s].value} on {state.changes[s].subject.name}"
                                for s in applied) or "nothing"])
-    emit(fmt, Tabular(("session", "target", "state", "left applied"), rows, title="tune sessions"),
-         {"sessions": [dict(zip(("session", "target", "state", "left_applied"), row)) for row in rows]})
+    emit(fmt, status_table(rows), {"sessions": [dict(zip(STATUS_KEYS, row)) for row in rows]})

@@ -1,7 +1,7 @@
 """A tune session's changes: each journaled with its undo before it is made, verified after, and undone only
 where it still holds what tune set.
 
-The rules (../shared/docs/tune-design.md 3.4), and why:
+The rules (docs/tune.md, "The journal"), and why:
 
 - the intent (the original state, the state the change leaves, the apply and undo actions) is durable in the
   journal before the first action runs, so a process killed at any instant leaves a journal that names

@@ -2,7 +2,7 @@
 the knob's undo really restores it, measure the original (A) against the candidate (B) in counterbalanced
 rounds, let compare's verdict decide, and keep the candidate only when it is proven better; otherwise undo it.
 
-Why this shape (../shared/docs/tune-design.md): no tuner in the field proves a change before keeping it,
+Why this shape (docs/tune.md): no tuner in the field proves a change before keeping it,
 and a change kept on one noisy observation is often not better at all (TUNA: up to 63 % of "best"
 configurations lose >= 30 % when deployed). `ab` already measures a change the drift-proof way; a session is
 `ab` with the arms made by the journal instead of shell commands: every switch to B is a journaled change
@@ -377,7 +377,7 @@ def _switch(changes: Changes, plans: list[PlannedKnob], to_b: bool, applied: lis
 
 def check_reversible(changes: Changes, plan: PlannedKnob) -> None:
     """Apply, verify, undo, verify every view equals the original, before a minute is spent measuring: the
-    obvious undo of a setting is often wrong (tune-design.md 3.7), and a knob tune cannot undo is not tried."""
+    obvious undo of a setting is often wrong (docs/tune.md, "Undos that do not undo"), and a knob tune cannot undo is not tried."""
     _switch(changes, [plan], False, _switch(changes, [plan], True, []))
 
 

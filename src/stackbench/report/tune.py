@@ -86,3 +86,8 @@ def summary_table(session: dict[str, Any]) -> Tabular:
         notes += [f"volatile, gone at reboot; to keep it: {line}" for line in session.get("persist", [])]
     return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
                    title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))
+
+
+def status_table(rows: list[list[str]]) -> Tabular:
+    """`tune --status`: each session on this host, its state and what it left applied."""
+    return Tabular(("session", "target", "state", "left applied"), rows, title="tune sessions")

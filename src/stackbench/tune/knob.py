@@ -1,7 +1,7 @@
 """What a knob is: a declared record, one module per knob under `knobs/` (as the audit's rules), read by the plan,
 the reversibility check, the session and the rollback alike.
 
-Why declared and not derived: the obvious undo of a setting is often wrong (tune-design.md 3.7, measured on this
+Why declared and not derived: the obvious undo of a setting is often wrong (docs/tune.md, "Undos that do not undo", measured on this
 kernel): `mount -o remount,relatime` exits 0 and leaves `noatime`; `sysctl vm.dirty_bytes=0` is refused while
 `vm.dirty_ratio=20` restores the original; a block queue's `nr_requests` changes when its scheduler does. So a knob
 names every view its setting has (`Access.views`), and its undo is a strategy chosen by whoever wrote the knob
@@ -23,7 +23,7 @@ State = Mapping[str, str]  # view -> value as read (normalised): every coupled v
 
 
 class Safety(str, enum.Enum):
-    """What a change can cost besides speed (tune-design.md 3.2): only `safe` knobs run without `--allow`."""
+    """What a change can cost besides speed (docs/tune.md, "Safety"): only `safe` knobs run without `--allow`."""
 
     SAFE = "safe"
     SEMANTIC = "semantic"  # changes what programs can observe (atime)
@@ -187,7 +187,7 @@ class Example:
 
 @dataclass(frozen=True)
 class Knob:
-    """One declared knob (fields: tune-design.md 3.2). `settings` maps a value to the settings of
+    """One declared knob (docs/tune.md, "Knobs"). `settings` maps a value to the settings of
     model/unsafe_settings.py it sets, so the forbidden list is checked on every candidate; `persist` says how a
     volatile value is made to survive a reboot; `subjects` resolves what it acts on for a target (subjects.py)."""
 

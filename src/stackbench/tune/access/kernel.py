@@ -1,7 +1,7 @@
 """Settings the kernel exposes as files: one view (a queue's `read_ahead_kb`, a ZFS module parameter) or several
 coupled ones, read and restored together.
 
-Coupled views, measured on this kernel (tune-design.md 3.7): writing a queue's `scheduler` resets its
+Coupled views, measured on this kernel (docs/tune.md, "Undos that do not undo"): writing a queue's `scheduler` resets its
 `nr_requests` (none 128 -> mq-deadline 256 -> none 128, a user's 64 lost), so the scheduler's undo writes both
 back; `vm.dirty_bytes` and `vm.dirty_ratio` are counterparts (writing one zeroes the other, and writing 0 to the
 bytes view is refused), so the undo writes the view that held the setting (`Undo.WRITE_PRIMARY_VIEW`).

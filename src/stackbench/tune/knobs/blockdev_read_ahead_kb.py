@@ -2,7 +2,7 @@
 system sits on (a loop, dm or whole disk; for ZFS, which reads ahead itself, the pool's disks).
 
 `0` turns read-ahead off, which makes a 4K sequential buffered read issue one 4K request at a time (measured
-here: +353 % [+194, +600] for 0 -> 128 on a loop device under load, tune-design.md Appendix A). Candidates are
+here: +353 % [+194, +600] for 0 -> 128 on a loop device under load, docs/tune.md, "Worked example"). Candidates are
 raced. The default is never assumed: a configured loop device reads 2560 where an unconfigured one reads 128.
 """
 
