@@ -10,12 +10,13 @@ import typer
 
 from stackbench.cli.app import app, err, out
 from stackbench.cli.common import (
-    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit, emit_report,
-    open_store_from, split_list, target_path,
+    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit,
+    emit_report, open_store_from, split_list, target_path,
 )
 from stackbench.cli.plan_options import PlanOptions, with_plan_options
 
 STATUS_KEYS = ("session", "target", "state", "left_applied")
+TARGET_PANEL, KNOBS_PANEL, ROUNDS_PANEL, SESSIONS_PANEL = "Target", "Knobs", "Rounds", "Catalogue and sessions"
 
 
 @app.command("tune")
@@ -23,53 +24,62 @@ STATUS_KEYS = ("session", "target", "state", "left_applied")
 def tune_command(
     *,
     target: Optional[Path] = typer.Option(
-        None, "--target", "-t", metavar="DIR", show_default=False, parser=target_path,
+        None, "--target", "-t", rich_help_panel=TARGET_PANEL, metavar="DIR", show_default=False, parser=target_path,
         help="Directory on the storage under test (a scratch file is created and removed).",
     ),
     knob: Optional[list[str]] = typer.Option(
-        None, "--knob", "-k", metavar="ID[=VALUE]",
+        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=VALUE]",
         help="A knob to try (repeatable; tried one at a time, each on top of the ones kept): "
              "see --list-knobs. Without =VALUE, the one candidate other than its value now.",
     ),
-    apply: bool = typer.Option(False, "--apply", help="Change settings and measure; without it, only the plan is "
-                                                      "printed (a dry run changes nothing)."),
+    apply: bool = typer.Option(
+        False, "--apply", rich_help_panel=KNOBS_PANEL,
+        help="Change settings and measure; without it, only the plan is printed (a dry run changes nothing)."),
     allow: Optional[list[str]] = typer.Option(
-        None, "--allow", metavar="CLASS", help="Let knobs of these safety classes be tried: semantic, tradeoff, "
-                                               "restart (forbidden settings never are)."),
-    rounds: int = typer.Option(12, "--rounds", "-r", min=2, max=100,
-                               help="Most rounds per knob, A first and B first in turn (an odd number is raised by "
-                                    "one)."),
+        None, "--allow", rich_help_panel=KNOBS_PANEL, metavar="CLASS",
+        help="Let knobs of these safety classes be tried: semantic, tradeoff, restart (forbidden settings never "
+             "are)."),
+    rounds: int = typer.Option(
+        12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, min=2, max=100,
+        help="Most rounds per knob, A first and B first in turn (an odd number is raised by one)."),
     looks: Optional[str] = typer.Option(
-        None, "--looks", metavar="R,R,...",
+        None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
         help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
              "stops the knob [default: 4,6,8,12]."),
     calibrate_rounds: int = typer.Option(
-        4, "--calibrate-rounds", min=0, max=100, metavar="N",
+        4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
         help="A/A rounds before the first knob (nothing changed): the noise now, and the smallest change the "
              "rounds can prove; 0 skips them."),
-    force: bool = typer.Option(False, "--force", help="Tune even when the calibration says a change of "
-                                                      "--min-effect cannot be proven now."),
-    confirm: bool = typer.Option(True, "--confirm/--no-confirm",
-                                 help="Measure the kept set against the original afresh before it stays."),
-    keep_unconfirmed: bool = typer.Option(False, "--keep-unconfirmed",
-                                          help="Keep the set when the confirmation finds no proven gain (never "
-                                               "when it finds a loss)."),
+    force: bool = typer.Option(
+        False, "--force", rich_help_panel=ROUNDS_PANEL,
+        help="Tune even when the calibration says a change of --min-effect cannot be proven now."),
+    confirm: bool = typer.Option(
+        True, "--confirm/--no-confirm", rich_help_panel=ROUNDS_PANEL,
+        help="Measure the kept set against the original afresh before it stays."),
+    keep_unconfirmed: bool = typer.Option(
+        False, "--keep-unconfirmed", rich_help_panel=ROUNDS_PANEL,
+        help="Keep the set when the confirmation finds no proven gain (never when it finds a loss)."),
     max_time: Optional[str] = typer.Option(
-        None, "--max-time", metavar="DURATION",
+        None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
         help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
              "after it are not measured."),
-    list_knobs: bool = typer.Option(False, "--list-knobs", help="List the knob catalogue and exit."),
-    explain_knob: Optional[str] = typer.Option(None, "--explain-knob", metavar="ID",
-                                               help="Explain one knob (values, safety, undo, examples) and exit."),
+    list_knobs: bool = typer.Option(
+        False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit."),
+    explain_knob: Optional[str] = typer.Option(
+        None, "--explain-knob", rich_help_panel=SESSIONS_PANEL, metavar="ID",
+        help="Explain one knob (values, safety, undo, examples) and exit."),
     rollback: Optional[str] = typer.Option(
-        None, "--rollback", metavar="SESSION",
+        None, "--rollback", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
         help="Undo what a session left applied (its id or a prefix), where the value is still what tune set."),
-    status: bool = typer.Option(False, "--status", help="List the sessions on this host and what each left applied."),
+    status: bool = typer.Option(
+        False, "--status", rich_help_panel=SESSIONS_PANEL,
+        help="List the sessions on this host and what each left applied."),
     plan_options: PlanOptions,
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="Name of the runs (NAME-KNOB-a and -b).",
-                                        callback=check_label),
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", rich_help_panel=OUTPUT_PANEL, callback=check_label,
+        help="Name of the runs (NAME-KNOB-a and -b)."),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
