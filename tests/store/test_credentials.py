@@ -106,7 +106,7 @@ NOT_SCRUBBED = {
     "fio_outputs.raw_text": "fio's own output, kept verbatim so that it can be parsed again",
     "cells.workload": "the workload's numbers and fio options", "cells.result": "numbers parsed from fio's output",
     "cells.measurement": "how the cell was measured: numbers and reasons", "goals.text": "a goal as typed",
-    "goals.spec": "the goal's numbers", "accounts.name": "an account's name, checked to be a name",
+    "goals.spec": "the goal's numbers", "conditions.seconds": "numbers read from /proc, device and pool names", "accounts.name": "an account's name, checked to be a name",
     "sessions.csrf_secret": "the server's own key",
     "server_secrets.name": "the name of the server's key", "server_secrets.value": "the server's key, never shown",
     "share_links.note": "a note the owner types", "api_tokens.note": "a note the admin types",

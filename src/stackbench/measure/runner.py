@@ -24,6 +24,7 @@ from typing import Any, Iterator, Protocol
 
 from stackbench import __version__
 from stackbench.analysis.across_runs import across_runs, pooled_figures
+from stackbench.analysis.conditions import fio_window, summarize
 from stackbench.analysis.estimate import (
     STARTUP_S, PlanTime, layout_bytes, plan_time, priors_from, remaining_runs, run_cap,
 )
@@ -42,6 +43,7 @@ from stackbench.base.errors import (
 )
 from stackbench.model.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
+from stackbench.probe.conditions import ConditionSampler
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import Run, new_id
 from stackbench.measure.safety import Target, cache_warning, resolve_target, room_for
@@ -292,6 +294,7 @@ class Measurement:
         self.run_id = new_id()
         self.cells = [_CellState(i, w, new_id()) for i, w in enumerate(prepared.plan.workloads)]
         self.order = 0
+        self.devices, self.pools = sampled_layers(prepared.facts)
         # Recorded before fio starts, so the next command can clean up after a SIGKILL or power cut.
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{self.run_id[:12]}-"))
         process = abandoned.process_record(
@@ -348,14 +351,29 @@ class Measurement:
         """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
         p = self.prepared
         what = f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}"
-        invocation = run_fio(
-            p.fio_path, cell_job_file(state.workload, p.target),
-            on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
-            on_started=self.record_fio,
-        )
+        with self.sampler() as sampler:
+            invocation = run_fio(
+                p.fio_path, cell_job_file(state.workload, p.target),
+                on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
+                on_started=self.record_fio,
+            )
         parsed = _check(invocation, what)
+        conditions = sampler.result()
         return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
-                            round_index=round_index, order=self.order, seconds=invocation.seconds, what=what)
+                            round_index=round_index, order=self.order, seconds=invocation.seconds, what=what,
+                            conditions=(conditions, self._summary(conditions, parsed, _end_of(parsed))))
+
+    def sampler(self) -> ConditionSampler:
+        """The machine's conditions, sampled each second around one fio process (probe/conditions.py), for
+        the devices and pools under the target (`devices`, `pools`: the run sets them from its facts)."""
+        return ConditionSampler(self.devices, self.pools)
+
+    def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None) -> dict[str, Any]:
+        """One fio run's conditions over its measured window (analysis/conditions.py)."""
+        runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
+        cpus = (self.prepared.facts.get("system") or {}).get("cpu_count")
+        return summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
+                         cpus=cpus if isinstance(cpus, int) else None)
 
     def _measure_round(self, states: list[_CellState], round_index: int) -> list[list[DirectionResult]]:
         """One separate fio run of each of `states`' cells in one fio process (`sweep_job_file`: a stonewalled
@@ -376,12 +394,13 @@ class Measurement:
             observer.cell_progress(states[current[0]].index, elapsed - starts[current[0]])
 
         prefixes = tuple(job_log_prefix(i) for i in range(len(states)))
-        invocation = run_fio(
-            p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
-                                       title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
-            on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
-        )
-        _check(invocation, what)
+        with self.sampler() as sampler:
+            invocation = run_fio(
+                p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
+                                           title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
+                on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
+            )
+        whole = _check(invocation, what)
         jobs = parse_fio_jobs(invocation.stdout, source=f"fio output of {what}")
         if len(jobs) != len(states):
             raise FioOutputError(
@@ -389,10 +408,13 @@ class Measurement:
                 "Run the stored job file by hand with fio to see why (stackbench show RUN --json)",
             )
         total = sum(budgets)
+        conditions = sampler.result()
+        ends = _job_ends(_end_of(whole), jobs, [s.workload for s in states])
         return [
             self._record(state, parsed, invocation, invocation.job_samples.get(prefix, {}),
                          round_index=round_index, order=self.order + i, seconds=invocation.seconds * budgets[i] / total,
-                         what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}")
+                         what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}",
+                         conditions=(conditions if i == 0 else None, self._summary(conditions, parsed, ends[i])))
             for i, (state, parsed, prefix) in enumerate(zip(states, jobs, prefixes))
         ]
 
@@ -407,9 +429,12 @@ class Measurement:
         order: int,
         seconds: float,
         what: str,
+        conditions: tuple[dict[str, Any] | None, dict[str, Any]] | None = None,
     ) -> list[DirectionResult]:
-        """Store one finished fio run of a cell (`parsed`: its own fio output) with its samples and its place
-        in the run's order; the cell's merged result and `measurement` are replaced to include it."""
+        """Store one finished fio run of a cell (`parsed`: its own fio output) with its samples, its place
+        in the run's order and the machine's conditions (the seconds sampled, stored once per fio process,
+        and their summary over this run's window, kept with its replicate); the cell's merged result and
+        `measurement` are replaced to include it."""
         plan = self.prepared.plan
         workload = state.workload
         number = len(state.runs)
@@ -420,6 +445,7 @@ class Measurement:
             "order": order,
             "seconds": round(seconds, 3),
             "started_at": invocation.started_at.isoformat(),
+            **({"conditions": conditions[1]} if conditions else {}),
         })
         state.seconds += seconds
         _decide(state, plan)
@@ -453,7 +479,8 @@ class Measurement:
         )
         run_id = self.run_id
         try:
-            self.store.add_replicate(run_id, state.group_id, output, records)
+            self.store.add_replicate(run_id, state.group_id, output, records,
+                                     conditions=conditions[0] if conditions else None)
         except StoreError as error:
             kept = recovery.keep(invocation.stdout,
                                  f"stackbench-{run_id[:12]}-cell{state.index + 1}-run{number + 1}.json")
@@ -563,6 +590,36 @@ def _settle_direct(plan: Plan, target: Target, warnings: list[Warning], observer
     warnings.append(buffered)
     observer.warning(buffered)
     return replace(plan, workloads=tuple(replace(w, direct=False) for w in plan.workloads))
+
+
+def sampled_layers(facts: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The block devices (the target's own first: foreign I/O is counted on it) and ZFS pools whose
+    counters a run samples, from what the probe found under the target."""
+    target = facts.get("target") or {}
+    devices = [d["name"] for d in target.get("block_devices") or () if isinstance(d, dict) and d.get("name")]
+    dataset = target.get("zfs_dataset")
+    pools = [dataset.split("/", 1)[0]] if isinstance(dataset, str) and dataset else []
+    return devices, pools
+
+
+def _end_of(parsed: FioResult) -> float | None:
+    """When fio ended its measured window (it writes `timestamp_ms` with its output), in epoch seconds."""
+    stamp = parsed.document.get("timestamp_ms")
+    if isinstance(stamp, (int, float)) and stamp > 0:
+        return stamp / 1000
+    return float(parsed.timestamp) if parsed.timestamp else None
+
+
+def _job_ends(end: float | None, jobs: list[FioResult], workloads: list[Workload]) -> list[float | None]:
+    """When each stonewalled job of one fio process ended: the last at the process's end, each earlier one
+    the later jobs' ramps and runtimes before it."""
+    if end is None:
+        return [None] * len(jobs)
+    ends: list[float | None] = []
+    for job, workload in zip(reversed(jobs), reversed(workloads)):
+        ends.append(end)
+        end -= max((d.runtime_ms for d in job.directions), default=0.0) / 1000 + workload.ramp_time
+    return ends[::-1]
 
 
 def _run_samples(invocation: FioInvocation, parsed: FioResult, workload: Workload) -> dict[str, list[Sample]]:

@@ -167,6 +167,7 @@ def delete_run_rows(connection: Any, ids: list[str]) -> int:
     cell_ids = select(cells.c.id).where(cells.c.run_id.in_(ids)).scalar_subquery()
     connection.execute(delete(samples).where(samples.c.cell_id.in_(cell_ids)))
     connection.execute(delete(cells).where(cells.c.run_id.in_(ids)))
+    connection.execute(delete(schema.conditions).where(schema.conditions.c.run_id.in_(ids)))
     connection.execute(delete(schema.fio_outputs).where(schema.fio_outputs.c.run_id.in_(ids)))
     return connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(ids))).rowcount
 

@@ -140,6 +140,18 @@ samples = Table(
     Column("ramp", Boolean, nullable=False),
 )
 
+# 0012: the machine's conditions, sampled each second around each fio process of a measured run
+# (probe/conditions.py): CPU/IO/memory pressure, CPU shares, clock, memory, the target's devices' diskstats,
+# the ZFS ARC, scrubs; one row per fio process, on its first fio output
+conditions = Table(
+    "conditions",
+    metadata,
+    Column("fio_output_id", String(32), ForeignKey("fio_outputs.id", ondelete="CASCADE"), primary_key=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("group_id", String(32)),
+    Column("seconds", JSON, nullable=False),
+)
+
 # 0003: success criteria ("seq write 1M >= 117 MB/s"), parsed into `spec`
 goals = Table(
     "goals",

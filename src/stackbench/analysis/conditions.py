@@ -1,0 +1,139 @@
+"""Was the machine quiet while a cell ran? One fio run's conditions summed up, and the warnings they call for.
+
+probe/conditions.py samples the machine once a second around every fio run; this reduces the seconds of
+fio's measured window (its runtime, ending when fio wrote its output) to one summary per run, stored with
+the run's replicate (`measurement.replicates[].conditions`, docs/json.md), and says what in it disturbed
+the run:
+
+- CPU pressure (PSI `some`: time in which a runnable task waited for a CPU) or memory pressure above
+  `PRESSURE_LIMIT` percent, or CPU steal above `STEAL_LIMIT`. I/O pressure is recorded but never judged: fio
+  waiting for its own I/O is I/O pressure. Without PSI, more runnable tasks than CPUs stands in for CPU
+  pressure.
+- A ZFS scrub or resilver running on the target's pool.
+- I/O on the target's device that fio did not do above `FOREIGN_LIMIT` of fio's own bytes: the device's
+  counted sectors in the window minus fio's bytes. The file system's own writes (journal, metadata) count
+  as foreign too, so the limit is generous; between two runs of the same workload they cancel out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from stackbench.base.units import format_bytes
+
+PRESSURE_LIMIT = 10.0  # % of the window with a task stalled on CPU or memory
+STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
+FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
+SECTOR = 512
+
+
+def fio_window(end_s: float | None, runtime_s: float) -> tuple[float, float] | None:
+    """fio's measured window in epoch seconds: its runtime, ending when it wrote its output."""
+    if end_s is None or runtime_s <= 0:
+        return None
+    return end_s - runtime_s, end_s
+
+
+def _overlap(sample: dict[str, Any], window: tuple[float, float] | None) -> float:
+    """The part of the sample's second inside the window (1 for every sample without a window)."""
+    t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0)) or 1.0
+    if window is None:
+        return 1.0
+    start, end = window
+    return max(0.0, min(t, end) - max(t - dt, start)) / dt
+
+
+def _mean(pairs: Iterable[tuple[float, float]]) -> float | None:
+    pairs = [(v, w) for v, w in pairs if w > 0]
+    total = sum(w for _, w in pairs)
+    return round(sum(v * w for v, w in pairs) / total, 2) if total > 0 else None
+
+
+def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *, fio_bytes: float,
+              cpus: int | None = None) -> dict[str, Any]:
+    """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, the target
+    device's traffic and the part of it fio did not do, scrubs, and what could not be read."""
+    samples = conditions.get("samples") or []
+    weighted = [(s, _overlap(s, window)) for s in samples]
+    weighted = [(s, w) for s, w in weighted if w > 0]
+    summary: dict[str, Any] = {"seconds": round(sum(float(s.get("dt", 1.0)) * w for s, w in weighted), 2)}
+    pressure: dict[str, Any] = {}
+    for key in ("cpu", "io", "memory"):
+        values = [(s["psi"][key], w) for s, w in weighted if key in (s.get("psi") or {})]
+        if values:
+            pressure[key] = _mean(values)
+            pressure[f"{key}_max"] = max(v for v, _ in values)
+    if pressure:
+        summary["pressure"] = pressure
+    cpu = {key: _mean((s["cpu"][key], w) for s, w in weighted if key in (s.get("cpu") or {}))
+           for key in ("user", "system", "iowait", "steal")}
+    if any(v is not None for v in cpu.values()):
+        summary["cpu"] = cpu
+    running = [s["running"] for s, _ in weighted if "running" in s]
+    if running:
+        summary["running_max"] = max(running)
+    loads = [s["load1"] for s, _ in weighted if "load1" in s]
+    if loads:
+        summary["load_max"] = max(loads)
+    freqs = [s["freq_mhz"] for s, _ in weighted if "freq_mhz" in s]
+    if freqs:
+        summary["freq_mhz"] = {"min": min(freqs), "mean": round(sum(freqs) / len(freqs), 1)}
+    reclaim = sum((s.get("vm") or {}).get(k, 0.0) * w for s, w in weighted for k in ("pgscan_direct",))
+    if any("vm" in s for s, _ in weighted):
+        summary["direct_reclaim_pages"] = round(reclaim)
+    devices = conditions.get("devices") or []
+    if devices:
+        disks: dict[str, Any] = {}
+        for name in devices:
+            seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
+            if not seen:
+                continue
+            counted = {k: sum(d.get(k, 0.0) * w for d, w in seen) for k in
+                       ("reads", "writes", "read_sectors", "write_sectors", "busy_ms")}
+            span = summary["seconds"] or 1.0
+            disks[name] = {
+                "reads": round(counted["reads"]), "writes": round(counted["writes"]),
+                "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
+                "util": round(min(100.0, counted["busy_ms"] / (10 * span)), 1),
+            }
+        if disks:
+            summary["disks"] = disks
+        target = disks.get(devices[0])
+        if target is not None and fio_bytes > 0:
+            foreign = max(0.0, target["bytes"] - fio_bytes)
+            summary["foreign"] = {"device": devices[0], "bytes": round(foreign),
+                                  "share": round(foreign / fio_bytes, 3)}
+    if conditions.get("scrubs"):
+        summary["scrubs"] = dict(conditions["scrubs"])
+    unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
+    if conditions.get("failed"):
+        unavailable.append("sampler")
+    if not weighted:
+        unavailable.append("samples")
+    if unavailable:
+        summary["unavailable"] = unavailable
+    if cpus:
+        summary["cpus"] = cpus
+    return summary
+
+
+def disturbances(summary: dict[str, Any]) -> list[str]:
+    """What in one run's conditions makes its result partly the machine's doing, as short phrases."""
+    found = []
+    pressure = summary.get("pressure") or {}
+    for key, name in (("cpu", "CPU"), ("memory", "memory")):
+        if (pressure.get(key) or 0.0) >= PRESSURE_LIMIT:
+            found.append(f"{name} pressure {pressure[key]:.0f} %")
+    if not pressure and summary.get("cpus") and (summary.get("running_max") or 0) > summary["cpus"] + 1:
+        found.append(f"{summary['running_max']:.0f} runnable tasks on {summary['cpus']} CPUs")
+    steal = (summary.get("cpu") or {}).get("steal") or 0.0
+    if steal >= STEAL_LIMIT:
+        found.append(f"CPU steal {steal:.0f} %")
+    for pool, scan in sorted((summary.get("scrubs") or {}).items()):
+        found.append(f"{'a resilver' if 'resilver' in scan else 'a scrub'} on {pool}")
+    foreign = summary.get("foreign") or {}
+    if (foreign.get("share") or 0.0) >= FOREIGN_LIMIT:
+        found.append(f"I/O fio did not do on {foreign['device']} ({format_bytes(foreign['bytes'])}, "
+                     f"{100 * foreign['share']:.0f} % of fio's)")
+    return found
+

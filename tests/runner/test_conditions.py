@@ -1,0 +1,114 @@
+"""The machine's conditions around every fio run (probe/conditions.py, analysis/conditions.py): sampled each
+second in a thread of its own, stored per fio process and summed up per run, and a run disturbed by a real
+CPU hog or a second fio on the same device says so, naming the cell, while a quiet device does not."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from stackbench.analysis.conditions import disturbances, fio_window, summarize
+from stackbench.measure.runner import RunRequest, execute_run, sampled_layers
+from stackbench.model.plan import Plan, Workload
+from stackbench.probe import conditions as probe
+from stackbench.probe.conditions import ConditionSampler, Counters, sample_between
+from stackbench.store import Store
+
+MiB = 1024**2
+
+
+def _proc(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_missing_or_garbled_source_is_named_and_the_sample_goes_on(tmp_path: Path, monkeypatch) -> None:
+    """A kernel without PSI, without /proc/vmstat and with a /proc/stat that does not parse cannot be made
+    here, so the readers get a directory standing in for /proc: each missing or broken source is listed in
+    the sample's `unavailable` and the others are still read; nothing raises."""
+    root = _proc(tmp_path, {
+        "stat": "cpu  garbage\nprocs_running 3\n",
+        "loadavg": "2.50 1.00 0.50 3/100 42\n",
+        "meminfo": "MemAvailable: 1000 kB\nCached: 10 kB\nDirty: 2 kB\nWriteback: 0 kB\n",
+        "diskstats": "   7       3 loop3 10 0 80 5 20 0 160 9 0 12 14 0 0 0 0\n",
+    })
+    for name in ("read_pressure", "read_cpu", "read_load", "read_memory", "read_vmstat", "read_diskstats"):
+        reader = getattr(probe, name)
+        monkeypatch.setattr(probe, name, lambda *a, _r=reader, **k: _r(*a, **k, root=str(root)))
+    before = Counters(("loop3", "sdz"), zfs=False)
+    time.sleep(0.01)
+    sample = sample_between(before, Counters(("loop3", "sdz"), zfs=False))
+    assert {"pressure", "vmstat", "diskstats:sdz"} <= set(sample["unavailable"])
+    assert sample["load1"] == 2.5  # no PSI: the load stands in
+    assert sample["running"] == 3.0 and sample["mem"]["available"] == 1000 * 1024
+    assert sample["disks"]["loop3"]["reads"] == 0 and "psi" not in sample
+
+
+def test_the_thread_is_bounded_and_always_stopped() -> None:
+    sampler = ConditionSampler(["no-such-device"], interval=0.01, max_samples=5)
+    with pytest.raises(KeyboardInterrupt):
+        with sampler:
+            time.sleep(0.3)
+            raise KeyboardInterrupt  # Ctrl-C in the middle of a cell
+    assert not any(t.name == "stackbench-conditions" for t in threading.enumerate())
+    result = sampler.result()
+    assert len(result["samples"]) == 5 and result["dropped"] > 0
+    assert all("diskstats:no-such-device" in s["unavailable"] for s in result["samples"])
+
+
+def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> None:
+    """Three seconds of 10 MB each on the device; fio measured the last 1.5 s and moved 12 MB of it."""
+    second = 10e6 / 512
+    samples = [{"t": 100.0 + i, "dt": 1.0, "psi": {"cpu": 20.0 * i},
+                "disks": {"vdz": {"read_sectors": second, "write_sectors": 0, "reads": 100, "busy_ms": 500}}}
+               for i in range(1, 4)]
+    summary = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 1.5), fio_bytes=12e6)
+    assert summary["seconds"] == 1.5
+    assert summary["pressure"]["cpu"] == pytest.approx((40 * 0.5 + 60 * 1.0) / 1.5, abs=0.01)
+    assert summary["disks"]["vdz"]["bytes"] == 15_000_000
+    assert summary["foreign"] == {"device": "vdz", "bytes": 3_000_000, "share": 0.25}
+    assert disturbances(summary) == ["CPU pressure 53 %", "I/O fio did not do on vdz (2.9 MiB, 25 % of fio's)"]
+
+
+def test_the_devices_and_pools_come_from_the_target_s_facts() -> None:
+    facts = {"target": {"block_devices": [{"name": "sda1"}, {"name": "sda"}], "zfs_dataset": "tank/vm/disk"}}
+    assert sampled_layers(facts) == (["sda1", "sda"], ["tank"])
+    assert sampled_layers({}) == ([], [])
+
+
+# -- real runs on a private loop device --------------------------------------------------------------------
+
+
+def _plan(rw: str = "randread") -> Plan:
+    return Plan("custom", (Workload(rw=rw, bs=4096, iodepth=4, size=16 * MiB, runtime=3, direct=True),), runs=2)
+
+
+def _measure(store: Store, target: Path):  # noqa: ANN202 - the stored run
+    return execute_run(store, RunRequest(target=target, plan=_plan()))
+
+
+def _summaries(run) -> list[dict]:  # noqa: ANN001 - a stored run
+    return [r["conditions"] for c in run.cells for r in c.measurement["replicates"]]
+
+
+@pytest.mark.slow
+def test_a_quiet_device_counts_fio_s_own_io_and_no_foreign(tmp_path: Path, ext4_loop: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = _measure(store, ext4_loop)
+    device = sampled_layers(run.facts)[0][0]
+    assert device.startswith("loop")
+    summaries = _summaries(run)
+    assert len(summaries) == 2
+    for summary in summaries:
+        fio_bytes = summary["disks"][device]["bytes"] - summary["foreign"]["bytes"]
+        assert summary["foreign"]["share"] < 0.05
+        assert summary["disks"][device]["bytes"] == pytest.approx(fio_bytes, rel=0.05)
+        assert summary["seconds"] == pytest.approx(3, abs=0.2)
+    stored = store.conditions_of(run.id)
+    assert len(stored) == 2 and all(len(s["samples"]) >= 3 and s["devices"][0] == device for s in stored)
+    assert not any("did not do" in found for s in summaries for found in disturbances(s))
