@@ -4,15 +4,20 @@ CPU hog or a second fio on the same device says so, naming the cell, while a qui
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from stackbench.analysis.conditions import disturbances, fio_window, summarize
+from stackbench.analysis.conditions import FOREIGN_LIMIT, disturbance_warnings, disturbances, fio_window, summarize
 from stackbench.measure.runner import RunRequest, execute_run, sampled_layers
 from stackbench.model.plan import Plan, Workload
+from stackbench.model.warning import WarningCode
 from stackbench.probe import conditions as probe
 from stackbench.probe.conditions import ConditionSampler, Counters, sample_between
 from stackbench.store import Store
@@ -75,6 +80,28 @@ def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> 
     assert disturbances(summary) == ["CPU pressure 53 %", "I/O fio did not do on vdz (2.9 MiB, 25 % of fio's)"]
 
 
+def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None:
+    from dataclasses import replace
+
+    from synthetic import cell
+
+    def with_conditions(measured, summaries):  # noqa: ANN001, ANN202 - synthetic cells
+        replicates = [{**r, "conditions": c} for r, c in zip(measured.measurement["replicates"], summaries)]
+        return replace(measured, measurement={**measured.measurement, "replicates": replicates})
+
+    busy = with_conditions(cell(rw="randwrite", runs=[1000.0, 1010.0, 990.0]), [
+        {"pressure": {"cpu": 12.0}}, {"pressure": {"cpu": 40.0}, "scrubs": {"tank": "scrub in progress"}},
+        {"pressure": {"cpu": 2.0}}])
+    quiet = with_conditions(cell(rw="randread", runs=[1000.0, 1010.0]), [{"pressure": {"cpu": 1.0}}] * 2)
+    shared = with_conditions(cell(rw="read", runs=[1000.0, 1010.0]),
+                             [{"foreign": {"device": "sda", "bytes": 5 * MiB, "share": 0.5}}, {}])
+    [warning] = disturbance_warnings([busy, quiet, shared])
+    assert warning.code == WarningCode.DISTURBED and warning.subject == "4K QD4 rnd write, 4K QD4 seq read"
+    assert "4K QD4 rnd write (2 runs: CPU pressure 40 %, a scrub on tank)" in warning.text
+    assert "4K QD4 seq read (1 run: I/O fio did not do on sda (5.0 MiB, 50 % of fio's))" in warning.text
+    assert disturbance_warnings([quiet]) == []
+
+
 def test_the_devices_and_pools_come_from_the_target_s_facts() -> None:
     facts = {"target": {"block_devices": [{"name": "sda1"}, {"name": "sda"}], "zfs_dataset": "tank/vm/disk"}}
     assert sampled_layers(facts) == (["sda1", "sda"], ["tank"])
@@ -90,6 +117,18 @@ def _plan(rw: str = "randread") -> Plan:
 
 def _measure(store: Store, target: Path):  # noqa: ANN202 - the stored run
     return execute_run(store, RunRequest(target=target, plan=_plan()))
+
+
+@pytest.fixture
+def hog() -> Iterator[None]:
+    """Busy loops, two per CPU: a real CPU hog for the duration of the test."""
+    processes = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
 
 
 def _summaries(run) -> list[dict]:  # noqa: ANN001 - a stored run
@@ -111,4 +150,34 @@ def test_a_quiet_device_counts_fio_s_own_io_and_no_foreign(tmp_path: Path, ext4_
         assert summary["seconds"] == pytest.approx(3, abs=0.2)
     stored = store.conditions_of(run.id)
     assert len(stored) == 2 and all(len(s["samples"]) >= 3 and s["devices"][0] == device for s in stored)
-    assert not any("did not do" in found for s in summaries for found in disturbances(s))
+    disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
+    assert not any("did not do" in w.text for w in disturbed)
+    if all(not disturbances(s) for s in summaries):  # the shared machine's own CPU load is not the test's to control
+        assert disturbed == []
+
+
+@pytest.mark.slow
+def test_a_second_fio_on_the_same_device_makes_the_warning_appear(tmp_path: Path, ext4_loop: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    other = subprocess.Popen(["fio", "--name=other", f"--filename={ext4_loop / 'other-file'}", "--size=8m",
+                              "--rw=randwrite", "--bs=64k", "--direct=1", "--time_based", "--runtime=60"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        run = _measure(store, ext4_loop)
+    finally:
+        other.terminate()
+        other.wait()
+    assert all(s["foreign"]["share"] >= FOREIGN_LIMIT for s in _summaries(run))
+    disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
+    assert len(disturbed) == 1 and disturbed[0].subject == "4K QD4 rnd read"
+    assert "I/O fio did not do on loop" in disturbed[0].text
+
+
+@pytest.mark.slow
+def test_a_cpu_hog_makes_the_warning_appear(tmp_path: Path, ext4_loop: Path, hog: None) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = _measure(store, ext4_loop)
+    assert all(s["pressure"]["cpu"] >= 50 for s in _summaries(run))
+    disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
+    assert len(disturbed) == 1 and "CPU pressure" in disturbed[0].text and disturbed[0].subject == "4K QD4 rnd read"

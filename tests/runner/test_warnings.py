@@ -117,6 +117,14 @@ def _sync_noise() -> list[Warning]:
     return [found] if found else []
 
 
+def _disturbed() -> list[Warning]:
+    """A cell one of whose runs saw CPU pressure (tests/runner/test_conditions.py makes it with a real hog)."""
+    measured = cell(runs=RUNS)
+    replicates = [{**r, "conditions": {"pressure": {"cpu": 60.0 if r["index"] == 1 else 1.0}}}
+                  for r in measured.measurement["replicates"]]
+    return run_warnings([replace(measured, measurement={**measured.measurement, "replicates": replicates})])
+
+
 SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]]] = {
     WarningCode.PAGE_CACHE: lambda mp, tmp: [cache_warning(SMALL_RAM, 1024**3, True, "ext4")],
     WarningCode.TMPFS_TARGET: lambda mp, tmp: [cache_warning(SMALL_RAM, 64 * 1024**3, False, "tmpfs")],
@@ -135,6 +143,7 @@ SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]
     WarningCode.LESS_SAFE: lambda mp, tmp: _less_safe(),
     WarningCode.ORDER_EFFECT: lambda mp, tmp: _order_effect(),
     WarningCode.SYNC_NOISE: lambda mp, tmp: _sync_noise(),
+    WarningCode.DISTURBED: lambda mp, tmp: _disturbed(),
     WarningCode.LEGACY: lambda mp, tmp: [Warning.from_json("a warning from before codes")],
     WarningCode.IMPORT_UNKNOWN: lambda mp, tmp: _imported("old/3.1-randrw-terse.txt", derived=()),
     WarningCode.IMPORT_DERIVED: lambda mp, tmp: _imported("public/fio-plot/example_data/randread-01.json"),

@@ -2,8 +2,8 @@
 
 probe/conditions.py samples the machine once a second around every fio run; this reduces the seconds of
 fio's measured window (its runtime, ending when fio wrote its output) to one summary per run, stored with
-the run's replicate (`measurement.replicates[].conditions`, docs/json.md), and says what in it disturbed
-the run:
+the run's replicate (`measurement.replicates[].conditions`, docs/json.md), and says which cells ran
+disturbed:
 
 - CPU pressure (PSI `some`: time in which a runnable task waited for a CPU) or memory pressure above
   `PRESSURE_LIMIT` percent, or CPU steal above `STEAL_LIMIT`. I/O pressure is recorded but never judged: fio
@@ -17,9 +17,12 @@ the run:
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import re
+from typing import Any, Iterable, Sequence
 
-from stackbench.base.units import format_bytes
+from stackbench.base.units import count, format_bytes
+from stackbench.model.results import Cell
+from stackbench.model.warning import Warning, WarningCode
 
 PRESSURE_LIMIT = 10.0  # % of the window with a task stalled on CPU or memory
 STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
@@ -137,3 +140,42 @@ def disturbances(summary: dict[str, Any]) -> list[str]:
                      f"{100 * foreign['share']:.0f} % of fio's)")
     return found
 
+
+def cell_conditions(cell: Cell) -> list[dict[str, Any]]:
+    """The conditions summaries of a cell's separate runs, where they were recorded."""
+    replicates = (cell.measurement or {}).get("replicates") or []
+    return [r["conditions"] for r in replicates if isinstance(r, dict) and isinstance(r.get("conditions"), dict)]
+
+
+def disturbance_warnings(cells: Sequence[Cell]) -> list[Warning]:
+    """One DISTURBED warning for the run, naming every cell whose runs ran disturbed and, per kind of
+    disturbance, the worst run's figures."""
+    worst: dict[str, dict[str, str]] = {}
+    runs: dict[str, int] = {}
+    for cell in cells:
+        for summary in cell_conditions(cell):
+            found = disturbances(summary)
+            if found:
+                kinds = worst.setdefault(cell.pattern, {})
+                for phrase in found:
+                    kind = phrase.split(" (")[0] if "(" in phrase else re.sub(r"[\d.]+", "#", phrase)
+                    if kind not in kinds or _size(phrase) > _size(kinds[kind]):
+                        kinds[kind] = phrase
+                runs[cell.pattern] = runs.get(cell.pattern, 0) + 1
+    if not worst:
+        return []
+    parts = [f"{pattern} ({count(runs[pattern], 'run')}: {', '.join(kinds.values())})"
+             for pattern, kinds in worst.items()]
+    return [Warning(
+        WarningCode.DISTURBED, ", ".join(worst),
+        "the machine was busy with something else during these cells: " + "; ".join(parts)
+        + " (`stackbench show RUN --json`: measurement.replicates[].conditions)",
+        "measure on a quiet machine, or compare both configurations in one `stackbench ab` session, whose "
+        "rounds pair them in time",
+    )]
+
+
+def _size(phrase: str) -> float:
+    """The figure a disturbance phrase leads with (a pressure's percent, a share of fio's bytes)."""
+    numbers = re.findall(r"(\d+(?:\.\d+)?) %", phrase)
+    return float(numbers[-1]) if numbers else 0.0

@@ -144,6 +144,16 @@ class WarningCode(enum.StrEnum):
         "candidates differ by less than the smallest effect a ranking claims, and no number of runs makes "
         "one better).",
     )
+    DISTURBED = (
+        "DISTURBED",
+        "(run, ab, synclat, slog) The machine was busy with something else during some of the cells' fio "
+        "runs (`subject`: the cells; `text`: what was seen in how many runs): CPU or memory pressure of 10 % "
+        "or more (PSI; without PSI more runnable tasks than CPUs), CPU steal of 5 % or more, a ZFS scrub or "
+        "resilver, or I/O on the target's device that fio did not do of 25 % or more of fio's own bytes. "
+        "The per-run figures are `measurement.replicates[].conditions`.",
+        "Measure on a quiet machine, or compare configurations in one `stackbench ab` session, whose rounds "
+        "pair the arms in time.",
+    )
     IMPORT_UNKNOWN = (
         "IMPORT_UNKNOWN",
         "(import) The imported output does not say a workload field: random or sequential (terse, a JSON job "
