@@ -154,6 +154,21 @@ class WarningCode(enum.StrEnum):
         "Measure on a quiet machine, or compare configurations in one `stackbench ab` session, whose rounds "
         "pair the arms in time.",
     )
+    CONDITIONS_DIFFER = (
+        "CONDITIONS_DIFFER",
+        "(compare of runs from separate sessions) The machine's conditions differed between the two runs by "
+        "more than either run's own fio runs show: CPU or memory pressure (10 points or more), CPU steal (5 "
+        "points), I/O on the target's device that fio did not do (25 points of fio's bytes), or a scrub or "
+        "resilver during one side only. `text` gives each side's figure; the verdict is marked weak.",
+        "Confirm the verdict with `stackbench ab`, whose rounds measure both configurations alternately.",
+    )
+    SETUP_DIFFERS = (
+        "SETUP_DIFFERS",
+        "(compare of runs from separate sessions) The kernel, the fio version or the file measured on (a "
+        "different existing file or device, or a scratch file on one side and an existing file on the "
+        "other) differed between the two runs; `text` names each. The verdict is marked weak.",
+        "Confirm the verdict with `stackbench ab`, whose rounds measure both configurations alternately.",
+    )
     IMPORT_UNKNOWN = (
         "IMPORT_UNKNOWN",
         "(import) The imported output does not say a workload field: random or sequential (terse, a JSON job "

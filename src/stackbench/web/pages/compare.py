@@ -86,6 +86,7 @@ def compare_response(request: Request, principal: Principal, first: RunView, sec
                     share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
     warnings = [f"compared despite a difference in key facts: {d}" for d in result.fact_differences]
     warnings += [str(w) for row in result.rows for w in row.warnings]
+    warnings += [str(w) for w in result.drift]
     return page(request, "compare.html", 200, principal, base=base, other=other,
                 charts=compare_charts(request, base, other, shared=bool(shared)), chart_src=chart_src,
                 report_href=chart_src.removesuffix("chart.svg") + "report.html",
