@@ -76,8 +76,16 @@ def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> 
     assert summary["seconds"] == 1.5
     assert summary["pressure"]["cpu"] == pytest.approx((40 * 0.5 + 60 * 1.0) / 1.5, abs=0.01)
     assert summary["disks"]["vdz"]["bytes"] == 15_000_000
-    assert summary["foreign"] == {"device": "vdz", "bytes": 3_000_000, "share": 0.25}
-    assert disturbances(summary) == ["CPU pressure 53 %", "I/O fio did not do on vdz (2.9 MiB, 25 % of fio's)"]
+    # the foreign I/O from the one second wholly inside the window, against fio's bytes prorated to it: the
+    # second that straddles the window's start also holds what came before fio measured
+    assert summary["foreign"] == {"device": "vdz", "bytes": 2_000_000, "share": 0.25}
+    assert disturbances(summary) == ["CPU pressure 53 %", "I/O fio did not do on vdz (1.9 MiB, 25 % of fio's)"]
+    short = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 2.5), fio_bytes=24e6)
+    assert short["foreign"]["bytes"] == 800_000  # 2 whole seconds of 2.5: 20 MB against 19.2 MB of fio's
+    layout = [samples[0], {**samples[1], "disks": {"vdz": {**samples[1]["disks"]["vdz"], "write_sectors": 8 * second}}},
+              samples[2]]
+    laid_out = summarize({"devices": ["vdz"], "samples": layout}, fio_window(103.0, 1.5), fio_bytes=12e6)
+    assert laid_out["foreign"]["bytes"] == 2_000_000  # a layout burst before the window is not foreign
 
 
 def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None:
@@ -106,6 +114,19 @@ def test_the_devices_and_pools_come_from_the_target_s_facts() -> None:
     facts = {"target": {"block_devices": [{"name": "sda1"}, {"name": "sda"}], "zfs_dataset": "tank/vm/disk"}}
     assert sampled_layers(facts) == (["sda1", "sda"], ["tank"])
     assert sampled_layers({}) == ([], [])
+
+
+def test_the_jobs_of_one_fio_process_get_windows_back_from_its_end() -> None:
+    """synclat and slog run a round's cells as stonewalled jobs of one fio process: each job ends where the
+    later jobs' ramps and runtimes begin."""
+    from types import SimpleNamespace
+
+    from stackbench.measure.runner import _job_ends
+
+    jobs = [SimpleNamespace(directions=[SimpleNamespace(runtime_ms=ms)]) for ms in (2000, 3000, 1000)]
+    workloads = [Workload(rw="randwrite", bs=4096, iodepth=1, runtime=2, ramp_time=r) for r in (1.0, 0.5, 0.25)]
+    assert _job_ends(1000.0, jobs, workloads) == [995.25, 998.75, 1000.0]
+    assert _job_ends(None, jobs, workloads) == [None, None, None]
 
 
 # -- real runs on a private loop device --------------------------------------------------------------------
@@ -181,3 +202,21 @@ def test_a_cpu_hog_makes_the_warning_appear(tmp_path: Path, ext4_loop: Path, hog
     assert all(s["pressure"]["cpu"] >= 50 for s in _summaries(run))
     disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
     assert len(disturbed) == 1 and "CPU pressure" in disturbed[0].text and disturbed[0].subject == "4K QD4 rnd read"
+
+
+@pytest.mark.slow
+def test_the_cells_of_one_fio_process_share_its_seconds_and_leave_foreign_io_out(tmp_path: Path,
+                                                                                  ext4_loop: Path) -> None:
+    """synclat's and slog's rounds: one fio process, a stonewalled job per cell. The seconds are stored
+    once per process; a job's window is known only to within fio's gaps between jobs, which moved the next
+    job's bytes into it (a 64K job's writes counted as 5x foreign I/O of a 4K one), so foreign I/O is not
+    judged there."""
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    workloads = tuple(Workload(rw="randwrite", bs=bs, iodepth=1, size=16 * MiB, runtime=1, direct=True)
+                      for bs in (4096, 65536))
+    run = execute_run(store, RunRequest(target=ext4_loop, plan=Plan("synclat", workloads, runs=2, one_process=True)))
+    summaries = _summaries(run)
+    assert len(summaries) == 4 and all("foreign" not in s for s in summaries)
+    assert all("foreign (one fio process, several jobs)" in s["unavailable"] for s in summaries)
+    assert all(s["seconds"] == pytest.approx(1, abs=0.2) for s in summaries)
+    assert len(store.conditions_of(run.id)) == 2  # one per round's fio process

@@ -103,9 +103,10 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
             summary["disks"] = disks
         target = disks.get(devices[0])
         if target is not None and fio_bytes > 0:
-            foreign = max(0.0, target["bytes"] - fio_bytes)
+            device_bytes, fio_share = _inside(weighted, devices[0], window, fio_bytes) or (target["bytes"], fio_bytes)
+            foreign = max(0.0, device_bytes - fio_share)
             summary["foreign"] = {"device": devices[0], "bytes": round(foreign),
-                                  "share": round(foreign / fio_bytes, 3)}
+                                  "share": round(foreign / fio_share, 3)}
     if conditions.get("scrubs"):
         summary["scrubs"] = dict(conditions["scrubs"])
     unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
@@ -118,6 +119,24 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     if cpus:
         summary["cpus"] = cpus
     return summary
+
+
+def _inside(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
+            fio_bytes: float) -> tuple[float, float] | None:
+    """The device's bytes in the seconds wholly inside fio's window, with fio's bytes prorated to them; None
+    when those seconds cover less than half the window. A second that straddles the window's start holds
+    part of what came before it (the file's layout, the ramp), which spread over that second would pass
+    for I/O fio did not do."""
+    if window is None or window[1] <= window[0]:
+        return None
+    inside = [s for s, w in weighted if w >= 0.999 and device in (s.get("disks") or {})]
+    covered = sum(float(s.get("dt", 1.0)) for s in inside)
+    length = window[1] - window[0]
+    if covered < 0.5 * length:
+        return None
+    moved = sum((s["disks"][device].get("read_sectors", 0.0) + s["disks"][device].get("write_sectors", 0.0))
+                * SECTOR for s in inside)
+    return moved, fio_bytes * min(1.0, covered / length)
 
 
 def disturbances(summary: dict[str, Any]) -> list[str]:

@@ -368,12 +368,19 @@ class Measurement:
         the devices and pools under the target (`devices`, `pools`: the run sets them from its facts)."""
         return ConditionSampler(self.devices, self.pools)
 
-    def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None) -> dict[str, Any]:
-        """One fio run's conditions over its measured window (analysis/conditions.py)."""
+    def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None, *,
+                 timed: bool = True) -> dict[str, Any]:
+        """One fio run's conditions over its measured window (analysis/conditions.py). A job of a fio process
+        that ran several (`timed` False) has a window known only to within fio's gaps between jobs, which
+        moves another job's bytes into it: its I/O fio did not do is left out, and said to be."""
         runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
         cpus = (self.prepared.facts.get("system") or {}).get("cpu_count")
-        return summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
-                         cpus=cpus if isinstance(cpus, int) else None)
+        summary = summarize(conditions, fio_window(end, runtime),
+                            fio_bytes=sum(d.io_bytes for d in parsed.directions) if timed else 0.0,
+                            cpus=cpus if isinstance(cpus, int) else None)
+        if not timed:
+            summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
+        return summary
 
     def _measure_round(self, states: list[_CellState], round_index: int) -> list[list[DirectionResult]]:
         """One separate fio run of each of `states`' cells in one fio process (`sweep_job_file`: a stonewalled
@@ -414,7 +421,8 @@ class Measurement:
             self._record(state, parsed, invocation, invocation.job_samples.get(prefix, {}),
                          round_index=round_index, order=self.order + i, seconds=invocation.seconds * budgets[i] / total,
                          what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}",
-                         conditions=(conditions if i == 0 else None, self._summary(conditions, parsed, ends[i])))
+                         conditions=(conditions if i == 0 else None,
+                                     self._summary(conditions, parsed, ends[i], timed=len(states) == 1)))
             for i, (state, parsed, prefix) in enumerate(zip(states, jobs, prefixes))
         ]
 
