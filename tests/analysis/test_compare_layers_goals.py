@@ -156,6 +156,20 @@ def test_layers_of_single_summaries_prove_no_gap() -> None:
     assert gaps.to_json()["biggest_gap"] is None
 
 
+def test_a_cell_the_bottom_layer_did_not_measure_is_still_a_row() -> None:
+    """layers --auto reads a disk that holds data with the read cells only: the write cells the layers above
+    it measured stay in the table (they were dropped when the rows came from the bottom run's cells)."""
+    disk = run([cell(rw="randread", runs=_runs(20))], label="disk")
+    fs_low = run([cell(rw="randread", runs=_runs(10)), cell(runs=_runs(8))], label="ext4")
+    fs_up = run([cell(rw="randread", runs=_runs(5)), cell(runs=_runs(2))], label="ext4 in loop")
+    gaps = layer_gaps([disk, fs_low, fs_up])
+    rows = {row.pattern: row for row in gaps.rows}
+    assert set(rows) == {"4K QD4 rnd read", "4K QD4 rnd write"}
+    write = rows["4K QD4 rnd write"]
+    assert write.values[0] is None and write.factors[0] is None
+    assert write.factors[1] == pytest.approx(4) and write.gaps[1].proven
+
+
 def test_layers_need_two_runs_and_matching_names() -> None:
     a = run([cell(iops=1)])
     with pytest.raises(StackbenchError, match="at least two runs"):
