@@ -72,7 +72,8 @@ def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> 
     samples = [{"t": 100.0 + i, "dt": 1.0, "psi": {"cpu": 20.0 * i},
                 "disks": {"vdz": {"read_sectors": second, "write_sectors": 0, "reads": 100, "busy_ms": 500}}}
                for i in range(1, 4)]
-    summary = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 1.5), fio_bytes=12e6)
+    summary = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 1.5), fio_bytes=12e6,
+                        foreign_on="vdz")
     assert summary["seconds"] == 1.5
     assert summary["pressure"]["cpu"] == pytest.approx((40 * 0.5 + 60 * 1.0) / 1.5, abs=0.01)
     assert summary["disks"]["vdz"]["bytes"] == 15_000_000
@@ -80,11 +81,13 @@ def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> 
     # second that straddles the window's start also holds what came before fio measured
     assert summary["foreign"] == {"device": "vdz", "bytes": 2_000_000, "share": 0.25}
     assert disturbances(summary) == ["CPU pressure 53 %", "I/O fio did not do on vdz (1.9 MiB, 25 % of fio's)"]
-    short = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 2.5), fio_bytes=24e6)
+    short = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 2.5), fio_bytes=24e6,
+                      foreign_on="vdz")
     assert short["foreign"]["bytes"] == 800_000  # 2 whole seconds of 2.5: 20 MB against 19.2 MB of fio's
     layout = [samples[0], {**samples[1], "disks": {"vdz": {**samples[1]["disks"]["vdz"], "write_sectors": 8 * second}}},
               samples[2]]
-    laid_out = summarize({"devices": ["vdz"], "samples": layout}, fio_window(103.0, 1.5), fio_bytes=12e6)
+    laid_out = summarize({"devices": ["vdz"], "samples": layout}, fio_window(103.0, 1.5), fio_bytes=12e6,
+                         foreign_on="vdz")
     assert laid_out["foreign"]["bytes"] == 2_000_000  # a layout burst before the window is not foreign
 
 
@@ -110,9 +113,10 @@ def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None
     assert disturbance_warnings([quiet]) == []
 
 
-def test_the_devices_and_pools_come_from_the_target_s_facts() -> None:
+def test_without_a_discovered_stack_the_devices_and_pools_come_from_the_target_s_facts() -> None:
     facts = {"target": {"block_devices": [{"name": "sda1"}, {"name": "sda"}], "zfs_dataset": "tank/vm/disk"}}
     assert sampled_layers(facts) == (["sda1", "sda"], ["tank"])
+    assert sampled_layers({**facts, "stack": {"version": None, "error": "OSError: ..."}}) == (["sda1", "sda"], ["tank"])
     assert sampled_layers({}) == ([], [])
 
 
@@ -160,8 +164,11 @@ def _summaries(run) -> list[dict]:  # noqa: ANN001 - a stored run
 def test_a_quiet_device_counts_fio_s_own_io_and_no_foreign(tmp_path: Path, ext4_loop: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run = _measure(store, ext4_loop)
-    device = sampled_layers(run.facts)[0][0]
-    assert device.startswith("loop")
+    devices = sampled_layers(run.facts)[0]
+    device = devices[0]
+    # the discovered stack (facts.stack): the loop device, then the layers under its backing file
+    assert device.startswith("loop") and len(devices) >= 2
+    assert all(name in s["devices"] for s in store.conditions_of(run.id) for name in devices)
     summaries = _summaries(run)
     assert len(summaries) == 2
     for summary in summaries:

@@ -53,9 +53,11 @@ def _mean(pairs: Iterable[tuple[float, float]]) -> float | None:
 
 
 def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *, fio_bytes: float,
-              cpus: int | None = None) -> dict[str, Any]:
-    """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, the target
-    device's traffic and the part of it fio did not do, scrubs, and what could not be read."""
+              foreign_on: str | None = None, cpus: int | None = None) -> dict[str, Any]:
+    """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, each sampled
+    device's traffic and the part of the traffic of `foreign_on` (the device under the target's file
+    system, None where none carries fio's bytes one for one) that fio did not do, scrubs, and what could
+    not be read."""
     samples = conditions.get("samples") or []
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
@@ -101,11 +103,11 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
             }
         if disks:
             summary["disks"] = disks
-        target = disks.get(devices[0])
+        target = disks.get(foreign_on) if foreign_on else None
         if target is not None and fio_bytes > 0:
-            device_bytes, fio_share = _inside(weighted, devices[0], window, fio_bytes) or (target["bytes"], fio_bytes)
+            device_bytes, fio_share = _inside(weighted, foreign_on, window, fio_bytes) or (target["bytes"], fio_bytes)
             foreign = max(0.0, device_bytes - fio_share)
-            summary["foreign"] = {"device": devices[0], "bytes": round(foreign),
+            summary["foreign"] = {"device": foreign_on, "bytes": round(foreign),
                                   "share": round(foreign / fio_share, 3)}
     if conditions.get("scrubs"):
         summary["scrubs"] = dict(conditions["scrubs"])

@@ -47,6 +47,7 @@ from stackbench.probe.conditions import ConditionSampler
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import Run, new_id
 from stackbench.stack.discover import stack_facts
+from stackbench.stack.layer import Stack
 from stackbench.measure.safety import Target, cache_warning, resolve_target, room_for
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
@@ -381,9 +382,10 @@ class Measurement:
         moves another job's bytes into it: its I/O fio did not do is left out, and said to be."""
         runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
         cpus = (self.prepared.facts.get("system") or {}).get("cpu_count")
-        summary = summarize(conditions, fio_window(end, runtime),
-                            fio_bytes=sum(d.io_bytes for d in parsed.directions) if timed else 0.0,
-                            cpus=cpus if isinstance(cpus, int) else None)
+        # On ZFS the pool's disks see compression, the ARC, txg and parity, never fio's bytes one for one
+        foreign_on = self.devices[0] if self.devices and not self.pools and timed else None
+        summary = summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
+                            foreign_on=foreign_on, cpus=cpus if isinstance(cpus, int) else None)
         if not timed:
             summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
         return summary
@@ -608,8 +610,15 @@ def _settle_direct(plan: Plan, target: Target, warnings: list[Warning], observer
 
 
 def sampled_layers(facts: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The block devices (the target's own first: foreign I/O is counted on it) and ZFS pools whose
-    counters a run samples, from what the probe found under the target."""
+    """The block devices, top down (the target's own first: foreign I/O is counted on it), and ZFS pools
+    whose counters a run samples: every layer of the discovered stack (`facts.stack`), else what the probe
+    found under the target."""
+    try:
+        names = Stack.from_json(facts.get("stack")).counter_names()
+    except (ValueError, TypeError, KeyError, AttributeError):
+        names = None
+    if names is not None and (names.diskstats or names.pools):
+        return list(names.diskstats), list(names.pools)
     target = facts.get("target") or {}
     devices = [d["name"] for d in target.get("block_devices") or () if isinstance(d, dict) and d.get("name")]
     dataset = target.get("zfs_dataset")
