@@ -306,3 +306,22 @@ def test_the_read_detector_sees_the_reads_that_once_ran_unbounded() -> None:
     assert [c for c in calls if not _is_read(ast.parse(c, mode="eval").body)] == []  # type: ignore[arg-type]
     writes = ["open(path, 'wb')", "os.open(path, os.O_WRONLY | os.O_CREAT, 384)", "path.open('w')"]
     assert [c for c in writes if _is_read(ast.parse(c, mode="eval").body)] == []  # type: ignore[arg-type]
+
+
+def test_the_cli_builds_no_progress_display_table_or_error_printer_of_its_own() -> None:
+    """Issue 33's leftovers: spinners built by hand beside cli/progress.py (crypto, smallblocks), a second
+    error printer `fail()` beside the one error path (a raised StackbenchError, printed by run_app), and
+    table builders in cli/ (users, tokens) instead of report/."""
+    cli = PACKAGE / "cli"
+    progress, tables, printers = [], [], []
+    for path in sorted(cli.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        name = str(path.relative_to(PACKAGE))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "rich.progress" and path.name != "progress.py":
+                progress.append(name)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Tabular":
+                tables.append(name)
+            if isinstance(node, ast.FunctionDef) and node.name == "fail":
+                printers.append(name)
+    assert (progress, tables, printers) == ([], [], [])

@@ -7,7 +7,6 @@ from typing import Any, Optional
 
 from stackbench.cli.app import err, out, warn
 from stackbench.cli.common import emit, open_store_from
-from stackbench.report.tabular import Tabular
 
 # (preset, bs, qd, rw, size, runtime, runs) as the layers command took them
 PlanWords = tuple[Optional[str], Optional[list[str]], Optional[list[str]], Optional[list[str]], Optional[str],
@@ -15,31 +14,17 @@ PlanWords = tuple[Optional[str], Optional[list[str]], Optional[list[str]], Optio
 
 
 def _plan(words: PlanWords) -> Any:
-    from stackbench.cli.plan_options import plan_from_options
+    from stackbench.cli.plan_options import PlanOptions
 
     preset, bs, qd, rw, size, runtime, runs = words
-    return plan_from_options(preset, bs, qd, rw, None, None, size, runtime, None, 1, runs, None, None, 5.0, None,
-                             None, None, None)
-
-
-def proposal_table(layer_plan: Any) -> Tabular:
-    """One row per layer, top down: how it would be measured, where, which cells, and why that is safe."""
-    rows = []
-    for step in layer_plan.steps:
-        cells = ", ".join(dict.fromkeys(w.name for w in step.cells)) or "-"
-        rows.append([step.name, step.how, step.where or "-", cells, step.why])
-    measured = len(layer_plan.measured())
-    notes = [f"{measured} of {len(layer_plan.steps)} layers can be measured safely; chain: {layer_plan.stack.chain()}",
-             "Add --run to make these runs (one stored run per layer, bottom first) and show the layers table."]
-    return Tabular(headers=["layer", "how", "where", "cells", "why it is safe (or refused)"], rows=rows,
-                   title=f"layers --auto {layer_plan.stack.target}: plan {layer_plan.plan.name}", notes=notes,
-                   styles={i: "dim" for i, step in enumerate(layer_plan.steps) if step.refused}, fold=frozenset({2, 4}))
+    return PlanOptions(preset=preset, bs=bs, qd=qd, rw=rw, size=size, runtime=runtime, runs=runs).plan()
 
 
 def auto_layers(target: Path, *, run: bool, plan_words: PlanWords, metric: str, db: Optional[str], fmt: str,
                 given_runs: Optional[list[str]], names: Optional[str]) -> None:
     from stackbench.base.errors import UsageError
     from stackbench.measure.layer_plan import propose, require_runnable
+    from stackbench.report.layers import proposal_table
     from stackbench.stack.discover import discover
 
     if given_runs or names:
