@@ -102,11 +102,13 @@ def _raw_fio(args: argparse.Namespace, scratch: Path) -> float:
 
 def sampling_overhead(args: argparse.Namespace) -> None:
     """IOPS of one raw fio job with and without the sampler beside it, paired and counterbalanced."""
-    from stackbench.measure.runner import sampled_layers
+    from stackbench.measure.telemetry import sampled_layers
     from stackbench.probe.block import collect_target_facts
     from stackbench.probe.conditions import ConditionSampler
+    from stackbench.stack.discover import stack_facts
 
-    devices, pools = sampled_layers({"target": collect_target_facts(Path(args.target))})
+    devices, pools = sampled_layers({"target": collect_target_facts(Path(args.target)),
+                                     "stack": stack_facts(args.target)})
     workdir = Path(tempfile.mkdtemp(prefix="sb-sampling-", dir=args.target))
     scratch = workdir / "raw.scratch"
     ratios, with_iops, without_iops = [], [], []

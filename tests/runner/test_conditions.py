@@ -15,7 +15,8 @@ from typing import Iterator
 import pytest
 
 from stackbench.analysis.conditions import FOREIGN_LIMIT, disturbance_warnings, disturbances, fio_window, summarize
-from stackbench.measure.runner import RunRequest, execute_run, sampled_layers
+from stackbench.measure.runner import RunRequest, execute_run
+from stackbench.measure.telemetry import job_ends, sampled_layers
 from stackbench.model.plan import Plan, Workload
 from stackbench.model.warning import WarningCode
 from stackbench.probe import conditions as probe
@@ -125,12 +126,10 @@ def test_the_jobs_of_one_fio_process_get_windows_back_from_its_end() -> None:
     later jobs' ramps and runtimes begin."""
     from types import SimpleNamespace
 
-    from stackbench.measure.runner import _job_ends
-
     jobs = [SimpleNamespace(directions=[SimpleNamespace(runtime_ms=ms)]) for ms in (2000, 3000, 1000)]
     workloads = [Workload(rw="randwrite", bs=4096, iodepth=1, runtime=2, ramp_time=r) for r in (1.0, 0.5, 0.25)]
-    assert _job_ends(1000.0, jobs, workloads) == [995.25, 998.75, 1000.0]
-    assert _job_ends(None, jobs, workloads) == [None, None, None]
+    assert job_ends(1000.0, jobs, workloads) == [995.25, 998.75, 1000.0]
+    assert job_ends(None, jobs, workloads) == [None, None, None]
 
 
 # -- real runs on a private loop device --------------------------------------------------------------------

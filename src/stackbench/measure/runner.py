@@ -24,7 +24,6 @@ from typing import Any, Iterator, Protocol
 
 from stackbench import __version__
 from stackbench.analysis.across_runs import across_runs, pooled_figures
-from stackbench.analysis.conditions import fio_window, summarize
 from stackbench.analysis.estimate import (
     STARTUP_S, PlanTime, layout_bytes, plan_time, priors_from, remaining_runs, run_cap,
 )
@@ -44,10 +43,10 @@ from stackbench.base.errors import (
 from stackbench.model.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.conditions import ConditionSampler
+from stackbench.measure.telemetry import end_of, job_ends, run_summary, sampled_layers
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import Run, new_id
 from stackbench.stack.discover import stack_facts
-from stackbench.stack.layer import Stack
 from stackbench.measure.safety import Target, cache_warning, resolve_target, room_for
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
@@ -368,27 +367,18 @@ class Measurement:
         conditions = sampler.result()
         return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
                             round_index=round_index, order=self.order, seconds=invocation.seconds, what=what,
-                            conditions=(conditions, self._summary(conditions, parsed, _end_of(parsed))))
+                            conditions=(conditions, self._summary(conditions, parsed, end_of(parsed))))
 
     def sampler(self) -> ConditionSampler:
-        """The machine's conditions, sampled each second around one fio process (probe/conditions.py), for
+        """The machine's conditions, sampled each second around one fio process (measure/telemetry.py), for
         the devices and pools under the target (`devices`, `pools`: the run sets them from its facts)."""
         return ConditionSampler(self.devices, self.pools)
 
     def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None, *,
                  timed: bool = True) -> dict[str, Any]:
-        """One fio run's conditions over its measured window (analysis/conditions.py). A job of a fio process
-        that ran several (`timed` False) has a window known only to within fio's gaps between jobs, which
-        moves another job's bytes into it: its I/O fio did not do is left out, and said to be."""
-        runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
         cpus = (self.prepared.facts.get("system") or {}).get("cpu_count")
-        # On ZFS the pool's disks see compression, the ARC, txg and parity, never fio's bytes one for one
-        foreign_on = self.devices[0] if self.devices and not self.pools and timed else None
-        summary = summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
-                            foreign_on=foreign_on, cpus=cpus if isinstance(cpus, int) else None)
-        if not timed:
-            summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
-        return summary
+        return run_summary(conditions, parsed, end, devices=self.devices, pools=self.pools,
+                           cpus=cpus if isinstance(cpus, int) else None, timed=timed)
 
     def _measure_round(self, states: list[_CellState], round_index: int) -> list[list[DirectionResult]]:
         """One separate fio run of each of `states`' cells in one fio process (`sweep_job_file`: a stonewalled
@@ -425,7 +415,7 @@ class Measurement:
             )
         total = sum(budgets)
         conditions = sampler.result()
-        ends = _job_ends(_end_of(whole), jobs, [s.workload for s in states])
+        ends = job_ends(end_of(whole), jobs, [s.workload for s in states])
         return [
             self._record(state, parsed, invocation, invocation.job_samples.get(prefix, {}),
                          round_index=round_index, order=self.order + i, seconds=invocation.seconds * budgets[i] / total,
@@ -607,43 +597,6 @@ def _settle_direct(plan: Plan, target: Target, warnings: list[Warning], observer
     warnings.append(buffered)
     observer.warning(buffered)
     return replace(plan, workloads=tuple(replace(w, direct=False) for w in plan.workloads))
-
-
-def sampled_layers(facts: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The block devices, top down (the target's own first: foreign I/O is counted on it), and ZFS pools
-    whose counters a run samples: every layer of the discovered stack (`facts.stack`), else what the probe
-    found under the target."""
-    try:
-        names = Stack.from_json(facts.get("stack")).counter_names()
-    except (ValueError, TypeError, KeyError, AttributeError):
-        names = None
-    if names is not None and (names.diskstats or names.pools):
-        return list(names.diskstats), list(names.pools)
-    target = facts.get("target") or {}
-    devices = [d["name"] for d in target.get("block_devices") or () if isinstance(d, dict) and d.get("name")]
-    dataset = target.get("zfs_dataset")
-    pools = [dataset.split("/", 1)[0]] if isinstance(dataset, str) and dataset else []
-    return devices, pools
-
-
-def _end_of(parsed: FioResult) -> float | None:
-    """When fio ended its measured window (it writes `timestamp_ms` with its output), in epoch seconds."""
-    stamp = parsed.document.get("timestamp_ms")
-    if isinstance(stamp, (int, float)) and stamp > 0:
-        return stamp / 1000
-    return float(parsed.timestamp) if parsed.timestamp else None
-
-
-def _job_ends(end: float | None, jobs: list[FioResult], workloads: list[Workload]) -> list[float | None]:
-    """When each stonewalled job of one fio process ended: the last at the process's end, each earlier one
-    the later jobs' ramps and runtimes before it."""
-    if end is None:
-        return [None] * len(jobs)
-    ends: list[float | None] = []
-    for job, workload in zip(reversed(jobs), reversed(workloads)):
-        ends.append(end)
-        end -= max((d.runtime_ms for d in job.directions), default=0.0) / 1000 + workload.ramp_time
-    return ends[::-1]
 
 
 def _run_samples(invocation: FioInvocation, parsed: FioResult, workload: Workload) -> dict[str, list[Sample]]:
