@@ -323,6 +323,8 @@ def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False)
         "runs list": "/runs",
         "runs list, a middle page by its number": f"/runs?page_number={middle_page}",
         "runs list, a middle page by Older": "",  # the link the page before shows (below)
+        "runs list, a search by a word of a label": "/runs?q=BENCH-77",  # a LIKE over every run, and its facets
+        "runs list, sorted by label": "/runs?sort=-label",
         "run": f"/runs/{ids[middle]}",
         "compare": f"/compare/{ids[middle]}/{ids[middle + 1]}",
     }

@@ -126,7 +126,7 @@ def test_shared_pages_show_charts_drawn_from_the_redacted_runs(fresh_site, tmp_p
 def test_hostile_labels_and_notes_render_inert(web: Site, as_user: dict) -> None:
     alice = as_user["alice"]
     link = _link(_share(alice, f"/runs/{web.runs['a']}", note=HOSTILE), web)
-    pages = [alice.get("/runs", params={"label": HOSTILE}).text, alice.get(f"/runs/{web.runs['a']}").text,
+    pages = [alice.get("/runs", params={"q": HOSTILE}).text, alice.get(f"/runs/{web.runs['a']}").text,
              alice.get(f"/compare/{web.runs['a']}/{web.runs['b']}").text, web.client().get(link).text]
     for page in pages:
         assert "<script" not in page
@@ -144,7 +144,7 @@ def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
     page_two = alice.get(html.unescape(older)).text
     ids = set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_one)) | set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_two))
     assert ids == {web.runs["a"], web.runs["b"], web.runs["team"]}
-    only = alice.get("/runs", params={"label": "alice-b"}).text
+    only = alice.get("/runs", params={"q": "alice-b"}).text
     assert re.findall(r'href="/runs/([0-9a-f]{32})"', only) == [web.runs["b"]]
     assert "0 run(s)" in alice.get("/runs", params={"since": "2999-01-01"}).text
     assert "3 run(s)" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text

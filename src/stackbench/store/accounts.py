@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from sqlalchemy import and_, bindparam, delete, false, func, insert, or_, select, true, update
+from sqlalchemy import and_, bindparam, delete, false, func, insert, literal, or_, select, true, union_all, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.base.errors import StoreError
-from stackbench.model.results import Cell, Run, new_id
+from stackbench.model.results import TOTAL_HOST, Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.database import guard_public_methods
 from stackbench.store.reads import read_runs
@@ -86,9 +86,12 @@ class ShareLink:
 
 @dataclass(frozen=True)
 class RunFilter:
-    label: str | None = None
-    target: str | None = None
+    search: str | None = None  # a part of the label, target or host, any case (wildcards are plain text)
     plan: str | None = None  # the preset or plan name (`import` for imported runs)
+    fs_type: str | None = None  # the target's file system (facts' target.fs_type)
+    status: str | None = None
+    owner: str | None = None  # the owner account's name
+    visibility: str | None = None
     since: date | None = None  # created on or after this day (UTC)
     until: date | None = None  # created on or before this day (UTC)
     sync_writes: bool = False  # only runs with a 4 KiB random synchronous write cell: SLOG candidates
@@ -107,6 +110,32 @@ class RunSummary:
     target: str | None
     plan_name: str | None
     planned_cells: int | None
+    host: str | None = None
+    fs_type: str | None = None
+    key_cell: KeyCell | None = None  # the plan's key cell, what the list's headline column shows
+
+
+@dataclass(frozen=True)
+class KeyCell:
+    """A run's key cell as a runs list shows it: its first cell (the plan's first workload: quick's 4 KiB
+    random read at QD 1), the total of a fleet run's hosts."""
+
+    pattern: str
+    iops: float
+    bw_bytes: float
+
+
+# The runs list's orders (`visible_runs`' `sort`): a whitelist of names, each its columns; `-name` reverses.
+# Every order ends with the newest first and the id, so that equal values keep one order between pages; text
+# a person types sorts in any case (SQLite's binary order puts "Zed" before "alpha").
+SORTS = {"created": (schema.runs.c.created_at,), "label": (func.lower(schema.runs.c.label),),
+         "status": (schema.runs.c.status,), "plan": (schema.runs.c.plan_name,),
+         "target": (func.lower(schema.runs.c.target),), "host": (func.lower(schema.runs.c.host),),
+         "fs": (schema.runs.c.fs_type,)}
+NEWEST_FIRST = "-created"
+# The runs list's facets: (name, the column whose values it counts); the owner's is the account's name
+FACETS = ("plan", "fs", "status", "owner", "visibility")
+FACET_VALUES = 12  # the most frequent values of a facet that the list shows
 
 
 def now() -> datetime:
@@ -420,7 +449,7 @@ class Accounts:
 
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True,
-        older_than: str | None = None, newer_than: str | None = None,
+        older_than: str | None = None, newer_than: str | None = None, sort: str = NEWEST_FIRST,
     ) -> tuple[list[tuple[Run | RunSummary, int, str | None, str]], int]:
         """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
         and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts.
@@ -428,30 +457,21 @@ class Accounts:
         `older_than` / `newer_than` (a run's id) ask for the page that follows or precedes that run in the
         list instead of skipping `offset` runs: the database starts reading the listing index at that run,
         so a deep page costs what the first one does. A run the viewer may not see (or no longer stored) is
-        no anchor: the page is empty, and the caller falls back to the offset."""
+        no anchor: the page is empty, and the caller falls back to the offset. `sort` is a name of `SORTS`
+        (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
-        conditions = [_visible(viewer)]
-        if where.label:
-            conditions.append(runs.c.label == where.label)
-        if where.target:
-            conditions.append(runs.c.target == where.target)
-        if where.plan:
-            conditions.append(runs.c.plan_name == where.plan)
-        if where.since:
-            conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
-        if where.until:
-            end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
-            conditions.append(runs.c.created_at < end)
-        if where.sync_writes:
-            conditions.append(_has_sync_write_cell())
+        conditions = [_visible(viewer), *_filtered(where)]
         # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
         # index), and only those runs are read whole: skipping to a deep page walks the index, not every
         # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed
         # run_id). Both keep the list fast with 10,000 runs (bench/serve_bench.py).
         newest_first = (runs.c.created_at.desc(), runs.c.id)
+        ordered = _order(sort)
         anchor_id = older_than or newer_than
+        if sort != NEWEST_FIRST:  # keyset paging follows the newest-first index; other orders skip
+            anchor_id = older_than = newer_than = None
         if anchor_id is None:
-            page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*newest_first)
+            page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*ordered)
                         .offset(offset).limit(limit).subquery())
         else:
             anchor = select(runs.c.created_at).where(runs.c.id == anchor_id, _visible(viewer)).scalar_subquery()
@@ -469,12 +489,22 @@ class Accounts:
                         .limit(limit).subquery())
         cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
                       .correlate(runs).scalar_subquery())
-        columns = [runs] if whole else [runs.c[name] for name in (*RunSummary.__dataclass_fields__, "visibility")]
+        joined = runs.join(page_ids, page_ids.c.page_id == runs.c.id).outerjoin(accounts, accounts.c.id == runs.c.owner)
+        if whole:
+            columns = [runs]
+        else:  # the summary's columns and its key cell, found for the page's runs only (cells' run_id index)
+            key = cells.alias("key_cell")
+            first_cell = (select(cells.c.id).where(cells.c.run_id == runs.c.id)
+                          .order_by(cells.c.seq, (cells.c.host == TOTAL_HOST).desc(), cells.c.id)
+                          .limit(1).correlate(runs).scalar_subquery())
+            joined = joined.outerjoin(key, key.c.id == first_cell)
+            columns = [*(runs.c[name] for name in (*_SUMMARY_COLUMNS, "visibility")),
+                       key.c.pattern.label("key_pattern"), key.c.iops.label("key_iops"),
+                       key.c.bw_bytes.label("key_bw_bytes")]
         query = (
             select(*columns, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
-            .select_from(runs.join(page_ids, page_ids.c.page_id == runs.c.id)
-                         .outerjoin(accounts, accounts.c.id == runs.c.owner))
-            .order_by(*newest_first)
+            .select_from(joined)
+            .order_by(*(newest_first if anchor_id else ordered))
         )
         if len(conditions) > 1:
             counted = select(func.count()).select_from(runs).where(*conditions)
@@ -485,6 +515,26 @@ class Accounts:
             rows, total = _page_and_total(connection, query, counted)
         made = run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
+
+    def run_facets(self, viewer: Viewer, where: RunFilter) -> dict[str, list[tuple[str, int]]]:
+        """How many of the runs `viewer` may see under `where` have each plan, file system, status, owner
+        and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets,
+        one statement (a count per facet, in one UNION ALL)."""
+        runs, accounts = schema.runs, schema.accounts
+        conditions = [_visible(viewer), *_filtered(where)]
+        columns = {"plan": runs.c.plan_name, "fs": runs.c.fs_type, "status": runs.c.status,
+                   "owner": accounts.c.name, "visibility": runs.c.visibility}
+        counts = [select(literal(name).label("facet"), column.label("value"), func.count().label("runs"))
+                  .select_from(runs.outerjoin(accounts, accounts.c.id == runs.c.owner) if name == "owner" else runs)
+                  .where(*conditions, column.is_not(None)).group_by(column)
+                  for name, column in columns.items()]
+        with self.reader.connect() as connection:
+            rows = connection.execute(union_all(*counts)).all()
+        found: dict[str, list[tuple[str, int]]] = {name: [] for name in FACETS}
+        for facet, value, count in rows:
+            found[facet].append((str(value), int(count)))
+        return {name: sorted(values, key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
+                for name, values in found.items()}
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -558,6 +608,45 @@ def _link(row: Any) -> ShareLink:
     )
 
 
+_SUMMARY_COLUMNS = tuple(name for name in RunSummary.__dataclass_fields__ if name != "key_cell")
+
+
 def _summary_from_row(row: Any) -> RunSummary:
-    return RunSummary(**{name: row[name] for name in RunSummary.__dataclass_fields__ if name != "created_at"},
-                      created_at=aware(row["created_at"]))
+    key = None if row["key_iops"] is None else KeyCell(row["key_pattern"], row["key_iops"], row["key_bw_bytes"])
+    return RunSummary(**{name: row[name] for name in _SUMMARY_COLUMNS if name != "created_at"},
+                      created_at=aware(row["created_at"]), key_cell=key)
+
+
+def _filtered(where: RunFilter) -> list[Any]:
+    """`where` as SQL conditions on `runs`, every value a bound parameter; the search a LIKE with its
+    wildcards escaped, so that `50%_mix` finds that text and nothing else."""
+    runs = schema.runs
+    conditions = []
+    if where.search:
+        conditions.append(or_(*(column.icontains(where.search, autoescape=True)
+                                for column in (runs.c.label, runs.c.target, runs.c.host))))
+    for column, value in ((runs.c.plan_name, where.plan), (runs.c.fs_type, where.fs_type),
+                          (runs.c.status, where.status), (runs.c.visibility, where.visibility)):
+        if value:
+            conditions.append(column == value)
+    if where.owner:
+        conditions.append(runs.c.owner.in_(select(schema.accounts.c.id).where(schema.accounts.c.name == where.owner)))
+    if where.since:
+        conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
+    if where.until:
+        end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
+        conditions.append(runs.c.created_at < end)
+    if where.sync_writes:
+        conditions.append(_has_sync_write_cell())
+    return conditions
+
+
+def _order(sort: str) -> tuple[Any, ...]:
+    """The ORDER BY of a runs list sorted by `sort` (a name of SORTS, `-` first for descending); the
+    caller checked the name."""
+    name = sort.removeprefix("-")
+    descending = sort.startswith("-")
+    runs = schema.runs
+    first = tuple((column.desc() if descending else column.asc()).nulls_last() for column in SORTS[name])
+    return (*first, runs.c.created_at.desc(), runs.c.id) if name != "created" else \
+        (runs.c.created_at.desc() if descending else runs.c.created_at.asc(), runs.c.id)

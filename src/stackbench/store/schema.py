@@ -72,6 +72,9 @@ runs = Table(
     # 0005: who may see the run on a server (docs/server.md); the CLI stores runs without an owner
     Column("owner", String(32), index=True),
     Column("visibility", String(16), nullable=False, server_default="private"),
+    # 0012: facts the runs list searches and counts, copied from `facts` when the run is stored
+    Column("host", String(255)),
+    Column("fs_type", String(64)),
 )
 
 fio_outputs = Table(
