@@ -28,11 +28,20 @@ RUN_LINK = re.compile(r'<td class="label"><a href="/runs/([0-9a-f]{32})">')
 WIDE_LABEL = "a-very-long-label-without-spaces-" * 6
 
 
-def _stored(label: str, *, host: str, fs: str, target: str, plan: str, minutes: int, iops: float) -> object:
-    made = run([cell(rw="randread", bs=4096, qd=1, iops=iops, samples=[iops] * 3)], label=label, run_id=new_id(),
-               facts={"fio_version": "fio-3.33", "system": {"hostname": host}, "target": {"fs_type": fs}})
-    return replace(made, target=target, plan_name=plan, planned_cells=1,
+def stored_run(label: str, *, host: str, fs: str, target: str, plan: str, minutes: int, iops: float,
+               warnings: tuple = (), more_cells: tuple = ()) -> object:
+    """A synthetic run as the runner stores it: a 4 KiB random read at QD 1 of `iops` first, then
+    `more_cells`; its host and file system facts as the probes write them."""
+    first = cell(rw="randread", bs=4096, qd=1, iops=iops, runs=[iops * f for f in (0.97, 1.0, 1.03)])
+    made = run([first, *more_cells], label=label, run_id=new_id(),
+               facts={"fio_version": "fio-3.33", "boot_id": "5b1e4c1e", "system": {"hostname": host, "kernel": "6.1.0"},
+                      "target": {"fs_type": fs, "path": target, "block_devices": [
+                          {"name": "nvme0n1", "model": "Example NVMe", "size_bytes": 2**40, "rotational": False}]}})
+    return replace(made, target=target, plan_name=plan, planned_cells=1 + len(more_cells), warnings=warnings,
                    created_at=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minutes))
+
+
+_stored = stored_run
 
 
 @pytest.fixture(scope="module")
