@@ -149,7 +149,9 @@ def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
     assert "0 run(s)" in alice.get("/runs", params={"since": "2999-01-01"}).text
     assert "3 run(s)" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text
     assert "0 run(s)" in alice.get("/runs", params={"plan": "quick"}).text
-    assert alice.get("/compare", params={"a": web.runs["a"]}).status_code == 400  # one run picked
+    one = alice.get("/compare", params={"a": web.runs["a"]})  # one run picked: pick the other, or go back
+    assert one.status_code == 200 and f'href="/compare/{web.runs["a"]}/{web.runs["b"]}"' in one.text
+    assert 'href="/runs">go back to the runs list</a>' in one.text
     assert alice.get("/runs", params={"since": "yesterday"}).status_code == 400
 
 

@@ -87,3 +87,48 @@ def test_a_chart_links_to_its_full_size_image(reading: Site) -> None:
     page = alice.get(f"/runs/{reading.runs['base']}").text
     full = re.findall(r'<a href="(/runs/[0-9a-f]{32}/chart\.svg\?n=\d+)"><img', page)
     assert full and all(alice.get(href).headers["content-type"].startswith("image/svg+xml") for href in full)
+
+
+def test_a_comparison_links_both_runs_swaps_and_gives_the_verdict_before_the_table(reading: Site) -> None:
+    base, tuned = reading.runs["base"], reading.runs["tuned"]
+    page = reading.login("alice").get(f"/compare/{base}/{tuned}").text
+    assert f'A = <a href="/runs/{base}">baseline-ext4</a>' in page
+    assert f'B = <a href="/runs/{tuned}">tuned-ext4</a>' in page
+    assert f'<a href="/compare/{tuned}/{base}">Swap A and B</a>' in page
+    assert _at(page, "Create share link") < _at(page, "Verdict: KEEP") < _at(page, "<th>Pattern</th>")
+    rows = re.findall(r"<tr>(<td.*?)</tr>", page[_at(page, "<th>Pattern</th>"):], re.S)
+    changes = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[3] for row in rows if "rnd" in row]
+    assert len(changes) == 2
+    for change in changes:  # the change, its interval, the test
+        assert re.fullmatch(r"~? ?[+-]\d+\.\d% \[[+-]\d+\.\d%, [+-]\d+\.\d%\] \(p=\d\.\d{3} n=3\+3\)", change), change
+
+
+def test_a_run_compared_with_itself_is_answered_with_a_way_on(reading: Site) -> None:
+    base = reading.runs["base"]
+    answer = reading.login("alice").get(f"/compare/{base}/{base}")
+    assert answer.status_code == 200
+    assert "A run compared with itself: nothing to compare." in answer.text
+    assert "Verdict" not in answer.text and "Create share link" not in answer.text
+    assert f'href="/compare?a={base}"' in answer.text and f'href="/runs/{base}">Back to the run' in answer.text
+
+
+def test_one_run_picked_offers_the_others_of_its_plan_and_a_way_back(reading: Site) -> None:
+    alice = reading.login("alice")
+    base = reading.runs["base"]
+    for params in ({"a": base}, {"b": base}):
+        page = alice.get("/compare", params=params)
+        assert page.status_code == 200
+        offered = re.findall(rf'href="/compare/{base}/([0-9a-f]{{32}})"', page.text)
+        assert reading.runs["tuned"] in offered and base not in offered and reading.runs["bobs"] not in offered
+        assert 'href="/runs">go back to the runs list</a>' in page.text
+    assert alice.get("/compare", params={"a": reading.runs["bobs"]}).status_code == 404  # not hers: the random 404
+    assert alice.get("/compare", follow_redirects=False).headers["location"] == "/runs"
+
+
+def test_incompatible_runs_say_what_differs_not_a_cli_flag(reading: Site) -> None:
+    base, other = reading.runs["base"], reading.runs["other-fs"]
+    answer = reading.login("alice").get(f"/compare/{base}/{other}")
+    assert answer.status_code == 409
+    assert "--force" not in answer.text and "Verdict" not in answer.text
+    assert '<tr><th scope="row">file system</th><td>ext4</td><td>zfs</td></tr>' in answer.text
+    assert f'href="/compare?a={base}"' in answer.text
