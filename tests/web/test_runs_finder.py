@@ -1,7 +1,7 @@
 """The runs list as a finder (docs/server.md, "Finding a run"), against the real server over a real SQLite
 store: a case-insensitive search over label, target and host whose wildcards are plain text, facets with
-their counts under the visibility rule, the whitelisted sort keys, the headline column and the migration
-that fills the searched columns of runs stored before it.
+their counts under the visibility rule, the whitelisted sort keys and the headline column (migration 0012,
+which fills the searched columns of older runs: tests/store/test_runs_finder_migration.py).
 
 The runs are synthetic (stored through the store as the runner stores them, no fio), so these run in
 about a second."""
@@ -15,11 +15,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Iterator
 
 import pytest
-from sqlalchemy import create_engine, select
 
 from stackbench.model.results import new_id
-from stackbench.store import Store, schema
-from stackbench.store.database_url import database_url
 from stored_runs import store_run
 from synthetic import cell, run
 from web.site import SHARED, Site, Template
@@ -142,18 +139,3 @@ def test_the_headline_is_the_key_cells_iops_and_mb_per_s_and_dates_are_one_line(
 def test_a_search_longer_than_a_label_is_refused_in_one_line(finder: Site) -> None:
     answer = finder.login("alice").get("/runs", params={"q": "x" * 201})
     assert answer.status_code == 400 and "at most 200 characters" in answer.text
-
-
-def test_the_migration_fills_host_and_file_system_of_runs_stored_before_it(tmp_path) -> None:
-    from conftest import alembic
-
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    store = Store(url)
-    store_run(store, _stored("old", host="db09", fs="btrfs", target="/t", plan="quick", minutes=0, iops=5.0))
-    store.dispose()
-    alembic(url, "downgrade", "0011_share_links_bound")
-    alembic(url, "upgrade", "head")
-    engine = create_engine(database_url(url))
-    with engine.connect() as connection:
-        assert connection.execute(select(schema.runs.c.host, schema.runs.c.fs_type)).one() == ("db09", "btrfs")
-    engine.dispose()

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from sqlalchemy import and_, bindparam, delete, false, func, insert, literal, or_, select, true, union_all, update
+from sqlalchemy import and_, bindparam, delete, false, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.base.errors import StoreError
@@ -518,23 +518,29 @@ class Accounts:
 
     def run_facets(self, viewer: Viewer, where: RunFilter) -> dict[str, list[tuple[str, int]]]:
         """How many of the runs `viewer` may see under `where` have each plan, file system, status, owner
-        and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets,
-        one statement (a count per facet, in one UNION ALL)."""
+        and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets.
+
+        One statement and one pass over the runs (the finder index, `ix_runs_finder`, holds every column
+        it reads): the runs are counted per combination of the five, a few dozen rows, and each facet's
+        counts are summed from those here, rather than five GROUP BYs reading the runs five times."""
         runs, accounts = schema.runs, schema.accounts
-        conditions = [_visible(viewer), *_filtered(where)]
-        columns = {"plan": runs.c.plan_name, "fs": runs.c.fs_type, "status": runs.c.status,
-                   "owner": accounts.c.name, "visibility": runs.c.visibility}
-        counts = [select(literal(name).label("facet"), column.label("value"), func.count().label("runs"))
-                  .select_from(runs.outerjoin(accounts, accounts.c.id == runs.c.owner) if name == "owner" else runs)
-                  .where(*conditions, column.is_not(None)).group_by(column)
-                  for name, column in columns.items()]
+        grouped = (select(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility,
+                          func.count().label("runs"))
+                   .where(_visible(viewer), *_filtered(where))
+                   .group_by(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility)
+                   .subquery())
+        query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.status, accounts.c.name,
+                        grouped.c.visibility, grouped.c.runs)
+                 .select_from(grouped.outerjoin(accounts, accounts.c.id == grouped.c.owner)))
         with self.reader.connect() as connection:
-            rows = connection.execute(union_all(*counts)).all()
-        found: dict[str, list[tuple[str, int]]] = {name: [] for name in FACETS}
-        for facet, value, count in rows:
-            found[facet].append((str(value), int(count)))
-        return {name: sorted(values, key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
-                for name, values in found.items()}
+            rows = connection.execute(query).all()
+        found: dict[str, dict[str, int]] = {name: {} for name in FACETS}
+        for *values, count in rows:
+            for name, value in zip(FACETS, values):
+                if value is not None:
+                    found[name][str(value)] = found[name].get(str(value), 0) + int(count)
+        return {name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
+                for name, counts in found.items()}
 
     # -- share links -----------------------------------------------------------------------------
 

@@ -287,6 +287,9 @@ api_tokens = Table(
 
 # 0007: the runs list's order and visibility test from one index (newest first; see the migration)
 Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility)
+# 0012: every column the runs list's search and facets read, so that they read this index, not the runs
+Index("ix_runs_finder", runs.c.owner, runs.c.visibility, runs.c.status, runs.c.plan_name, runs.c.fs_type,
+      runs.c.created_at, runs.c.label, runs.c.host, runs.c.target)
 
 # 0007: rate-limit events of `stackbench serve` (failed logins, lookups that found nothing), shared by
 # all its worker processes; the key (an address, an account name) only as a keyed hash
