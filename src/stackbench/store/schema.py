@@ -285,9 +285,11 @@ api_tokens = Table(
     Column("last_used_at", DateTime(timezone=True)),
 )
 
-# 0007: the runs list's order and visibility test from one index (newest first; see the migration)
-Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility)
-# 0012: every column the runs list's search and facets read, so that they read this index, not the runs
+# 0007: the runs list's order and visibility test from one index (newest first; see the migration); 0012
+# added the columns a search reads, so that a searched page reads the index in its order, not the runs
+Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility, runs.c.label,
+      runs.c.target, runs.c.host)
+# 0012: every column the runs list's facets count, so that they read this index, not the runs
 Index("ix_runs_finder", runs.c.owner, runs.c.visibility, runs.c.status, runs.c.plan_name, runs.c.fs_type,
       runs.c.created_at, runs.c.label, runs.c.host, runs.c.target)
 
