@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackbench.store import Store, schema
+from stackbench.store import Store
 from stackbench.store.accounts import Accounts, RunFilter, Viewer
 from web.site import _password_hash
 
@@ -45,11 +45,5 @@ def test_the_search_on_sqlite(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_the_search_on_postgresql(pg_url: str) -> None:
-    store = Store(pg_url)
-    with store.engine.begin() as connection:
-        schema.metadata.drop_all(connection)
-        connection.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
-        connection.exec_driver_sql("DROP TABLE IF EXISTS run_tallies")
-    store.dispose()
-    _check(pg_url)
+def test_the_search_on_postgresql(pg_database: str) -> None:
+    _check(pg_database)

@@ -57,11 +57,5 @@ def test_0012_fills_host_and_file_system_from_the_facts_and_goes_back(tmp_path: 
 
 
 @pytest.mark.postgres
-def test_0012_on_postgresql(pg_url: str) -> None:
-    store = Store(pg_url)
-    with store.engine.begin() as connection:
-        schema.metadata.drop_all(connection)
-        connection.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
-        connection.exec_driver_sql("DROP TABLE IF EXISTS run_tallies")
-    store.dispose()
-    _check(pg_url)
+def test_0012_on_postgresql(pg_database: str) -> None:
+    _check(pg_database)

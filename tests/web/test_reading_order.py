@@ -16,9 +16,8 @@ import pytest
 
 from stackbench.model.warning import Warning, WarningCode
 from synthetic import cell
-from stored_runs import store_run
 from web.site import SHARED, Site, Template
-from web.test_runs_finder import stored_run
+from web.test_runs_finder import store_owned, stored_run
 
 PAGE_CACHE = Warning(WarningCode.PAGE_CACHE, "", "the file (256 MiB) fits in RAM (16 GiB)", "use a larger --size")
 
@@ -42,10 +41,7 @@ def reading(template: Template) -> Iterator[Site]:
             "bobs": ("bob", stored_run("bob-run", host="db01", fs="ext4", target="/srv/ext4", plan="quick",
                                        minutes=4, iops=1000.0)),
         }
-        for name, (owner, stored) in made.items():
-            store_run(site.store, stored)
-            site.runs[name] = stored.id
-            site.accounts.claim(site.ids[owner], [stored.id])
+        store_owned(site, made)
         yield site
 
 

@@ -41,6 +41,14 @@ def stored_run(label: str, *, host: str, fs: str, target: str, plan: str, minute
 _stored = stored_run
 
 
+def store_owned(site: Site, made: dict[str, tuple[str, object]]) -> None:
+    """Store `made`'s runs (name: (owner, run)) as their owners' on `site`, each by its name in site.runs."""
+    for name, (owner, stored) in made.items():
+        store_run(site.store, stored)
+        site.runs[name] = stored.id
+        site.accounts.claim(site.ids[owner], [stored.id])
+
+
 @pytest.fixture(scope="module")
 def finder(template: Template) -> Iterator[Site]:
     """The web tests' store plus alice's runs named for the finder (labels with LIKE's wildcards among
@@ -58,10 +66,7 @@ def finder(template: Template) -> Iterator[Site]:
             "bobs": ("bob", _stored("baseline-bob", host="db01", fs="ext4", target="/srv/bob", plan="quick",
                                      minutes=5, iops=1.0)),
         }
-        for name, (owner, stored) in made.items():
-            store_run(site.store, stored)
-            site.runs[name] = stored.id
-            site.accounts.claim(site.ids[owner], [stored.id])
+        store_owned(site, made)
         yield site
 
 
