@@ -42,6 +42,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("scan/walker.py", "os.open"): (3, "O_RDONLY | O_DIRECTORY: walking a directory, by path or (past PATH_MAX) "
                                        "one component at a time"),
     ("probe/loop.py", "os.open"): (1, "O_RDONLY: a loop device opened for its LOOP_GET_STATUS64 ioctl"),
+    ("measure/layer_plan.py", "os.open"): (1, "O_RDONLY: a block device opened to see that it can be, then closed"),
     ("base/user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
 }
 

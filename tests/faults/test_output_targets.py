@@ -67,7 +67,7 @@ OUTPUTS = {("report", "output"): "report", ("export", "openmetrics"): "export", 
            ("smallblocks", "chart"): "smallblocks --chart", ("facts save", "directory"): "facts save (below)"}
 INPUTS = {("audit", "from_dir"), ("audit", "vm_config"), ("audit", "storage_cfg"), ("crypto", "from_file"),
           ("crypto", "cpuinfo"), ("import", "files"), ("push", "token_file"), ("push", "ca_file"),
-          ("run", "hosts_file"), ("slog", "candidates"), ("slog", "pool_dataset"), ("smallblocks", "paths")}
+          ("run", "hosts_file"), ("slog", "candidates"), ("stack", "host_facts"), ("slog", "pool_dataset"), ("smallblocks", "paths")}
 
 
 def test_every_path_option_is_classified() -> None:
