@@ -28,7 +28,7 @@ PAGE_CACHE = Warning(WarningCode.PAGE_CACHE, "", "the file (256 MiB) fits in RAM
 # Routes that answer no page to look at: images, downloads, the stylesheet, the API, metrics
 NOT_PAGES = {"/runs/{run_id}/chart.svg", "/runs/{run_id}/report.html", "/compare/{a}/{b}/chart.svg",
              "/compare/{a}/{b}/report.html", "/s/{token}/chart.svg", "/s/{token}/report.html", "/layers/chart.svg",
-             "/slog/chart.svg", "/scans/{scan_id}/chart.svg", "/static/style.css", "/robots.txt", "/metrics", "/"}
+             "/slog/chart.svg", "/scans/{scan_id}/chart.svg", "/static/style.css", "/robots.txt", "/metrics"}
 
 
 def _more(factor: float) -> tuple:
@@ -150,7 +150,7 @@ def _every_page(site: Site, share: str) -> dict[str, str]:
     """A URL of every page the server answers, by its route (and the cases a page shows differently)."""
     runs = site.runs
     return {
-        "/login": "/login", "/runs": "/runs", "/runs?q": "/runs?q=ext4&fs=ext4&sort=label",
+        "/": "/", "/login": "/login", "/runs": "/runs", "/runs?q": "/runs?q=ext4&fs=ext4&sort=label",
         "/runs/{run_id}": f"/runs/{runs['baseline']}", "/runs/{run_id} (wide label)": f"/runs/{runs['wide']}",
         "/compare/{a}/{b}": f"/compare/{runs['baseline']}/{runs['tuned']}",
         "/compare/{a}/{b} (different set-ups)": f"/compare/{runs['baseline']}/{runs['zfs']}",
@@ -189,7 +189,7 @@ def test_every_page_fits_a_phone_and_passes_axe_at_both_sizes(dashboard: Site) -
                 for name, url in pages.items():
                     page = logged_out if name in ("/login", "/s/{token}") else viewer
                     page.goto(dashboard.base + url)
-                    page.screenshot(path=shots / f"page-{size}-{re.sub(r'[^a-z0-9]+', '-', name).strip('-')}.png",
+                    page.screenshot(path=shots / f"page-{size}-{re.sub(r'[^a-z0-9]+', '-', name).strip('-') or 'home'}.png",
                                     full_page=True)
                     if size == "phone" and _width(page) > SIZES["phone"]["width"]:
                         wide[name] = _width(page)

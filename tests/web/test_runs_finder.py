@@ -144,3 +144,24 @@ def test_the_headline_is_the_key_cells_iops_and_mb_per_s_and_dates_are_one_line(
 def test_a_search_longer_than_a_label_is_refused_in_one_line(finder: Site) -> None:
     answer = finder.login("alice").get("/runs", params={"q": "x" * 201})
     assert answer.status_code == 400 and "at most 200 characters" in answer.text
+
+
+def test_the_home_page_lists_the_latest_runs_and_what_to_do_next(finder: Site) -> None:
+    from web.site import _password_hash
+
+    alice = finder.login("alice")
+    page = alice.get("/")
+    assert page.status_code == 200
+    latest = re.findall(r'<li><a href="/runs/([0-9a-f]{32})">', page.text)
+    assert len(latest) == 7 and latest == _found(alice)  # all she may see, newest first; bob's private not
+    assert "All 7 run(s) you may see" in page.text
+    assert "100 IOPS · 0.4 MB/s (4K QD1 rnd read)" in page.text  # the newest run's headline
+    assert 'href="/runs">Find a run</a>' in page.text
+    assert finder.client().get("/", follow_redirects=False).headers["location"] == "/login"
+    finder.accounts.add_account("dave", _password_hash(), admin=False)
+    finder.accounts.set_visibility(finder.runs["team"], "private")  # the one run every account sees
+    try:
+        empty = finder.login("dave").get("/").text
+    finally:
+        finder.accounts.set_visibility(finder.runs["team"], "team")
+    assert "No runs to show yet" in empty and "<code>stackbench push</code>" in empty
