@@ -19,14 +19,11 @@ from __future__ import annotations
 import functools
 import secrets
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
 from sqlalchemy import and_, bindparam, delete, false, func, insert, or_, select, true, update
-from sqlalchemy import Boolean
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.functions import FunctionElement
 
 from stackbench.base.errors import StoreError
 from stackbench.model.results import TOTAL_HOST, Cell, Run, new_id
@@ -35,6 +32,7 @@ from stackbench.store.database import guard_public_methods
 from stackbench.store.reads import read_runs
 from stackbench.store.repository import Store
 from stackbench.store.rows import aware, run_from_row
+from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by
 from stackbench.base.usertext import check
 
 SHARE_KINDS = ("run", "compare")
@@ -88,19 +86,6 @@ class ShareLink:
 
 
 @dataclass(frozen=True)
-class RunFilter:
-    search: str | None = None  # a part of the label, target or host, any case (wildcards are plain text)
-    plan: str | None = None  # the preset or plan name (`import` for imported runs)
-    fs_type: str | None = None  # the target's file system (facts' target.fs_type)
-    status: str | None = None
-    owner: str | None = None  # the owner account's name
-    visibility: str | None = None
-    since: date | None = None  # created on or after this day (UTC)
-    until: date | None = None  # created on or before this day (UTC)
-    sync_writes: bool = False  # only runs with a 4 KiB random synchronous write cell: SLOG candidates
-
-
-@dataclass(frozen=True)
 class RunSummary:
     """What a list of runs shows of each (the runs and SLOG pages): a run without its facts, warnings and
     cells, whose JSON a page of 50 rows would otherwise read and parse for nothing."""
@@ -128,15 +113,6 @@ class KeyCell:
     bw_bytes: float
 
 
-# The runs list's orders (`visible_runs`' `sort`): a whitelist of names, each its columns; `-name` reverses.
-# Every order ends with the newest first and the id, so that equal values keep one order between pages; text
-# a person types sorts in any case (SQLite's binary order puts "Zed" before "alpha").
-SORTS = {"created": (schema.runs.c.created_at,), "label": (func.lower(schema.runs.c.label),),
-         "status": (schema.runs.c.status,), "plan": (schema.runs.c.plan_name,),
-         "target": (func.lower(schema.runs.c.target),), "host": (func.lower(schema.runs.c.host),),
-         "fs": (schema.runs.c.fs_type,)}
-NEWEST_FIRST = "-created"
-# The runs list's facets: (name, the column whose values it counts); the owner's is the account's name
 FACETS = ("plan", "fs", "status", "owner", "visibility")
 FACET_VALUES = 12  # the most frequent values of a facet that the list shows
 
@@ -199,20 +175,6 @@ _LINKS_OF = {kind: _links_of(kind) for kind in SHARE_KINDS}
 # a share link by id (its owner's page) or by its token's hash (every view of a shared page)
 _LINK_BY = {column: select(schema.share_links).where(schema.share_links.c[column] == bindparam("value"))
             for column in ("id", "token_hash")}
-
-
-def _has_sync_write_cell() -> Any:
-    """A run with a 4 KiB random synchronous write cell: what `stackbench slog` ranks (analysis/slog.py
-    looks for that cell at QD1 and QD16), so `synclat` sweeps, `slog` candidates, `run --preset slog` and
-    imported `diskinfo -wS` or fio sync-write outputs."""
-    cells, runs = schema.cells, schema.runs
-    return (
-        select(cells.c.id)
-        .where(cells.c.run_id == runs.c.id, cells.c.rw == "randwrite", cells.c.bs == 4096,
-               cells.c.direction == "write", cells.c.sync.is_(True))
-        .correlate(runs)
-        .exists()
-    )
 
 
 @guard_public_methods  # every public method reports a database failure as one line, as Store's do
@@ -463,13 +425,13 @@ class Accounts:
         no anchor: the page is empty, and the caller falls back to the offset. `sort` is a name of `SORTS`
         (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
-        conditions = [_visible(viewer), *_filtered(where)]
+        conditions = [_visible(viewer), *filtered(where)]
         # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
         # index), and only those runs are read whole: skipping to a deep page walks the index, not every
         # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed
         # run_id). Both keep the list fast with 10,000 runs (bench/serve_bench.py).
         newest_first = (runs.c.created_at.desc(), runs.c.id)
-        ordered = _order(sort)
+        ordered = order_by(sort)
         anchor_id = older_than or newer_than
         if sort != NEWEST_FIRST:  # keyset paging follows the newest-first index; other orders skip
             anchor_id = older_than = newer_than = None
@@ -529,7 +491,7 @@ class Accounts:
         runs, accounts = schema.runs, schema.accounts
         grouped = (select(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility,
                           func.count().label("runs"))
-                   .where(_visible(viewer), *_filtered(where))
+                   .where(_visible(viewer), *filtered(where))
                    .group_by(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility)
                    .subquery())
         query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.status, accounts.c.name,
@@ -624,73 +586,3 @@ def _summary_from_row(row: Any) -> RunSummary:
     key = None if row["key_iops"] is None else KeyCell(row["key_pattern"], row["key_iops"], row["key_bw_bytes"])
     return RunSummary(**{name: row[name] for name in _SUMMARY_COLUMNS if name != "created_at"},
                       created_at=aware(row["created_at"]), key_cell=key)
-
-
-def _filtered(where: RunFilter) -> list[Any]:
-    """`where` as SQL conditions on `runs`, every value a bound parameter; the search a LIKE with its
-    wildcards escaped, so that `50%_mix` finds that text and nothing else."""
-    runs = schema.runs
-    conditions = []
-    if where.search:
-        pattern = bindparam("search", like_pattern(where.search))
-        conditions.append(or_(*(ContainsAnyCase(column, pattern)
-                                for column in (runs.c.label, runs.c.target, runs.c.host))))
-    for column, value in ((runs.c.plan_name, where.plan), (runs.c.fs_type, where.fs_type),
-                          (runs.c.status, where.status), (runs.c.visibility, where.visibility)):
-        if value:
-            conditions.append(column == value)
-    if where.owner:
-        conditions.append(runs.c.owner.in_(select(schema.accounts.c.id).where(schema.accounts.c.name == where.owner)))
-    if where.since:
-        conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
-    if where.until:
-        end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
-        conditions.append(runs.c.created_at < end)
-    if where.sync_writes:
-        conditions.append(_has_sync_write_cell())
-    return conditions
-
-
-def like_pattern(text: str) -> str:
-    """`text` as the LIKE pattern of a search for it anywhere: its wildcards (`%`, `_`) and the escape
-    character (`/`) escaped, so that they are plain text."""
-    return "%" + text.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
-
-
-class ContainsAnyCase(FunctionElement):
-    """`column LIKE pattern ESCAPE '/'` in any case: ILIKE on PostgreSQL; on SQLite a plain LIKE, which ignores
-    ASCII case already and folds nothing else, as SQLite's lower() (SQLAlchemy's `icontains` wraps both sides
-    in lower(), which cost five times the LIKE over 10,000 runs' label, target and host)."""
-
-    type = Boolean()
-    name = "contains_any_case"
-    inherit_cache = True
-
-
-@compiles(ContainsAnyCase)
-def _contains_any_case(element: ContainsAnyCase, compiler: Any, **kw: Any) -> str:
-    column, pattern = (compiler.process(clause, **kw) for clause in element.clauses)
-    return f"lower({column}) LIKE lower({pattern}) ESCAPE '/'"
-
-
-@compiles(ContainsAnyCase, "sqlite")
-def _contains_any_case_sqlite(element: ContainsAnyCase, compiler: Any, **kw: Any) -> str:
-    column, pattern = (compiler.process(clause, **kw) for clause in element.clauses)
-    return f"{column} LIKE {pattern} ESCAPE '/'"
-
-
-@compiles(ContainsAnyCase, "postgresql")
-def _contains_any_case_postgresql(element: ContainsAnyCase, compiler: Any, **kw: Any) -> str:
-    column, pattern = (compiler.process(clause, **kw) for clause in element.clauses)
-    return f"{column} ILIKE {pattern} ESCAPE '/'"
-
-
-def _order(sort: str) -> tuple[Any, ...]:
-    """The ORDER BY of a runs list sorted by `sort` (a name of SORTS, `-` first for descending); the
-    caller checked the name."""
-    name = sort.removeprefix("-")
-    descending = sort.startswith("-")
-    runs = schema.runs
-    first = tuple((column.desc() if descending else column.asc()).nulls_last() for column in SORTS[name])
-    return (*first, runs.c.created_at.desc(), runs.c.id) if name != "created" else \
-        (runs.c.created_at.desc() if descending else runs.c.created_at.asc(), runs.c.id)

@@ -11,7 +11,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from stackbench.base.units import format_iops, format_mb_per_s
-from stackbench.store.accounts import FACETS, NEWEST_FIRST, SORTS, KeyCell, RunFilter, Viewer
+from stackbench.store.accounts import FACETS, KeyCell, Viewer
+from stackbench.store.run_filter import NEWEST_FIRST, SORTS, RunFilter
 from stackbench.web.context import context_of
 from stackbench.web.pages.listing import page_anchor, paged
 from stackbench.web.pages.render import logged_in, page
