@@ -98,7 +98,9 @@ def test_which_names_name_a_secret(name: str, secret: bool) -> None:
 NOT_SCRUBBED = {
     "runs.label": "a name the user gives a run to find it again, never a command line (as scans' and audits')",
     "scans.label": "as runs.label", "audits.label": "as runs.label",
-    "runs.plan_name": "a preset's name or `custom`", "cells.key": "a workload key built from numbers",
+    "runs.plan_name": "a preset's name or `custom`",
+    "runs.host": "the machine's host name, copied from the facts for the runs list",
+    "runs.fs_type": "the target's file system type, copied from the facts for the runs list", "cells.key": "a workload key built from numbers",
     "cells.pattern": "a workload's name built from numbers", "cells.host": "a fleet host, checked to be a name",
     "fio_outputs.fio_version": "fio's version string", "audits.zfs_version": "the version the facts say",
     "audits.subject_key": "`machine:` and a hash, or a VM's id",

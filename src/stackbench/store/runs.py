@@ -21,7 +21,7 @@ from stackbench.store import schema
 from stackbench.store.cells import CellRecord, OutputRecord, insert_measurement
 from stackbench.store.database import Database
 from stackbench.store.reads import read_runs
-from stackbench.store.rows import now, run_from_row
+from stackbench.store.rows import listed_columns, now, run_from_row
 
 
 class Runs(Database):
@@ -182,6 +182,7 @@ def _insert_run(connection: Any, run_id: str, *, status: str, warnings: Sequence
             finished_at=now() if status != "running" else None,
             warnings=[w.to_json() for w in warnings],
             stackbench_version=__version__,
+            **listed_columns(values.get("facts") or {}),
             **values,
         )
     )

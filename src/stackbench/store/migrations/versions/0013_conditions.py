@@ -1,7 +1,7 @@
 """The machine's conditions during each fio process of a measured run.
 
-Revision ID: 0012_conditions
-Revises: 0011_share_links_bound
+Revision ID: 0013_conditions
+Revises: 0012_runs_host_fs
 Create Date: 2026-11-27
 
 Runs measured at different times differ by what else the machine was doing; the run now samples it once
@@ -14,8 +14,8 @@ migration.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012_conditions"
-down_revision = "0011_share_links_bound"
+revision = "0013_conditions"
+down_revision = "0012_runs_host_fs"
 branch_labels = None
 depends_on = None
 
