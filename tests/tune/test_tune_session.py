@@ -239,7 +239,7 @@ def test_a_journal_on_the_file_system_under_test_is_refused(bench: Path, monkeyp
 def test_max_time_ends_the_session_with_the_settings_as_they_were(bench: Path, state: Path) -> None:
     """A budget too short for the first knob: it is reported as not measured, nothing stays changed."""
     done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json",
-                    "--max-time", "0.1s", "--db", str(bench.parent.parent / "s.db"), *QUICK)
+                    "--max-time", "1ms", "--db", str(bench.parent.parent / "s.db"), *QUICK)
     assert done.returncode == 0, done.stderr
     knob = json.loads(done.stdout)["knobs"][0]
     assert (knob["decision"], knob["why"]) == ("not measured", "--max-time was reached before it started")
