@@ -280,3 +280,18 @@ def test_calibration_says_the_noise_and_refuses_an_effect_it_cannot_prove(bench:
     calibration = json.loads(forced.stdout)["calibration"]
     assert calibration["rounds"] == 2 and calibration["noise"] > 0 and calibration["provable"] > 0.003
     cli_here("tune", "--rollback", json.loads(forced.stdout)["session"])
+
+
+def test_the_plan_tries_derived_candidates_not_their_description(bench: Path) -> None:
+    """A knob whose candidates come from the state read (zfs_dirty_data_max's multiples) was planned with the
+    words that describe them ('x2'). Here a read-ahead knob declared the same way, on a real device."""
+    from stackbench.measure.tune_session import plan_knob
+    from stackbench.tune.knob import Values
+    from stackbench.tune.knobs import BY_ID
+    from stackbench.tune.subjects import target_info
+
+    read_ahead_file(bench.parent).write_text("64")
+    doubling = dataclasses.replace(BY_ID["blockdev.read_ahead_kb"], values=Values(
+        ("x2",), derive=lambda subject, original: (str(2 * int(original["read_ahead_kb"])),)))
+    planned = plan_knob(doubling, None, target_info(bench), frozenset())
+    assert planned.value == "128" and planned.apply == (f"echo 128 > {read_ahead_file(bench.parent)}",)
