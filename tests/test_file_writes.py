@@ -42,6 +42,9 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("scan/walker.py", "os.open"): (3, "O_RDONLY | O_DIRECTORY: walking a directory, by path or (past PATH_MAX) "
                                        "one component at a time"),
     ("probe/loop.py", "os.open"): (1, "O_RDONLY: a loop device opened for its LOOP_GET_STATUS64 ioctl"),
+    ("web/chart_files.py", "os.open"): (3, "the server's drawn charts and their lock files, in its private "
+                                          "cache directory (written whole under a temporary name), and a read"),
+    ("web/chart_files.py", "os.replace"): (1, "that temporary file renamed into place"),
     ("base/user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -40,6 +41,17 @@ def serve_command(
         "names by commas; the name a TLS proxy passes on). Other Host headers are refused (DNS rebinding).",
         show_default=False,
     ),
+    chart_cache: Optional[Path] = typer.Option(
+        None, "--chart-cache", metavar="DIR",
+        help="Directory where drawn charts are kept, shared by the workers and across restarts (made private; "
+        "refused if another user can write it). Default: $XDG_CACHE_HOME/stackbench/charts.",
+        show_default=False,
+    ),
+    warm_runs: int = typer.Option(
+        200, "--warm-runs", min=0, max=100_000,
+        help="Draw the charts of this many newest runs in the background (on start, every 30 s and on every "
+        "push), so their pages open without drawing. 0: draw on a page's first view only.",
+    ),
     db: Optional[str] = DbOption,
 ) -> None:
     """Serve the stored runs as web pages: runs list, run, compare, share links.
@@ -58,22 +70,25 @@ def serve_command(
     """
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
+    from stackbench.web.chart_files import ChartFiles, default_directory
     from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port, serve, uvicorn_config
     from stackbench.web.settings import Settings
 
     names = allowed_hosts(allowed_host or [])
+    charts = ChartFiles(chart_cache or default_directory()).directory  # made, or refused, before serving
     store = open_store_from(db)
     accounts = Accounts(store)
     check_host(host, accounts.count_accounts())
     check_port(host, port)
     accounts.server_secret()  # made here on the first start, before any worker could race to make it
+    settings = Settings(allowed_hosts=names, chart_cache=charts, warm_runs=warm_runs)
     if workers > 1:
-        target = WorkerApp(store.url, threads, names)
+        target = WorkerApp(store.url, threads, settings)
         store.dispose()  # the workers open their own engines
     else:
         from stackbench.web.app import create_app
 
-        target = create_app(store, Settings(allowed_hosts=names))
+        target = create_app(store, settings)
     shown = f"[{host}]" if ":" in host else host
     processes = f", {workers} worker processes" if workers > 1 else ""
     err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
