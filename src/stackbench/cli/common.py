@@ -131,14 +131,18 @@ def print_json(data: Any) -> None:
 
 
 def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported lazily for fast --help
-    """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py."""
-    from stackbench.measure.abandoned import reap
-    from stackbench.cli.app import warn
+    """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py. The
+    cleanup's code is imported only when some run is still marked running (a fiftieth of `show`'s start)."""
     from stackbench.store import open_store
 
     store = open_store(db)
-    for note in reap(store):
-        warn(str(note))
+    running = store.running_runs()
+    if running:
+        from stackbench.cli.app import warn
+        from stackbench.measure.abandoned import reap
+
+        for note in reap(store, running):
+            warn(str(note))
     return store
 
 
