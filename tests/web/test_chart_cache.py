@@ -213,3 +213,33 @@ def replace_settings(settings, **changes):  # noqa: ANN001, ANN201
     from dataclasses import replace
 
     return replace(settings, **changes)
+
+
+@pytest.mark.slow  # real charts drawn
+def test_a_run_the_warmer_cannot_draw_is_logged_once_and_the_others_are_drawn(tmp_path, monkeypatch, caplog) -> None:
+    from stackbench.store import open_store
+    from stackbench.web import chart_warmer
+    from stackbench.web.chart_files import ChartFiles
+    from stored_runs import build_store
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    build_store(url)
+    store = open_store(url)
+    listed = [run for run, _ in store.list_runs()]
+    broken, tried, real = listed[0].id, [], chart_warmer.draw_run_charts
+
+    def draw(store, run):  # noqa: ANN001, ANN202
+        tried.append(run.id)
+        if run.id == broken:
+            raise ValueError("a drawing that fails")
+        return real(store, run)
+
+    monkeypatch.setattr(chart_warmer, "draw_run_charts", draw)
+    warmer = chart_warmer.ChartWarmer(store, ChartCache(files=ChartFiles(tmp_path / "charts")), 10, 3600)
+    warmer.sweep()
+    warmer.sweep()  # drawn ones are kept, the broken one is not tried again
+    assert sorted(tried) == sorted(run.id for run in listed)
+    assert warmer.drawn == len(listed) - 1 == len(list((tmp_path / "charts").glob("*.json")))
+    assert [r.getMessage() for r in caplog.records if "failed" in r.getMessage()] == [
+        f"drawing the charts of run {broken} failed"]
+    store.dispose()

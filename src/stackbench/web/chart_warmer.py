@@ -29,6 +29,7 @@ class ChartWarmer:
         self._wake, self._stop = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._loop, name="chart-warmer", daemon=True)
         self.drawn = 0  # runs drawn so far (tests, the bench)
+        self._failed: set[tuple] = set()  # keys not drawn: not tried again until the run changes
         self.idle = threading.Event()  # set while every run looked at is drawn
 
     def start(self) -> "ChartWarmer":
@@ -64,7 +65,7 @@ class ChartWarmer:
             if self._stop.is_set():
                 return
             key = run_charts_key(listed, shared=False, cells=cells)
-            if self.charts.stored(key):
+            if key in self._failed or self.charts.stored(key):
                 continue
             try:
                 run = self.store.run_by_id(listed.id)
@@ -75,5 +76,10 @@ class ChartWarmer:
             try:
                 self.charts.charts(key, lambda: draw_run_charts(self.store, run))
             except StackbenchError:
-                continue  # nothing to draw (no cells yet): the page says so
+                self._failed.add(key)  # nothing to draw (no cells yet): the page says so
+                continue
+            except Exception:  # noqa: BLE001 - a run the charts cannot draw: logged once, the others drawn
+                log.exception("drawing the charts of run %s failed", run.id)
+                self._failed.add(key)
+                continue
             self.drawn += 1
