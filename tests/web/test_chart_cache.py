@@ -243,3 +243,20 @@ def test_a_run_the_warmer_cannot_draw_is_logged_once_and_the_others_are_drawn(tm
     assert [r.getMessage() for r in caplog.records if "failed" in r.getMessage()] == [
         f"drawing the charts of run {broken} failed"]
     store.dispose()
+
+
+def test_a_chart_directory_that_is_not_a_directory_is_refused(tmp_path) -> None:
+    """A symbolic link (even to a directory), a file or a FIFO at the path: refused, and left as it is."""
+    import os
+
+    from stackbench.base.errors import StackbenchError
+    from stackbench.web.chart_files import ChartFiles
+
+    (tmp_path / "real").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "file").write_text("kept\n")
+    os.mkfifo(tmp_path / "fifo")
+    for name in ("link", "file", "fifo"):
+        with pytest.raises(StackbenchError, match="chart cache"):
+            ChartFiles(tmp_path / name)
+    assert (tmp_path / "file").read_text() == "kept\n" and (tmp_path / "link").is_symlink()
