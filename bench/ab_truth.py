@@ -19,7 +19,7 @@ round does 3 % more) in simulated A/A sessions (per-round noise `--noise`, heavy
 degrees of freedom; drift between rounds), gives them to stackbench's own compare as the two arms of an
 ab session, once with A first in every round (the order before counterbalancing) and once in the
 counterbalanced order, and counts false keeps/reverts and how often the order-effect diagnostic flags it
-(../shared/docs/tune-design.md, Appendix B, goal G3: at most 2 % false keeps counterbalanced).
+(the goal: at most 2 % false keeps counterbalanced; tests/analysis/test_order_effect.py checks it).
 
 Uses only the installed `stackbench` (the same CLI users run; its library for --simulate) and Python;
 prints what it measured and a summary to paste into bench/RESULTS.md.

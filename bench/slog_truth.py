@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterator
 from contextlib import contextmanager
@@ -65,7 +66,14 @@ def blkio_cgroup() -> Iterator[Path]:
         for rule in (group / "blkio.throttle.write_iops_device").read_text().split("\n"):
             if rule.strip():
                 (group / "blkio.throttle.write_iops_device").write_text(f"{rule.split()[0]} 0\n")
-        group.rmdir()
+        for attempt in range(100):  # after Ctrl-C the stackbench and fio in it may still be leaving
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                if attempt == 99:
+                    raise
+                time.sleep(0.1)
 
 
 def device_number(device: str) -> str:

@@ -24,6 +24,10 @@
 #     refreservation=none), volblocksize 4K, sync=disabled.
 #   - swap on a zvol (tank/swap, in use), GUEST-LVM: a VG/LV with ext4 on a separate disk.
 #   - a 5 s fio job on the zvol so arcstats are not empty.
+# Stacks for `stackbench stack` (tests/stack/test_stack_guest.py; not problems): ext4 on LUKS2 (4096-byte
+# sectors) on a second LV of the same VG, ext4 on an md raid1 of two disks; `python3 -m stackbench.stack`
+# is captured for each of them, the LV, the dataset and the zvol, with `layers --auto`'s proposals and its
+# scratch dataset, zvol and LV made and removed (one of them after a kill -9).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 mount -t proc proc /proc 2>/dev/null
@@ -70,12 +74,17 @@ main() {
   SRC=$(by_serial sbsrc); RES=$(by_serial sbresults)
   D1=$(by_serial zdata1); D2=$(by_serial zdata2); LVMDISK=$(by_serial zlvm)
   SPECIAL=$(by_serial zspecial); CACHE=$(by_id zcache); NVME=$(by_serial znvme)
-  echo "src=$SRC results=$RES data=$D1,$D2 special=$SPECIAL cache=$CACHE log=$NVME lvm=$LVMDISK"
+  MD1=$(by_serial zmd1); MD2=$(by_serial zmd2)
+  echo "src=$SRC results=$RES data=$D1,$D2 special=$SPECIAL cache=$CACHE log=$NVME lvm=$LVMDISK md=$MD1,$MD2"
   # layout.txt: role<TAB>kernel device<TAB>the name the pool was given (tests read it for the leaf names)
   printf 'data\t%s\t%s\ndata\t%s\t%s\nspecial\t%s\t%s\nlog\t%s\t%s\ncache\t%s\t%s\nlvm\t%s\t%s\n' \
     "${D1#/dev/}" "$D1" "${D2#/dev/}" "$D2" "${SPECIAL#/dev/}" "$SPECIAL" "${NVME#/dev/}" "$NVME" \
     "$(basename "$(readlink -f "$CACHE")")" "$CACHE" "${LVMDISK#/dev/}" "$LVMDISK" > $R/lab/layout.txt
+  printf 'md\t%s\t%s\nmd\t%s\t%s\n' "${MD1#/dev/}" "$MD1" "${MD2#/dev/}" "$MD2" >> $R/lab/layout.txt
   mkdir -p /opt/stackbench && run tar -xf "$SRC" -C /opt/stackbench
+  # packages the image lacks come in the source tar (tests/lab_guest.py: mdadm), unpacked under /run, not installed
+  for deb in /opt/stackbench/debs/*.deb; do [ -e "$deb" ] && run dpkg-deb -x "$deb" /run/debs; done
+  export PATH=$PATH:/run/debs/sbin:/run/debs/usr/sbin
 
   step "modprobe zfs"
   run modprobe zfs
@@ -109,6 +118,24 @@ main() {
   run pvcreate -q -y "$LVMDISK" && run vgcreate -q guestvg "$LVMDISK" && run lvcreate -q -y -L 128M -n data guestvg
   udevadm settle -t 20; wait_dev /dev/guestvg/data
   mkdir -p /mnt/lvdata && run mkfs.ext4 -q /dev/guestvg/data && run mount /dev/guestvg/data /mnt/lvdata
+  printf 'zvol\t%s\t%s\n' "$(basename "$(readlink -f /dev/zvol/tank/vm-100-disk-0)")" /dev/zvol/tank/vm-100-disk-0 \
+    >> $R/lab/layout.txt
+
+  step "ext4 on LUKS2 on LVM, ext4 on md raid1"
+  run lvcreate -q -y -L 64M -n secret guestvg
+  udevadm settle -t 20; wait_dev /dev/guestvg/secret
+  printf 'stackbench-lab' > /run/secret.key
+  run cryptsetup luksFormat -q --type luks2 --cipher aes-xts-plain64 --key-size 512 --sector-size 4096 \
+      --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-file /run/secret.key /dev/guestvg/secret
+  run cryptsetup open --key-file /run/secret.key /dev/guestvg/secret secret
+  mkdir -p /mnt/secret && run mkfs.ext4 -q /dev/mapper/secret && run mount /dev/mapper/secret /mnt/secret
+  if command -v mdadm >/dev/null; then
+    run mdadm --create /dev/md0 --run --quiet --level=1 --raid-devices=2 --metadata=1.2 --assume-clean "$MD1" "$MD2"
+    wait_dev /dev/md0
+    mkdir -p /mnt/md && run mkfs.ext4 -q /dev/md0 && run mount /dev/md0 /mnt/md
+  else
+    echo "!! no mdadm (tests/lab_guest.py could not fetch it): no md array"
+  fi
 
   step "fio 5 s on the zvol"
   set -- --name=zvol-randrw --filename=/dev/zvol/tank/vm-100-disk-0 --rw=randrw --bs=4k --iodepth=4 \
@@ -117,6 +144,67 @@ main() {
   printf '%s\t%s\t%s\n' fio-zvol.json "fio $*" $? >> $R/raw/commands.txt
   cat /tank/images/* > /dev/null; cat /tank/images/* > /dev/null
   run zpool sync tank
+
+  step "stack"
+  mkdir -p $R/stack
+  for t in secret:/mnt/secret md:/mnt/md lvm:/mnt/lvdata dataset:/tank/images zvol:/dev/zvol/tank/vm-100-disk-0; do
+    [ "${t%%:*}" != md ] || mountpoint -q /mnt/md || continue
+    PYTHONPATH=/opt/stackbench python3 -m stackbench.stack "${t#*:}" > "$R/stack/${t%%:*}.json" 2> "$R/stack/${t%%:*}.stderr"
+    echo "   stack ${t%%:*} ${t#*:}: exit $? (uptime $(cut -d' ' -f1 /proc/uptime))"
+  done
+  PYTHONPATH=/opt/stackbench python3 - "$R/stack" > $R/stack/auto.json 2> $R/stack/auto.stderr <<'PY'
+# layers --auto's proposals for each captured stack, and its scratch volumes made and removed for real
+import json, os, signal, subprocess, sys
+from pathlib import Path
+from stackbench.measure import scratch_volumes as sv
+from stackbench.measure.layer_plan import propose
+from stackbench.model.plan import build_plan
+from stackbench.stack.layer import Stack
+
+here = Path(sys.argv[1])
+plan = build_plan("quick", bs=["4k"], qd=[1], rw=["randread", "randwrite"], size="16M", runtime=1.0, runs=2)
+out = {"proposals": {name: [s.to_json() for s in propose(Stack.from_json(json.loads((here / f"{name}.json").read_text())),
+                                                          plan).steps] for name in ("secret", "md", "lvm", "dataset", "zvol")
+                     if (here / f"{name}.json").exists()}}
+
+
+def exists(v):
+    return subprocess.run(["lvs", v.name] if v.kind == "lvm" else ["zfs", "list", v.name], capture_output=True).returncode == 0
+
+
+def journaled():
+    return [v.name for v, _ in sv.journal()]
+
+
+out["volumes"] = {}
+for kind, make in (("zfs-dataset", lambda t: sv.create_dataset("tank", t)),
+                   ("zvol", lambda t: sv.create_zvol("tank", t, 16 << 20, {"volblocksize": "4096", "sync": "always"})),
+                   ("lvm", lambda t: sv.create_lv("guestvg", t, 16 << 20))):
+    v = make(sv.new_token())
+    entry = {"name": v.name, "exists": exists(v), "journaled": journaled(),
+             "device": bool(v.device and os.path.exists(v.device)),
+             "mounted": bool(v.mountpoint and os.path.ismount(v.mountpoint))}
+    if v.kind == "zvol":
+        entry["properties"] = subprocess.run(["zfs", "get", "-H", "-o", "value", "volblocksize,sync,stackbench:scratch",
+                                              v.name], capture_output=True, text=True).stdout.split()
+    entry.update(problem=sv.remove(v), exists_after=exists(v), journal_after=journaled())
+    out["volumes"][kind] = entry
+child = subprocess.Popen([sys.executable, "-c", "import time; from stackbench.measure import scratch_volumes as sv; "
+                          "v = sv.create_zvol('tank', 'killed9', 16 << 20, {}); print(v.name, flush=True); time.sleep(600)"],
+                         stdout=subprocess.PIPE, text=True)
+name = child.stdout.readline().strip()
+os.kill(child.pid, signal.SIGKILL)
+child.wait()
+victim = sv.ScratchVolume("zvol", name, "killed9")
+out["kill9"] = {"name": name, "before": exists(victim), "journal": journaled(), "reaped": sv.reap(),
+                "after": exists(victim), "journal_after": journaled()}
+subprocess.run(["zfs", "create", "tank/stackbench-scratch-notours"], check=True)
+stranger = sv.ScratchVolume("zfs-dataset", "tank/stackbench-scratch-notours", "notours")
+out["not_ours"] = {"problem": sv.remove(stranger), "exists_after": exists(stranger)}
+subprocess.run(["zfs", "destroy", stranger.name])
+print(json.dumps(out, indent=1))
+PY
+  echo "   layers --auto proposals and scratch volumes: exit $?"
 
   step "probe"
   PYTHONPATH=/opt/stackbench python3 -m stackbench.audit.probe $R > $R/lab/probe-stdout.txt 2>&1

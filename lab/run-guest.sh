@@ -18,7 +18,8 @@
 #   scsi-hd    zspecial        1 GiB, 512/512, rotation_rate=1 (non-rotational): single-disk special vdev
 #   scsi-hd    zcache          512 MiB, 512/512, rotation_rate=1: cache vdev, added by its /dev/disk/by-id name
 #   nvme       znvme           512 MiB namespace in the 512-byte LBA format (QEMU also offers 4096): log vdev
-#   virtio-blk zlvm            256 MiB: an LVM volume group in the guest
+#   virtio-blk zlvm            256 MiB: an LVM volume group in the guest (ext4 on an LV; ext4 on LUKS2 on an LV)
+#   virtio-blk zmd1, zmd2      64 MiB each: an md raid1 array with ext4 in the guest
 #   virtio-blk sbsrc, sbresults: stackbench source in, results tar out
 # CPU: -cpu max for 2.1; qemu64 for 2.3, a model without aes (the guest sees `hypervisor` and no `aes`).
 # Env: LAB (/var/tmp/stackbench-lab), CPU, MEM (3072 MiB), SMP (2), TIMEOUT (900 s), QUIET=1 (no progress),
@@ -67,6 +68,7 @@ truncate -s %512 "$WORK/src.img"
 truncate -s 1G "$WORK/data1.img" "$WORK/data2.img" "$WORK/special.img"
 truncate -s 512M "$WORK/cache.img" "$WORK/nvme.img"
 truncate -s 256M "$WORK/lvm.img"
+truncate -s 64M "$WORK/md1.img" "$WORK/md2.img"
 truncate -s 128M "$WORK/results.img"
 
 RAW="format=raw,if=none,cache=unsafe,aio=threads"
@@ -79,6 +81,8 @@ A=(qemu-system-x86_64 -machine q35,accel=tcg -cpu "$CPU" -smp "$SMP" -m "$MEM" -
    -drive file="$WORK/data1.img",$RAW,id=d1 -device virtio-blk-pci,drive=d1,serial=zdata1,$E512
    -drive file="$WORK/data2.img",$RAW,id=d2 -device virtio-blk-pci,drive=d2,serial=zdata2,$E512
    -drive file="$WORK/lvm.img",$RAW,id=lvm -device virtio-blk-pci,drive=lvm,serial=zlvm
+   -drive file="$WORK/md1.img",$RAW,id=md1 -device virtio-blk-pci,drive=md1,serial=zmd1
+   -drive file="$WORK/md2.img",$RAW,id=md2 -device virtio-blk-pci,drive=md2,serial=zmd2
    -device virtio-scsi-pci,id=scsi0
    -drive file="$WORK/special.img",$RAW,id=sp -device scsi-hd,bus=scsi0.0,drive=sp,serial=zspecial,rotation_rate=1
    -drive file="$WORK/cache.img",$RAW,id=ca -device scsi-hd,bus=scsi0.0,drive=ca,serial=zcache,rotation_rate=1

@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from lab_guest import SERIES  # noqa: E402
 from pg_server import postgres_server  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -232,6 +233,21 @@ def fleet_rig(tmp_path_factory: pytest.TempPathFactory):
 
     with make_rig(Path(tempfile.mkdtemp(prefix="sb-fleet-", dir="/tmp"))) as rig:
         yield rig
+
+
+@pytest.fixture(scope="session", params=SERIES, ids=[f"openzfs-{s}" for s in SERIES])
+def guest(request, tmp_path_factory):
+    """The OpenZFS lab guest of one series, booted once per session for every test that reads what it
+    captured (the audit's and the stack's): see tests/lab_guest.py."""
+    import time
+
+    from lab_guest import boot_guest, lab_dir
+
+    run = boot_guest(request.param, tmp_path_factory.mktemp(f"guest-{request.param}"))
+    with open(lab_dir() / "test-times.txt", "a") as log:
+        log.write(f"{time.strftime('%FT%TZ', time.gmtime())} openzfs-{run.series} build {run.build_s:.0f}s "
+                  f"boot+capture {run.run_s:.0f}s\n")
+    return run
 
 
 @pytest.fixture

@@ -77,13 +77,34 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def source_tar(destination: Path) -> Path:
-    """A tar of the current src/stackbench (no bytecode), as the guest's probe must run this very code."""
+def mdadm_deb() -> Path | None:
+    """Debian bookworm's mdadm package, for the guest's md raid1 (tests/stack/test_stack_guest.py): fetched
+    once with `apt-get download` into the lab directory and given to the guest in the source tar, where
+    guest-init.sh unpacks it under /run. The images stay as built (no mdadm in them: a new package there
+    would mean rebuilding both guests). None when this machine cannot fetch it (no apt, or no mirror)."""
+    debs = lab_dir() / "debs"
+    cached = sorted(debs.glob("mdadm_*_amd64.deb"))
+    if cached:
+        return cached[-1]
+    debs.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["apt-get", "download", "mdadm"], cwd=debs, capture_output=True, timeout=300, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    fetched = sorted(debs.glob("mdadm_*_amd64.deb"))
+    return fetched[-1] if fetched else None
+
+
+def source_tar(destination: Path, debs: tuple[Path, ...] = ()) -> Path:
+    """A tar of the current src/stackbench (no bytecode), as the guest's probe must run this very code, and
+    the packages in `debs` under debs/ (guest-init.sh unpacks them, never installs them)."""
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         return None if "__pycache__" in info.name or info.name.endswith(".pyc") else info
 
     with tarfile.open(destination, "w", format=tarfile.GNU_FORMAT) as tar:
         tar.add(REPO / "src" / "stackbench", arcname="stackbench", filter=keep)
+        for deb in debs:
+            tar.add(deb, arcname=f"debs/{deb.name}")
     return destination
 
 
@@ -104,7 +125,8 @@ def boot_guest(series: str, work: Path) -> GuestRun:
                     f"{_tail(build.stderr)}", pytrace=False)
     out = work / f"openzfs-{series}"
     start = time.monotonic()
-    run = subprocess.run([str(LAB_SCRIPTS / "run-guest.sh"), series, str(out), str(source_tar(work / "src.tar"))],
+    debs = tuple(deb for deb in [mdadm_deb()] if deb is not None)
+    run = subprocess.run([str(LAB_SCRIPTS / "run-guest.sh"), series, str(out), str(source_tar(work / "src.tar", debs))],
                          capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
     run_s = time.monotonic() - start
     if run.returncode != 0:

@@ -3,7 +3,9 @@ every machine: the input of the exact-output tests (tests/report/test_report_sna
 
 Four runs of the same three cells, five separate fio runs each: `baseline` and `lz4` (a tuning change, for
 `compare`), `vm` and `vm-luks` (layers above `baseline`, for `layers`); `vm-luks` is incomplete, one cell
-short; `baseline` has a page-cache warning. One goal is stored, so `show` prints the goals table too.
+short; `baseline` has a page-cache warning. One goal is stored, set for the runs labelled `baseline`, so
+`show baseline` prints the goals table too (and `show lz4`, whose cell would match it, does not). Two
+candidates of a `slog` session, a smallblocks scan, an audit and an account are stored too.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from sqlalchemy import update
 from stackbench.analysis.goals import parse_goal
 from stackbench.model.results import Cell, Run
 from stackbench.store import open_store, schema
+from stackbench.store.accounts import Accounts
 from stackbench.store.repository import CellRecord, OutputRecord
 from stackbench.model.warning import Warning, WarningCode
-from synthetic import cell, run
+from synthetic import cell, run, slog_candidate
 
 FACTS = {
     "fio_version": "fio-3.33",
@@ -70,6 +73,14 @@ def runs() -> list[Run]:
         )
         for run_id, label, cells, day in made
     ]
+
+
+def slog_runs() -> list[Run]:
+    """Two candidates of one `stackbench slog` session, five rounds each (median QD1 latency in µs)."""
+    made = [("optane", [20.0, 21.0, 19.5, 20.5, 20.2], 7), ("sata-ssd", [180.0, 190.0, 175.0, 185.0, 182.0], 8)]
+    return [replace(slog_candidate(label, medians, session="7777" * 8, rounds=[0, 1, 2, 3, 4]),
+                    created_at=_at(day, 9), finished_at=_at(day, 10), target=f"/mnt/{label}")
+            for label, medians, day in made]
 
 
 SCAN_ID = "5555eeee" * 4
@@ -149,7 +160,7 @@ def store_run(store, stored: Run) -> None:  # noqa: ANN001 - a Store
 def build_store(url: str) -> None:
     """Write the runs and the goal into a new store at `url`, times and ids included."""
     store = open_store(url)
-    for stored in runs():
+    for stored in [*runs(), *slog_runs()]:
         store_run(store, stored)
     store.add_scan(scan_id=SCAN_ID, label="tank-files", created_at=_at(5, 9), status="complete",
                    document=scan_document())
@@ -158,7 +169,10 @@ def build_store(url: str) -> None:
                     subject_name=document["subject"]["name"], source=document["subject"]["source"],
                     source_detail=document["subject"]["detail"], zfs_version=None, previous_id=None,
                     facts=document["facts"], document=document, findings=findings)
-    goal_id = store.add_goal(parse_goal(GOAL))
+    goal_id = store.add_goal(parse_goal(GOAL, label="baseline"))
+    account = Accounts(store).add_account("alice", "not a hash: nobody logs in", admin=True)
     with store.engine.begin() as connection:
         connection.execute(update(schema.goals).where(schema.goals.c.id == goal_id).values(id=GOAL_ID))
+        connection.execute(update(schema.accounts).where(schema.accounts.c.id == account.id)
+                           .values(id="8888" * 8, created_at=_at(8, 12)))
     store.dispose()

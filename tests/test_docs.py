@@ -38,3 +38,16 @@ def test_command_is_documented(command: str) -> None:
 @pytest.mark.parametrize("command", [c for c in COMMANDS if " " not in c and c not in ("runs",)])
 def test_command_help_shows_an_example(command: str) -> None:
     assert "Example" in cli_here(command, "--help").stdout
+
+
+def test_nothing_points_at_a_file_outside_the_repository() -> None:
+    """Issue 33: the docs and the code cited ../shared/docs/... and docs/anchors-benchmark-tools.md, which a
+    reader of the repository does not have; what they said is in the repository's own docs or tests."""
+    import re
+
+    outside = re.compile(r"\.\./shared/|/work/shared|anchors-benchmark-tools|\]\(\.\./")
+    files = [ROOT / "README.md", ROOT / "SECURITY.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "src").rglob("*.py"),
+             *(ROOT / "bench").glob("*.py"), *(ROOT / "scripts").iterdir()]
+    found = [f"{path.relative_to(ROOT)}:{number}" for path in files if path.is_file()
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if outside.search(line)]
+    assert found == []

@@ -156,6 +156,20 @@ def test_layers_of_single_summaries_prove_no_gap() -> None:
     assert gaps.to_json()["biggest_gap"] is None
 
 
+def test_a_cell_the_bottom_layer_did_not_measure_is_still_a_row() -> None:
+    """layers --auto reads a disk that holds data with the read cells only: the write cells the layers above
+    it measured stay in the table (they were dropped when the rows came from the bottom run's cells)."""
+    disk = run([cell(rw="randread", runs=_runs(20))], label="disk")
+    fs_low = run([cell(rw="randread", runs=_runs(10)), cell(runs=_runs(8))], label="ext4")
+    fs_up = run([cell(rw="randread", runs=_runs(5)), cell(runs=_runs(2))], label="ext4 in loop")
+    gaps = layer_gaps([disk, fs_low, fs_up])
+    rows = {row.pattern: row for row in gaps.rows}
+    assert set(rows) == {"4K QD4 rnd read", "4K QD4 rnd write"}
+    write = rows["4K QD4 rnd write"]
+    assert write.values[0] is None and write.factors[0] is None
+    assert write.factors[1] == pytest.approx(4) and write.gaps[1].proven
+
+
 def test_layers_need_two_runs_and_matching_names() -> None:
     a = run([cell(iops=1)])
     with pytest.raises(StackbenchError, match="at least two runs"):
@@ -201,16 +215,33 @@ def test_goal_numbers_are_finite_and_ones_fio_has(text: str, message: str) -> No
 
 
 def test_goal_pass_fail_and_margin() -> None:
-    stack = run([cell(rw="write", bs=1024**2, iops=120, p99_ns=2e6), cell(iops=5000, p99_ns=0.5e6)])
+    stack = run([cell(rw="write", bs=1024**2, iops=120, p99_ns=2e6), cell(iops=5000, p99_ns=0.5e6)], label="stack")
     results = evaluate([parse_goal("seq write 1M >= 117 MB/s"), parse_goal("p99 <= 1 ms"),
-                        parse_goal("seq read 1M >= 1 MB/s")], stack)
+                        parse_goal("seq read 1M >= 1 MB/s", label="stack")], stack)
     bw = results[0]
     assert bw.passed is True and bw.value == pytest.approx(120 * 1024**2)
     assert bw.margin_pct == pytest.approx((120 * 1024**2 - 117e6) / 117e6 * 100)
     p99 = {r.cell.pattern: r for r in results[1:3]}
     assert p99["1M QD4 seq write"].passed is False and p99["1M QD4 seq write"].margin_pct == pytest.approx(-100)
     assert p99["4K QD4 rnd write"].passed is True and p99["4K QD4 rnd write"].margin_pct == pytest.approx(50)
-    assert results[3].passed is None and results[3].to_json()["status"] == "n/a"
+    assert results[3].passed is None and results[3].to_json()["status"] == "n/a"  # set for this run: it lacks the cell
+
+
+def test_a_goal_is_checked_only_against_the_runs_it_was_set_for() -> None:
+    """Issue 33: goals were global, so every run without a matching cell (every import of other cells) grew a
+    row of n/a, and a run of another machine was judged by a goal set for this one."""
+    from dataclasses import replace
+
+    goal = "4K QD4 rnd write >= 3000 IOPS"
+    host = run([cell(iops=5000)], label="host")
+    other = replace(run([cell(iops=100)], label="usb-stick"), plan_name="blog+custom")
+    reads = run([cell(rw="randread", bs=65536, qd=1, iops=900)], label="imported")
+    for_host, for_blog, for_any = (parse_goal(goal, label="host"), parse_goal(goal, plan="blog"), parse_goal(goal))
+    assert [r.goal for r in evaluate([for_host, for_blog, for_any], host)] == [for_host, for_any]
+    assert [r.goal for r in evaluate([for_host, for_blog, for_any], other)] == [for_blog, for_any]  # blog+custom
+    assert evaluate([for_host, for_blog, for_any], reads) == []  # no n/a rows on a run the goals say nothing of
+    both = parse_goal(goal, label="host", plan="quick")
+    assert evaluate([both], host) == [] and evaluate([both], replace(host, plan_name="quick"))[0].passed is True
 
 
 def test_geomean_ratio_interval_brackets_the_ratio() -> None:

@@ -131,4 +131,4 @@ def test_stopping_rule_counts_runs_and_says_when_the_target_is_out_of_reach() ->
     capped = StoppingRule(ci_target=0.05, min_runs=5, max_runs=10, max_seconds=12)
     stop, why = decide(capped, noisy, 10.5, 2)
     assert stop and "time cap 12 s" in why
-    assert decide(capped, noisy[:2], 11, 2) == (True, "time cap 12 s reached after 2 run(s), fewer than 5")
+    assert decide(capped, noisy[:2], 11, 2) == (True, "time cap 12 s reached after 2 runs, fewer than 5")

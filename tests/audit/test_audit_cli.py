@@ -166,5 +166,5 @@ def test_an_unreadable_fact_file_with_json_is_the_document_and_one_error_line(tm
     assert done.returncode == 1
     json.loads(done.stdout)
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert lines[-1].startswith("Error: no findings, but 1 fact file(s) could not be read") and \
+    assert lines[-1].startswith("Error: no findings, but 1 fact file could not be read") and \
         sum(line.startswith("Error:") for line in lines) == 1, done.stderr

@@ -389,7 +389,7 @@ def test_audit_with_only_unreadable_facts_fails_with_one_line_per_problem(tmp_pa
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert lines[0].startswith("Warning: zpool-status.txt line 4: expected the pool's own row 'tank'")
-    assert lines[-1].startswith("Error: no findings, but 1 fact file(s) could not be read")
+    assert lines[-1].startswith("Error: no findings, but 1 fact file could not be read")
     as_json = cli_here("audit", "--from", str(facts_dir), "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["problems"]
 

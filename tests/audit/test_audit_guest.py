@@ -13,27 +13,17 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli
-from lab_guest import SERIES, GuestRun, boot_guest, lab_dir
+from lab_guest import GuestRun
 
 pytestmark = [pytest.mark.zfsguest, pytest.mark.slow]
 
 ZVOL = "tank/vm-100-disk-0"
 IMAGES = "tank/images"
-
-
-@pytest.fixture(scope="session", params=SERIES, ids=[f"openzfs-{s}" for s in SERIES])
-def guest(request, tmp_path_factory) -> GuestRun:
-    run = boot_guest(request.param, tmp_path_factory.mktemp(f"guest-{request.param}"))
-    with open(lab_dir() / "test-times.txt", "a") as log:
-        log.write(f"{time.strftime('%FT%TZ', time.gmtime())} openzfs-{run.series} build {run.build_s:.0f}s "
-                  f"boot+capture {run.run_s:.0f}s\n")
-    return run
 
 
 @pytest.fixture(scope="session")

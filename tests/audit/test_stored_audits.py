@@ -240,3 +240,20 @@ def test_min_severity_filters_what_is_shown_and_the_record_keeps_every_finding(t
     assert second["changes"]["fixed"] == [] and second["changes"]["new"] == []
     assert {f["change"] for f in second["findings"]} == {"still"}
     assert len(Store(db).get_audit(second["audit_id"]).findings) == len(first["findings"])
+
+
+def test_a_second_audit_of_a_clean_machine_says_what_changed_once_and_prints_no_empty_table(tmp_path: Path) -> None:
+    """Issue 33: the second `audit --db` of a machine without findings printed an empty findings table, an
+    empty table of changes and the "Since the audit" line twice (as that table's title, then as a line)."""
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    (facts / "machine-id-hash.txt").write_text(f"{MACHINE}  -\n")  # a subject, and nothing to find
+    db = str(tmp_path / "r.db")
+    first = cli_here("audit", "--from", str(facts), "--db", db)
+    assert first.returncode == 0 and "Since the audit" not in first.stdout, first.stderr
+    for fmt in ("table", "markdown"):
+        second = cli_here("audit", "--from", str(facts), "--db", db, "-f", fmt)
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.count("Since the audit") == 1, second.stdout
+        assert "OK! No findings from" in second.stdout
+        assert not any(mark in second.stdout for mark in ("┏", "|---", "| severity", "0 findings")), second.stdout

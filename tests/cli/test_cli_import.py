@@ -117,7 +117,7 @@ def test_a_label_on_several_files_names_each_run_on_its_own(tmp_path: Path) -> N
     assert [r["facts"]["imported_from"] for r in runs] == [str(f.resolve()) for f in files]
     assert json.loads(cli_here("show", "old-2", "--db", db, "--json").stdout)["run_id"] == runs[1]["run_id"]
     gone = cli_here("rm", "old-1", "--yes", "--db", db)
-    assert gone.returncode == 0 and "Deleted 1 run(s)" in gone.stdout
+    assert gone.returncode == 0 and "Deleted 1 run." in gone.stdout
     left = [r["label"] for r in json.loads(cli_here("runs", "--db", db, "--json").stdout)["runs"]]
     assert sorted(left) == ["old-2", "old-3"]
     one = cli_here("import", str(files[0]), "--label", "single", "--db", db, "--json")

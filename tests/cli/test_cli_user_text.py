@@ -74,7 +74,7 @@ def test_rm_deletes_runs_with_their_rows_after_yes(tmp_path: Path) -> None:
     keep, gone = _import(db, "keep"), _import(db, "gone")
     done = cli_here("rm", "gone", "--db", db, "--yes")
     assert done.returncode == 0, done.stderr
-    assert gone[:12] in done.stdout and "Deleted 1 run(s)." in done.stdout
+    assert gone[:12] in done.stdout and "Deleted 1 run." in done.stdout
     with sqlite3.connect(db_file) as connection:
         assert [r[0] for r in connection.execute("select id from runs")] == [keep]
         for table in ("cells", "fio_outputs"):

@@ -104,7 +104,7 @@ def test_rm_removes_a_scan_and_a_damaged_scan_is_one_line(tmp_path: Path) -> Non
         f"Delete it with `stackbench rm {ids[0][:12]} --yes` and scan again."
     ]
     removed = cli_here("rm", ids[0][:10], "--db", str(db), "--yes")
-    assert removed.returncode == 0 and "Deleted 1 scan(s)." in removed.stdout
+    assert removed.returncode == 0 and "Deleted 1 scan." in removed.stdout
     assert [s.id for s in Store(str(db)).list_scans()] == [ids[1]]
 
 

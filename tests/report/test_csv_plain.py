@@ -2,8 +2,8 @@
 (`float()` reads it, '.' is the decimal point, no thousands separator, no unit, sign, "±", "x" or
 bracket), and no cell anywhere is a number formatted for reading ("3,008", "1.2 ms", "24.8x", "0.00%").
 
-Checked on every command's CSV: the snapshots of test_report_snapshots.py (show, runs, compare, layers,
-show of a scan and of an audit), and, for the commands without one, the real CLI on stored inputs
+Checked on every command's CSV: the snapshots of test_report_snapshots.py (show, show --per-run, runs,
+compare, layers, show of a scan and of an audit, goal list, slog, user list, crypto), and, for the commands without one, the real CLI on stored inputs
 (crypto on saved `cryptsetup benchmark` outputs, slog on imported diskinfo sweeps, token list on a
 store's tokens); synclat's CSV is checked on a real fio run in tests/cli/test_cli_sync_writes.py.
 """
@@ -30,6 +30,11 @@ TEXT_COLUMNS: dict[str, set[str] | None] = {
     "layers": {"Pattern", "host/vm proven", "vm/vm+luks proven", "note"},
     "show-scan": set(),
     "show-audit": None,
+    "show-per-run": {"Pattern", "run"},  # run: a number, or `all` on the cell's own row
+    "goal-list": None,
+    "slog": {"Candidate", "vs next", "Verdict"},
+    "user-list": None,
+    "crypto": {"cipher"},
 }
 def test_every_csv_snapshot_is_declared() -> None:
     assert {path.stem for path in SNAPSHOTS.glob("*.csv")} == set(TEXT_COLUMNS)

@@ -46,12 +46,15 @@ def test_the_terminal_table_is_coloured_for_a_terminal_and_plain_for_a_pipe() ->
     assert "\x1b[1mPASS" in no_color and "32m" not in no_color  # NO_COLOR: bold stays, green goes
 
 
-def test_the_terminal_shows_its_own_tables_when_the_report_has_them() -> None:
+def test_the_terminal_and_markdown_show_the_same_tables_and_csv_its_plain_numbers() -> None:
+    """Issue 33: `show --format markdown` pasted plain numbers and no goals while the terminal, `report -o
+    x.md` and `compare --format markdown` showed units: Markdown is what a reader is shown, in every command."""
     numbers = Tabular(["Pattern", "IOPS"], [["4K QD1 rnd read", "12000.0"]])
     shown = Tabular(["Pattern", "IOPS"], [["4K QD1 rnd read", "12,000 ± 0.8%"]])
-    report = Report(tables=(numbers,), data={}, display=(shown, RESULT))
-    terminal = exporter("table").render(report, PLAIN)
-    assert "12,000 ± 0.8%" in terminal and "PASS" in terminal and "12000.0" not in terminal
+    report = Report(tables=(shown, RESULT), data={}, csv_tables=(numbers,))
+    for name in ("table", "markdown"):
+        text = exporter(name).render(report, PLAIN)
+        assert "12,000 ± 0.8%" in text and "PASS" in text and "12000.0" not in text
     assert exporter("csv").render(report, PLAIN) == "Pattern,IOPS\n4K QD1 rnd read,12000.0\n"
 
 

@@ -5,7 +5,7 @@ Every "no evidence", "no gap proven" and "runs differ a lot" ends with what woul
 of the command that printed it: `run --runs N`, `ab --rounds N`, and for `compare` and `layers`, which
 measure nothing, a rerun of each side with `run --runs N` or an `ab --rounds N` session. `ab` has no
 `--runs`, so its advice never names it. N is the runs-per-arm arithmetic of the A/A study
-(/work/shared/docs/aa-study.md), computed from the spread the runs showed, in `runs_to_decide` alone.
+(docs/statistics.md), computed from the spread the runs showed, in `runs_to_decide` alone.
 
 Beyond MOST_RUNS_WORTH_ADVISING more runs is not the fix (a spread of 27 % needs about 460 runs per side
 to resolve 5 %): the advice is then a quieter machine or longer runs, with the number said as a warning.

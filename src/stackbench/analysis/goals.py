@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stackbench.base.errors import StackbenchError
+from stackbench.base.usertext import check
 from stackbench.model.goal import Goal
 from stackbench.model.plan import out_of_fio_range
 from stackbench.model.results import Cell, Run
@@ -33,7 +34,11 @@ _MOST = 2.0**64  # a threshold in IOPS, bytes/s or ns: what fio's 64-bit counter
 _FIX = 'Write e.g. "seq write 1M >= 117 MB/s", "4K QD4 rnd write >= 3000 IOPS" or "p99 <= 1 ms"'
 
 
-def parse_goal(text: str) -> Goal:
+def parse_goal(text: str, *, label: str | None = None, plan: str | None = None) -> Goal:
+    """The goal `text` says, for the runs with this label and of this plan (neither: every run). The two
+    are stored in the goal's spec, checked here as every label is (base/usertext.py)."""
+    check("a label", label)
+    check("a plan", plan)
     match = _GOAL_RE.match(text.strip())
     if not match:
         raise StackbenchError(f"cannot read the goal {text!r}", _FIX)
@@ -88,6 +93,8 @@ def parse_goal(text: str) -> Goal:
         op=match["op"],
         threshold=threshold,
         rw=tuple(rw) if (directions or random_access is not None) else (),
+        label=label,
+        plan=plan,
         **selector,
     )
 
@@ -122,12 +129,17 @@ class GoalResult:
 
 
 def evaluate(goals: list[Goal], run: Run) -> list[GoalResult]:
+    """Every goal the run is for, checked against each of its matching cells. A goal set for the run (its
+    label, its plan) and matching none of its cells is `n/a`, which says the run lacks the cell the goal
+    needs; a goal for every run says nothing of a run without a matching cell (issue 33: every import
+    of other cells grew rows of n/a)."""
     results = []
     for goal in goals:
-        cells = [c for c in run.cells if goal.matches(c)]
-        if not cells:
-            results.append(GoalResult(goal, None, None, None, None))
+        if not goal.applies_to(run):
             continue
+        cells = [c for c in run.cells if goal.matches(c)]
+        if not cells and goal.bound:
+            results.append(GoalResult(goal, None, None, None, None))
         for cell in cells:
             value = goal.value(cell)
             if value is None:
@@ -140,6 +152,13 @@ def evaluate(goals: list[Goal], run: Run) -> list[GoalResult]:
                 margin = -margin
             results.append(GoalResult(goal, cell, value, passed, margin))
     return results
+
+
+def describe_runs(goal: Goal) -> str:
+    """The runs a goal is for, as `goal list` and `goal add` say it."""
+    said = [*([f"labelled {goal.label}"] if goal.label is not None else []),
+            *([f"plan {goal.plan}"] if goal.plan is not None else [])]
+    return ", ".join(said) or "every run with such a cell"
 
 
 def describe_selector(goal: Goal) -> str:

@@ -216,8 +216,11 @@ def layer_gaps(runs: list[Run], names: list[str] | None = None, metric: str = "i
                    for lower, upper in zip(runs, runs[1:]))
     by_run = [{match_key(c): c for c in run.cells} for run in runs]
     grid = []
-    for key, cell in by_run[0].items():
+    # every cell any layer measured, in the order they first appear: a bottom layer that could only be read
+    # (layers --auto on a disk that holds data) must not drop the write cells the layers above it measured
+    for key in dict.fromkeys(key for found in by_run for key in found):
         cells = [found.get(key) for found in by_run]
+        cell = next(c for c in cells if c is not None)
         values = tuple(cell_value(c, metric) if c is not None else None for c in cells)
         factors = tuple(
             values[i] / values[i + 1] if values[i] and values[i + 1] else None for i in range(len(values) - 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from stackbench.model.plan import StoppingRule
+from stackbench.base.units import count
 
 __all__ = ["StoppingRule", "decide"]
 
@@ -24,7 +25,7 @@ def decide(rule: StoppingRule, values: Sequence[float], seconds: float, next_run
     n = len(values)
     if n < rule.min_runs:
         if rule.max_seconds is not None and seconds + next_run_seconds > rule.max_seconds:
-            return True, f"time cap {rule.max_seconds:g} s reached after {n} run(s), fewer than {rule.min_runs}"
+            return True, f"time cap {rule.max_seconds:g} s reached after {count(n, 'run')}, fewer than {rule.min_runs}"
         return False, ""
     found = estimate(values, rule.confidence)
     width = found.half_width_rel

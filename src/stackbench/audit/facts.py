@@ -23,7 +23,7 @@ from stackbench.audit.vm import Vm, VmDisk, parse_libvirt_xml, parse_qm_conf
 from stackbench.audit.zfs_outputs import Vdev
 from stackbench.base.inputs import FACTS_FILE, STORAGE_CFG, VM_CONFIG, read_input_text, read_optional_text
 
-__all__ = ["FACT_FILES", "ZDB_CONFIG", "FactFile", "Facts", "Vdev", "load_facts"]
+__all__ = ["FACT_FILES", "ZDB_CONFIG", "FactFile", "Facts", "Vdev", "assign_ashift", "load_facts"]
 # systemd-detect-virt's container names (its --container list); everything else it prints is a VM.
 CONTAINERS = ("openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt", "wsl", "proot", "pouch")
 
@@ -357,7 +357,7 @@ def _leaf_keys(facts: Facts, leaf: str) -> tuple[str, str | None]:
     return facts.kernel_name(leaf), facts.disk_of(leaf)
 
 
-def _assign_ashift(facts: Facts, zdb: dict[str, list[zfs.ZdbTopVdev]]) -> None:
+def assign_ashift(facts: Facts, zdb: dict[str, list[zfs.ZdbTopVdev]]) -> None:
     """Match zdb's top-level vdevs (vdev id order) to zpool status vdevs by their leaves' devices."""
     for pool, vdevs in facts.vdevs.items():
         tops = [t for t in zdb.get(pool, []) if t.type != "hole"]
@@ -395,7 +395,7 @@ def load_facts(directory: Path, vm_configs: list[Path] | None = None, storage_cf
     facts = Facts()
     _fill(facts, directory)
     zdb = _parse(facts, directory, ZDB_CONFIG) or {}
-    _assign_ashift(facts, zdb)
+    assign_ashift(facts, zdb)
     storage_text = read_input_text(storage_cfg, STORAGE_CFG) if storage_cfg else _read(directory, "pve/storage.cfg")
     if storage_text is not None:
         try:

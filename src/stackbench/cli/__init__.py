@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare",
     "ab": "ab",
     "layers": "layers",
+    "stack": "stack",
     "goal": "goals",
     "synclat": "synclat",
     "slog": "slog",

@@ -2,75 +2,65 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import (
-    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit, open_store_from,
-    target_path,
+    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit,
+    open_store_from, target_path,
 )
+from stackbench.cli.plan_options import PlanOptions, with_plan_options
 from stackbench.measure.safety import check_target_text
-from stackbench.cli.plan_options import (
-    BsOption,
-    DirectOption,
-    IoengineOption,
-    JobsOption,
-    PresetOption,
-    QdOption,
-    RampOption,
-    RateIopsOption,
-    RuntimeOption,
-    RwOption,
-    SizeOption,
-    SyncOption,
-    plan_from_options,
-)
+
+if TYPE_CHECKING:
+    from stackbench.analysis.compare import RunComparison
+    from stackbench.measure.ab import AbResult
+    from stackbench.model.plan import Plan
+    from stackbench.store import Store
+
+COMMANDS_PANEL = "Commands"
 
 
 @app.command("ab")
+@with_plan_options(repeats=False)
 def ab_command(
+    *,
     target: Path = typer.Option(
-        ..., "--target", "-t", help="Directory on the storage under test (a scratch file is created and removed).",
-        show_default=False, parser=target_path,
+        ..., "--target", "-t", metavar="DIR", rich_help_panel="Target", show_default=False, parser=target_path,
+        help="Directory on the storage under test (a scratch file is created and removed).",
     ),
     command_a: str = typer.Option(
-        ..., "--a", help='Shell command that applies configuration A, e.g. "zfs set compression=off tank/vm".',
-        show_default=False,
+        ..., "--a", metavar="COMMAND", rich_help_panel=COMMANDS_PANEL, show_default=False,
+        help='Shell command that applies configuration A, e.g. "zfs set compression=off tank/vm".',
     ),
     command_b: str = typer.Option(
-        ..., "--b", help='Shell command that applies configuration B, e.g. "zfs set compression=lz4 tank/vm".',
-        show_default=False,
+        ..., "--b", metavar="COMMAND", rich_help_panel=COMMANDS_PANEL, show_default=False,
+        help='Shell command that applies configuration B, e.g. "zfs set compression=lz4 tank/vm".',
+    ),
+    prepare_command: Optional[str] = typer.Option(
+        None, "--prepare", metavar="COMMAND", rich_help_panel=COMMANDS_PANEL,
+        help='Shell command run before every measurement, e.g. "sync; sysctl vm.drop_caches=3".',
+    ),
+    command_timeout: int = typer.Option(
+        600, "--command-timeout", min=1, max=86400, metavar="SECONDS", rich_help_panel=COMMANDS_PANEL,
+        help="How long each command may take; then it is stopped with everything it started in its process group.",
     ),
     rounds: int = typer.Option(
-        6, "--rounds", "-r", min=2, max=100,
+        6, "--rounds", "-r", min=2, max=100, metavar="N", rich_help_panel=COMMANDS_PANEL,
         help="Rounds, A first and B first in turn (AB, BA, ...): one fio run per cell and arm each. An odd number "
              "is raised by one, so that each arm goes first as often.",
     ),
-    prepare_command: Optional[str] = typer.Option(
-        None, "--prepare", help='Shell command run before every measurement, e.g. "sync; echo 3 > /proc/sys/vm/drop_caches".'
-    ),
-    command_timeout: int = typer.Option(
-        600, "--command-timeout", min=1, max=86400, metavar="SECONDS",
-        help="How long each command may take; then it is stopped with everything it started in its process group.",
-    ),
-    preset: Optional[str] = PresetOption,
-    bs: Optional[list[str]] = BsOption,
-    qd: Optional[list[str]] = QdOption,
-    rw: Optional[list[str]] = RwOption,
-    sync: Optional[bool] = SyncOption,
-    direct: Optional[bool] = DirectOption,
-    size: Optional[str] = SizeOption,
-    runtime: Optional[str] = RuntimeOption,
-    ramp: Optional[str] = RampOption,
-    jobs: int = JobsOption,
-    ioengine: Optional[str] = IoengineOption,
-    rate_iops: Optional[int] = RateIopsOption,
+    plan_options: PlanOptions,
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="Session name; the runs are stored as NAME-a and NAME-b.", callback=check_label),
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", metavar="NAME", rich_help_panel=OUTPUT_PANEL, callback=check_label,
+        help="Session name; the runs are stored as NAME-a and NAME-b.",
+    ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
@@ -90,19 +80,14 @@ def ab_command(
 
     Example:
 
-        stackbench ab -t /tank/vm/bench --a "zfs set compression=off tank/vm" --b "zfs set compression=lz4 tank/vm" --bs 4k,1m --rw randwrite,write
+        stackbench ab -t /tank/vm/bench --bs 4k,1m --rw randwrite,write \\
+            --a "zfs set compression=off tank/vm" \\
+            --b "zfs set compression=lz4 tank/vm"
     """
-    from stackbench.measure.ab import AbRequest, execute_ab
     from stackbench.analysis.compare import compare_runs
-    from stackbench.report.compare import comparison_csv_table, comparison_table
-    from stackbench.cli.progress import ProgressObserver
     from stackbench.model.round_order import even_rounds
-    from stackbench.measure.runner import RunRequest
 
-    plan = plan_from_options(
-        preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, 1, None, False, 5.0, None, None, ioengine,
-        rate_iops,
-    )
+    plan = replace(plan_options, runs=1, until_stable=False).plan()  # the rounds are the runs
     check_target_text(target)
     store = open_store_from(db)
     fmt = chosen_format(output_format, json_output)
@@ -111,38 +96,55 @@ def ab_command(
         if fmt != "json":
             err.print(f"Note: {rounds} rounds, not {rounds - 1}: with an even number each arm goes first in as many "
                       "rounds as the other", markup=False, highlight=False, soft_wrap=True)
-    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
+    result = _measure(store, plan, target=target, label=label, commands=(command_a, command_b, prepare_command),
+                      command_timeout=command_timeout, rounds=rounds, fmt=fmt)
+    comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
+    _print(comparison, result, fmt=fmt, commands=(command_a, command_b, prepare_command), rounds=rounds)
 
+
+def _measure(store: "Store", plan: "Plan", *, target: Path, label: Optional[str], commands: tuple[str, str, Optional[str]],
+             command_timeout: int, rounds: int, fmt: str) -> "AbResult":
+    """The rounds, with the progress display and, without a terminal, a line per command applied."""
     from stackbench.base.credentials import scrub_text
+    from stackbench.cli.progress import ProgressObserver
+    from stackbench.measure.ab import AbRequest, execute_ab
+    from stackbench.measure.runner import RunRequest
+
+    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
 
     def announce(arm: str, command: str) -> None:  # printed as the runs store them: credentials masked
         if fmt != "json" and not err.is_terminal:
             err.print(f"applying {arm}: {scrub_text(command)}", markup=False, highlight=False, soft_wrap=True)
 
+    command_a, command_b, prepare_command = commands
+    request = AbRequest(RunRequest(target=target, plan=plan, label=label), command_a, command_b, rounds,
+                        prepare_command, command_timeout)
     with observer:
-        result = execute_ab(
-            store,
-            AbRequest(RunRequest(target=target, plan=plan, label=label), command_a, command_b, rounds, prepare_command,
-                      command_timeout),
-            observer,
-            on_command=announce,
-        )
-    comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
+        return execute_ab(store, request, observer, on_command=announce)
+
+
+def _print(comparison: "RunComparison", result: "AbResult", *, fmt: str, commands: tuple[str, str, Optional[str]],
+           rounds: int) -> None:
+    """The comparison in the chosen format, its JSON with the session (commands as stored: credentials
+    masked); on the terminal, the state the system is left in and the warnings."""
+    from stackbench.base.credentials import scrub_text
+    from stackbench.report.compare import comparison_csv_table, comparison_table
+
     data = comparison.to_json()
     data["ab"] = {"session": result.session, "rounds": rounds, "orders": list(result.orders),
-                  "a": scrub_text(command_a), "b": scrub_text(command_b),
-                  "prepare": prepare_command and scrub_text(prepare_command)}
+                  "a": scrub_text(commands[0]), "b": scrub_text(commands[1]),
+                  "prepare": commands[2] and scrub_text(commands[2])}
     emit(fmt, comparison_table(comparison), data, csv=comparison_csv_table(comparison))
-    if fmt == "table":
-        last = result.orders[-1][-1]
-        err.print(
-            f"The system is now in configuration {last} "
-            f"({scrub_text(command_a if last == 'A' else command_b)}). "
-            f"Runs: {result.a.id[:12]} (A), {result.b.id[:12]} (B).",
-            markup=False, highlight=False, soft_wrap=True,
-        )
-        for warning in comparison.warnings:
-            warn(str(warning))
-        for arm, run in (("A", result.a), ("B", result.b)):
-            for warning in run.warnings:
-                warn(f"{arm}: {warning}")
+    if fmt != "table":
+        return
+    last = result.orders[-1][-1]
+    err.print(
+        f"The system is now in configuration {last} ({scrub_text(commands[0] if last == 'A' else commands[1])}). "
+        f"Runs: {result.a.id[:12]} (A), {result.b.id[:12]} (B).",
+        markup=False, highlight=False, soft_wrap=True,
+    )
+    for warning in comparison.warnings:
+        warn(str(warning))
+    for arm, run in (("A", result.a), ("B", result.b)):
+        for warning in run.warnings:
+            warn(f"{arm}: {warning}")

@@ -34,7 +34,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
 )
 
 # Exit status, the same for every command (README, "Exit status"): 0 done; 1 an error or refusal; 2 bad
@@ -89,12 +89,6 @@ def error_line(message: str) -> None:
 def one_line(message: str) -> str:
     """Collapse line breaks (a path or an fio message may hold some) so an error stays one line."""
     return " ".join(str(message).split())
-
-
-def fail(message: str, exit_code: int = 1) -> None:
-    """Print `Error: ...` on one line to stderr and exit."""
-    error_line(message)
-    raise typer.Exit(exit_code)
 
 
 def warn(message: str) -> None:

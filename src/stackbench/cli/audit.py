@@ -9,11 +9,12 @@ from typing import Any, Optional
 import typer
 
 
-from stackbench.cli.app import EXIT_FINDINGS, app, err, fail, out, warn
+from stackbench.cli.app import EXIT_FINDINGS, app, err, out, warn
 from stackbench.cli.common import (
     FormatOption, JsonOption, StoreIntoOption, check_label, chosen_format, emit, emit_report, open_store_from,
     print_json, say_stored,
 )
+from stackbench.base.units import count
 
 facts_app = typer.Typer(help="Gather the facts the audit reads (raw command outputs) into a directory.",
                         no_args_is_help=True)
@@ -123,8 +124,9 @@ def audit_command(
     if audit.shown.findings:
         sys.exit(EXIT_FINDINGS)
     if audit.shown.problems:  # with --json too: the document is on stdout, the one error line on stderr
-        fail(f"no findings, but {len(audit.shown.problems)} fact file(s) could not be read, so the audit is "
-             "incomplete. Re-capture them with `stackbench facts save DIR`, or report the format.")
+        raise StackbenchError(f"no findings, but {count(len(audit.shown.problems), 'fact file')} could not be read, "
+                              "so the audit is incomplete", "Re-capture them with `stackbench facts save DIR`, or "
+                              "report the format")
 
 
 def print_rules(fmt: str) -> None:
@@ -155,31 +157,37 @@ def print_rule(rule_id: str, fmt: str) -> None:
 
 def print_audit(document: dict[str, Any], fmt: str) -> None:
     """An audit as `audit` prints it, from its JSON document: the same function shows a fresh audit and a
-    stored one (`show AUDIT`), so both print the same bytes. Raises ValueError for a damaged document."""
-    from stackbench.report.audit import AuditDocument, changes_table, findings_table, render_changes, render_findings
+    stored one (`show AUDIT`), so both print the same bytes. Raises ValueError for a damaged document.
+
+    What changed since the previous audit of the subject is said once: on the terminal as lines under the
+    findings (or under "OK!"), elsewhere as a table of what is gone when anything is, else as its summary
+    line (issue 33: a second `audit --db` of a clean machine printed two empty tables and the summary twice)."""
+    from stackbench.report.audit import (
+        AuditDocument, changes_heading, changes_table, findings_table, render_changes, render_findings,
+    )
     from stackbench.report.document import Report
 
     audit = AuditDocument.read(document)
-    findings, changes, version = audit.findings, audit.changes, audit.version
+    findings, changes = audit.findings, audit.changes
+    gone = bool(changes and (changes["fixed"] or changes["not_rechecked"]))
     if fmt == "table" and findings:
         out.print(render_findings(findings, audit.rules, audit.title, audit.marks))
-    elif fmt == "json" or findings or changes:
-        tables = [findings_table(findings, audit.rules, audit.title, audit.marks)] + (
-            [changes_table(changes)] if changes else [])
-        emit_report(fmt, Report(tables=tuple(tables), data=document))
+    elif fmt == "json" or (fmt != "table" and (findings or gone)):
+        tables = [findings_table(findings, audit.rules, audit.title, audit.marks)] if findings or fmt == "json" else []
+        emit_report(fmt, Report(tables=tuple(tables + ([changes_table(changes)] if gone else [])), data=document))
     for problem in document.get("problems") or []:
         warn(f"{problem}; the facts it holds were not used")
-    if findings or fmt == "json":
-        if changes and fmt == "table":
-            out.print(render_changes(changes))
+    if fmt == "json":
         return
-    if not document.get("problems"):
+    if not findings and not document.get("problems"):
         missing = (document.get("facts") or {}).get("unchecked") or []
-        out.print(f"OK! No findings from {audit.rules_checked} rules{version}.")
+        out.print(f"OK! No findings from {count(audit.rules_checked, 'rule')}{audit.version}.")
         if missing:
             out.print(f"Not checked, for lack of facts: {'; '.join(missing)}.")
     if changes and fmt == "table":
         out.print(render_changes(changes))
+    elif changes and fmt == "markdown" and not gone:
+        out.print(f"\n{changes_heading(changes)}: {count(len(changes['new']), 'new finding')}, none fixed.")
 
 
 def show_audit(stored: Any, fmt: str) -> None:

@@ -19,8 +19,9 @@ DbOption = typer.Option(
     None,
     "--db",
     envvar="STACKBENCH_DB",
-    help="Results database: an SQLAlchemy URL (sqlite:///PATH, postgresql://USER@HOST/DB) or a file path. "
-    "Default: ~/.local/share/stackbench/results.db (XDG_DATA_HOME honoured).",
+    metavar="URL",
+    help="Results database: a file path or an SQLAlchemy URL (sqlite:///PATH, postgresql://HOST/DB). Default: "
+    "results.db in the stackbench directory of $XDG_DATA_HOME (~/.local/share).",
     show_default=False,
 )
 
@@ -29,6 +30,7 @@ DbOption = typer.Option(
 StoreIntoOption = typer.Option(
     None,
     "--db",
+    metavar="URL",
     help="Also store the result in this results database (SQLAlchemy URL or file path), where `runs` lists it "
     "and `show` prints it again. Not taken from STACKBENCH_DB: pass --db \"$STACKBENCH_DB\" for that store.",
     show_default=False,
@@ -70,27 +72,34 @@ KeepIdentifiersOption = typer.Option(
 )
 
 
+# The --help panel of the options that say how a result is printed (`run --help` groups its options).
+OUTPUT_PANEL = "Output"
+
+
 def _known_format(value: str) -> str:
     return exporter(value).name  # the registry's own error for a name it does not hold
 
 
 # The output options, declared once: every command that prints a result takes both (tests/cli/test_cli_options.py).
 FormatOption = typer.Option(
-    FORMATS[0], "--format", "-f", help=f"Output format: {one_of(FORMATS)}.", show_default=True, callback=_known_format,
+    FORMATS[0], "--format", "-f", help=f"Output format: {one_of(FORMATS)}.", show_default=True,
+    callback=_known_format, metavar="FORMAT", rich_help_panel=OUTPUT_PANEL,
 )
 JsonOption = typer.Option(
-    False, "--json", help="Print machine-readable JSON on stdout instead of tables: the same as --format json."
+    False, "--json", help="Print machine-readable JSON on stdout instead of tables: the same as --format json.",
+    rich_help_panel=OUTPUT_PANEL,
 )
 # Commands that answer with a line rather than a result (rm, goal add) have --json and no --format.
 JsonReplyOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of text.")
 
 
 # The verdict options of `compare` and `ab`, declared once so both accept the same ranges.
+VERDICT_PANEL = "Verdict"
 MinEffectOption = typer.Option(
-    5.0, "--min-effect", min=0.1, max=100, help="Smallest change, in % (0.1-100), that can earn keep/revert."
+    5.0, "--min-effect", min=0.1, max=100, metavar="PCT", rich_help_panel=VERDICT_PANEL, help="Smallest change, in % (0.1-100), that can earn keep/revert."
 )
 AlphaOption = typer.Option(
-    0.05, "--alpha", min=0.0001, max=0.5, help="Significance level, 0.0001-0.5 (family-wise over the rows, Holm)."
+    0.05, "--alpha", min=0.0001, max=0.5, metavar="P", rich_help_panel=VERDICT_PANEL, help="Significance level, 0.0001-0.5 (family-wise over the rows, Holm)."
 )
 
 
@@ -131,18 +140,22 @@ def print_json(data: Any) -> None:
 
 
 def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported lazily for fast --help
-    """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py. The
-    cleanup's code is imported only when some run is still marked running (a fiftieth of `show`'s start)."""
+    """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py; and
+    remove the scratch volumes such a process left (scratch_volumes.py). The runs' cleanup is imported only
+    when some run is still marked running (a fiftieth of `show`'s start)."""
+    from stackbench.cli.app import warn
+    from stackbench.measure.scratch_volumes import reap as reap_volumes
     from stackbench.store import open_store
 
     store = open_store(db)
     running = store.running_runs()
+    notes = []
     if running:
-        from stackbench.cli.app import warn
         from stackbench.measure.abandoned import reap
 
-        for note in reap(store, running):
-            warn(str(note))
+        notes = [str(note) for note in reap(store, running)]
+    for note in [*notes, *reap_volumes()]:  # runs, and layers --auto's scratch volumes
+        warn(note)
     return store
 
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from stackbench.cli.app import EXIT_FINDINGS, app, err, out
-from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, print_json
+from stackbench.cli.app import EXIT_FINDINGS, app, out
+from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, emit_report, print_json
 
 if TYPE_CHECKING:
     from stackbench.audit.aes_ni import AesNi
@@ -56,18 +56,9 @@ def crypto_command(
 
         stackbench crypto --from bench.txt --cpuinfo cpuinfo.txt
     """
-    from stackbench.audit.aes_ni import parse_aes_ni
-    from stackbench.audit.rules.guest_cpu_noaes import MEASURED_COST
-    from stackbench.engine.cryptsetup import (
-        CryptsetupOutputError,
-        parse_benchmark,
-        raise_for_errors,
-        run_benchmark,
-        table_name,
-    )
     from stackbench.base.errors import StackbenchError
-    from stackbench.base.inputs import CPUINFO, CRYPTSETUP_OUTPUT, read_input_or_stdin, read_input_text
-    from stackbench.report.crypto import aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_csv_table, cipher_table, pbkdf_table
+    from stackbench.base.inputs import CRYPTSETUP_OUTPUT, read_input_or_stdin
+    from stackbench.engine.cryptsetup import parse_benchmark, raise_for_errors, run_benchmark, table_name
 
     if key_size is not None and cipher is None:
         raise StackbenchError("--key-size needs --cipher", "Name the cipher too, e.g. --cipher aes-xts-plain64 --key-size 512")
@@ -84,23 +75,41 @@ def crypto_command(
     else:
         bench = _run_with_progress(run_benchmark, cipher, key_size)
 
+    aes, aes_source = _aes_ni(cpuinfo, saved=from_file is not None)
+    _print(bench, aes, aes_source, chosen_format(output_format, json_output))
+
+
+def _aes_ni(cpuinfo: Optional[Path], *, saved: bool) -> "tuple[AesNi | None, str | None]":
+    """AES-NI from --cpuinfo, or from this machine's /proc/cpuinfo when the benchmark ran here; with a saved
+    benchmark and no --cpuinfo, not checked (this CPU did not run it)."""
+    from stackbench.audit.aes_ni import parse_aes_ni
+    from stackbench.base.inputs import CPUINFO, read_input_text
+    from stackbench.engine.cryptsetup import CryptsetupOutputError
+
     if cpuinfo is not None:
         aes = parse_aes_ni(read_input_text(cpuinfo, CPUINFO))
         if aes.state == "unknown":
             raise CryptsetupOutputError(f"{cpuinfo} has no `flags` (x86) or `Features` (arm64) line",
                                         "Pass a copy of /proc/cpuinfo from the machine that ran the benchmark")
-        aes_source: str | None = str(cpuinfo)
-    elif from_file is None:
-        try:
-            aes = parse_aes_ni(Path("/proc/cpuinfo").read_text(errors="replace"))
-            aes_source = "/proc/cpuinfo"
-        except OSError:
-            aes, aes_source = None, None
-    else:
-        aes, aes_source = None, None
+        return aes, str(cpuinfo)
+    if saved:
+        return None, None
+    try:
+        return parse_aes_ni(Path("/proc/cpuinfo").read_text(errors="replace")), "/proc/cpuinfo"
+    except OSError:
+        return None, None
+
+
+def _print(bench: Any, aes: "AesNi | None", aes_source: str | None, fmt: str) -> None:
+    """The tables in one report (Markdown: a blank line between them), then cryptsetup's notes and the AES-NI
+    verdict, each one line, so that pasted Markdown keeps its paragraphs; exit 3 when the CPU hides AES-NI."""
+    from stackbench.audit.rules.guest_cpu_noaes import MEASURED_COST
+    from stackbench.report.crypto import (
+        aes_ni_json, aes_ni_verdict, benchmark_notes, cipher_csv_table, cipher_table, pbkdf_table,
+    )
+    from stackbench.report.document import Report
 
     finding = _guest_cpu_noaes(aes)
-    fmt = chosen_format(output_format, json_output)
     if fmt == "json":
         data = bench.to_json()
         data["aes_ni"] = aes_ni_json(aes, aes_source, finding, MEASURED_COST)
@@ -108,12 +117,17 @@ def crypto_command(
     elif fmt == "csv":
         emit("csv", cipher_csv_table(bench), None)  # one CSV: the cipher rows, plain numbers
     else:
-        for table in (cipher_table(bench), pbkdf_table(bench)):
-            if table.rows:
-                emit(fmt, table, None)
-        for line in benchmark_notes(bench):
-            out.print(line)
-        out.print(aes_ni_verdict(aes, aes_source, finding, MEASURED_COST))
+        emit_report(fmt, Report(tables=tuple(t for t in (cipher_table(bench), pbkdf_table(bench)) if t.rows)))
+        verdict = aes_ni_verdict(aes, aes_source, finding, MEASURED_COST)
+        if fmt != "markdown":
+            for note in benchmark_notes(bench):
+                out.print(note)
+            out.print(verdict)
+        else:  # a paragraph each, escaped as the tables are: the path read from is the user's
+            from stackbench.report.formats.markdown import escape
+
+            for line in [*benchmark_notes(bench), *(part.plain for part in getattr(verdict, "renderables", [verdict]))]:
+                out.print(f"\n{escape(line)}", soft_wrap=True)
     if finding is not None:
         sys.exit(EXIT_FINDINGS)
 
@@ -141,12 +155,8 @@ def _only(bench: Any, name: str, key_size: int | None, source: str) -> Any:
 
 
 def _run_with_progress(run: Any, cipher: str | None, key_size: int | None) -> Any:
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
+    from stackbench.cli.progress import spinner
     from stackbench.engine.cryptsetup import benchmark_command
 
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
-                        console=err, transient=True, disable=not err.is_terminal)
-    progress.add_task(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)", total=None)
-    with progress:
+    with spinner(f"running `{' '.join(benchmark_command(cipher, key_size))}` (10-20 s)"):
         return run(cipher, key_size)

@@ -15,13 +15,14 @@ from stackbench.model.warning import WarningCode
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from stackbench.cli.fleet_options import FleetOptions
     from stackbench.fleet.preflight import Sessions
     from stackbench.fleet.ssh import Ssh
 
 
 def run_fleet(
-    plan: Plan, target: Path, hosts: Optional[str], hosts_file: Optional[Path], ssh_config: Optional[str],
-    connect_timeout: int, label: Optional[str], destroy_data: bool, db: Optional[str], fmt: str,
+    *, plan: Plan, target: Path, fleet: FleetOptions, label: Optional[str], destroy_data: bool, db: Optional[str],
+    fmt: str,
 ) -> None:
     """Check the host list, measure on every host, print the run and the spread between hosts.
 
@@ -30,8 +31,7 @@ def run_fleet(
     from stackbench.fleet import timing
 
     with timing.phase("sessions_open"):
-        sessions, names, ssh = _open_sessions(plan, target, hosts, hosts_file, ssh_config, connect_timeout,
-                                              destroy_data)
+        sessions, names, ssh = _open_sessions(plan=plan, target=target, fleet=fleet, destroy_data=destroy_data)
         local_fio = _ask_local_fio()  # `fio --version` takes tens of ms: asked while the store loads
     try:
         with timing.phase("store_open"):
@@ -44,7 +44,8 @@ def run_fleet(
     except BaseException:
         sessions.close()
         raise
-    request = FleetRequest(names, target, plan, label, ssh, sessions, local_fio)
+    request = FleetRequest(hosts=names, target=target, plan=plan, label=label, ssh=ssh, sessions=sessions,
+                           local_fio=local_fio)
     try:
         with observer:
             run = execute_fleet_run(store, request, observer)
@@ -62,7 +63,7 @@ def run_fleet(
         dropped = sorted({w.subject for w in run.warnings if w.code == WarningCode.HOST_DROPPED})
         raise StackbenchError(
             f"run {run.id[:12]} is partial: {', '.join(dropped)} dropped out, the other hosts' results are kept",
-            "See the warnings above, fix the host(s) and run again",
+            f"See the warnings above, fix {'it' if len(dropped) == 1 else 'them'} and run again",
         )
 
 
@@ -84,8 +85,7 @@ def _ask_local_fio() -> Future[tuple[str, str]]:
 
 
 def _open_sessions(
-    plan: Plan, target: Path, hosts: Optional[str], hosts_file: Optional[Path], ssh_config: Optional[str],
-    connect_timeout: int, destroy_data: bool,
+    *, plan: Plan, target: Path, fleet: FleetOptions, destroy_data: bool,
 ) -> tuple[Sessions, list[str], Ssh]:
     """The host list and options checked (nothing contacted if they are wrong), then every host's session."""
     from stackbench.fleet.hosts import parse_hosts
@@ -97,7 +97,8 @@ def _open_sessions(
     if destroy_data:
         raise UsageError("--destroy-data cannot be used with --hosts: fleet runs only write new scratch files",
                          "Pass a directory (or a new file name) as --target")
-    names = parse_hosts(hosts, hosts_file)
+    names = parse_hosts(fleet.hosts, fleet.hosts_file)
+    ssh_config = fleet.ssh_config
     if ssh_config is not None:  # ssh reads it, not us: checked as if we did (never a FIFO, /dev/zero, 4 GiB)
         from stackbench.base.inputs import SSH_CONFIG, InputError, check_input
 
@@ -111,7 +112,7 @@ def _open_sessions(
     if not target.is_absolute():
         raise UsageError(f"--target {target} is relative, and each host would read it from the login directory",
                          "Pass an absolute path with --hosts")
-    ssh = Ssh.from_environment(ssh_config, connect_timeout)
+    ssh = Ssh.from_environment(ssh_config, fleet.connect_timeout)
     # a plan sized from the target (cache-exhaustion) is sized from every host's answer (fleet_size); until
     # then each host checks only that the smallest useful file fits
     size = MIN_AUTO_SIZE if plan.size_from_target else plan.size

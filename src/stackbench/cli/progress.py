@@ -1,18 +1,37 @@
-"""Progress of a plan on the terminal, shared by every command that measures (run, ab, synclat, slog):
-a bar over the plan's expected fio time with its ETA, and a line per finished fio run."""
+"""Progress on the terminal, shared by every command that waits: for a plan (run, ab, synclat, slog) a bar
+over its expected fio time with its ETA and a line per finished fio run; for work of unknown length
+(crypto's `cryptsetup benchmark`, smallblocks' walk) a spinner with the time elapsed.
+
+Only Rich and base/ load with it: smallblocks imports it on a terminal just before its walk, so what the
+plan's bar needs (the estimate, the plan) loads when a bar is made."""
 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
 from stackbench.cli.app import err, warn
-from stackbench.analysis.estimate import PlanTime, plan_time
-from stackbench.model.plan import Plan, Workload
 from stackbench.base.units import count, format_iops, format_latency_ns, format_mb_per_s
-from stackbench.model.warning import Warning
+
+if TYPE_CHECKING:
+    from stackbench.analysis.estimate import PlanTime
+    from stackbench.model.plan import Plan, Workload
+    from stackbench.model.warning import Warning
+
+
+@contextmanager
+def spinner(description: str) -> Iterator[Callable[[str], None]]:
+    """A spinner, `description` and the time elapsed on stderr while the block runs, gone after it; shown
+    only on a terminal. Yields the function that changes the description (smallblocks' files seen)."""
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                        console=err, transient=True, disable=not err.is_terminal)
+    task = progress.add_task(description, total=None)
+    with progress:
+        yield lambda text: progress.update(task, description=text)
 
 
 def runs_text(plan: Plan) -> str:
@@ -52,6 +71,8 @@ class ProgressObserver:
         # cells being measured, and how far: several at once when a round is one fio process (`one_process`)
         self._in_flight: dict[int, float] = {}
         self._runs = [0] * len(plan.workloads)
+        from stackbench.analysis.estimate import plan_time
+
         self._use(plan_time(plan))
         if rounds is not None:
             self._run_s = [plan.run_seconds(w) for w in plan.workloads]
@@ -87,7 +108,10 @@ class ProgressObserver:
         if estimate is not None and self.fixed_rounds is None:
             self._use(estimate)
             self._retotal()
-        estimate = estimate or plan_time(plan)
+        if estimate is None:
+            from stackbench.analysis.estimate import plan_time
+
+            estimate = plan_time(plan)
         if not self.quiet:
             err.print(
                 f"Run {run_id[:12]}: {count(len(plan.workloads), 'cell')} x {runs_text(plan)}, "

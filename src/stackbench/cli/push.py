@@ -95,7 +95,7 @@ def token_list(
 
         stackbench token list --user alice
     """
-    from stackbench.report.tabular import Tabular
+    from stackbench.report.accounts import tokens_tables
     from stackbench.store.accounts import Accounts
     from stackbench.store.tokens import Tokens
 
@@ -103,18 +103,7 @@ def token_list(
     accounts = Accounts(store)
     names = {a.id: a.name for a in accounts.list_accounts()}
     tokens = Tokens(store).list(accounts.account_named(user).id if user else None)
-
-    def row(t: Any, missing: str, never: str) -> list[str]:
-        def when(moment: Any) -> str:
-            return moment.strftime("%Y-%m-%d %H:%M") if moment else missing
-
-        return [t.id[:12], names.get(t.owner, "?"), t.scope, t.note, when(t.created_at),
-                when(t.expires_at) if t.expires_at else never, when(t.last_used_at), when(t.revoked_at)]
-
-    headers = ["Id", "Account", "Scope", "Note", "Created (UTC)", "Expires (UTC)", "Last used (UTC)", "Revoked (UTC)"]
-    table = Tabular(headers, [row(t, "-", "never") for t in tokens])
-    # A spreadsheet reads a date or nothing: no "-" or "never" in a date column (an empty Expires: never).
-    plain = Tabular(headers, [row(t, "", "") for t in tokens])
+    table, plain = tokens_tables(tokens, names)
     emit(chosen_format(output_format, json_output), table,
          {"tokens": [_token_json(t, names.get(t.owner, "")) for t in tokens]}, csv=plain)
 

@@ -90,11 +90,9 @@ def report_command(
         if is_stdout(output) and json_output:
             raise UsageError("--json and -o - both write to standard output", "Give -o FILE, or leave out --json")
         check([output], force=force, destination=destination)  # before the work, and again when writing
-    store = open_store_from(db)
-    contents = build_contents(
-        store, runs or [], compare=compare, layers=split_list(layers), names=split_list([names]) if names else None,
-        keep_identifiers=keep_identifiers, argv=sys.argv[1:], audits=audits or (),
-    )
+    contents = build_contents(open_store_from(db), runs or [], compare=compare, layers=split_list(layers),
+                              names=split_list([names]) if names else None, keep_identifiers=keep_identifiers,
+                              argv=sys.argv[1:], audits=audits or ())
     if output is None:
         first = contents.runs[0].run.id[:12] if contents.runs else "layers" if layers else "audit"
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")
@@ -111,12 +109,14 @@ def report_command(
 
 def _reply(fmt: Any, files: list[tuple[Path, bytes]], contents: Any, *, json_output: bool, redacted: bool) -> None:
     """What was written, once it is: one line, or the JSON reply."""
+    from stackbench.base.units import count
+
     if json_output:
         print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": redacted,
                     "redaction": contents.redaction, "runs": [part.run.id for part in contents.runs],
                     "charts": len(contents.figures)})
         return
-    more = f" and {len(files) - 1} chart file(s) beside it" if len(files) > 1 else ""
+    more = f" and {count(len(files) - 1, 'chart file')} beside it" if len(files) > 1 else ""
     out.print(f"Wrote {files[0][0]}{more} ({fmt.name}; {contents.redaction}).", highlight=False)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from stackbench.cli.app import app, err, fail, out, warn
+from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
     print_json, print_run,
@@ -89,7 +89,8 @@ def rm_command(
 
         stackbench rm 3f2a9c old-server --yes
     """
-    from stackbench.base.errors import UsageError
+    from stackbench.base.errors import StackbenchError, UsageError
+    from stackbench.base.units import count
 
     store = open_store_from(db)
     chosen: dict[str, dict[str, str]] = {"run": {}, "scan": {}, "audit": {}}
@@ -113,30 +114,30 @@ def rm_command(
                     "Wait for it to finish, or pass --force if its process is gone",
                 )
             line = (f"  {stored.id[:12]}  run    {stored.created_at:%Y-%m-%d %H:%M}  {stored.status:<10} "
-                    f"{len(stored.cells):>3} cells  {stored.label or ''}")
+                    f"{count(len(stored.cells), 'cell'):>9}  {stored.label or ''}")
         elif kind == "scan":
             scan = next((s for s in store.list_scans() if s.id == item_id))
             line = (f"  {scan.id[:12]}  scan   {scan.created_at:%Y-%m-%d %H:%M}  {scan.status:<10} "
-                    f"{scan.files:,} files  {scan.label or ''}")
+                    f"{count(scan.files, 'file')}  {scan.label or ''}")
         else:
             audit = next((a for a in store.list_audits() if a.id == item_id))
-            line = (f"  {audit.id[:12]}  audit  {audit.created_at:%Y-%m-%d %H:%M}  {audit.findings_count} findings  "
+            line = (f"  {audit.id[:12]}  audit  {audit.created_at:%Y-%m-%d %H:%M}  {count(audit.findings_count, 'finding')}  "
                     f"{audit.subject_name or ''}  {audit.label or ''}")
         chosen[kind][item_id] = line
         lines.append(line)
     for line in lines:  # with --json, stdout holds the JSON document alone (docs/json.md)
         (err if json_output else out).print(line, markup=False, highlight=False)
-    count = sum(len(ids) for ids in chosen.values())
+    items = count(sum(len(ids) for ids in chosen.values()), "item")
     if not yes:
         if not sys.stdin.isatty():
-            raise UsageError(f"not deleting {count} item(s) without confirmation (no terminal to ask on)", "Pass --yes")
-        if not typer.confirm(f"Delete these {count} item(s)?", default=False):
-            fail("nothing deleted", exit_code=1)
+            raise UsageError(f"not deleting {items} without confirmation (no terminal to ask on)", "Pass --yes")
+        if not typer.confirm(f"Delete {'this' if items.startswith('1 ') else 'these'} {items}?", default=False):
+            raise StackbenchError("nothing deleted", "Answer y to delete, or pass --yes")
     store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]))
     if json_output:
         print_json({"deleted": [*chosen["run"], *chosen["scan"], *chosen["audit"]]})
     else:
-        out.print("Deleted " + ", ".join(f"{len(ids)} {kind}(s)" for kind, ids in chosen.items() if ids) + ".")
+        out.print("Deleted " + ", ".join(count(len(ids), kind) for kind, ids in chosen.items() if ids) + ".")
 
 
 def _labelled(store: "Store", label: str) -> list[str]:
@@ -160,8 +161,9 @@ def show_command(
     """Print a stored run again: its table, or with --json its cells, facts and warnings. A stored
     smallblocks scan or audit is printed exactly as `smallblocks` or `audit` printed it, in any format.
 
-    --format markdown or csv exports the cells with plain numbers (units in the headers). --per-run lists
-    each cell's separate fio runs, whose geometric mean is the cell's figure.
+    --format markdown gives the tables as the terminal shows them, units in the cells and the goals under
+    the cells, to paste into notes; --format csv the cells with plain numbers (units in the headers).
+    --per-run lists each cell's separate fio runs, whose geometric mean is the cell's figure.
 
     Example:
 

@@ -10,30 +10,11 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, check_label, chosen_format, open_store_from, print_json, print_run,
-    target_path,
+    OUTPUT_PANEL, DbOption, FormatOption, JsonOption, check_label, chosen_format, open_store_from, print_json,
+    print_run, target_path,
 )
-from stackbench.cli.plan_options import (
-    BsOption,
-    CiTargetOption,
-    DirectOption,
-    IoengineOption,
-    JobsOption,
-    MaxRunsOption,
-    MaxTimeOption,
-    PresetOption,
-    QdOption,
-    RampOption,
-    RateIopsOption,
-    RepeatOption,
-    RunsOption,
-    RuntimeOption,
-    RwOption,
-    SizeOption,
-    SyncOption,
-    UntilStableOption,
-    plan_from_options,
-)
+from stackbench.cli.fleet_options import FleetOptions, with_fleet_options
+from stackbench.cli.plan_options import PlanOptions, with_plan_options
 from stackbench.cli.progress import ProgressObserver, runs_text
 from stackbench.model.plan import Plan
 from stackbench.base.units import count, format_duration
@@ -41,66 +22,43 @@ from stackbench.measure.safety import check_target_text
 
 if TYPE_CHECKING:
     from stackbench.analysis.estimate import PlanTime
-    from stackbench.measure.runner import DryRun
+    from stackbench.measure.runner import DryRun, RunRequest
+
+TARGET_PANEL = "Target"
 
 
 @app.command("run")
+@with_fleet_options
+@with_plan_options(repeats=True)
 def run_command(
+    *,
     target: Path = typer.Option(
-        ...,
-        "--target",
-        "-t",
+        ..., "--target", "-t", metavar="PATH", rich_help_panel=TARGET_PANEL, show_default=False, parser=target_path,
         help="Directory (a scratch file is created and removed), a new file path, or with --destroy-data an "
         "existing file or a blank block device.",
-        show_default=False,
-        parser=target_path,
     ),
-    preset: Optional[str] = PresetOption,
-    bs: Optional[list[str]] = BsOption,
-    qd: Optional[list[str]] = QdOption,
-    rw: Optional[list[str]] = RwOption,
-    sync: Optional[bool] = SyncOption,
-    direct: Optional[bool] = DirectOption,
-    size: Optional[str] = SizeOption,
-    runtime: Optional[str] = RuntimeOption,
-    ramp: Optional[str] = RampOption,
-    jobs: int = JobsOption,
-    runs: Optional[int] = RunsOption,
-    repeat: Optional[int] = RepeatOption,
-    until_stable: Optional[bool] = UntilStableOption,
-    ci_target: float = CiTargetOption,
-    max_runs: Optional[int] = MaxRunsOption,
-    max_time: Optional[str] = MaxTimeOption,
-    ioengine: Optional[str] = IoengineOption,
-    rate_iops: Optional[int] = RateIopsOption,
     destroy_data: bool = typer.Option(
-        False, "--destroy-data", help="Allow writing to an existing file or a blank, unmounted block device."
+        False, "--destroy-data", rich_help_panel=TARGET_PANEL,
+        help="Allow writing to an existing file or a blank, unmounted block device.",
     ),
-    hosts: Optional[str] = typer.Option(
-        None, "--hosts", help="Run the plan on these hosts at once over ssh: comma-separated [user@]host names "
-        "(your ~/.ssh/config and keys apply; fio and python3 must be on each). TARGET is then a path on every "
-        "host (a directory or a new file). See docs/fleet.md.", show_default=False,
+    dry_run: bool = typer.Option(
+        False, "--dry-run", rich_help_panel=TARGET_PANEL,
+        help="Print the plan, the time estimate and every job file after the run's own checks; run nothing.",
     ),
-    hosts_file: Optional[Path] = typer.Option(
-        None, "--hosts-file", help="A file with one host per line (# starts a comment), added to --hosts.",
-        show_default=False,
+    plan_options: PlanOptions,
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", metavar="NAME", rich_help_panel=OUTPUT_PANEL, callback=check_label,
+        help="A name for this run, usable wherever a run id is.",
     ),
-    ssh_config: Optional[str] = typer.Option(
-        None, "--ssh-config", help="With --hosts: an ssh config file, passed as ssh -F [default: "
-        "$STACKBENCH_SSH_CONFIG, else ssh's own ~/.ssh/config].", show_default=False,
-    ),
-    connect_timeout: int = typer.Option(
-        10, "--connect-timeout", min=1, max=300, help="With --hosts: seconds ssh waits for a host to answer "
-        "(ssh ConnectTimeout).",
-    ),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="A name for this run, usable wherever a run id is.", callback=check_label),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the first job file; run nothing."),
     push: Optional[str] = typer.Option(
-        None, "--push", help="After the run is stored, push it to this stackbench server URL (token: "
-        "$STACKBENCH_TOKEN; see `stackbench push`).", show_default=False),
+        None, "--push", metavar="URL", rich_help_panel=OUTPUT_PANEL, show_default=False,
+        help="After the run is stored, push it to this stackbench server (token: $STACKBENCH_TOKEN; see "
+        "`stackbench push`).",
+    ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
+    fleet: FleetOptions,
 ) -> None:
     """Run a workload matrix with fio against TARGET and store every cell.
 
@@ -115,35 +73,26 @@ def run_command(
 
         stackbench run -t /tank/bench --preset blog --qd 4 --label baseline
 
-        stackbench run -t /tank/vm --bs 4k --qd 4 --rw randwrite --sync --runs 5 --json
+        stackbench run -t /tank/vm --bs 4k --qd 4 --rw randwrite --sync --json
 
         stackbench run --hosts node1,node2,node3 -t /srv/bench --preset quick
     """
     began = time.monotonic()  # the estimate counts the command's own start-up from here
-    plan = plan_from_options(
-        preset, bs, qd, rw, sync, direct, size, runtime, ramp, jobs, runs, repeat, until_stable, ci_target,
-        max_runs, max_time, ioengine, rate_iops,
-    )
+    plan = plan_options.plan()
     fmt = chosen_format(output_format, json_output)
-    if hosts is not None or hosts_file is not None:
+    if fleet.asked:
         if dry_run:
-            _print_fleet_plan(plan, target, hosts, hosts_file)
+            _print_fleet_plan(plan, target, fleet)
             return
         from stackbench.cli.fleet import run_fleet
 
-        run_fleet(plan, target, hosts, hosts_file, ssh_config, connect_timeout, label, destroy_data, db, fmt)
+        run_fleet(plan=plan, target=target, fleet=fleet, label=label, destroy_data=destroy_data, db=db, fmt=fmt)
         return
-
-    from stackbench.measure.runner import RunRequest, execute_run
+    from stackbench.measure.runner import RunRequest
 
     request = RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data, started=began)
     check_target_text(target)
-    token = None
-    if push:
-        from stackbench.cli.push import base_url, read_token
-
-        base_url(push)  # before the run: a bad URL or a missing token must not cost a whole run
-        token = read_token(None)
+    token = _push_token(push)
     if dry_run:
         from stackbench.measure.runner import dry_run as prepare_dry_run
         from stackbench.store import open_store_to_read
@@ -151,8 +100,26 @@ def run_command(
         shown = prepare_dry_run(request, open_store_to_read(db))  # the run's own checks; writes nothing
         _print_dry_run(shown, target, fmt)
         return
+    _measure(request, db=db, fmt=fmt, push=push, token=token)
+
+
+def _push_token(push: Optional[str]) -> Optional[str]:
+    """With --push, the URL checked and the token read before the run: a bad URL or a missing token must
+    not cost a whole run."""
+    if not push:
+        return None
+    from stackbench.cli.push import base_url, read_token
+
+    base_url(push)
+    return read_token(None)
+
+
+def _measure(request: "RunRequest", *, db: Optional[str], fmt: str, push: Optional[str], token: Optional[str]) -> None:
+    """Measure, print the run and its warnings, and push it when asked."""
+    from stackbench.measure.runner import execute_run
+
     store = open_store_from(db)
-    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
+    observer = ProgressObserver(request.plan, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
     with observer:
         run = execute_run(store, request, observer)
     print_run(store, run, fmt)
@@ -198,14 +165,14 @@ def _print_dry_run(shown: "DryRun", target: Path, fmt: str) -> None:
     _print_plan(prepared.plan, shown.estimate, f"Target {target}{where}", shown.job_files)
 
 
-def _print_fleet_plan(plan: Plan, target: Path, hosts: Optional[str], hosts_file: Optional[Path]) -> None:
+def _print_fleet_plan(plan: Plan, target: Path, fleet: FleetOptions) -> None:
     """A fleet run's plan without contacting the hosts: their checks and sizes are made when they answer."""
     from stackbench.analysis.estimate import plan_time
     from stackbench.engine.fio import job_file
     from stackbench.fleet.hosts import parse_hosts
     from stackbench.measure.runner import DRY_RUN_SCRATCH_ID
 
-    names = parse_hosts(hosts, hosts_file)
+    names = parse_hosts(fleet.hosts, fleet.hosts_file)
     scratch = str(target / f"stackbench-{DRY_RUN_SCRATCH_ID}.scratch")
     sized = ("; the file size is chosen when the hosts answer: 2x the largest host's RAM, at most 90 % of "
              "the tightest host's free space") if plan.size_from_target else ""

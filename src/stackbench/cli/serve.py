@@ -14,29 +14,29 @@ from stackbench.cli.common import DbOption
 @app.command("serve")
 def serve_command(
     host: str = typer.Option(
-        "127.0.0.1", "--host",
+        "127.0.0.1", "--host", metavar="ADDRESS",
         help="Address to listen on. Anything but loopback is refused until an account exists "
         "(stackbench user add NAME --admin). Put a TLS reverse proxy in front for other machines.",
     ),
-    port: int = typer.Option(8080, "--port", min=1, max=65535, help="TCP port to listen on."),
+    port: int = typer.Option(8080, "--port", min=1, max=65535, metavar="PORT", help="TCP port to listen on."),
     forwarded_allow_ips: Optional[str] = typer.Option(
-        None, "--forwarded-allow-ips",
+        None, "--forwarded-allow-ips", metavar="ADDRESSES",
         help="Comma-separated addresses of the TLS reverse proxy whose X-Forwarded-For/-Proto headers are "
         "trusted (client address for rate limits, https for Secure cookies). Default: none trusted.",
         show_default=False,
     ),
     workers: int = typer.Option(
-        1, "--workers", min=1, max=64,
+        1, "--workers", min=1, max=64, metavar="N",
         help="Worker processes answering requests (each one CPU core at most; about 100 MB of memory each). "
         "For a team, the number of cores. Limits and sessions are shared through the store.",
     ),
     threads: int = typer.Option(
-        2, "--threads", min=1, max=64,
+        2, "--threads", min=1, max=64, metavar="N",
         help="Requests each worker process runs at once; the rest wait in arrival order. The pages are CPU "
         "work under one interpreter lock, so more threads only queue for it.",
     ),
     allowed_host: Optional[List[str]] = typer.Option(
-        None, "--allowed-host", envvar="STACKBENCH_ALLOWED_HOSTS",
+        None, "--allowed-host", envvar="STACKBENCH_ALLOWED_HOSTS", metavar="NAME",
         help="A host name the server answers to besides the address it is reached on (repeat it or separate "
         "names by commas; the name a TLS proxy passes on). Other Host headers are refused (DNS rebinding).",
         show_default=False,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -11,6 +11,11 @@ from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
 from stackbench.model.plan import MAX_RUNS
 from stackbench.measure.safety import check_target_text
+
+if TYPE_CHECKING:
+    from stackbench.model.plan import Plan
+    from stackbench.model.results import Run
+    from stackbench.store import Store
 
 
 @app.command("slog")
@@ -69,52 +74,21 @@ def slog_command(
 
     from stackbench.analysis.slog import candidate_from_run, rank, stored_candidate
     from stackbench.cli.plan_options import parse_ramp
-    from stackbench.cli.progress import ProgressObserver
-    from stackbench.base.errors import StackbenchError
     from stackbench.model.plan import slog_plan
     from stackbench.report.slog import slog_csv_table, slog_table
-    from stackbench.measure.slog import execute_slog
     from stackbench.measure.synclat import parse_sizes
-    from stackbench.base.units import format_duration, parse_duration
+    from stackbench.base.units import parse_duration
 
-    targets = [(str(p), p) for p in candidates or []]
-    if pool_dataset is not None:
-        targets.append((f"pool dataset {pool_dataset}", pool_dataset))
-    if not targets and not run_refs:
-        raise StackbenchError("no SLOG candidates given", "Name directories or devices, or stored runs with --run")
-    targets = _unique_names(targets)
-    for _, path in targets:
-        check_target_text(path)
+    targets = _targets(candidates or [], pool_dataset, has_runs=bool(run_refs))
     chosen_sizes = parse_sizes(sizes) if sizes else [4096]
-    plan = slog_plan(
-        sizes=chosen_sizes,
-        runtime=parse_duration(runtime, option="runtime") if runtime is not None else None,
-        ramp=parse_ramp(ramp),
-        runs=runs,
-        size=size,
-    )
+    seconds = parse_duration(runtime, option="runtime") if runtime is not None else None
+    plan = slog_plan(sizes=chosen_sizes, runtime=seconds, ramp=parse_ramp(ramp), runs=runs, size=size)
     store = open_store_from(db)
     fmt = chosen_format(output_format, json_output)
     results = []
     if targets:
-        if fmt == "table":
-            from stackbench.analysis.estimate import plan_time
-
-            estimate = plan_time(plan)  # one candidate's rounds; every candidate runs as many
-            seconds = estimate.setup_s + len(targets) * estimate.fio_seconds + estimate.finish_s
-            err.print(f"SLOG shoot-out: {len(targets)} candidate(s) x {len(plan.workloads)} cells x {plan.runs} "
-                      f"interleaved runs, about {format_duration(seconds)}",
-                      highlight=False, markup=False)
-        observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=True,
-                                    arms=len(targets), rounds=plan.runs)
-
-        def turn(name: str, round_index: int) -> None:
-            if fmt == "table":
-                err.print(f"  round {round_index + 1}/{plan.runs}: {name}", highlight=False, markup=False)
-
-        with observer:
-            session = execute_slog(store, plan, targets, destroy_data=destroy_data, observer=observer, on_turn=turn)
-        for (name, _), run in zip(targets, session.runs):
+        measured = _measure(store, plan, targets, destroy_data=destroy_data, fmt=fmt)
+        for (name, _), run in zip(targets, measured):
             results += [candidate_from_run(name, run, bs) for bs in chosen_sizes]
     for ref in run_refs or []:
         stored = store.get_run(ref)
@@ -124,6 +98,47 @@ def slog_command(
     emit(fmt, slog_table(ranking), ranking.to_json(), csv=slog_csv_table(ranking))
     for warning in ranking.warnings:
         warn(str(warning))
+
+
+def _measure(store: "Store", plan: "Plan", targets: list[tuple[str, Path]], *, destroy_data: bool,
+             fmt: str) -> list["Run"]:
+    """The candidates measured in interleaved rounds (one run of each per round), their runs stored; on the
+    terminal with the session's size and time first and a line per turn."""
+    from stackbench.cli.progress import ProgressObserver
+    from stackbench.measure.slog import execute_slog
+    from stackbench.base.units import count, format_duration
+
+    if fmt == "table":
+        from stackbench.analysis.estimate import plan_time
+
+        estimate = plan_time(plan)  # one candidate's rounds; every candidate runs as many
+        seconds = estimate.setup_s + len(targets) * estimate.fio_seconds + estimate.finish_s
+        err.print(f"SLOG shoot-out: {count(len(targets), 'candidate')} x {count(len(plan.workloads), 'cell')} x "
+                  f"{plan.runs} interleaved runs, about {format_duration(seconds)}", highlight=False, markup=False)
+    observer = ProgressObserver(plan, enabled=err.is_terminal and fmt == "table", quiet=True,
+                                arms=len(targets), rounds=plan.runs)
+
+    def turn(name: str, round_index: int) -> None:
+        if fmt == "table":
+            err.print(f"  round {round_index + 1}/{plan.runs}: {name}", highlight=False, markup=False)
+
+    with observer:
+        return execute_slog(store, plan, targets, destroy_data=destroy_data, observer=observer, on_turn=turn).runs
+
+
+def _targets(candidates: list[Path], pool_dataset: Optional[Path], *, has_runs: bool) -> list[tuple[str, Path]]:
+    """The paths to measure, each with its name in the ranking; refused before anything runs when there is
+    nothing to rank or a path cannot go into a job file."""
+    from stackbench.base.errors import StackbenchError
+
+    targets = [(str(p), p) for p in candidates]
+    if pool_dataset is not None:
+        targets.append((f"pool dataset {pool_dataset}", pool_dataset))
+    if not targets and not has_runs:
+        raise StackbenchError("no SLOG candidates given", "Name directories or devices, or stored runs with --run")
+    for _, path in targets:
+        check_target_text(path)
+    return _unique_names(targets)
 
 
 def _unique_names(targets: list[tuple[str, Path]]) -> list[tuple[str, Path]]:

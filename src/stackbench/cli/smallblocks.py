@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import os
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from stackbench.cli.app import app, err, error_line, out, warn
+from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
     FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
     say_stored,
 )
-from stackbench.base.units import parse_size
+from stackbench.base.units import count, parse_size
+
+if TYPE_CHECKING:
+    from stackbench.scan.walker import WalkResult
 
 
 @app.command("smallblocks")
@@ -70,8 +72,39 @@ def smallblocks_command(
     """
     # Only what the walk needs is imported before it starts (docs/smallblocks.md, "Speed"): the report, the
     # store's ids and the progress display (only on a terminal) come when they are used.
-    from stackbench.base.errors import StackbenchError, UsageError
-    from stackbench.scan.walker import walk_histogram
+    from stackbench.base.errors import Interrupted
+
+    size, record = _sizes(special_size, recordsize, metadata_share,
+                          labelled_without_db=label is not None and db is None)
+    chart_format = _chart_format(chart, force=force)
+    fmt = chosen_format(output_format, json_output)
+    store = open_store_from(db) if db is not None else None  # a bad --db fails now, not after the walk
+    started = datetime.now(timezone.utc)
+    result = _walk(paths, workers=workers, one_file_system=one_file_system)
+    settings = {"recordsize_bytes": record, "special_size_bytes": size, "metadata_share_pct": metadata_share,
+                "one_file_system": one_file_system, "workers": workers}
+    rec, table, data = _scan_document(result, paths, settings, label=label, started=started, stored=store is not None)
+    failure = None
+    if store is not None:
+        failure = _store_scan(store, data, label=label, started=started, partial=result.partial)
+    print_scan(result, rec, table, data, fmt)
+    if chart is not None and not result.partial:
+        _draw_chart(chart, chart_format, result.histogram, rec, paths, keep_identifiers=keep_identifiers, force=force)
+    if failure is not None:
+        raise failure
+    if data["scan_id"] and fmt != "json":
+        err.print(f"Stored as scan {data['scan_id'][:12]}: see it again with `stackbench show {data['scan_id'][:12]}`",
+                  highlight=False, markup=False)
+    if result.partial:
+        raise Interrupted("interrupted: the histogram above is PARTIAL",
+                          "Run it again and let it finish to count every file")
+
+
+def _sizes(special_size: Optional[str], recordsize: str, metadata_share: float, *,
+           labelled_without_db: bool) -> tuple[int | None, int]:
+    """--special-size and --recordsize in bytes, checked with --metadata-share and --label before anything is
+    walked."""
+    from stackbench.base.errors import UsageError
 
     if not 0 <= metadata_share < 100:
         raise UsageError(f"--metadata-share must be a percentage, got {metadata_share}", "Use e.g. 0.3")
@@ -82,80 +115,86 @@ def smallblocks_command(
             f"--recordsize {recordsize} is not a ZFS recordsize (a power of two from 512 to 16M)",
             "Use the dataset's value from `zfs get recordsize`, e.g. 128K",
         )
-    if label is not None and db is None:
+    if labelled_without_db:
         raise UsageError("--label names a stored scan, and nothing is stored without --db",
                          "Add --db URL (e.g. --db ~/.local/share/stackbench/results.db), or leave out --label")
-    if chart is not None:
-        from stackbench.cli.chart import check_output, image_format
+    return size, record
 
-        chart_format = image_format(chart)  # refuse a bad file name before the scan, not after it
-        check_output(chart, force, "--chart")
-    fmt = chosen_format(output_format, json_output)
-    store = open_store_from(db) if db is not None else None  # a bad --db fails now, not after the walk
-    started = datetime.now(timezone.utc)
-    if err.is_terminal:
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=err,
-                            transient=True)
-        task = progress.add_task("scanning", total=None)
+def _walk(paths: list[Path], *, workers: Optional[int], one_file_system: bool) -> "WalkResult":
+    """The walk's `ScanResult`; on a terminal with a spinner that counts the files seen."""
+    from stackbench.scan.walker import walk_histogram
 
+    if not err.is_terminal:
+        return walk_histogram(paths, workers=workers, one_file_system=one_file_system)
+    from stackbench.cli.progress import spinner
+
+    with spinner("scanning") as say:
         def tick(files: int, seconds: float) -> None:
-            rate = files / seconds if seconds else 0
-            progress.update(task, description=f"{files:,} files seen, {rate:,.0f} files/s")
+            say(f"{count(files, 'file')} seen, {files / seconds if seconds else 0:,.0f} files/s")
 
-        with progress:
-            result = walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
-    else:
-        result = walk_histogram(paths, workers=workers, one_file_system=one_file_system)
+        return walk_histogram(paths, workers=workers, one_file_system=one_file_system, on_progress=tick)
 
+
+def _chart_format(chart: Optional[Path], *, force: bool) -> str:
+    """--chart's image format (svg or png), a bad file name refused before the scan, not after it."""
+    if chart is None:
+        return ""
+    from stackbench.cli.chart import check_output, image_format
+
+    chart_format = image_format(chart)
+    check_output(chart, force, "--chart")
+    return chart_format
+
+
+def _scan_document(result: "WalkResult", paths: list[Path], settings: dict[str, Any], *, label: Optional[str],
+                   started: datetime, stored: bool) -> tuple[Any, list[Any], dict[str, Any]]:
+    """The recommendation, the table of estimates and the scan's JSON document (with an id when it is to be
+    stored), from the walk and the settings it was asked for."""
     from stackbench import __version__
     from stackbench.report.smallblocks import smallblocks_json
     from stackbench.scan.special_vdev import estimates, recommend
 
-    histogram = result.histogram
-    rec = recommend(histogram, size, metadata_share / 100, record)
-    table = estimates(histogram, metadata_share / 100, record)
+    share, record = settings["metadata_share_pct"] / 100, settings["recordsize_bytes"]
+    rec = recommend(result.histogram, settings["special_size_bytes"], share, record)
+    table = estimates(result.histogram, share, record)
     scan_id = None
-    if store is not None:
+    if stored:
         from stackbench.model.results import new_id
 
         scan_id = new_id()
-    about = {
-        "scan_id": scan_id,
-        "label": label,
-        "created_at": started.isoformat(),
-        "paths": [os.path.abspath(p) for p in paths],
-        "settings": {"recordsize_bytes": record, "special_size_bytes": size, "metadata_share_pct": metadata_share,
-                     "one_file_system": one_file_system, "workers": workers},
-        "stackbench_version": __version__,
-    }
-    data = smallblocks_json(result, rec, table, about)
-    failure = None
-    if store is not None and scan_id is not None:
-        say_stored(store, "scan", scan_id, "smallblocks")
-        try:
-            store.add_scan(scan_id=scan_id, label=label, created_at=started,
-                           status="partial" if result.partial else "complete", document=data)
-        except StackbenchError as error:  # the scan is still shown; its id is not, since nothing holds it
-            failure, data["scan_id"] = error, None
-    print_scan(result, rec, table, data, fmt)
-    if chart is not None and not result.partial:
-        from stackbench.cli.chart import save_figure
-        from stackbench.report.charts import scan_figures
-        from stackbench.report.redact import redactor
+    about = {"scan_id": scan_id, "label": label, "created_at": started.isoformat(),
+             "paths": [os.path.abspath(p) for p in paths], "settings": settings, "stackbench_version": __version__}
+    return rec, table, smallblocks_json(result, rec, table, about)
 
-        source = redactor(keep_identifiers).text(", ".join(str(p) for p in paths))  # the chart is made to be shared
-        save_figure(scan_figures(histogram, rec, source=source)[0], chart, chart_format, force=force, option="--chart")
-        err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
-    if failure is not None:
-        raise failure
-    if data["scan_id"] and fmt != "json":
-        err.print(f"Stored as scan {data['scan_id'][:12]}: see it again with `stackbench show {data['scan_id'][:12]}`",
-                  highlight=False, markup=False)
-    if result.partial:
-        error_line("interrupted: the histogram above is PARTIAL.")
-        sys.exit(130)
+
+def _store_scan(store: Any, data: dict[str, Any], *, label: Optional[str], started: datetime,
+                partial: bool) -> Optional[Exception]:
+    """Keep the scan; if the store refuses it, its error to raise once the scan is shown (without its id,
+    since nothing holds it)."""
+    from stackbench.base.errors import StackbenchError
+
+    say_stored(store, "scan", data["scan_id"], "smallblocks")
+    try:
+        store.add_scan(scan_id=data["scan_id"], label=label, created_at=started,
+                       status="partial" if partial else "complete", document=data)
+    except StackbenchError as error:
+        data["scan_id"] = None
+        return error
+    return None
+
+
+def _draw_chart(chart: Path, chart_format: str, histogram: Any, rec: Any, paths: list[Path], *,
+                keep_identifiers: bool, force: bool) -> None:
+    """The special vdev sizing chart, the scanned paths redacted unless --keep-identifiers: it is made to be
+    shared."""
+    from stackbench.cli.chart import save_figure
+    from stackbench.report.charts import scan_figures
+    from stackbench.report.redact import redactor
+
+    source = redactor(keep_identifiers).text(", ".join(str(p) for p in paths))
+    save_figure(scan_figures(histogram, rec, source=source)[0], chart, chart_format, force=force, option="--chart")
+    err.print(f"wrote {chart} (special vdev sizing chart)", highlight=False, soft_wrap=True)
 
 
 def print_scan(result: Any, rec: Any, table: list[Any], data: dict[str, Any], fmt: str) -> None:

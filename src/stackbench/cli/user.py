@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from stackbench.base.units import count
 from stackbench.cli.app import app, out
 from stackbench.cli.common import (
     DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
@@ -113,12 +114,11 @@ def user_list(db: Optional[str] = DbOption, output_format: str = FormatOption, j
 
         stackbench user list
     """
-    from stackbench.report.tabular import Tabular
+    from stackbench.report.accounts import accounts_table
     from stackbench.store.accounts import Accounts
 
     accounts = Accounts(open_store_from(db)).list_accounts()
-    table = Tabular(["Name", "Admin", "Created (UTC)"],
-                    [[a.name, "yes" if a.is_admin else "no", a.created_at.strftime("%Y-%m-%d %H:%M")] for a in accounts])
+    table = accounts_table(accounts)
     data = {"accounts": [{"id": a.id, "name": a.name, "admin": a.is_admin, "created_at": a.created_at.isoformat()}
                          for a in accounts]}
     emit(chosen_format(output_format, json_output), table, data)
@@ -144,8 +144,8 @@ def user_remove(
         print_json({"removed": account.name, "runs_unowned": owned["run"], "scans_unowned": owned["scan"],
                     "audits_unowned": owned["audit"]})
     else:
-        out.print(f"Removed account {account.name}; {owned['run']} run(s), {owned['scan']} scan(s) and "
-                  f"{owned['audit']} audit(s) it owned now have no owner.")
+        out.print(f"Removed account {account.name}; {count(owned['run'], 'run')}, {count(owned['scan'], 'scan')} "
+                  f"and {count(owned['audit'], 'audit')} it owned now have no owner.")
 
 
 @user_app.command("claim")
@@ -183,4 +183,4 @@ def user_claim(
         print_json({"owner": account.name, "claimed": [i for _, i in items],
                     "kinds": {kind: [i for k, i in items if k == kind] for kind in ("run", "scan", "audit")}})
     else:
-        out.print(f"{account.name} now owns {claimed} more item(s) (runs, scans, audits).")
+        out.print(f"{account.name} now owns {count(claimed, 'more item')} (runs, scans, audits).")

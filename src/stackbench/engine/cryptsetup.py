@@ -272,21 +272,8 @@ def parse_benchmark(text: str, source: str = "cryptsetup benchmark output") -> B
             ))
             header_line = None
             continue
-        if match := _PBKDF2.match(stripped):
-            pbkdfs.append(PbkdfResult(
-                kdf="pbkdf2", hash=match["hash"], key_bits=int(match["bits"]) if match["bits"] else None,
-                iterations_per_s=int(match["iters"]) if match["iters"] else None, line=number,
-            ))
-            continue
-        if match := _ARGON2.match(stripped):
-            available = match["iters"] is not None
-            pbkdfs.append(PbkdfResult(
-                kdf=match["kdf"], hash=None, key_bits=int(match["bits"]) if available else None,
-                iterations=int(match["iters"]) if available else None,
-                memory_kib=int(match["mem"]) if available else None,
-                threads=int(match["threads"]) if available else None,
-                requested_ms=int(match["ms"]) if available else None, line=number,
-            ))
+        if pbkdf := _pbkdf(stripped, number):
+            pbkdfs.append(pbkdf)
             continue
         if match := _UNAVAILABLE.match(stripped):
             unavailable.append(Unavailable(spec=match["spec"], key_bits=int(match["bits"]), line=number))
@@ -303,6 +290,25 @@ def parse_benchmark(text: str, source: str = "cryptsetup benchmark output") -> B
         )
     return Benchmark(source=source, ciphers=tuple(ciphers), pbkdfs=tuple(pbkdfs), unavailable=tuple(unavailable),
                      notes=tuple(notes), kernel_interface_missing_line=kernel_line, bad_cipher_spec_line=bad_spec_line)
+
+
+def _pbkdf(stripped: str, number: int) -> PbkdfResult | None:
+    """A PBKDF2 or Argon2 line (an Argon2 that the build lacks has no figures), or None for another line."""
+    if match := _PBKDF2.match(stripped):
+        return PbkdfResult(
+            kdf="pbkdf2", hash=match["hash"], key_bits=int(match["bits"]) if match["bits"] else None,
+            iterations_per_s=int(match["iters"]) if match["iters"] else None, line=number,
+        )
+    if match := _ARGON2.match(stripped):
+        available = match["iters"] is not None
+        return PbkdfResult(
+            kdf=match["kdf"], hash=None, key_bits=int(match["bits"]) if available else None,
+            iterations=int(match["iters"]) if available else None,
+            memory_kib=int(match["mem"]) if available else None,
+            threads=int(match["threads"]) if available else None,
+            requested_ms=int(match["ms"]) if available else None, line=number,
+        )
+    return None
 
 
 def _show(line: str) -> str:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import IO, Callable, Iterator, Sequence
 
 from stackbench.base import processes, spawn
 from stackbench import __version__
@@ -216,14 +216,7 @@ def run_fio(
         started = datetime.now(timezone.utc)
         clock = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            try:
-                process = spawn.popen(
-                    command, stdout=out, stderr=err, stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
-                    start_new_session=True, cwd=workdir, death_signal=signal.SIGTERM,
-                    child_setup=_ignore_sigpipe if client else None,
-                )
-            except OSError as error:
-                raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
+            process = _start(command, Path(workdir), out, err, gated=gated, client=client, fio_path=fio_path)
             try:
                 if on_started:
                     on_started(process.pid, Path(workdir))
@@ -238,18 +231,8 @@ def run_fio(
                 raise
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
-
-        def logs(prefix: str, of_client: bool) -> dict[str, list[Sample]]:
-            try:
-                return read_samples(Path(workdir), prefix, client=of_client)
-            except FioOutputError:
-                if process.returncode == 0:
-                    raise
-                return {}  # a failed fio run (or host) is reported from its output, not its logs
-
-        samples = logs(SAMPLE_LOG_PREFIX, False)
-        client_samples = {prefix: logs(prefix, True) for prefix in client_logs}
-        job_samples = {prefix: logs(prefix, False) for prefix in job_logs}
+        samples, client_samples, job_samples = _samples(Path(workdir), process.returncode, client_logs=client_logs,
+                                                        job_logs=job_logs)
     # Store the command with the job file name it will have when replayed by hand.
     return FioInvocation(
         command=[*command[:-1], "cell.fio"],
@@ -263,6 +246,39 @@ def run_fio(
         client_samples=client_samples,
         job_samples=job_samples,
     )
+
+
+_Logs = dict[str, list[Sample]]  # a log prefix's per-second samples, by job (or host)
+
+
+def _start(command: list[str], workdir: Path, out: IO[bytes], err: IO[bytes], *, gated: bool, client: bool,
+           fio_path: str) -> subprocess.Popen[bytes]:
+    """fio started in its own session in the job directory, ended by SIGTERM if we die; a gated fio waits
+    on its standard input for the job, a client ignores SIGPIPE."""
+    try:
+        return spawn.popen(
+            command, stdout=out, stderr=err, stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+            start_new_session=True, cwd=str(workdir), death_signal=signal.SIGTERM,
+            child_setup=_ignore_sigpipe if client else None,
+        )
+    except OSError as error:
+        raise FioNotFound(f"cannot start fio at {fio_path}: {error.strerror}", _INSTALL_FIX) from None
+
+
+def _samples(workdir: Path, returncode: int | None, *, client_logs: tuple[str, ...],
+             job_logs: tuple[str, ...]) -> tuple[_Logs, dict[str, _Logs], dict[str, _Logs]]:
+    """The per-second logs of the job, of every --client server and of every job of a sweep; a failed fio
+    run (or host) is reported from its output, not its logs, so its unreadable logs are none."""
+    def logs(prefix: str, of_client: bool) -> _Logs:
+        try:
+            return read_samples(workdir, prefix, client=of_client)
+        except FioOutputError:
+            if returncode == 0:
+                raise
+            return {}
+
+    return (logs(SAMPLE_LOG_PREFIX, False), {prefix: logs(prefix, True) for prefix in client_logs},
+            {prefix: logs(prefix, False) for prefix in job_logs})
 
 
 @contextmanager

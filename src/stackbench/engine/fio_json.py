@@ -1,6 +1,6 @@
 """Parse fio's JSON and json+ output, whatever fio 2.x/3.x and its surroundings did to it.
 
-The facts this parser is built around (docs/anchors-benchmark-tools.md, section d):
+The facts this parser is built around (tests/engine hold an output for each):
 - fio prints notices and errors before the JSON document, in the same stream; parse from the first `{` that
   starts a valid document and keep the text before it. fio's documents open with `"fio version"`.
 - `--status-interval` concatenates several documents (any number); the last one is the final result, and a

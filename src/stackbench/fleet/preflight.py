@@ -12,6 +12,7 @@ from typing import Any
 from stackbench.fleet import timing
 from stackbench.fleet.servers import HostServer, ReadyHost, hosts_failed, open_session, stop_servers
 from stackbench.fleet.ssh import HostFailure, Ssh
+from stackbench.base.units import count
 
 PREFLIGHT_TIMEOUT_S = 60.0
 
@@ -119,7 +120,7 @@ def judge(sessions: Sessions, local_version: str) -> list[HostServer]:
         raise
     if failures:
         sessions.close()
-        raise hosts_failed(failures, f"{len(failures)} of {len(sessions.hosts)} host(s) failed the checks")
+        raise hosts_failed(failures, f"{len(failures)} of {count(len(sessions.hosts), 'host')} failed the checks")
     return sessions.servers
 
 

@@ -50,7 +50,7 @@ from stackbench.measure.runner import (
 from stackbench.measure.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
-from stackbench.base.units import format_size
+from stackbench.base.units import count, format_size
 from stackbench.model.warning import Warning, WarningCode
 
 CLEANUP_TIMEOUT_S = 30.0
@@ -350,7 +350,7 @@ class FleetMeasurement:
         rule = self.plan.stopping
         if rule is None:
             if n >= self.plan.runs:
-                cell.done, cell.stop_reason = True, f"{n} separate fio run(s) on every host, as planned"
+                cell.done, cell.stop_reason = True, f"{count(n, 'separate fio run')} on every host, as planned"
             return
         numbers, per_host = self._total_runs(cell)
         first = next(iter(cell.hosts.values())).results[0].directions[0].direction
@@ -442,10 +442,9 @@ def cleanup_pass(ssh: Ssh, hosts: list[ReadyHost], socket_dirs: dict[str, str]) 
         return [r for r in pool.map(clean, hosts) if r]
 
 
-def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver | None = None) -> Run:
-    """Check every host, then measure every cell on all of them at once; return the stored run."""
-    observer = observer or SilentObserver()
-    plan = request.plan
+def _local_fio(request: FleetRequest) -> tuple[Path, str, str]:
+    """The target checked and this machine's fio (found while the hosts were reached, when it was); on
+    failure the hosts' sessions are closed."""
     try:
         with timing.phase("local_fio"):
             target = check_target_text(request.target)
@@ -458,6 +457,43 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
         if request.sessions:
             request.sessions.close()
         raise
+    return target, fio_path, version
+
+
+def _run_facts(plan: Plan, target: Path, hosts: list[ReadyHost], servers: list[HostServer], *, fio_path: str,
+               version: str, system: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """The fleet run's facts: fio's client and its machine, the plan, every host's facts, and the process
+    record that lets a later command clean up after a killed run."""
+    return {
+        "fio_version": version,
+        "fio_path": fio_path,
+        "stackbench_version": __version__,
+        "system": system,  # the machine that ran fio's client
+        "target": {"path": str(target), "kind": "fleet"},
+        "plan": plan_facts(plan),
+        "command": sys.argv,
+        "fleet": {"hosts": [h.name for h in hosts], "total_host": TOTAL_HOST,
+                  "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
+        "hosts": {h.name: h.facts() for h in hosts},
+        "process": abandoned.process_record(workdir=workdir, scratch=None,
+                                            control_dirs=tuple(s.control_dir for s in servers)),
+    }
+
+
+def _say_ready(servers: list[HostServer], observer: RunObserver) -> None:
+    """Each host's line on the fleet's progress display: its fio, its file system and its scratch file."""
+    for server in servers:
+        ready = server.host
+        fs = (ready.answer.get("target_facts") or {}).get("fs_type") or "unknown fs"  # type: ignore[union-attr]
+        _fleet_observer_call(observer, "host_status", server.name,
+                             f"ready: {ready.fio_version}, {fs}, {ready.scratch}")  # type: ignore[union-attr]
+
+
+def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver | None = None) -> Run:
+    """Check every host, then measure every cell on all of them at once; return the stored run."""
+    observer = observer or SilentObserver()
+    plan = request.plan
+    target, fio_path, version = _local_fio(request)
     checked_size = MIN_AUTO_SIZE if plan.size_from_target else plan.size  # sized from the answers below
     sessions = request.sessions or open_sessions(request.ssh, request.hosts, target=str(target), size=checked_size,
                                                  scratch_id=new_id())
@@ -478,20 +514,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
             warnings.append(note)
             observer.warning(note)
         workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{run_id[:12]}-"))
-        facts: dict[str, Any] = {
-            "fio_version": version,
-            "fio_path": fio_path,
-            "stackbench_version": __version__,
-            "system": system,  # the machine that ran fio's client
-            "target": {"path": str(target), "kind": "fleet"},
-            "plan": plan_facts(plan),
-            "command": sys.argv,
-            "fleet": {"hosts": names, "total_host": TOTAL_HOST,
-                      "tunnel": "ssh -L 127.0.0.1:PORT to a Unix socket"},
-            "hosts": {h.name: h.facts() for h in hosts},
-            "process": abandoned.process_record(workdir=workdir, scratch=None,
-                                                control_dirs=tuple(s.control_dir for s in servers)),
-        }
+        facts = _run_facts(plan, target, hosts, servers, fio_path=fio_path, version=version, system=system,
+                           workdir=workdir)
         with timing.phase("store_run"):
             store.create_run(run_id=run_id, source="measured", label=request.label,
                              target=f"{','.join(names)}:{target}", plan_name=plan.name,
@@ -507,11 +531,7 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     try:
         with signals_as_interrupt():
             start_servers(servers)
-            for server in servers:
-                ready = server.host
-                fs = (ready.answer.get("target_facts") or {}).get("fs_type") or "unknown fs"  # type: ignore[union-attr]
-                _fleet_observer_call(observer, "host_status", server.name,
-                                     f"ready: {ready.fio_version}, {fs}, {ready.scratch}")  # type: ignore[union-attr]
+            _say_ready(servers, observer)
             measurement = FleetMeasurement(store, plan, names, servers, fio_path, run_id, workdir, observer)
             round_index = 0
             while not measurement.done:
@@ -521,8 +541,8 @@ def execute_fleet_run(store: Store, request: FleetRequest, observer: RunObserver
     except KeyboardInterrupt as interrupt:
         status = "incomplete"
         raise Interrupted(
-            f"{interrupt_cause(interrupt)} stopped the fleet run after {measurement.order if measurement else 0} "
-            f"fio run(s); every finished one is stored as run {run_id} (marked incomplete), fio's servers were "
+            f"{interrupt_cause(interrupt)} stopped the fleet run after "
+            f"{count(measurement.order if measurement else 0, 'fio run')}; every finished one is stored as run {run_id} (marked incomplete), fio's servers were "
             "stopped and the scratch files removed on every host",
             f"See them with `stackbench show {run_id[:12]}`, or run again",
         ) from None

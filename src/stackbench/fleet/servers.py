@@ -36,6 +36,7 @@ from stackbench.fleet.agent import MARK, SOCKET_FALLBACK, SOCKET_PATH_MAX
 from stackbench.base.errors import FleetHostsFailed
 from stackbench.fleet import timing
 from stackbench.fleet.ssh import HostFailure, Ssh, answer_in, explain, payload
+from stackbench.base.units import count
 
 START_TIMEOUT_S = 60.0
 LINE_BYTES = 4 * 1024**2  # the longest line read from a host: an answer with every block device is ~100 KiB
@@ -259,7 +260,7 @@ def start_servers(servers: list[HostServer]) -> None:
         with timing.phase("forwards"):
             failures = add_forwards(servers)
         if failures:  # nothing started anywhere yet: every session is closed below
-            raise hosts_failed(failures, f"the forward to fio's socket failed for {len(failures)} host(s)")
+            raise hosts_failed(failures, f"the forward to fio's socket failed for {count(len(failures), 'host')}")
         for server in servers:
             _send(server, b"go\n")
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -274,7 +275,7 @@ def start_servers(servers: list[HostServer]) -> None:
         raise
     if failures:
         stop_servers(servers)
-        raise hosts_failed(failures, f"fio's server could not be started on {len(failures)} host(s)")
+        raise hosts_failed(failures, f"fio's server could not be started on {count(len(failures), 'host')}")
 
 
 def hosts_failed(failures: list[HostFailure], what: str) -> FleetHostsFailed:

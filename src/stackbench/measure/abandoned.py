@@ -43,14 +43,16 @@ def _boot_id() -> str | None:
         return None
 
 
-def process_record(*, workdir: Path, scratch: str | None, control_dirs: tuple[str, ...] = ()) -> dict[str, Any]:
+def owner_record() -> dict[str, Any]:
+    """This process as `is_gone` asks about it later: pid, host, boot and start time (a reused pid is not it)."""
     pid = os.getpid()
+    return {"pid": pid, "host": socket.gethostname(), "boot_id": _boot_id(), "start_ticks": processes.start_ticks(pid),
+            "uid": os.geteuid()}
+
+
+def process_record(*, workdir: Path, scratch: str | None, control_dirs: tuple[str, ...] = ()) -> dict[str, Any]:
     return {
-        "pid": pid,
-        "host": socket.gethostname(),
-        "boot_id": _boot_id(),
-        "start_ticks": processes.start_ticks(pid),
-        "uid": os.geteuid(),
+        **owner_record(),
         "workdir": str(workdir),
         "scratch": scratch,
         **({"control_dirs": list(control_dirs)} if control_dirs else {}),

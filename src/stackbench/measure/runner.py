@@ -44,6 +44,7 @@ from stackbench.model.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import Run, new_id
+from stackbench.stack.discover import stack_facts
 from stackbench.measure.safety import Target, cache_warning, resolve_target, room_for
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
@@ -77,6 +78,7 @@ class RunRequest:
     plan: Plan
     label: str | None = None
     destroy_data: bool = False
+    read_only: bool = False  # a device that holds data, only read: fio --readonly, reads only (layers --auto)
     fio: str | None = None
     started: float | None = None  # time.monotonic() when the command began: its start-up counts in the estimate
 
@@ -181,7 +183,10 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
     plan = settle_size(request.plan, request.target, request.destroy_data)
     fio_path = find_fio(request.fio)
     version = fio_version(fio_path)
-    target = resolve_target(request.target, size=plan.size, destroy_data=request.destroy_data, run_id=scratch_id)
+    if request.read_only and not all(w.rw in ("read", "randread") for w in plan.workloads):
+        raise UsageError("a read-only run was given cells that write", "Give a read-only run read cells only")
+    target = resolve_target(request.target, size=plan.size, destroy_data=request.destroy_data, run_id=scratch_id,
+                            read_only=request.read_only)
     system = collect_system_facts()
     target_facts = collect_target_facts(Path(target.fio_filename).parent if target.kind != "device" else request.target)
     warnings: list[Warning] = []
@@ -194,6 +199,7 @@ def prepare(request: RunRequest, scratch_id: str, observer: RunObserver) -> Prep
         "system": system,
         "target": {**target_facts, "path": str(request.target), "kind": target.kind, "file": target.fio_filename},
         "plan": plan_facts(plan),
+        "stack": stack_facts(request.target, virtualization=system.get("virtualization")),
         "command": sys.argv,
     }
     if target.kind != "device":
@@ -351,7 +357,7 @@ class Measurement:
         invocation = run_fio(
             p.fio_path, cell_job_file(state.workload, p.target),
             on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
-            on_started=self.record_fio,
+            on_started=self.record_fio, extra_args=p.target.fio_args,
         )
         parsed = _check(invocation, what)
         return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
@@ -380,6 +386,7 @@ class Measurement:
             p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
                                        title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
             on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
+            extra_args=p.target.fio_args,
         )
         _check(invocation, what)
         jobs = parse_fio_jobs(invocation.stdout, source=f"fio output of {what}")

@@ -44,6 +44,12 @@ class Target:
     remove_after: bool
     space_dir: Path
     capacity_bytes: int | None = None
+    read_only: bool = False  # a device that holds data: fio only reads it, and is told so (--readonly)
+
+    @property
+    def fio_args(self) -> tuple[str, ...]:
+        """fio's own guard for a read-only target: with --readonly it refuses any job that writes."""
+        return ("--readonly",) if self.read_only else ()
 
 
 def check_target_text(path: Path) -> Path:
@@ -53,8 +59,9 @@ def check_target_text(path: Path) -> Path:
     return path
 
 
-def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) -> Target:
-    """Check `path` and return what fio should write to; raise `UnsafeTarget` with the fix otherwise."""
+def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str, read_only: bool = False) -> Target:
+    """Check `path` and return what fio should write to; raise `UnsafeTarget` with the fix otherwise.
+    `read_only`: a block device that fio only reads (its data stays as it is), whatever it holds."""
     path = check_target_text(path)
     try:
         st = os.stat(path)
@@ -62,6 +69,8 @@ def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) ->
         st = None
     except OSError as error:
         raise UnsafeTarget(f"cannot inspect {path}: {error.strerror}", "Check the path and its permissions") from None
+    if read_only:
+        return _read_only_device(path, st, size)
 
     if st is None:
         parent = path.parent
@@ -100,6 +109,22 @@ def resolve_target(path: Path, *, size: int, destroy_data: bool, run_id: str) ->
         f"{path} is not a directory, regular file or block device",
         "Pass a directory (a scratch file is created there) as --target",
     )
+
+
+def _read_only_device(path: Path, st: os.stat_result | None, size: int) -> Target:
+    """A device measured by reading it only: nothing it holds is checked, since nothing is written."""
+    if st is None or not stat.S_ISBLK(st.st_mode):
+        raise UnsafeTarget(f"a read-only run reads a block device, and {path} is not one",
+                           "Give a block device, or measure a directory without read-only")
+    name = device_name_of(st.st_rdev)
+    try:
+        capacity = int((SYS_BLOCK / str(name) / "size").read_text().strip()) * 512
+    except (OSError, ValueError):
+        raise UnsafeTarget(f"cannot find {path} in /sys/class/block", "Pass the device's /dev path") from None
+    if size > capacity:
+        raise UnsafeTarget(f"--size {format_bytes(size)} is larger than {path} ({format_bytes(capacity)})",
+                           "Lower --size to at most the device size")
+    return Target("device", str(path), False, path, capacity, read_only=True)
 
 
 def room_for(path: Path, *, destroy_data: bool) -> tuple[int | None, bool]:

@@ -1,12 +1,13 @@
 """A goal as stored: a success criterion (`seq write 1M >= 117 MB/s`) parsed into a selector, a metric and
-a threshold. Data the store persists; parsing and checking live in analysis/goals.py."""
+a threshold, and the runs it is for (a label, a plan, or with neither every run that has a matching cell).
+Data the store persists; parsing and checking live in analysis/goals.py."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from stackbench.model.results import Cell
+from stackbench.model.results import Cell, Run
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,11 @@ class Goal:
     iodepth: int | None = None
     numjobs: int | None = None
     sync: bool | None = None
+    # The runs the goal is for: those with this label, those of this plan (its preset, changed cells or
+    # not: blog covers blog+custom), both if both are given. Neither: every run, where a cell matches (as
+    # every goal stored before they existed: a spec without them reads as None).
+    label: str | None = None
+    plan: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -30,6 +36,17 @@ class Goal:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Goal":
         return cls(**{**data, "rw": tuple(data.get("rw") or ())})
+
+    @property
+    def bound(self) -> bool:
+        """Whether the goal was set for some runs (a label or a plan) rather than for every run."""
+        return self.label is not None or self.plan is not None
+
+    def applies_to(self, run: Run) -> bool:
+        """Whether the run is one the goal was set for."""
+        plan = run.plan_name or ""
+        return ((self.label is None or run.label == self.label)
+                and (self.plan is None or self.plan in (plan, plan.split("+", 1)[0])))
 
     def matches(self, cell: Cell) -> bool:
         """Whether the goal is about this cell; a field an import does not know never matches a goal's."""

@@ -4,7 +4,7 @@ Why not A first every round: the arm measured second in a round can be faster or
 have nothing to do with it (bench/RESULTS.md: arm B, always second, was ahead by +3.3 % in 14 of 20 A/A
 sessions). With A always first that position effect is added to every round's B/A ratio and a null change
 gets kept; a simulated +3 % position effect gave 4-14 % false keeps under a fixed order and 0-2 % with the
-order counterbalanced (../shared/docs/tune-design.md, Appendix B).
+order counterbalanced (tests/analysis/test_order_effect.py).
 
 The order is mirrored: AB, BA, AB, BA, ... so that the measurements run A B | B A | A B | B A. Two things
 can bias a round's B/A ratio, and this is the one sequence that removes both:

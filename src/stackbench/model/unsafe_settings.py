@@ -2,11 +2,10 @@
 
 Why a table: `ab --a "mount -o remount,barrier=1 /mnt" --b "mount -o remount,barrier=0 /mnt"` proves a
 large gain, and the gain is real; what the verdict did not say is that it was bought with the file
-system's crash safety. The audit knows these settings (../shared/docs/zfs-kvm-audit-rules.md: DS-SYNC-DISABLED,
+system's crash safety. The audit knows these settings (docs/audit.md: DS-SYNC-DISABLED,
 KVM-CACHE's `cache=unsafe`), and so must every verdict: `compare`, `ab` and `report` read the table through
 `analysis/tradeoff.py` and mark a verdict "faster because it is less safe". `tune` reads the same table for
-what it must never try (`forbidden_for_tune`; ../shared/docs/tune-design.md section 3.2), so a setting is
-declared here once for both.
+what it must never try (`forbidden_for_tune`), so a setting is declared here once for both.
 
 Each `UnsafeSetting` names a `setting` (a key such as `zfs:sync` or `mount:barrier`), the values of it that
 trade safety, the risk in one line, the safe way to the same end, the audit rule it corresponds to, and

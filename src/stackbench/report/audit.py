@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from stackbench.base.units import count
 from stackbench.report.tabular import Tabular
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ SHOWN_DISKS = 6  # evidence lines of a VM finding's disks in the terminal
 
 def rules_table(rules: Sequence[Rule]) -> Tabular:
     return Tabular(["id", "severity", "status", "title"], [[r.id, r.severity, r.status, r.title] for r in rules],
-                   notes=[f"{len(rules)} rules; explain one with: stackbench audit --explain RULE-ID"])
+                   notes=[f"{count(len(rules), 'rule')}; explain one with: stackbench audit --explain RULE-ID"])
 
 
 def findings_table(findings: Sequence[Finding], rules: Mapping[str, Rule | RuleText], title: str,
@@ -133,7 +134,7 @@ class AuditDocument:
 
     @property
     def title(self) -> str:
-        return f"{len(self.findings)} findings{self.version}"
+        return f"{count(len(self.findings), 'finding')}{self.version}"
 
     @classmethod
     def read(cls, document: Mapping[str, Any]) -> "AuditDocument":
@@ -161,5 +162,5 @@ def stored_audit_tables(document: Mapping[str, Any]) -> tuple[list[Tabular], lis
     tables = [findings_table(audit.findings, audit.rules, audit.title, audit.marks)] if audit.findings else []
     if audit.changes:
         tables.append(changes_table(audit.changes))
-    notes = [] if audit.findings else [f"No findings from {audit.rules_checked} rules{audit.version}."]
+    notes = [] if audit.findings else [f"No findings from {count(audit.rules_checked, 'rule')}{audit.version}."]
     return tables, notes

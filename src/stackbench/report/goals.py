@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stackbench.analysis.goals import GoalResult, describe_selector
+from stackbench.analysis.goals import GoalResult, describe_runs, describe_selector
 from stackbench.model.goal import Goal
 from stackbench.report.tabular import Tabular
 from stackbench.base.units import format_iops, format_latency_ns, format_mb_per_s
@@ -42,4 +42,5 @@ def goals_table(results: Sequence[GoalResult]) -> Tabular:
 def goal_list_table(goals: Sequence[tuple[str, Goal]]) -> Tabular:
     """`goals`: (goal id, goal) as the store lists them; ids are shown as the 8-character prefix
     `goal rm` takes."""
-    return Tabular(["ID", "Goal", "Applies to"], [[gid[:8], g.text, describe_selector(g)] for gid, g in goals])
+    return Tabular(["ID", "Goal", "Cells", "Runs"],
+                   [[gid[:8], g.text, describe_selector(g), describe_runs(g)] for gid, g in goals])

@@ -8,7 +8,7 @@ with plain numbers, the factors in "ratio" columns with their bounds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
@@ -159,3 +159,18 @@ def _factor(value: float) -> str:
 
 def _mb_per_s(value: float) -> str:
     return f"{value:,.1f}"
+
+
+def proposal_table(layer_plan: Any) -> Tabular:
+    """`layers --auto`'s proposal (a measure/layer_plan.LayerPlan, read by its fields: report/ sits below
+    measure/): one row per layer, top down: how it would be measured, where, which cells, and why that is safe."""
+    rows = []
+    for step in layer_plan.steps:
+        cells = ", ".join(dict.fromkeys(w.name for w in step.cells)) or "-"
+        rows.append([step.name, step.how, step.where or "-", cells, step.why])
+    measured = len(layer_plan.measured())
+    notes = [f"{measured} of {len(layer_plan.steps)} layers can be measured safely; chain: {layer_plan.stack.chain()}",
+             "Add --run to make these runs (one stored run per layer, bottom first) and show the layers table."]
+    return Tabular(headers=["layer", "how", "where", "cells", "why it is safe (or refused)"], rows=rows,
+                   title=f"layers --auto {layer_plan.stack.target}: plan {layer_plan.plan.name}", notes=notes,
+                   styles={i: "dim" for i, step in enumerate(layer_plan.steps) if step.refused}, fold=frozenset({2, 4}))

@@ -1,5 +1,5 @@
-"""One run as a result: on the terminal in the practitioners' shape `Pattern | IOPS | MB/s | p50 | p99`,
-in Markdown and CSV as plain numbers, in JSON as docs/json.md says, each with the stored goals checked.
+"""One run as a result: on the terminal and in Markdown in the practitioners' shape
+`Pattern | IOPS | MB/s | p50 | p99` with its goals, in CSV as plain numbers, in JSON as docs/json.md says.
 
 Rows are named like `4K QD4 rnd write`; MB/s is decimal (10^6 bytes/s) and the header says so; on the
 terminal latencies carry their unit in each cell because they span ns to s.
@@ -22,19 +22,20 @@ from stackbench.report.run_json import run_json
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import SPREAD, TOO_NOISY, describe, noisy_note, readable
 from stackbench.model.results import Cell, Run
-from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.base.units import count, format_bytes, format_iops, format_latency_ns, format_mb_per_s
 
 
 def run_report(run: Run, goals: Sequence[GoalResult]) -> Report:
-    """The run with its goals: the terminal shows the goals table under the run's; the exported cells
-    stay one table of numbers; the JSON gets a `goals` list."""
+    """The run with its goals: the terminal and Markdown show the goals table under the run's, with units;
+    CSV the cells as one table of plain numbers; the JSON gets a `goals` list."""
     data = run_json(run)
     data["goals"] = [result.to_json() for result in goals]
-    return Report(tables=(run_export_table(run),), data=data, display=tuple(run_display(run, goals)))
+    return Report(tables=tuple(run_display(run, goals)), data=data, csv_tables=(run_export_table(run),))
 
 
 def run_display(run: Run, goals: Sequence[GoalResult]) -> list[Tabular]:
-    """The tables the terminal shows of a run (and the server's run page): the run's cells, then its goals.
+    """The tables a reader is shown of a run (terminal, Markdown, the report's documents, the server's run
+    page): the run's cells, then its goals.
     They read a cell's per-second samples only where `analysis.cells.samples_needed` says so, unlike the
     JSON (per-second statistics of every cell), which the server's page does not build."""
     return [run_table(run), *([goals_table(goals)] if goals else [])]
@@ -63,9 +64,22 @@ def run_table(run: Run) -> Tabular:
         details.append(f"ab arm {ab.get('arm', '?')}, rounds {ab_round_order(ab)}")
     if run.status != "complete":
         done = len({c.fio_output_id for c in run.cells})
-        details.append(f"status {run.status.upper()} ({done} of {run.planned_cells or '?'} cells)")
-    notes = "MB/s = 10^6 bytes/s; clat = completion latency" + (f"; {', '.join(details)}" if details else "")
-    return replace(cell_table(run.cells), title=" ".join(bits), notes=[notes])
+        details.append(f"status {run.status.upper()} ({done} of {_cells_planned(run.planned_cells)})")
+    facts_said = f"; {', '.join(details)}" if details else ""
+    table = cell_table(run.cells)
+    return replace(table, title=" ".join(bits), notes=[f"MB/s = 10^6 bytes/s; clat = completion latency{facts_said}"],
+                   short_notes=[f"{_short_legend(table.short_headers or ())}{facts_said}"])
+
+
+def _short_legend(headers: Sequence[str]) -> str:
+    """What the short headers of a narrow terminal mean, and their units."""
+    said = ["IOPS ± 95% CI of the runs" if "runs" in headers else "IOPS", "MB/s = 10^6 bytes/s",
+            "p50, p99 = completion latency"]
+    if "sync" in headers:
+        said.append("sync = p99 sync latency")
+    if "spread" in headers:
+        said.append("spread = run-to-run sd")
+    return "; ".join(said)
 
 
 def cell_table(cells: Iterable[Cell]) -> Tabular:
@@ -80,10 +94,13 @@ def cell_table(cells: Iterable[Cell]) -> Tabular:
     estimates = {c.id: cell_estimate(c) if replicates_of(c).kind in (RUNS, SEGMENTS) else None for c in cells}
     show_stats = any(e is not None and e.n >= 2 for e in estimates.values())
     headers = ["Pattern", "IOPS (± 95% CI of runs)" if show_stats else "IOPS", "MB/s", "p50 clat", "p99 clat"]
+    short = ["Pattern", "IOPS", "MB/s", "p50", "p99"]
     if show_sync:
         headers.append("p99 sync")
+        short.append("sync")
     if show_stats:
         headers += ["runs", "spread"]
+        short += ["runs", "spread"]
     rows = []
     for cell in cells:
         clat = cell.result.clat
@@ -107,11 +124,11 @@ def cell_table(cells: Iterable[Cell]) -> Tabular:
     # the other columns into "…".
     noisy = any(e is not None and e.n >= 2 and e.too_noisy for e in estimates.values()) and show_stats
     wraps = frozenset({1, len(headers) - 1}) if noisy else frozenset()
-    return Tabular(headers=headers, rows=rows, right_aligned=every - {0}, no_wrap=every - wraps)
+    return Tabular(headers=headers, rows=rows, right_aligned=every - {0}, no_wrap=every - wraps, short_headers=short)
 
 
 def run_export_table(run: Run) -> Tabular:
-    """The run's cells for Markdown and CSV: plain numbers a spreadsheet reads, units in the headers. An
+    """The run's cells for CSV: plain numbers a spreadsheet reads, units in the headers. An
     interval or spread too wide to read (report/uncertainty.py) leaves its cells empty and the `note`
     column says "too noisy to tell" with the runs' range."""
     headers = ["Pattern", "IOPS", "IOPS CI low", "IOPS CI high", "runs", "spread %", "MB/s",
@@ -149,10 +166,10 @@ def run_export_table(run: Run) -> Tabular:
 
 def per_run_report(run: Run) -> Report:
     """`show RUN --per-run`: every cell's separate fio runs, the values its figures summarise (the
-    terminal with units in the cells, Markdown and CSV with plain numbers, JSON the run's own document,
+    terminal and Markdown with units in the cells, CSV with plain numbers, JSON the run's own document,
     whose `measurement.replicates` hold the same runs)."""
-    return Report(tables=(per_run_table(run, plain_numbers=True),), data=run_json(run),
-                  display=(per_run_table(run, plain_numbers=False),))
+    return Report(tables=(per_run_table(run, plain_numbers=False),), data=run_json(run),
+                  csv_tables=(per_run_table(run, plain_numbers=True),))
 
 
 def per_run_table(run: Run, *, plain_numbers: bool) -> Tabular:
@@ -204,6 +221,11 @@ def format_spread(found: Estimate | None) -> str:
     if found is None or found.log_sd is None:
         return "-"
     return describe(found.spread_rel, math.exp(-found.log_sd), math.exp(found.log_sd), style=SPREAD)
+
+
+def _cells_planned(planned: int | None) -> str:
+    """`3 cells`, `1 cell`, or `? cells` when the run did not say how many it planned."""
+    return count(planned, "cell") if planned else "? cells"
 
 
 def _plan_size(run: Run) -> int | None:

@@ -1,6 +1,6 @@
 """The list of what is stored (`stackbench runs`): runs, smallblocks scans and audits, newest first, each
-marked with its kind. On the terminal short ids and local times, in Markdown and CSV full ids and UTC times a
-script can join on, in JSON the fields of docs/json.md (runs under `runs` as before, scans and audits under
+marked with its kind. On the terminal and in Markdown short ids and local times, in CSV full ids and UTC
+times a script can join on, in JSON the fields of docs/json.md (runs under `runs` as before, scans and audits under
 their own keys, so a script that reads runs sees only runs)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
+from stackbench.base import units
 from stackbench.report.document import Report
 from stackbench.report.tabular import Tabular
 from stackbench.model.results import Run
@@ -32,7 +33,7 @@ def runs_report(rows: Sequence[tuple[Run, int]], scans: Sequence[Any] = (), audi
     kept_audits = [value for kind, _, value in items if kind == "audit"]
     data = {**runs_json(kept_runs), "scans": [scan_json(s) for s in kept_scans],
             "audits": [audit_json(a) for a in kept_audits]}
-    return Report(tables=(_export_table(items),), data=data, display=(_terminal_table(items),))
+    return Report(tables=(_terminal_table(items),), data=data, csv_tables=(_export_table(items),))
 
 
 def _terminal_row(kind: str, value: Any) -> list[str]:
@@ -43,9 +44,9 @@ def _terminal_row(kind: str, value: Any) -> list[str]:
                 run.plan_name or run.source, run.target or ""]
     if kind == "scan":
         return [value.id[:12], kind, _local(value.created_at), value.label or "", value.status,
-                f"{value.files:,} files", "smallblocks", ", ".join(value.paths)]
+                units.count(value.files, "file"), "smallblocks", ", ".join(value.paths)]
     return [value.id[:12], kind, _local(value.created_at), value.label or "", audit_status(value),
-            f"{value.findings_count} finding{'s' if value.findings_count != 1 else ''}", "audit",
+            units.count(value.findings_count, "finding"), "audit",
             value.subject_name or "unknown subject"]
 
 
@@ -64,7 +65,7 @@ def _terminal_table(items: Sequence[tuple[str, datetime, Any]]) -> Tabular:
 
 
 def _export_table(items: Sequence[tuple[str, datetime, Any]]) -> Tabular:
-    """Markdown and CSV: the run columns as before, then Kind (run, scan or audit) last."""
+    """CSV: the run columns as before, then Kind (run, scan or audit) last."""
     rows = []
     for kind, _, value in items:
         if kind == "run":
@@ -119,4 +120,4 @@ def audit_status(audit: Any) -> str:
 
 
 def _local(moment: datetime) -> str:
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
-from stackbench.base.units import format_bytes, format_size
+from stackbench.base.units import count, format_bytes, format_size
 
 
 def smallblocks_json(result: Any, rec: Any, table: list[Any], about: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def histogram_table(result: Any) -> Tabular:
          f"{r['cumulative_pct']:.2f}%"]
         for r in result.histogram.rows()
     ]
-    title = f"File sizes: {result.histogram.files:,} files, {format_bytes(result.histogram.total_bytes)}"
+    title = f"File sizes: {count(result.histogram.files, 'file')}, {format_bytes(result.histogram.total_bytes)}"
     if result.partial:
         title += " (PARTIAL: interrupted)"
     return Tabular(
@@ -83,8 +83,8 @@ def recommendation_text(result: Any, rec: Any, table: list[Any]) -> Group:
     (Markdown and CSV export the histogram, JSON has them all)."""
     lines = [
         Text(
-            f"Metadata walk: {result.histogram.files:,} files in {result.seconds:.2f} s, "
-            f"{result.files_per_second:,.0f} files/s with {result.workers} readers",
+            f"Metadata walk: {count(result.histogram.files, 'file')} in {result.seconds:.2f} s, "
+            f"{result.files_per_second:,.0f} files/s with {count(result.workers, 'reader')}",
         ),
         Text("Estimated special vdev usage (small files below the value + metadata "
              f"{format_bytes(rec.metadata_bytes)}):", style="bold"),

@@ -1,8 +1,9 @@
 """The one table model every output format renders: headers, rows of text, a title and notes.
 
 Commands build a `Tabular` from what analysis returned; the formats in `report/formats/` turn it into text.
-The fields after `notes` are hints for the terminal (alignment, colours, wrapping); the file formats read
-only what they can express (Markdown keeps the alignment) and ignore the rest.
+The fields after `notes` are hints for the terminal (alignment, colours, wrapping, the short headers of a
+narrow terminal); the file formats read only what they can express (Markdown keeps the alignment) and
+ignore the rest.
 
 Its text is escaped when it is made (usertext.shown): a control, separator or invisible format character
 in a label, path or fact (a store written before labels refused them, a file imported as it was) is
@@ -33,6 +34,10 @@ class Tabular:
     # Columns whose words longer than the column (ids, paths) break across lines instead of ending in "…".
     fold: frozenset[int] = frozenset()
     title_style: str = "bold"
+    # For a terminal too narrow for `headers` (report/formats/table.py): shorter ones, and the notes that
+    # then say what they mean and their units. None: the same headers and notes.
+    short_headers: Sequence[str] | None = None
+    short_notes: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         def text(value: Any) -> Any:
@@ -42,3 +47,7 @@ class Tabular:
         object.__setattr__(self, "rows", [[text(cell) for cell in row] for row in self.rows])
         object.__setattr__(self, "title", text(self.title))
         object.__setattr__(self, "notes", [text(note) for note in self.notes])
+        if self.short_headers is not None:
+            object.__setattr__(self, "short_headers", [text(h) for h in self.short_headers])
+        if self.short_notes is not None:
+            object.__setattr__(self, "short_notes", [text(note) for note in self.short_notes])

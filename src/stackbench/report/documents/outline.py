@@ -84,14 +84,15 @@ def _run_blocks(part: RunPart) -> list[Block]:
     run = part.run
     status = run.status
     if run.status != "complete":  # as the run table says it: fio outputs done of the cells planned
-        status = f"{run.status.upper()} ({len({c.fio_output_id for c in run.cells})} of {run.planned_cells or '?'} cells)"
+        planned = plural(run.planned_cells, "cell") if run.planned_cells else "? cells"
+        status = f"{run.status.upper()} ({len({c.fio_output_id for c in run.cells})} of {planned})"
     when = run.created_at.strftime("%Y-%m-%d %H:%M UTC") if run.created_at else "?"
     blocks: list[Block] = [
         Heading(2, f"Run {part.name}", part.anchor),
         Text(f"Run id {run.id}, {run.source} {when}, status {status}, plan {run.plan_name or '-'}, "
              f"{plural(len(run.cells), 'cell')}."),
     ]
-    blocks += [Table(table) for table in run_report(run, part.goals).terminal_tables]  # the cells, then goals
+    blocks += [Table(table) for table in run_report(run, part.goals).tables]  # the cells, then goals
     if run.warnings:
         blocks.append(Table(warnings_table(run)))
     blocks.append(Table(facts_table(run)))

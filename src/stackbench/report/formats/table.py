@@ -1,14 +1,20 @@
-"""The terminal table: Rich tables with a bold title above and dim notes below.
+"""The terminal table: Rich tables with a bold title above and dim notes below, fitted to the width.
 
 Rendered into a string through a Console given the output console's width and colour system, so the text
 is exactly what printing the tables on that console would show, colours included on a terminal, and the
 same bytes in a pipe.
+
+A table takes the layout that fits the width it is printed in: boxed, with its full headers, where every
+cell fits whole (its no-wrap columns on one line); otherwise a compact one (a rule under the headers, no
+borders), with the table's short headers and the notes that explain them, whose cells may wrap between
+words. No number is ever cut to "…": a word wider than what is left of a too-narrow terminal folds onto
+the next line whole.
 """
 
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
@@ -16,6 +22,11 @@ from rich.text import Text
 from stackbench.report.document import Report
 from stackbench.report.formats.exporter import Screen
 from stackbench.report.tabular import Tabular
+
+if TYPE_CHECKING:
+    from rich.console import ConsoleOptions, RenderResult
+    from rich.measure import Measurement
+    from rich.table import Table
 
 
 class TableExporter:
@@ -28,16 +39,79 @@ class TableExporter:
             file=buffer, width=screen.width, height=25, color_system=screen.color_system, no_color=screen.no_color,
             force_terminal=False, markup=False, highlight=False, emoji=False, legacy_windows=False,
         )
-        console.print(renderable(report.terminal_tables))
+        console.print(renderable(report.tables))
         return buffer.getvalue()
 
 
 def renderable(tables: Sequence[Tabular]) -> RenderableType:
     """The tables one under the other, as Rich renderables (for a live console, or a test's own)."""
-    return Group(*(_tabular(tab) for tab in tables))
+    return Group(*(FittedTable(tab) for tab in tables))
 
 
-def _tabular(tab: Tabular) -> RenderableType:
+class FittedTable:
+    """One `Tabular` as a Rich renderable that chooses its layout when it is rendered, for the width it
+    gets: the boxed table if it fits whole, else the compact one."""
+
+    def __init__(self, tab: Tabular) -> None:
+        self.tab = tab
+
+    def __rich_console__(self, console: Console, options: "ConsoleOptions") -> "RenderResult":
+        tab = self.tab
+        if _boxed_width(tab) <= options.max_width:
+            yield _titled(tab, _table(tab), tab.notes)
+            return
+        headers = tab.short_headers if tab.short_headers is not None else tab.headers
+        widths = _compact_widths(tab, headers, options.max_width)
+        notes = tab.short_notes if tab.short_notes is not None else tab.notes
+        yield _titled(tab, _compact_table(tab, headers, widths) if widths is not None else _cards(tab, headers), notes)
+
+    def __rich_measure__(self, console: Console, options: "ConsoleOptions") -> "Measurement":
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, _table(self.tab))
+
+
+def _words(texts: Sequence[str], *, whole_lines: bool) -> list[int]:
+    """The widths of the parts of `texts` that must stay on one line: their lines, or their words."""
+    from rich.cells import cell_len
+
+    return [cell_len(part) for text in texts for part in (text.splitlines() if whole_lines else text.split())]
+
+
+def _boxed_width(tab: Tabular) -> int:
+    """The narrowest the boxed table can be without cutting a cell: a no-wrap column as wide as its widest
+    line, another as its longest word, each with a space either side and a border between (Rich's own
+    measure does not count no-wrap columns as such)."""
+    widths = [max(_words([header, *(row[index] for row in tab.rows)], whole_lines=index in tab.no_wrap), default=0)
+              for index, header in enumerate(tab.headers)]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _compact_widths(tab: Tabular, headers: Sequence[str], width: int) -> list[int] | None:
+    """Column widths that fit `width` with two spaces between columns: every column as wide as its widest
+    line, then narrowed one character at a time where that wraps the fewest cells not wrapped yet (then
+    the fewest cells, then the widest column), never below its longest word (the first column: its widest
+    line). None where even that does not fit."""
+    columns = [[header, *(row[index] for row in tab.rows)] for index, header in enumerate(headers)]
+    lines = [[max(_words([text], whole_lines=True), default=0) for text in texts] for texts in columns]
+    narrowest = [max(_words(texts, whole_lines=index == 0), default=0) for index, texts in enumerate(columns)]
+    widths = [max(column, default=0) for column in lines]
+    room = width - 2 * (len(widths) - 1)
+    while sum(widths) > room:
+        slack = [index for index, w in enumerate(widths) if w > narrowest[index]]
+        if not slack:
+            break
+
+        def wrapped(index: int) -> tuple[int, int, int]:
+            now = widths[index]
+            return sum(line == now for line in lines[index]), sum(line >= now for line in lines[index]), -now
+
+        widths[min(slack, key=wrapped)] -= 1
+    return widths if sum(widths) <= room else None
+
+
+def _table(tab: Tabular) -> "Table":
+    """The boxed table: the `no_wrap` columns on one line, the others wrapping between words."""
     from rich.table import Table
 
     table = Table()
@@ -48,15 +122,53 @@ def _tabular(tab: Tabular) -> RenderableType:
             no_wrap=index in tab.no_wrap,
             overflow="fold" if index in tab.fold else "ellipsis",
         )
+    return _filled(tab, table)
+
+
+def _compact_table(tab: Tabular, headers: Sequence[str], widths: Sequence[int]) -> "Table":
+    """The compact table: the short headers, a rule under them and no borders, columns of the widths
+    `_compact_widths` chose, whose cells wrap between words."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    for index, (header, column_width) in enumerate(zip(headers, widths)):
+        table.add_column(header, justify="right" if index in tab.right_aligned else "left", width=column_width,
+                         overflow="fold")
+    return _filled(tab, table)
+
+
+def _cards(tab: Tabular, headers: Sequence[str]) -> RenderableType:
+    """Too many columns for the width: each row as a card, its first cell as a heading and every other cell
+    under it beside its header, wrapped between words (a word wider than the terminal folds)."""
+    from rich.table import Table
+
+    cards: list[RenderableType] = []
+    for row_index, row in enumerate(tab.rows):
+        grid = Table.grid(padding=(0, 2), pad_edge=False)
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for column, (header, value) in enumerate(zip(headers[1:], row[1:]), 1):
+            grid.add_row(Text(f"  {header}", style="dim"),
+                         Text(value, style=tab.cell_styles.get((row_index, column), "")))
+        cards += [Text(row[0], style=tab.cell_styles.get((row_index, 0), "bold")), grid]
+    return Group(*cards)
+
+
+def _filled(tab: Tabular, table: "Table") -> "Table":
     for row_index, row in enumerate(tab.rows):
         # Cells are Text, never markup: labels, paths and fio's messages are user data.
         cells = [Text(value, style=tab.cell_styles.get((row_index, column), "")) for column, value in enumerate(row)]
         table.add_row(*cells, style=tab.styles.get(row_index))
+    return table
+
+
+def _titled(tab: Tabular, table: "Table", notes: Sequence[str]) -> RenderableType:
     parts: list[RenderableType] = []
     if tab.title:
         parts.append(Text(tab.title, style=tab.title_style))
     parts.append(table)
-    parts.extend(Text(note, style="dim") for note in tab.notes)
+    parts.extend(Text(note, style="dim") for note in notes)
     return Group(*parts)
 
 

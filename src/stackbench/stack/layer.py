@@ -1,0 +1,158 @@
+"""A layer of a storage stack, and the discovered stack: data only, the shape `stack --json` and
+`facts.stack` share (docs/json.md).
+
+Each layer names what per-second telemetry will read for it: `devices` are the kernel names of its rows in
+/proc/diskstats (a disk, a partition, dm-0, md0, loop1, zd0), and `zfs` the pool, vdev and dataset names
+that `zpool iostat -v` and the kstats under /proc/spl/kstat/zfs use. A layer with neither (a directory, a
+file system on a network) has no counters of its own; its children do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Protocol
+
+VERSION = 1
+
+# What each kind of layer is (docs/stack.md has the same list with what each reads).
+KINDS: dict[str, str] = {
+    "file": "a file: the target, a loop device's backing file or a ZFS file vdev",
+    "directory": "the target directory, where a run measures a scratch file",
+    "filesystem": "a mounted file system (ext4, xfs, btrfs, tmpfs, NFS, ...)",
+    "zfs-dataset": "a ZFS file system",
+    "zvol": "a ZFS volume, a block device (zdN) whose blocks the pool stores",
+    "zfs-pool": "a ZFS pool",
+    "zfs-vdev": "a top-level vdev of a pool, in its allocation class (normal, special, logs, cache, ...)",
+    "dm-crypt": "a dm-crypt (LUKS or plain) mapping",
+    "lvm": "an LVM logical volume",
+    "dm": "another device-mapper device",
+    "md": "a Linux software RAID array",
+    "partition": "a partition of a disk",
+    "loop": "a loop device, showing a file (or a device) as a block device",
+    "disk": "a whole block device as the kernel sees it (in a VM: a virtual disk)",
+    "host-backing": "what a VM disk is on the host, from the host's captured facts",
+    "unknown": "something the discovery could not read",
+}
+
+
+@dataclass
+class Layer:
+    """One node of the tree: what it is, its settings, where its counters are, and what is under it."""
+
+    kind: str  # one of KINDS
+    name: str  # /dev/dm-0, tank/images, mirror-0, /srv/data (a path, a device or a ZFS name)
+    settings: dict[str, Any] = field(default_factory=dict)  # what the audit reads: sector sizes, cipher, ashift
+    devices: list[str] = field(default_factory=list)  # kernel names of its /proc/diskstats rows
+    zfs: dict[str, str] = field(default_factory=dict)  # pool, vdev, dataset: for zpool iostat and the kstats
+    notes: list[str] = field(default_factory=list)  # what could not be read, and why
+    children: list[Layer] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "name": self.name, "settings": dict(self.settings), "devices": list(self.devices),
+            "zfs": dict(self.zfs), "notes": list(self.notes), "children": [c.to_json() for c in self.children],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, depth: int = 0) -> Layer:
+        """A layer from saved facts; ValueError when it does not have the shape `to_json` writes."""
+        if not isinstance(data, dict) or depth > 64:
+            raise ValueError("a stack layer is not an object")
+        kind, name = data.get("kind"), data.get("name")
+        settings, devices, zfs = data.get("settings") or {}, data.get("devices") or [], data.get("zfs") or {}
+        notes, children = data.get("notes") or [], data.get("children") or []
+        if not (isinstance(kind, str) and isinstance(name, str) and isinstance(settings, dict)
+                and isinstance(devices, list) and isinstance(zfs, dict) and isinstance(notes, list)
+                and isinstance(children, list)):
+            raise ValueError(f"stack layer {name!r} has fields of the wrong type")
+        return cls(kind, name, dict(settings), [str(d) for d in devices], {str(k): str(v) for k, v in zfs.items()},
+                   [str(n) for n in notes], [cls.from_json(c, depth + 1) for c in children])
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, Layer]]:
+        """Every layer under this one, this one first, with its depth."""
+        yield depth, self
+        for child in self.children:
+            yield from child.walk(depth + 1)
+
+    def label(self) -> str:
+        """`ext4 /srv/data`, `dm-crypt /dev/dm-0 (luks)`: the kind's word and the name, for one line."""
+        word = {"filesystem": str(self.settings.get("fs_type") or "file system"),
+                "zfs-dataset": "dataset", "zfs-pool": "pool", "zfs-vdev": f"vdev {self.settings.get('class', '')}".strip(),
+                "host-backing": "on the host"}.get(self.kind, self.kind)
+        return f"{word} {self.name}"
+
+
+@dataclass(frozen=True)
+class CounterNames:
+    """Every counter a per-second sampler of a stack reads, each name once, top down: the names are the
+    kernel's and ZFS's own, so the sampler needs nothing else from the tree. Empty where the stack has none
+    (a directory on tmpfs: no diskstats row; no ZFS: no pool)."""
+
+    diskstats: tuple[str, ...]  # kernel names, as in column 3 of /proc/diskstats: vda, vda1, dm-0, md0, loop1, zd0
+    pools: tuple[str, ...]  # for `zpool iostat -Hpv POOL` and /proc/spl/kstat/zfs/POOL/
+    vdevs: tuple[tuple[str, str], ...]  # (pool, vdev) as `zpool iostat -v` prints the vdev: mirror-0, /dev/sda1
+    datasets: tuple[tuple[str, str], ...]  # (pool, dataset or zvol): the objset kstats under the pool's kstats
+
+
+@dataclass
+class Stack:
+    """The layers under one target: the tree, and whether this machine is a VM (whose disks' backing is
+    on the host)."""
+
+    target: str
+    root: Layer
+    virtualization: str | None = None  # systemd-detect-virt's answer: none, kvm, qemu, ...; None: unknown
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": VERSION, "target": self.target, "virtualization": self.virtualization,
+                "root": self.root.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Stack:
+        """The stack a run's facts saved (`facts.stack`); ValueError when it is not one."""
+        if not isinstance(data, dict) or not isinstance(data.get("target"), str) or "root" not in data:
+            raise ValueError("not a saved stack (no target or root)")
+        if data.get("version") != VERSION:
+            raise ValueError(f"a saved stack of version {data.get('version')!r}, this stackbench reads {VERSION}")
+        virt = data.get("virtualization")
+        return cls(data["target"], Layer.from_json(data["root"]), virt if isinstance(virt, str) else None)
+
+    def data_path(self) -> list[Layer]:
+        """The layers data goes through from the target down, taking the first child at each branch (the
+        first leg of a mirror, the first PV of a volume group): what `layers --auto` measures."""
+        path, layer = [self.root], self.root
+        while layer.children:
+            layer = layer.children[0]
+            path.append(layer)
+        return path
+
+    def counter_names(self) -> CounterNames:
+        """What layer telemetry samples for this stack: every layer's `devices` and `zfs` names (a layer
+        with neither, a file system or a directory, is counted by the layers under it)."""
+        diskstats: dict[str, None] = {}
+        pools: dict[str, None] = {}
+        vdevs: dict[tuple[str, str], None] = {}
+        datasets: dict[tuple[str, str], None] = {}
+        for _, layer in self.root.walk():
+            diskstats.update(dict.fromkeys(layer.devices))
+            pool = layer.zfs.get("pool")
+            if pool:
+                pools[pool] = None
+                if layer.zfs.get("vdev"):
+                    vdevs[(pool, layer.zfs["vdev"])] = None
+                if layer.zfs.get("dataset"):
+                    datasets[(pool, layer.zfs["dataset"])] = None
+        return CounterNames(tuple(diskstats), tuple(pools), tuple(vdevs), tuple(datasets))
+
+    def chain(self) -> str:
+        """The data path on one line, top down: `ext4 /mnt/x > loop /dev/loop2 > file /m/img > ...`."""
+        return " > ".join(layer.label() for layer in self.data_path())
+
+
+class Resolver(Protocol):
+    """What the per-kind builders ask the discovery for, so a loop device's backing file or a ZFS leaf gets
+    its own stack without the builders importing each other."""
+
+    def path(self, path: str) -> Layer: ...
+    def block(self, name: str) -> Layer: ...
+    def zvol(self, dataset: str, device: str | None) -> Layer: ...

@@ -1,0 +1,67 @@
+"""A real two-storey stack for the stack tests: ext4 (1 KiB blocks) on a loop device over a file on ext4
+(4 KiB blocks) on another loop device over a file in the test's directory. Made with losetup and mkfs.ext4,
+as root; unmounted and detached afterwards, whatever happened.
+
+What the tests expect of it is written from how it is built here, never from what the discovery prints.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+MiB = 1024**2
+
+
+@dataclass(frozen=True)
+class LoopChain:
+    outer_image: Path  # the file in the test's directory
+    outer_device: Path  # the loop device over it
+    lower: Path  # where ext4 on outer_device is mounted (4 KiB blocks)
+    inner_image: Path  # a file on that ext4
+    inner_device: Path  # the loop device over it
+    upper: Path  # where ext4 on inner_device is mounted (1 KiB blocks): the target
+
+
+def _run(*argv: str) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def findmnt(path: Path, column: str) -> str:
+    """A column of findmnt for the file system holding `path`: util-linux's view, not stackbench's."""
+    return _run("findmnt", "-n", "-o", column, "-T", str(path))
+
+
+def _storey(image: Path, size: int, block: int, mount_point: Path, made: list[tuple[str, Path]]) -> Path:
+    """ext4 with `block`-byte blocks on a loop device over a new sparse `image`, mounted at `mount_point`;
+    what it made is appended to `made` as it is made, for the caller to undo."""
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    device = Path(_run("losetup", "-f", "--show", str(image)))
+    made.append(("loop", device))
+    mount_point.mkdir()
+    _run("mkfs.ext4", "-q", "-F", "-b", str(block), str(device))
+    _run("mount", str(device), str(mount_point))
+    made.append(("mount", mount_point))
+    return device
+
+
+def build(tmp_path: Path) -> Iterator[LoopChain]:
+    if os.geteuid() != 0:
+        pytest.skip("needs root for loop devices and mounts")
+    made: list[tuple[str, Path]] = []
+    try:
+        outer, lower = tmp_path / "outer.img", tmp_path / "lower"
+        outer_device = _storey(outer, 160 * MiB, 4096, lower, made)
+        inner, upper = lower / "inner.img", tmp_path / "upper"
+        inner_device = _storey(inner, 48 * MiB, 1024, upper, made)
+        yield LoopChain(outer, outer_device, lower, inner, inner_device, upper)
+    finally:
+        for what, path in reversed(made):
+            argv = ["umount", str(path)] if what == "mount" else ["losetup", "-d", str(path)]
+            subprocess.run(argv, capture_output=True)
