@@ -49,7 +49,7 @@ def _version_and_tables(url: str) -> tuple[str, set[str]]:
 
 
 def _upgrade_keeps_every_run(url: str) -> None:
-    build_store(url)  # four runs with cells, fio outputs and a goal
+    build_store(url)  # six runs with cells, fio outputs and a goal
     store = Store(url)  # and one with per-second samples
     run_id = store.create_run(source="measured", label="with-samples", target="/t", plan_name="quick",
                               planned_cells=1, facts={"fio_version": "fio-3.33"})
@@ -75,7 +75,8 @@ def _upgrade_keeps_every_run(url: str) -> None:
     assert _contents(url, columns)[1] == before
     alembic(url, "upgrade", "head")
     store = Store(url)
-    assert [run.label for run, _ in store.list_runs()] == ["with-samples", "vm-luks", "vm", "lz4", "baseline"]
+    assert [run.label for run, _ in store.list_runs()] == ["with-samples", "sata-ssd", "optane", "vm-luks", "vm", "lz4",
+                                                            "baseline"]
     assert [s.iops for s in store.get_run("with-samples").cells[0].samples] == [1001.0, 1002.0, 1003.0, 1004.0, 1005.0]
     _round_trip(store)
     store.dispose()

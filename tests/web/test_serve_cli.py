@@ -119,23 +119,23 @@ def test_user_commands_add_list_claim_remove(tmp_path: Path, cli_here) -> None:
 
 
 def test_user_claim_takes_scans_and_audits_too(tmp_path: Path, cli_here) -> None:
-    """A store with four runs, a stored smallblocks scan and an audit (tests/stored_runs.py): claimed by label
+    """A store with six runs (two of them slog candidates) and an account alice, a stored smallblocks scan and an audit (tests/stored_runs.py): claimed by label
     and id prefix, all or none, unowned again when the account goes, and all claimed by --all-unowned."""
     from stored_runs import AUDIT_ID, SCAN_ID, build_store
 
     db = str(tmp_path / "r.db")
     build_store(f"sqlite:///{db}")
-    assert _user_add(cli_here, db, "alice").returncode == 0
-    claimed = cli_here("user", "claim", "alice", "tank-files", AUDIT_ID[:8], "--json", "--db", db)
+    assert _user_add(cli_here, db, "carol").returncode == 0
+    claimed = cli_here("user", "claim", "carol", "tank-files", AUDIT_ID[:8], "--json", "--db", db)
     assert claimed.returncode == 0, claimed.stderr
     assert json.loads(claimed.stdout)["kinds"] == {"run": [], "scan": [SCAN_ID], "audit": [AUDIT_ID]}
     assert _user_add(cli_here, db, "bob").returncode == 0
     refused = cli_here("user", "claim", "bob", "baseline", "tank-files", "--db", db)
     assert refused.returncode == 1 and f"scan {SCAN_ID[:12]} has an owner already" in refused.stderr
-    assert "bob now owns 4" in cli_here("user", "claim", "bob", "--all-unowned", "--db", db).stdout  # the runs:
+    assert "bob now owns 6" in cli_here("user", "claim", "bob", "--all-unowned", "--db", db).stdout  # the runs:
     # the refused claim above left the run `baseline` unowned (all or none)
-    removed = cli_here("user", "remove", "alice", "--json", "--db", db)
-    assert json.loads(removed.stdout) == {"removed": "alice", "runs_unowned": 0, "scans_unowned": 1,
+    removed = cli_here("user", "remove", "carol", "--json", "--db", db)
+    assert json.loads(removed.stdout) == {"removed": "carol", "runs_unowned": 0, "scans_unowned": 1,
                                           "audits_unowned": 1}
     again = cli_here("user", "claim", "bob", "--all-unowned", "--json", "--db", db)
     assert json.loads(again.stdout)["kinds"] == {"run": [], "scan": [SCAN_ID], "audit": [AUDIT_ID]}
