@@ -44,11 +44,11 @@ def serve_command(
     chart_cache: Optional[Path] = typer.Option(
         None, "--chart-cache", metavar="DIR",
         help="Directory where drawn charts are kept, shared by the workers and across restarts (made private; "
-        "refused if another user can write it). Default: $XDG_CACHE_HOME/stackbench/charts.",
+        "refused if another user can write it). Default: stackbench/charts in $XDG_CACHE_HOME or ~/.cache.",
         show_default=False,
     ),
     warm_runs: int = typer.Option(
-        200, "--warm-runs", min=0, max=100_000,
+        200, "--warm-runs", min=0, max=10_000, metavar="N",
         help="Draw the charts of this many newest runs in the background (on start, every 30 s and on every "
         "push), so their pages open without drawing. 0: draw on a page's first view only.",
     ),
