@@ -1,6 +1,6 @@
 """The server's drawn charts on disk (`serve --chart-cache DIR`), shared by its worker processes and kept
 across restarts, so that a run's page is answered from a file instead of drawing its charts with matplotlib
-(a few tenths of a second to a second per page: docs/server.md, "Charts").
+(a few tenths of a second to a second per page: docs/server.md, "Pages").
 
 An entry is one file per page's charts, named by a hash of its key: the key says what the charts show and
 how they were drawn (the run's id, label, status and number of cells, whether redacted, the renderer's
