@@ -13,7 +13,8 @@ generator does not share its interpreter lock). The load generator is bounded: C
 one thread), each logged in through the real form and then on its own keep-alive connection, each sending a fixed number of requests per page,
 one at a time, in the order of the pages (the runs list; its middle page by its number, as a
 typed URL skips to it; the same page by the Older link of the page before, as paging reaches it; a
-run; a compare), ... Before measuring, each client requests each page once: a page draws its charts
+search by a word of a label, which reads every run's label, target and host; the list sorted by label;
+a run; a compare), ... Before measuring, each client requests each page once: a page draws its charts
 on first view and keeps them (web/charts.py), and the measurement is of pages as users see them after that.
 The chart images themselves are not requested (they are separate requests a browser makes later).
 
@@ -378,6 +379,8 @@ def bench(url: str, backend: str, args: argparse.Namespace, reuse: bool = False)
         "runs list": "/runs",
         "runs list, a middle page by its number": f"/runs?page_number={middle_page}",
         "runs list, a middle page by Older": "",  # the link the page before shows (below)
+        "runs list, a search by a word of a label": "/runs?q=BENCH-77",  # a LIKE over every run, and its facets
+        "runs list, sorted by label": "/runs?sort=-label",
         "run": f"/runs/{ids[middle]}",
         "compare": f"/compare/{ids[middle]}/{ids[middle + 1]}",
     }

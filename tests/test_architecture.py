@@ -209,6 +209,9 @@ RAW_READS: dict[str, dict[str, str]] = {
         "(PROC / str(pid) / 'cmdline').read_bytes()": "the kernel's view of a process",
         "(PROC / str(pid) / 'comm').read_text()": "the kernel's view of a process",
     },
+    "stackbench/probe/conditions.py": {
+        "open(path, errors='replace')": "its _read helper, given only /proc and /sys files",
+    },
     "stackbench/probe/system.py": {
         "Path(path).read_text(errors='replace')": "its _read helper, given only /proc, /sys and /etc/os-release",
     },

@@ -117,6 +117,28 @@ def _sync_noise() -> list[Warning]:
     return [found] if found else []
 
 
+def _disturbed() -> list[Warning]:
+    """A cell one of whose runs saw CPU pressure (tests/runner/test_conditions.py makes it with a real hog)."""
+    measured = cell(runs=RUNS)
+    replicates = [{**r, "conditions": {"pressure": {"cpu": 60.0 if r["index"] == 1 else 1.0}}}
+                  for r in measured.measurement["replicates"]]
+    return run_warnings([replace(measured, measurement={**measured.measurement, "replicates": replicates})])
+
+
+def _drift(**facts: object) -> list[Warning]:
+    """Two separate sessions (tests/analysis/test_drift.py tells them apart from an ab session's arms)."""
+    def session(run_id: str, cpu: float, **changed: object):  # noqa: ANN202 - a synthetic run
+        measured = cell(runs=RUNS)
+        replicates = [{**r, "conditions": {"pressure": {"cpu": cpu}}} for r in measured.measurement["replicates"]]
+        return run([replace(measured, measurement={**measured.measurement, "replicates": replicates})],
+                   run_id=run_id, facts={"fio_version": "fio-3.33", **changed})
+
+    if facts:
+        return list(compare_runs(session("0" * 32, 1.0, system={"kernel": "6.1.0"}),
+                                 session("1" * 32, 1.0, **facts)).warnings)
+    return list(compare_runs(session("0" * 32, 1.0), session("1" * 32, 50.0)).warnings)
+
+
 SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]]] = {
     WarningCode.PAGE_CACHE: lambda mp, tmp: [cache_warning(SMALL_RAM, 1024**3, True, "ext4")],
     WarningCode.TMPFS_TARGET: lambda mp, tmp: [cache_warning(SMALL_RAM, 64 * 1024**3, False, "tmpfs")],
@@ -135,6 +157,9 @@ SITUATIONS: dict[WarningCode, Callable[[pytest.MonkeyPatch, Path], list[Warning]
     WarningCode.LESS_SAFE: lambda mp, tmp: _less_safe(),
     WarningCode.ORDER_EFFECT: lambda mp, tmp: _order_effect(),
     WarningCode.SYNC_NOISE: lambda mp, tmp: _sync_noise(),
+    WarningCode.DISTURBED: lambda mp, tmp: _disturbed(),
+    WarningCode.CONDITIONS_DIFFER: lambda mp, tmp: _drift(),
+    WarningCode.SETUP_DIFFERS: lambda mp, tmp: _drift(system={"kernel": "6.8.0"}),
     WarningCode.LEGACY: lambda mp, tmp: [Warning.from_json("a warning from before codes")],
     WarningCode.IMPORT_UNKNOWN: lambda mp, tmp: _imported("old/3.1-randrw-terse.txt", derived=()),
     WarningCode.IMPORT_DERIVED: lambda mp, tmp: _imported("public/fio-plot/example_data/randread-01.json"),

@@ -126,7 +126,7 @@ def test_shared_pages_show_charts_drawn_from_the_redacted_runs(fresh_site, tmp_p
 def test_hostile_labels_and_notes_render_inert(web: Site, as_user: dict) -> None:
     alice = as_user["alice"]
     link = _link(_share(alice, f"/runs/{web.runs['a']}", note=HOSTILE), web)
-    pages = [alice.get("/runs", params={"label": HOSTILE}).text, alice.get(f"/runs/{web.runs['a']}").text,
+    pages = [alice.get("/runs", params={"q": HOSTILE}).text, alice.get(f"/runs/{web.runs['a']}").text,
              alice.get(f"/compare/{web.runs['a']}/{web.runs['b']}").text, web.client().get(link).text]
     for page in pages:
         assert "<script" not in page
@@ -144,12 +144,14 @@ def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
     page_two = alice.get(html.unescape(older)).text
     ids = set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_one)) | set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_two))
     assert ids == {web.runs["a"], web.runs["b"], web.runs["team"]}
-    only = alice.get("/runs", params={"label": "alice-b"}).text
+    only = alice.get("/runs", params={"q": "alice-b"}).text
     assert re.findall(r'href="/runs/([0-9a-f]{32})"', only) == [web.runs["b"]]
     assert "0 run(s)" in alice.get("/runs", params={"since": "2999-01-01"}).text
     assert "3 run(s)" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text
     assert "0 run(s)" in alice.get("/runs", params={"plan": "quick"}).text
-    assert alice.get("/compare", params={"a": web.runs["a"]}).status_code == 400  # one run picked
+    one = alice.get("/compare", params={"a": web.runs["a"]})  # one run picked: pick the other, or go back
+    assert one.status_code == 200 and f'href="/compare/{web.runs["a"]}/{web.runs["b"]}"' in one.text
+    assert 'href="/runs">go back to the runs list</a>' in one.text
     assert alice.get("/runs", params={"since": "yesterday"}).status_code == 400
 
 
@@ -467,7 +469,8 @@ def test_reports_are_downloads_redacted_for_owners_and_link_holders_and_end_with
     assert own.headers["content-disposition"] == f'attachment; filename="stackbench-report-{run.id[:12]}.html"'
     assert "<html" in own.text[:200] and "report-me" in own.text
     assert "mallory-rep" not in own.text and "user-1" in own.text  # redacted for the owner too
-    assert as_user["bob"].get(f"{run_page}/report.html").text == stranger.get(
+    # not his: the 404 of a random id, as bob sees it (a 404 page shows its viewer's navigation)
+    assert as_user["bob"].get(f"{run_page}/report.html").text == as_user["bob"].get(
         f"/runs/{secrets.token_hex(16)}/report.html").text
 
     link = _link(_share(alice, run_page), web)

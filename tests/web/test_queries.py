@@ -26,7 +26,7 @@ pg_database = test_postgres.pg_database  # a database of its own on the test Pos
 
 # Statements per view of each page, at most (a logged-in owner, or the holder of a share link).
 LIMITS = {
-    "runs list": 2,  # session, the page of runs with the number of runs
+    "runs list": 3,  # session, the page of runs with the number of runs, the facets' counts (one UNION ALL)
     "run": 6,  # session, misses, the run (checked and read in one), its cells, goals, the owner's share links
     "compare": 5,  # session, misses, both runs, their cells, share links
     "shared run": 5,  # misses, the token, the run, its cells, goals (its last use written once a minute)

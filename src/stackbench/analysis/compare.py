@@ -22,6 +22,7 @@ from stackbench.analysis.between_runs import (
     Estimate, RatioTest, estimate, geomean_interval, holm, paired_ratio, welch_ratio,
 )
 from stackbench.analysis.cells import NONE, WEAK_KINDS, Replicates, replicates_of, runs_range
+from stackbench.analysis.drift import CONFIRM, design, drift_warnings
 from stackbench.analysis.order_effect import OrderEffect, session_order_effect, session_orders
 from stackbench.analysis.tradeoff import SafetyTradeoff, safety_tradeoff
 from stackbench.base.errors import StackbenchError
@@ -132,12 +133,20 @@ class RunComparison:
     advice: str | None = None
     order_effect: OrderEffect | None = None  # the two arms of one ab session: second vs first in a round
     safety: SafetyTradeoff = SafetyTradeoff()  # where one side is less safe (unsafe_settings.py)
+    # What differed between two separate sessions (analysis/drift.py): never set for one ab session.
+    drift: tuple[Warning, ...] = ()
+
+    @property
+    def design(self) -> str:
+        """How the two sides were measured, which says what the verdict can control (analysis/drift.py)."""
+        return design(self.paired)
 
     @property
     def warnings(self) -> tuple[Warning, ...]:
-        """The comparison's own warnings (a row's are on the row): a side less safe, an order effect."""
+        """The comparison's own warnings (a row's are on the row): a side less safe, an order effect, what
+        differed between separate sessions."""
         found = (self.safety.warning(self.verdict), self.order_effect.warning() if self.order_effect else None)
-        return tuple(w for w in found if w is not None)
+        return tuple(w for w in found if w is not None) + self.drift
 
     @property
     def geomean_ratio(self) -> float | None:
@@ -157,7 +166,8 @@ class RunComparison:
 
     @property
     def weak(self) -> bool:
-        return any(row.weak for row in self.rows)
+        """A row without separate runs, or separate sessions that differed in what the verdict cannot see."""
+        return any(row.weak for row in self.rows) or bool(self.drift)
 
     def to_json(self) -> dict[str, Any]:
         interval = self.geomean_ratio_ci()
@@ -170,6 +180,7 @@ class RunComparison:
             "reason": self.reason,
             "weak": self.weak,
             "paired": self.paired,
+            "design": self.design,
             "multiple_comparisons": "holm",
             "geomean_ratio": self.geomean_ratio,
             "geomean_ratio_ci": list(interval) if interval else None,
@@ -309,6 +320,10 @@ def compare_runs(
     verdict, reason = _overall(rows, min_effect)
     if verdict in (KEEP, REVERT, SAME) and any(r.weak for r in rows if r.weight > 0):
         reason += "; WEAK: some rows were measured before stackbench counted separate runs (see warnings)"
+    drift = tuple(drift_warnings(base, other, paired=paired))
+    if verdict in (KEEP, REVERT, SAME) and drift:
+        reason += (f"; WEAK: the separate sessions differed ({', '.join(w.code.value for w in drift)}, see "
+                   f"warnings): {CONFIRM}")
     advice = None
     undecided = [r.runs_to_decide for r in rows if r.weight > 0 and r.verdict == NO_EVIDENCE and r.runs_to_decide]
     if verdict == NO_EVIDENCE and undecided:
@@ -329,6 +344,7 @@ def compare_runs(
         order_effect=session_order_effect(orders, [(a[k], b[k]) for k in common], alpha) if orders else None,
         safety=safety_tradeoff(base, other, one_session=paired),
         advice=advice,
+        drift=drift,
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from stackbench.analysis.advice import AB, RUN, more_runs, runs_to_decide
 from stackbench.analysis.cells import RUNS, cell_estimate, replicates_of
+from stackbench.analysis.conditions import disturbance_warnings
 from stackbench.analysis.stats import sample_summary
 from stackbench.model.results import Cell
 from stackbench.base.units import plural
@@ -72,7 +73,7 @@ def run_warnings(cells: list[Cell], facts: dict[str, Any] | None = None) -> list
         ))
     for cell in cells:
         warnings.extend(cell_warnings(cell, how=how, fs_type=fs_type))
-    return warnings
+    return warnings + disturbance_warnings(cells)
 
 
 def cell_warnings(cell: Cell, *, how: str = RUN, fs_type: str | None = None) -> list[Warning]:

@@ -42,6 +42,8 @@ from stackbench.base.errors import (
 )
 from stackbench.model.plan import Plan, Workload, auto_size
 from stackbench.probe.block import collect_target_facts
+from stackbench.probe.conditions import ConditionSampler
+from stackbench.measure.telemetry import end_of, job_ends, run_summary, sampled_layers
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import Run, new_id
 from stackbench.stack.discover import stack_facts
@@ -298,6 +300,7 @@ class Measurement:
         self.run_id = new_id()
         self.cells = [_CellState(i, w, new_id()) for i, w in enumerate(prepared.plan.workloads)]
         self.order = 0
+        self.devices, self.pools = sampled_layers(prepared.facts)
         # Recorded before fio starts, so the next command can clean up after a SIGKILL or power cut.
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{abandoned.WORKDIR_PREFIX}{self.run_id[:12]}-"))
         process = abandoned.process_record(
@@ -354,14 +357,28 @@ class Measurement:
         """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
         p = self.prepared
         what = f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}"
-        invocation = run_fio(
-            p.fio_path, cell_job_file(state.workload, p.target),
-            on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
-            on_started=self.record_fio, extra_args=p.target.fio_args,
-        )
+        with self.sampler() as sampler:
+            invocation = run_fio(
+                p.fio_path, cell_job_file(state.workload, p.target),
+                on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
+                on_started=self.record_fio, extra_args=p.target.fio_args,
+            )
         parsed = _check(invocation, what)
+        conditions = sampler.result()
         return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
-                            round_index=round_index, order=self.order, seconds=invocation.seconds, what=what)
+                            round_index=round_index, order=self.order, seconds=invocation.seconds, what=what,
+                            conditions=(conditions, self._summary(conditions, parsed, end_of(parsed))))
+
+    def sampler(self) -> ConditionSampler:
+        """The machine's conditions, sampled each second around one fio process (measure/telemetry.py), for
+        the devices and pools under the target (`devices`, `pools`: the run sets them from its facts)."""
+        return ConditionSampler(self.devices, self.pools)
+
+    def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None, *,
+                 timed: bool = True) -> dict[str, Any]:
+        cpus = (self.prepared.facts.get("system") or {}).get("cpu_count")
+        return run_summary(conditions, parsed, end, devices=self.devices, pools=self.pools,
+                           cpus=cpus if isinstance(cpus, int) else None, timed=timed)
 
     def _measure_round(self, states: list[_CellState], round_index: int) -> list[list[DirectionResult]]:
         """One separate fio run of each of `states`' cells in one fio process (`sweep_job_file`: a stonewalled
@@ -382,13 +399,14 @@ class Measurement:
             observer.cell_progress(states[current[0]].index, elapsed - starts[current[0]])
 
         prefixes = tuple(job_log_prefix(i) for i in range(len(states)))
-        invocation = run_fio(
-            p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
-                                       title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
-            on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
-            extra_args=p.target.fio_args,
-        )
-        _check(invocation, what)
+        with self.sampler() as sampler:
+            invocation = run_fio(
+                p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
+                                           title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
+                on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
+                extra_args=p.target.fio_args,
+            )
+        whole = _check(invocation, what)
         jobs = parse_fio_jobs(invocation.stdout, source=f"fio output of {what}")
         if len(jobs) != len(states):
             raise FioOutputError(
@@ -396,10 +414,14 @@ class Measurement:
                 "Run the stored job file by hand with fio to see why (stackbench show RUN --json)",
             )
         total = sum(budgets)
+        conditions = sampler.result()
+        ends = job_ends(end_of(whole), jobs, [s.workload for s in states])
         return [
             self._record(state, parsed, invocation, invocation.job_samples.get(prefix, {}),
                          round_index=round_index, order=self.order + i, seconds=invocation.seconds * budgets[i] / total,
-                         what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}")
+                         what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}",
+                         conditions=(conditions if i == 0 else None,
+                                     self._summary(conditions, parsed, ends[i], timed=len(states) == 1)))
             for i, (state, parsed, prefix) in enumerate(zip(states, jobs, prefixes))
         ]
 
@@ -414,9 +436,12 @@ class Measurement:
         order: int,
         seconds: float,
         what: str,
+        conditions: tuple[dict[str, Any] | None, dict[str, Any]] | None = None,
     ) -> list[DirectionResult]:
-        """Store one finished fio run of a cell (`parsed`: its own fio output) with its samples and its place
-        in the run's order; the cell's merged result and `measurement` are replaced to include it."""
+        """Store one finished fio run of a cell (`parsed`: its own fio output) with its samples, its place
+        in the run's order and the machine's conditions (the seconds sampled, stored once per fio process,
+        and their summary over this run's window, kept with its replicate); the cell's merged result and
+        `measurement` are replaced to include it."""
         plan = self.prepared.plan
         workload = state.workload
         number = len(state.runs)
@@ -427,6 +452,7 @@ class Measurement:
             "order": order,
             "seconds": round(seconds, 3),
             "started_at": invocation.started_at.isoformat(),
+            **({"conditions": conditions[1]} if conditions else {}),
         })
         state.seconds += seconds
         _decide(state, plan)
@@ -460,7 +486,8 @@ class Measurement:
         )
         run_id = self.run_id
         try:
-            self.store.add_replicate(run_id, state.group_id, output, records)
+            self.store.add_replicate(run_id, state.group_id, output, records,
+                                     conditions=conditions[0] if conditions else None)
         except StoreError as error:
             kept = recovery.keep(invocation.stdout,
                                  f"stackbench-{run_id[:12]}-cell{state.index + 1}-run{number + 1}.json")

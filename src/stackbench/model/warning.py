@@ -144,6 +144,31 @@ class WarningCode(enum.StrEnum):
         "candidates differ by less than the smallest effect a ranking claims, and no number of runs makes "
         "one better).",
     )
+    DISTURBED = (
+        "DISTURBED",
+        "(run, ab, synclat, slog) The machine was busy with something else during some of the cells' fio "
+        "runs (`subject`: the cells; `text`: what was seen in how many runs): CPU or memory pressure of 10 % "
+        "or more (PSI; without PSI more runnable tasks than CPUs), CPU steal of 5 % or more, a ZFS scrub or "
+        "resilver, or I/O on the target's device that fio did not do of 25 % or more of fio's own bytes. "
+        "The per-run figures are `measurement.replicates[].conditions`.",
+        "Measure on a quiet machine, or compare configurations in one `stackbench ab` session, whose rounds "
+        "pair the arms in time.",
+    )
+    CONDITIONS_DIFFER = (
+        "CONDITIONS_DIFFER",
+        "(compare of runs from separate sessions) The machine's conditions differed between the two runs by "
+        "more than either run's own fio runs show: CPU or memory pressure (10 points or more), CPU steal (5 "
+        "points), I/O on the target's device that fio did not do (25 points of fio's bytes), or a scrub or "
+        "resilver during one side only. `text` gives each side's figure; the verdict is marked weak.",
+        "Confirm the verdict with `stackbench ab`, whose rounds measure both configurations alternately.",
+    )
+    SETUP_DIFFERS = (
+        "SETUP_DIFFERS",
+        "(compare of runs from separate sessions) The kernel, the fio version or the file measured on (a "
+        "different existing file or device, or a scratch file on one side and an existing file on the "
+        "other) differed between the two runs; `text` names each. The verdict is marked weak.",
+        "Confirm the verdict with `stackbench ab`, whose rounds measure both configurations alternately.",
+    )
     IMPORT_UNKNOWN = (
         "IMPORT_UNKNOWN",
         "(import) The imported output does not say a workload field: random or sequential (terse, a JSON job "

@@ -34,6 +34,7 @@ def comparison_table(result: RunComparison) -> Tabular:
         styles[index] = {"keep": "green", "revert": "red"}.get(row.verdict, "")
     notes = [summary_line(result, a, b)] if result.geomean_ratio is not None else []
     notes.append(f"Verdict: {result.verdict.upper()} — {result.reason}")
+    notes.append(f"Design: {result.design}")
     if result.safety.differences:  # the verdict stays true; this says what it was bought with
         notes.append(f"Safety: {result.safety.marking(result.verdict)}")
     if result.only_in_base or result.only_in_other:
@@ -118,7 +119,7 @@ def comparison_csv_table(result: RunComparison) -> Tabular:
             str(t.n_other) if t is not None else "",
             f"{row.weight:g}",
             row.verdict,
-            "yes" if row.weak else "no",
+            "yes" if row.weak or result.drift else "no",
             result.safety.marking(row.verdict),
             noisy_notes(row, plain.iops),
         ])

@@ -19,19 +19,20 @@ from __future__ import annotations
 import functools
 import secrets
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
 from sqlalchemy import and_, bindparam, delete, false, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.base.errors import StoreError
-from stackbench.model.results import Cell, Run, new_id
+from stackbench.model.results import TOTAL_HOST, Cell, Run, new_id
 from stackbench.store import schema
 from stackbench.store.database import guard_public_methods
 from stackbench.store.reads import read_runs
 from stackbench.store.repository import Store
 from stackbench.store.rows import aware, run_from_row
+from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by
 from stackbench.base.usertext import check
 
 SHARE_KINDS = ("run", "compare")
@@ -85,16 +86,6 @@ class ShareLink:
 
 
 @dataclass(frozen=True)
-class RunFilter:
-    label: str | None = None
-    target: str | None = None
-    plan: str | None = None  # the preset or plan name (`import` for imported runs)
-    since: date | None = None  # created on or after this day (UTC)
-    until: date | None = None  # created on or before this day (UTC)
-    sync_writes: bool = False  # only runs with a 4 KiB random synchronous write cell: SLOG candidates
-
-
-@dataclass(frozen=True)
 class RunSummary:
     """What a list of runs shows of each (the runs and SLOG pages): a run without its facts, warnings and
     cells, whose JSON a page of 50 rows would otherwise read and parse for nothing."""
@@ -107,6 +98,23 @@ class RunSummary:
     target: str | None
     plan_name: str | None
     planned_cells: int | None
+    host: str | None = None
+    fs_type: str | None = None
+    key_cell: KeyCell | None = None  # the plan's key cell, what the list's headline column shows
+
+
+@dataclass(frozen=True)
+class KeyCell:
+    """A run's key cell as a runs list shows it: its first cell (the plan's first workload: quick's 4 KiB
+    random read at QD 1), the total of a fleet run's hosts."""
+
+    pattern: str
+    iops: float
+    bw_bytes: float
+
+
+FACETS = ("plan", "fs", "status", "owner", "visibility")
+FACET_VALUES = 12  # the most frequent values of a facet that the list shows
 
 
 def now() -> datetime:
@@ -167,20 +175,6 @@ _LINKS_OF = {kind: _links_of(kind) for kind in SHARE_KINDS}
 # a share link by id (its owner's page) or by its token's hash (every view of a shared page)
 _LINK_BY = {column: select(schema.share_links).where(schema.share_links.c[column] == bindparam("value"))
             for column in ("id", "token_hash")}
-
-
-def _has_sync_write_cell() -> Any:
-    """A run with a 4 KiB random synchronous write cell: what `stackbench slog` ranks (analysis/slog.py
-    looks for that cell at QD1 and QD16), so `synclat` sweeps, `slog` candidates, `run --preset slog` and
-    imported `diskinfo -wS` or fio sync-write outputs."""
-    cells, runs = schema.cells, schema.runs
-    return (
-        select(cells.c.id)
-        .where(cells.c.run_id == runs.c.id, cells.c.rw == "randwrite", cells.c.bs == 4096,
-               cells.c.direction == "write", cells.c.sync.is_(True))
-        .correlate(runs)
-        .exists()
-    )
 
 
 @guard_public_methods  # every public method reports a database failure as one line, as Store's do
@@ -420,7 +414,7 @@ class Accounts:
 
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True,
-        older_than: str | None = None, newer_than: str | None = None,
+        older_than: str | None = None, newer_than: str | None = None, sort: str = NEWEST_FIRST,
     ) -> tuple[list[tuple[Run | RunSummary, int, str | None, str]], int]:
         """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
         and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts.
@@ -428,30 +422,21 @@ class Accounts:
         `older_than` / `newer_than` (a run's id) ask for the page that follows or precedes that run in the
         list instead of skipping `offset` runs: the database starts reading the listing index at that run,
         so a deep page costs what the first one does. A run the viewer may not see (or no longer stored) is
-        no anchor: the page is empty, and the caller falls back to the offset."""
+        no anchor: the page is empty, and the caller falls back to the offset. `sort` is a name of `SORTS`
+        (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
-        conditions = [_visible(viewer)]
-        if where.label:
-            conditions.append(runs.c.label == where.label)
-        if where.target:
-            conditions.append(runs.c.target == where.target)
-        if where.plan:
-            conditions.append(runs.c.plan_name == where.plan)
-        if where.since:
-            conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
-        if where.until:
-            end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
-            conditions.append(runs.c.created_at < end)
-        if where.sync_writes:
-            conditions.append(_has_sync_write_cell())
+        conditions = [_visible(viewer), *filtered(where)]
         # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
         # index), and only those runs are read whole: skipping to a deep page walks the index, not every
         # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed
         # run_id). Both keep the list fast with 10,000 runs (bench/serve_bench.py).
         newest_first = (runs.c.created_at.desc(), runs.c.id)
+        ordered = order_by(sort)
         anchor_id = older_than or newer_than
+        if sort != NEWEST_FIRST:  # keyset paging follows the newest-first index; other orders skip
+            anchor_id = older_than = newer_than = None
         if anchor_id is None:
-            page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*newest_first)
+            page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*ordered)
                         .offset(offset).limit(limit).subquery())
         else:
             anchor = select(runs.c.created_at).where(runs.c.id == anchor_id, _visible(viewer)).scalar_subquery()
@@ -469,12 +454,22 @@ class Accounts:
                         .limit(limit).subquery())
         cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
                       .correlate(runs).scalar_subquery())
-        columns = [runs] if whole else [runs.c[name] for name in (*RunSummary.__dataclass_fields__, "visibility")]
+        joined = runs.join(page_ids, page_ids.c.page_id == runs.c.id).outerjoin(accounts, accounts.c.id == runs.c.owner)
+        if whole:
+            columns = [runs]
+        else:  # the summary's columns and its key cell, found for the page's runs only (cells' run_id index)
+            key = cells.alias("key_cell")
+            first_cell = (select(cells.c.id).where(cells.c.run_id == runs.c.id)
+                          .order_by(cells.c.seq, (cells.c.host == TOTAL_HOST).desc(), cells.c.id)
+                          .limit(1).correlate(runs).scalar_subquery())
+            joined = joined.outerjoin(key, key.c.id == first_cell)
+            columns = [*(runs.c[name] for name in (*_SUMMARY_COLUMNS, "visibility")),
+                       key.c.pattern.label("key_pattern"), key.c.iops.label("key_iops"),
+                       key.c.bw_bytes.label("key_bw_bytes")]
         query = (
             select(*columns, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
-            .select_from(runs.join(page_ids, page_ids.c.page_id == runs.c.id)
-                         .outerjoin(accounts, accounts.c.id == runs.c.owner))
-            .order_by(*newest_first)
+            .select_from(joined)
+            .order_by(*(newest_first if anchor_id else ordered))
         )
         if len(conditions) > 1:
             counted = select(func.count()).select_from(runs).where(*conditions)
@@ -485,6 +480,32 @@ class Accounts:
             rows, total = _page_and_total(connection, query, counted)
         made = run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
+
+    def run_facets(self, viewer: Viewer, where: RunFilter) -> dict[str, list[tuple[str, int]]]:
+        """How many of the runs `viewer` may see under `where` have each plan, file system, status, owner
+        and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets.
+
+        One statement and one pass over the runs (the finder index, `ix_runs_finder`, holds every column
+        it reads): the runs are counted per combination of the five, a few dozen rows, and each facet's
+        counts are summed from those here, rather than five GROUP BYs reading the runs five times."""
+        runs, accounts = schema.runs, schema.accounts
+        grouped = (select(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility,
+                          func.count().label("runs"))
+                   .where(_visible(viewer), *filtered(where))
+                   .group_by(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility)
+                   .subquery())
+        query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.status, accounts.c.name,
+                        grouped.c.visibility, grouped.c.runs)
+                 .select_from(grouped.outerjoin(accounts, accounts.c.id == grouped.c.owner)))
+        with self.reader.connect() as connection:
+            rows = connection.execute(query).all()
+        found: dict[str, dict[str, int]] = {name: {} for name in FACETS}
+        for *values, count in rows:
+            for name, value in zip(FACETS, values):
+                if value is not None:
+                    found[name][str(value)] = found[name].get(str(value), 0) + int(count)
+        return {name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
+                for name, counts in found.items()}
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -558,6 +579,10 @@ def _link(row: Any) -> ShareLink:
     )
 
 
+_SUMMARY_COLUMNS = tuple(name for name in RunSummary.__dataclass_fields__ if name != "key_cell")
+
+
 def _summary_from_row(row: Any) -> RunSummary:
-    return RunSummary(**{name: row[name] for name in RunSummary.__dataclass_fields__ if name != "created_at"},
-                      created_at=aware(row["created_at"]))
+    key = None if row["key_iops"] is None else KeyCell(row["key_pattern"], row["key_iops"], row["key_bw_bytes"])
+    return RunSummary(**{name: row[name] for name in _SUMMARY_COLUMNS if name != "created_at"},
+                      created_at=aware(row["created_at"]), key_cell=key)

@@ -56,7 +56,8 @@ class Cells(Database):
             return insert_measurement(connection, run_id, outputs, cells)
 
     def add_replicate(
-        self, run_id: str, group_id: str, output: OutputRecord, cells: Sequence[CellRecord]
+        self, run_id: str, group_id: str, output: OutputRecord, cells: Sequence[CellRecord],
+        conditions: dict[str, Any] | None = None,
     ) -> list[str]:
         """Store one more fio run of a cell the moment it finishes, in one transaction.
 
@@ -76,6 +77,9 @@ class Cells(Database):
                 select(func.count()).select_from(fo).where(fo.c.group_id == group_id)
             ).scalar_one()
             connection.execute(insert(fo).values(**_output_row(output, output_id, run_id, seq_out, segment, group_id)))
+            if conditions is not None:
+                connection.execute(insert(schema.conditions).values(
+                    fio_output_id=output_id, run_id=run_id, group_id=group_id, seconds=conditions))
             existing = {  # a fleet run's cell has one row per host (and one for the total) per direction
                 (row.direction, row.host): (row.id, row.seq)
                 for row in connection.execute(
@@ -129,6 +133,17 @@ class Cells(Database):
         """Store one fio output and the cells parsed from it (no samples): the import path."""
         output = OutputRecord(raw_text, fio_version, command, job_file, exit_code, source_name, started_at)
         return self.add_measurement(run_id, [output], [CellRecord(w, r) for w, r in cells])
+
+    def conditions_of(self, run_id: str) -> list[dict[str, Any]]:
+        """The machine's conditions during each fio process of a run, in the order they ran: each the
+        sampler's record (probe/conditions.py) with the `group_id` of the cell it ran for."""
+        fo, co = schema.fio_outputs, schema.conditions
+        with self.reader.connect() as connection:
+            rows = connection.execute(
+                select(co.c.group_id, co.c.seconds).join(fo, fo.c.id == co.c.fio_output_id)
+                .where(co.c.run_id == run_id).order_by(fo.c.seq)
+            ).all()
+        return [{**(row.seconds or {}), "group_id": row.group_id} for row in rows]
 
     def with_samples(self, runs: Sequence[Run]) -> list[Run]:
         """`runs` with every per-second sample of every cell (one query for all): for a run loaded with

@@ -38,6 +38,17 @@ def run_from_row(row: Any) -> Run:
     )
 
 
+def listed_columns(facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts the runs list searches (the host) and counts (the file system), as the `runs` columns every
+    write of a run's row sets from its facts (migration 0012): the list reads them without parsing facts."""
+
+    def fact(section: str, name: str, length: int) -> str | None:
+        value = (facts.get(section) or {}).get(name) if isinstance(facts.get(section), dict) else None
+        return value[:length] if isinstance(value, str) and value else None
+
+    return {"host": fact("system", "hostname", 255), "fs_type": fact("target", "fs_type", 64)}
+
+
 def cell_row(run_id: str, output_id: str, cell: Cell) -> dict[str, Any]:
     result, workload = cell.result, cell.workload
     clat, sync = result.clat, result.sync_lat

@@ -21,7 +21,7 @@ from stackbench.store import schema
 from stackbench.store.cells import CellRecord, OutputRecord, insert_measurement
 from stackbench.store.database import Database
 from stackbench.store.reads import read_runs
-from stackbench.store.rows import now, run_from_row
+from stackbench.store.rows import listed_columns, now, run_from_row
 
 
 class Runs(Database):
@@ -167,6 +167,7 @@ def delete_run_rows(connection: Any, ids: list[str]) -> int:
     cell_ids = select(cells.c.id).where(cells.c.run_id.in_(ids)).scalar_subquery()
     connection.execute(delete(samples).where(samples.c.cell_id.in_(cell_ids)))
     connection.execute(delete(cells).where(cells.c.run_id.in_(ids)))
+    connection.execute(delete(schema.conditions).where(schema.conditions.c.run_id.in_(ids)))
     connection.execute(delete(schema.fio_outputs).where(schema.fio_outputs.c.run_id.in_(ids)))
     return connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(ids))).rowcount
 
@@ -181,6 +182,7 @@ def _insert_run(connection: Any, run_id: str, *, status: str, warnings: Sequence
             finished_at=now() if status != "running" else None,
             warnings=[w.to_json() for w in warnings],
             stackbench_version=__version__,
+            **listed_columns(values.get("facts") or {}),
             **values,
         )
     )

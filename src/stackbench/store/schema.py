@@ -72,6 +72,9 @@ runs = Table(
     # 0005: who may see the run on a server (docs/server.md); the CLI stores runs without an owner
     Column("owner", String(32), index=True),
     Column("visibility", String(16), nullable=False, server_default="private"),
+    # 0012: facts the runs list searches and counts, copied from `facts` when the run is stored
+    Column("host", String(255)),
+    Column("fs_type", String(64)),
 )
 
 fio_outputs = Table(
@@ -138,6 +141,18 @@ samples = Table(
     Column("bw_bytes", Float),
     Column("clat_mean_ns", Float),
     Column("ramp", Boolean, nullable=False),
+)
+
+# 0012: the machine's conditions, sampled each second around each fio process of a measured run
+# (probe/conditions.py): CPU/IO/memory pressure, CPU shares, clock, memory, the target's devices' diskstats,
+# the ZFS ARC, scrubs; one row per fio process, on its first fio output
+conditions = Table(
+    "conditions",
+    metadata,
+    Column("fio_output_id", String(32), ForeignKey("fio_outputs.id", ondelete="CASCADE"), primary_key=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("group_id", String(32)),
+    Column("seconds", JSON, nullable=False),
 )
 
 # 0003: success criteria ("seq write 1M >= 117 MB/s"), parsed into `spec`
@@ -282,8 +297,13 @@ api_tokens = Table(
     Column("last_used_at", DateTime(timezone=True)),
 )
 
-# 0007: the runs list's order and visibility test from one index (newest first; see the migration)
-Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility)
+# 0007: the runs list's order and visibility test from one index (newest first; see the migration); 0012
+# added the columns a search reads, so that a searched page reads the index in its order, not the runs
+Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility, runs.c.label,
+      runs.c.target, runs.c.host)
+# 0012: every column the runs list's facets count, so that they read this index, not the runs
+Index("ix_runs_finder", runs.c.owner, runs.c.visibility, runs.c.status, runs.c.plan_name, runs.c.fs_type,
+      runs.c.created_at, runs.c.label, runs.c.host, runs.c.target)
 
 # 0007: rate-limit events of `stackbench serve` (failed logins, lookups that found nothing), shared by
 # all its worker processes; the key (an address, an account name) only as a keyed hash

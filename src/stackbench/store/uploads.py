@@ -23,7 +23,7 @@ from stackbench.model.results import Cell, new_id
 from stackbench.store import schema
 from stackbench.store.database import guarded
 from stackbench.store.repository import Store
-from stackbench.store.rows import aware, cell_row
+from stackbench.store.rows import aware, cell_row, listed_columns
 from stackbench.base.usertext import check
 
 DOCUMENT_FORMAT = "stackbench-push"
@@ -102,7 +102,7 @@ def add_uploaded_run(store: Store, owner: str, document: dict[str, Any]) -> str:
                 finished_at=datetime.fromisoformat(run["finished_at"]) if run["finished_at"] else None,
                 target=run["target"], plan_name=run["plan"], planned_cells=run["planned_cells"],
                 facts=run["facts"], warnings=run["warnings"], stackbench_version=__version__,
-                owner=owner, visibility="private",
+                owner=owner, visibility="private", **listed_columns(run["facts"]),
             ))
             for out in document["fio_outputs"]:
                 group = out["group_id"]

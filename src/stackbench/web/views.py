@@ -65,6 +65,52 @@ def fact_rows(facts: dict[str, Any], limit: int = 400) -> list[tuple[str, str]]:
     return rows
 
 
+# A run page's fact groups, in reading order: (title, the fact_rows names it shows). Anything else is in the
+# raw list only, which the page folds (`<details>`): boot ids, start ticks and the plan's JSON are there.
+FACT_GROUPS = (
+    ("File system", ("target.path", "target.kind", "target.fs_type", "target.mount_point", "target.mount_source",
+                     "target.mount_options")),
+    ("ZFS", ("target.zfs_*", "zfs.*")),  # a name ending in * is every fact it begins
+    ("Machine and kernel", ("system.hostname", "system.os", "system.kernel", "system.arch", "system.cpu_model",
+                            "system.cpu_count", "system.ram_bytes", "system.virtualization", "system.container")),
+    ("fio", ("fio_version", "fio_path", "stackbench_version")),
+)
+
+
+def fact_groups(facts: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The facts a reader looks for, grouped (`FACT_GROUPS`, each name shown without its section, and the
+    target's devices one row each), the groups with no fact left out."""
+    rows = dict(fact_rows(facts))
+    devices = (facts.get("target") or {}).get("block_devices") if isinstance(facts.get("target"), dict) else None
+    groups = []
+    if isinstance(devices, list) and devices:
+        groups.append(("Device", [(str(d.get("name") or d.get("path") or "?"), _device(d))
+                                  for d in devices if isinstance(d, dict)]))
+    for title, names in FACT_GROUPS:
+        picked = [name for wanted in names for name in rows
+                  if (name.startswith(wanted[:-1]) if wanted.endswith("*") else name == wanted)]
+        shown = [(name.rsplit(".", 1)[-1].replace("_", " "), rows[name]) for name in picked
+                 if rows[name] not in ("null", "")]
+        if shown:
+            groups.append((title, shown))
+    return groups
+
+
+def _device(device: dict[str, Any]) -> str:
+    """One block device of the stack under the target, in one line: what it is and how it is driven."""
+    from stackbench.base.units import format_size
+
+    parts = [" ".join(str(device[k]).strip() for k in ("vendor", "model") if device.get(k))]
+    if isinstance(device.get("size_bytes"), int):
+        parts.append(format_size(device["size_bytes"]))
+    if device.get("rotational") is not None:
+        parts.append("rotational" if device["rotational"] else "non-rotational")
+    for key in ("role", "scheduler", "dm_name"):
+        if device.get(key):
+            parts.append(f"{key.replace('_', ' ')} {device[key]}")
+    return ", ".join(part for part in parts if part)
+
+
 def shared_views(*runs: Run) -> list[Run]:
     """What a share link's holder sees of runs: redacted copies, as `stackbench report` makes them
     (report/redact.py: host names, serials, WWNs, MACs, user names in paths become placeholders), one

@@ -16,21 +16,32 @@ from stackbench.web.sessions import CsrfRejected, current
 
 
 def not_found(request: Request, _error: NotFound) -> HTMLResponse:
-    return page(request, "error.html", 404, title="Not found", message="There is nothing here.")
+    """The one 404, with the viewer's navigation; to a visitor who is not logged in it offers the login, since
+    a teammate's link to a team run is a 404 until they log in (the page says nothing of whether it exists)."""
+    principal = current(request)
+    if request.url.path.startswith("/s/"):  # a share link's pages: every dead or unknown token alike
+        return page(request, "error.html", 404, principal, title="Not found",
+                    message="This share link does not exist, has expired or was revoked: ask its sender for a new one.")
+    if principal.account is None:
+        return page(request, "error.html", 404, principal, title="Not found", login=True,
+                    message="There is nothing here that you may see without logging in. If a teammate sent you "
+                            "this link, log in and open it again.")
+    return page(request, "error.html", 404, principal, title="Not found", message="There is nothing here.")
 
 
 def http_error(request: Request, error: StarletteHTTPException) -> Response:
     if error.status_code == 404:
         return not_found(request, NotFound())
-    return page(request, "error.html", error.status_code, title="Error", message=str(error.detail))
+    return page(request, "error.html", error.status_code, current(request), title="Error", message=str(error.detail))
 
 
 def bad_request(request: Request, _error: RequestValidationError) -> HTMLResponse:
-    return page(request, "error.html", 400, title="Bad request", message="The request was not understood.")
+    return page(request, "error.html", 400, current(request), title="Bad request",
+                message="The request was not understood.")
 
 
 def too_many(request: Request, error: TooManyMisses) -> HTMLResponse:
-    response = page(request, "error.html", 429, title="Too many requests",
+    response = page(request, "error.html", 429, current(request), title="Too many requests",
                     message="Too many requests for things that do not exist. Try again later.")
     response.headers["Retry-After"] = str(error.retry_after)
     return response
@@ -47,7 +58,7 @@ def not_a_page_link(request: Request, _error: NotAPageLink) -> HTMLResponse:
 
 
 def csrf_rejected(request: Request, _error: CsrfRejected) -> HTMLResponse:
-    return page(request, "error.html", 403, title="Forbidden",
+    return page(request, "error.html", 403, current(request), title="Forbidden",
                 message="The form was stale or not ours. Go back, reload the page and try again.")
 
 

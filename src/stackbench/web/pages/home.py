@@ -1,11 +1,15 @@
-"""The server's front door and its fixed files: `/` (the runs list, for now), the stylesheet and robots.txt."""
+"""The server's front door and its fixed files: `/` (the latest runs and what to do next), the stylesheet and
+robots.txt."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, Response
 
+from stackbench.store.accounts import RunFilter, Viewer
 from stackbench.web.context import context_of
+from stackbench.web.pages.render import logged_in, page
+from stackbench.web.pages.runs_list import headline
 
 ROBOTS = "User-agent: *\nDisallow: /s/\nDisallow: /\n"  # share links above all; nothing here is for indexing
 
@@ -22,6 +26,19 @@ def robots() -> PlainTextResponse:
     return PlainTextResponse(ROBOTS)
 
 
+LATEST = 8  # runs on the home page
+
+
 @router.get("/")
-def home() -> RedirectResponse:
-    return RedirectResponse("/runs", status_code=303)
+def home(request: Request) -> Response:
+    """The latest runs the viewer may see, each with its headline, and the ways on (find, compare, layers,
+    SLOG); with no run yet, the commands that store one."""
+    principal = logged_in(request)
+    if isinstance(principal, Response):
+        return principal
+    account = principal.account
+    assert account is not None
+    rows, total = context_of(request).accounts.visible_runs(Viewer(account.id, account.is_admin), RunFilter(),
+                                                            whole=False, offset=0, limit=LATEST)
+    return page(request, "home.html", 200, principal, latest=[row[0] for row in rows], total=total,
+                headline=headline)

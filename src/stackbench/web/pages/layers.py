@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import RedirectResponse, Response
 
 from stackbench.base.errors import StackbenchError
+from stackbench.store.accounts import RunFilter, Viewer
 from stackbench.web.access import Principal, RunView
 from stackbench.web.charts import Chart, drawn_from
 from stackbench.web.context import context_of
@@ -17,6 +18,7 @@ from stackbench.web.sessions import current
 from stackbench.web.views import html_table
 
 router = APIRouter()
+PICKER_RUNS = 50  # the newest runs the layers page offers when it is opened without any
 
 
 def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list[RunView]:
@@ -34,7 +36,14 @@ def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", 
     if principal.account is None:
         return RedirectResponse("/login", status_code=303)
     ids = ",".join(v.run.id for v in views)
-    values = dict(ids=ids, names=names, metric=metric, runs=[v.run for v in views])
+    values = dict(ids=ids, names=names, metric=metric, runs=[v.run for v in views],
+                  moves=_moves([v.run.id for v in views], names, metric))
+    if not views:  # opened from the menu: pick the runs here rather than a refusal
+        account = principal.account
+        rows, _ = context_of(request).accounts.visible_runs(Viewer(account.id, account.is_admin), RunFilter(),
+                                                             whole=False, offset=0, limit=PICKER_RUNS)
+        return page(request, "layers.html", 200, principal, problem=None, layers=None, charts=[],
+                    candidates=[row[0] for row in rows], **values)
     try:
         gaps = layer_gaps([v.run for v in views], _names(names), metric)
     except StackbenchError as error:
@@ -51,6 +60,27 @@ def layers_chart(request: Request, runs: list[str] = Query([]), names: str = "",
                  n: int = 0) -> Response:
     principal = current(request)
     return chart_image(_layers_charts(request, _layer_runs(request, principal, runs), names, metric), n)
+
+
+def _moves(ids: list[str], names: str, metric: str) -> list[dict[str, str | None]]:
+    """Each run's links that move it one place down or up the stack (towards the bottom layer, first, or
+    away from it), the names following their runs: reordering without JavaScript or typing ids."""
+    given = _names(names) or []
+    moves = []
+    for index in range(len(ids)):
+        links: dict[str, str | None] = {"down": None, "up": None}
+        for direction, other in (("down", index - 1), ("up", index + 1)):
+            if 0 <= other < len(ids):
+                order = list(range(len(ids)))
+                order[index], order[other] = order[other], order[index]
+                query = {"runs": ",".join(ids[i] for i in order), "metric": metric}
+                if len(given) == len(ids):
+                    query["names"] = ",".join(given[i] for i in order)
+                elif names:
+                    query["names"] = names
+                links[direction] = "/layers?" + urlencode(query)
+        moves.append(links)
+    return moves
 
 
 def _names(names: str) -> list[str] | None:

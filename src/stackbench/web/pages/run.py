@@ -15,7 +15,7 @@ from stackbench.web.pages.render import chart_image, page
 from stackbench.web.pages.reports import report_download
 from stackbench.web.pages.visibility import change_visibility
 from stackbench.web.sessions import csrf_checked, current
-from stackbench.web.views import fact_rows, html_table, shared_views
+from stackbench.web.views import fact_groups, fact_rows, html_table, shared_views
 
 router = APIRouter()
 
@@ -57,6 +57,31 @@ def run_charts(request: Request, run: Run, shared: bool) -> list[Chart]:
     return ctx.charts.charts(run_charts_key(run, shared), lambda: draw_run_charts(ctx.store, run))
 
 
+def summary_sentence(run: Run) -> str:
+    """What the run says, in one sentence at the top of its page: what was measured where, its key cell's
+    figures (the runs list's headline) and how many warnings follow."""
+    from stackbench.base.units import format_iops, format_mb_per_s, plural
+    from stackbench.model.results import TOTAL_HOST
+
+    facts = run.facts if isinstance(run.facts, dict) else {}
+    target = facts.get("target") if isinstance(facts.get("target"), dict) else {}
+    system = facts.get("system") if isinstance(facts.get("system"), dict) else {}
+    where = f" on {run.target}" if run.target else ""
+    about = ", ".join(str(v) for v in (target.get("fs_type"), system.get("hostname")) if v)
+    sentence = f"A {run.status} {run.plan_name or run.source} run{where}{f' ({about})' if about else ''}"
+    cells = sorted(run.cells, key=lambda c: (c.seq, c.result.host != TOTAL_HOST))
+    if cells:
+        key = cells[0]
+        sentence += (f": {plural(len(run.cells), 'cell')}, the first {key.pattern} at "
+                     f"{format_iops(key.result.iops)} IOPS and {format_mb_per_s(key.result.bw_bytes)} MB/s")
+    else:
+        sentence += ": no cell measured"
+    if run.warnings:
+        sentence += ("; the warning below says" if len(run.warnings) == 1
+                     else f"; the {len(run.warnings)} warnings below say") + " what not to trust"
+    return sentence + "."
+
+
 def run_response(request: Request, principal: Principal, view: RunView, shared: ShareLink | None,
                  chart_src: str) -> Response:
     """The run's page for its viewer, or redacted for a share link's holder (`shared`)."""
@@ -77,5 +102,6 @@ def run_response(request: Request, principal: Principal, view: RunView, shared: 
                 charts=run_charts(request, run, shared=bool(shared)), chart_src=chart_src, synclat=synclat,
                 report_href=chart_src.removesuffix("chart.svg") + "report.html",
                 tables=[html_table(t) for t in tables], facts=fact_rows(run.facts),
+                fact_groups=fact_groups(run.facts), summary=summary_sentence(run),
                 warnings=[str(w) for w in run.warnings], links=links, now=now(),
                 share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)

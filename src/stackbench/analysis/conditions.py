@@ -1,0 +1,202 @@
+"""Was the machine quiet while a cell ran? One fio run's conditions summed up, and the warnings they call for.
+
+probe/conditions.py samples the machine once a second around every fio run; this reduces the seconds of
+fio's measured window (its runtime, ending when fio wrote its output) to one summary per run, stored with
+the run's replicate (`measurement.replicates[].conditions`, docs/json.md), and says which cells ran
+disturbed:
+
+- CPU pressure (PSI `some`: time in which a runnable task waited for a CPU) or memory pressure above
+  `PRESSURE_LIMIT` percent, or CPU steal above `STEAL_LIMIT`. I/O pressure is recorded but never judged: fio
+  waiting for its own I/O is I/O pressure. Without PSI, more runnable tasks than CPUs stands in for CPU
+  pressure.
+- A ZFS scrub or resilver running on the target's pool.
+- I/O on the target's device that fio did not do above `FOREIGN_LIMIT` of fio's own bytes: the device's
+  counted sectors in the window minus fio's bytes. The file system's own writes (journal, metadata) count
+  as foreign too, so the limit is generous; between two runs of the same workload they cancel out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+from stackbench.base.units import count, format_bytes
+from stackbench.model.results import Cell
+from stackbench.model.warning import Warning, WarningCode
+
+PRESSURE_LIMIT = 10.0  # % of the window with a task stalled on CPU or memory
+STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
+FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
+SECTOR = 512
+
+
+def fio_window(end_s: float | None, runtime_s: float) -> tuple[float, float] | None:
+    """fio's measured window in epoch seconds: its runtime, ending when it wrote its output."""
+    if end_s is None or runtime_s <= 0:
+        return None
+    return end_s - runtime_s, end_s
+
+
+def _overlap(sample: dict[str, Any], window: tuple[float, float] | None) -> float:
+    """The part of the sample's second inside the window (1 for every sample without a window)."""
+    t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0)) or 1.0
+    if window is None:
+        return 1.0
+    start, end = window
+    return max(0.0, min(t, end) - max(t - dt, start)) / dt
+
+
+def _mean(pairs: Iterable[tuple[float, float]]) -> float | None:
+    pairs = [(v, w) for v, w in pairs if w > 0]
+    total = sum(w for _, w in pairs)
+    return round(sum(v * w for v, w in pairs) / total, 2) if total > 0 else None
+
+
+def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *, fio_bytes: float,
+              foreign_on: str | None = None, cpus: int | None = None) -> dict[str, Any]:
+    """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, each sampled
+    device's traffic and the part of the traffic of `foreign_on` (the device under the target's file
+    system, None where none carries fio's bytes one for one) that fio did not do, scrubs, and what could
+    not be read."""
+    samples = conditions.get("samples") or []
+    weighted = [(s, _overlap(s, window)) for s in samples]
+    weighted = [(s, w) for s, w in weighted if w > 0]
+    summary: dict[str, Any] = {"seconds": round(sum(float(s.get("dt", 1.0)) * w for s, w in weighted), 2)}
+    pressure: dict[str, Any] = {}
+    for key in ("cpu", "io", "memory"):
+        values = [(s["psi"][key], w) for s, w in weighted if key in (s.get("psi") or {})]
+        if values:
+            pressure[key] = _mean(values)
+            pressure[f"{key}_max"] = max(v for v, _ in values)
+    if pressure:
+        summary["pressure"] = pressure
+    cpu = {key: _mean((s["cpu"][key], w) for s, w in weighted if key in (s.get("cpu") or {}))
+           for key in ("user", "system", "iowait", "steal")}
+    if any(v is not None for v in cpu.values()):
+        summary["cpu"] = cpu
+    running = [s["running"] for s, _ in weighted if "running" in s]
+    if running:
+        summary["running_max"] = max(running)
+    loads = [s["load1"] for s, _ in weighted if "load1" in s]
+    if loads:
+        summary["load_max"] = max(loads)
+    freqs = [s["freq_mhz"] for s, _ in weighted if "freq_mhz" in s]
+    if freqs:
+        summary["freq_mhz"] = {"min": min(freqs), "mean": round(sum(freqs) / len(freqs), 1)}
+    reclaim = sum((s.get("vm") or {}).get(k, 0.0) * w for s, w in weighted for k in ("pgscan_direct",))
+    if any("vm" in s for s, _ in weighted):
+        summary["direct_reclaim_pages"] = round(reclaim)
+    devices = conditions.get("devices") or []
+    if devices:
+        disks: dict[str, Any] = {}
+        for name in devices:
+            seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
+            if not seen:
+                continue
+            counted = {k: sum(d.get(k, 0.0) * w for d, w in seen) for k in
+                       ("reads", "writes", "read_sectors", "write_sectors", "busy_ms")}
+            span = summary["seconds"] or 1.0
+            disks[name] = {
+                "reads": round(counted["reads"]), "writes": round(counted["writes"]),
+                "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
+                "util": round(min(100.0, counted["busy_ms"] / (10 * span)), 1),
+            }
+        if disks:
+            summary["disks"] = disks
+        target = disks.get(foreign_on) if foreign_on else None
+        if target is not None and fio_bytes > 0:
+            device_bytes, fio_share = _inside(weighted, foreign_on, window, fio_bytes) or (target["bytes"], fio_bytes)
+            foreign = max(0.0, device_bytes - fio_share)
+            summary["foreign"] = {"device": foreign_on, "bytes": round(foreign),
+                                  "share": round(foreign / fio_share, 3)}
+    if conditions.get("scrubs"):
+        summary["scrubs"] = dict(conditions["scrubs"])
+    unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
+    if conditions.get("failed"):
+        unavailable.append("sampler")
+    if not weighted:
+        unavailable.append("samples")
+    if unavailable:
+        summary["unavailable"] = unavailable
+    if cpus:
+        summary["cpus"] = cpus
+    return summary
+
+
+def _inside(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
+            fio_bytes: float) -> tuple[float, float] | None:
+    """The device's bytes in the seconds wholly inside fio's window, with fio's bytes prorated to them; None
+    when those seconds cover less than half the window. A second that straddles the window's start holds
+    part of what came before it (the file's layout, the ramp), which spread over that second would pass
+    for I/O fio did not do."""
+    if window is None or window[1] <= window[0]:
+        return None
+    inside = [s for s, w in weighted if w >= 0.999 and device in (s.get("disks") or {})]
+    covered = sum(float(s.get("dt", 1.0)) for s in inside)
+    length = window[1] - window[0]
+    if covered < 0.5 * length:
+        return None
+    moved = sum((s["disks"][device].get("read_sectors", 0.0) + s["disks"][device].get("write_sectors", 0.0))
+                * SECTOR for s in inside)
+    return moved, fio_bytes * min(1.0, covered / length)
+
+
+def disturbances(summary: dict[str, Any]) -> list[str]:
+    """What in one run's conditions makes its result partly the machine's doing, as short phrases."""
+    found = []
+    pressure = summary.get("pressure") or {}
+    for key, name in (("cpu", "CPU"), ("memory", "memory")):
+        if (pressure.get(key) or 0.0) >= PRESSURE_LIMIT:
+            found.append(f"{name} pressure {pressure[key]:.0f} %")
+    if not pressure and summary.get("cpus") and (summary.get("running_max") or 0) > summary["cpus"] + 1:
+        found.append(f"{summary['running_max']:.0f} runnable tasks on {summary['cpus']} CPUs")
+    steal = (summary.get("cpu") or {}).get("steal") or 0.0
+    if steal >= STEAL_LIMIT:
+        found.append(f"CPU steal {steal:.0f} %")
+    for pool, scan in sorted((summary.get("scrubs") or {}).items()):
+        found.append(f"{'a resilver' if 'resilver' in scan else 'a scrub'} on {pool}")
+    foreign = summary.get("foreign") or {}
+    if (foreign.get("share") or 0.0) >= FOREIGN_LIMIT:
+        found.append(f"I/O fio did not do on {foreign['device']} ({format_bytes(foreign['bytes'])}, "
+                     f"{100 * foreign['share']:.0f} % of fio's)")
+    return found
+
+
+def cell_conditions(cell: Cell) -> list[dict[str, Any]]:
+    """The conditions summaries of a cell's separate runs, where they were recorded."""
+    replicates = (cell.measurement or {}).get("replicates") or []
+    return [r["conditions"] for r in replicates if isinstance(r, dict) and isinstance(r.get("conditions"), dict)]
+
+
+def disturbance_warnings(cells: Sequence[Cell]) -> list[Warning]:
+    """One DISTURBED warning for the run, naming every cell whose runs ran disturbed and, per kind of
+    disturbance, the worst run's figures."""
+    worst: dict[str, dict[str, str]] = {}
+    runs: dict[str, int] = {}
+    for cell in cells:
+        for summary in cell_conditions(cell):
+            found = disturbances(summary)
+            if found:
+                kinds = worst.setdefault(cell.pattern, {})
+                for phrase in found:
+                    kind = phrase.split(" (")[0] if "(" in phrase else re.sub(r"[\d.]+", "#", phrase)
+                    if kind not in kinds or _size(phrase) > _size(kinds[kind]):
+                        kinds[kind] = phrase
+                runs[cell.pattern] = runs.get(cell.pattern, 0) + 1
+    if not worst:
+        return []
+    parts = [f"{pattern} ({count(runs[pattern], 'run')}: {', '.join(kinds.values())})"
+             for pattern, kinds in worst.items()]
+    return [Warning(
+        WarningCode.DISTURBED, ", ".join(worst),
+        "the machine was busy with something else during these cells: " + "; ".join(parts)
+        + " (`stackbench show RUN --json`: measurement.replicates[].conditions)",
+        "measure on a quiet machine, or compare both configurations in one `stackbench ab` session, whose "
+        "rounds pair them in time",
+    )]
+
+
+def _size(phrase: str) -> float:
+    """The figure a disturbance phrase leads with (a pressure's percent, a share of fio's bytes)."""
+    numbers = re.findall(r"(\d+(?:\.\d+)?) %", phrase)
+    return float(numbers[-1]) if numbers else 0.0

@@ -1,0 +1,68 @@
+"""A run's telemetry: which layers to sample, the sampler around each fio process, and each fio run's
+summary over fio's measured window.
+
+probe/conditions.py reads the counters and analysis/conditions.py sums them up; this ties them to a
+measured run: the devices and pools of the target's stack, when fio measured (its output's end and its
+runtime; for the stonewalled jobs of one fio process, back from its end), and where the I/O fio did not
+do can be counted at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackbench.analysis.conditions import fio_window, summarize
+from stackbench.model.fio_result import FioResult
+from stackbench.model.plan import Workload
+from stackbench.stack.layer import Stack
+
+def sampled_layers(facts: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The block devices, top down (the target's own first: foreign I/O is counted on it), and ZFS pools
+    whose counters a run samples: every layer of the discovered stack (`facts.stack`), else what the probe
+    found under the target."""
+    try:
+        names = Stack.from_json(facts.get("stack")).counter_names()
+    except (ValueError, TypeError, KeyError, AttributeError):
+        names = None
+    if names is not None and (names.diskstats or names.pools):
+        return list(names.diskstats), list(names.pools)
+    target = facts.get("target") or {}
+    devices = [d["name"] for d in target.get("block_devices") or () if isinstance(d, dict) and d.get("name")]
+    dataset = target.get("zfs_dataset")
+    pools = [dataset.split("/", 1)[0]] if isinstance(dataset, str) and dataset else []
+    return devices, pools
+
+
+def end_of(parsed: FioResult) -> float | None:
+    """When fio ended its measured window (it writes `timestamp_ms` with its output), in epoch seconds."""
+    stamp = parsed.document.get("timestamp_ms")
+    if isinstance(stamp, (int, float)) and stamp > 0:
+        return stamp / 1000
+    return float(parsed.timestamp) if parsed.timestamp else None
+
+
+def job_ends(end: float | None, jobs: list[FioResult], workloads: list[Workload]) -> list[float | None]:
+    """When each stonewalled job of one fio process ended: the last at the process's end, each earlier one
+    the later jobs' ramps and runtimes before it."""
+    if end is None:
+        return [None] * len(jobs)
+    ends: list[float | None] = []
+    for job, workload in zip(reversed(jobs), reversed(workloads)):
+        ends.append(end)
+        end -= max((d.runtime_ms for d in job.directions), default=0.0) / 1000 + workload.ramp_time
+    return ends[::-1]
+
+
+def run_summary(conditions: dict[str, Any], parsed: FioResult, end: float | None, *, devices: list[str],
+                pools: list[str], cpus: int | None, timed: bool = True) -> dict[str, Any]:
+    """One fio run's conditions over its measured window (analysis/conditions.py). A job of a fio process
+    that ran several (`timed` False) has a window known only to within fio's gaps between jobs, which
+    moves another job's bytes into it: its I/O fio did not do is left out, and said to be."""
+    runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
+    # On ZFS the pool's disks see compression, the ARC, txg and parity, never fio's bytes one for one
+    foreign_on = devices[0] if devices and not pools and timed else None
+    summary = summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
+                        foreign_on=foreign_on, cpus=cpus)
+    if not timed:
+        summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
+    return summary

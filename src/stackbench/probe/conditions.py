@@ -1,0 +1,310 @@
+"""What else the machine was doing while fio ran: one sample a second, from a thread of its own.
+
+A result measured on a shared machine is the target's doing only if nothing else was competing for the CPU
+or the device; nothing in fio's output says whether something was. The kernel counts it: stall time per
+resource (PSI), CPU time by kind (steal included), the clock, memory and page-cache pressure, every block
+device's requests, and the ZFS ARC. `ConditionSampler` reads those counters once a second around a fio run
+and keeps each second's change as a plain dict (stored as JSON; analysis/conditions.py reads them).
+
+Every source is optional: a file this kernel lacks, or one that does not parse, is named in the sample's
+`unavailable` list and the sample goes on without it. Nothing here raises into the run, memory is bounded
+(`MAX_SAMPLES` a run, the rest counted as `dropped`), and `stop` always ends the thread.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from collections import deque
+from typing import Any, Iterable
+
+from stackbench.base import spawn
+
+PROC = "/proc"
+SYS_CPU = "/sys/devices/system/cpu"
+ARCSTATS = "/proc/spl/kstat/zfs/arcstats"
+PSI_RESOURCES = ("cpu", "io", "memory")
+MAX_SAMPLES = 7200  # two hours of seconds per fio run; past that, seconds are counted and not kept
+MEMINFO_KEYS = {"MemAvailable": "available", "Cached": "cached", "Dirty": "dirty", "Writeback": "writeback"}
+VMSTAT_KEYS = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pgmajfault", "pswpin",
+               "pswpout")
+ARC_KEYS = ("hits", "misses", "size", "c", "l2_hits", "l2_misses", "l2_size")
+# /proc/diskstats fields after major, minor, name (Documentation/admin-guide/iostats.rst)
+DISK_FIELDS = ("reads", "read_merges", "read_sectors", "read_ms", "writes", "write_merges", "write_sectors",
+               "write_ms", "in_flight", "busy_ms", "queue_ms")
+GAUGES = ("in_flight",)  # a level, not a counter: kept as read
+
+
+def _read(path: str) -> str | None:
+    """A /proc or /sys file's text, or None when this kernel has no such file or it cannot be read."""
+    try:
+        with open(path, errors="replace") as handle:
+            return handle.read(1 << 20)
+    except OSError:
+        return None
+
+
+def read_pressure(root: str = PROC) -> dict[str, float]:
+    """Cumulative stall microseconds per resource: `cpu`, `io`, `memory` (some) and `io_full`,
+    `memory_full` (every task stalled); {} without PSI."""
+    totals: dict[str, float] = {}
+    for resource in PSI_RESOURCES:
+        text = _read(f"{root}/pressure/{resource}")
+        for line in (text or "").splitlines():
+            kind, _, rest = line.partition(" ")
+            fields = dict(part.split("=", 1) for part in rest.split() if "=" in part)
+            if "total" in fields and kind in ("some", "full"):
+                totals[resource if kind == "some" else f"{resource}_full"] = float(fields["total"])
+    totals.pop("cpu_full", None)  # the kernel reports it as 0 for the CPU: meaningless
+    return totals
+
+
+def read_cpu(root: str = PROC) -> dict[str, float]:
+    """Cumulative CPU time of all CPUs in ticks by kind (the `cpu` line of /proc/stat), and running tasks."""
+    text = _read(f"{root}/stat") or ""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "cpu" and len(parts) >= 9:
+            user, nice, system, idle, iowait, irq, softirq, steal = (float(v) for v in parts[1:9])
+            found.update(user=user + nice, system=system + irq + softirq, idle=idle, iowait=iowait, steal=steal)
+        elif parts and parts[0] == "procs_running" and len(parts) == 2:
+            found["running"] = float(parts[1])
+    return found
+
+
+def read_load(root: str = PROC) -> float | None:
+    text = _read(f"{root}/loadavg")
+    try:
+        return float(text.split()[0]) if text else None
+    except (ValueError, IndexError):
+        return None
+
+
+def read_freq_mhz(sys_cpu: str = SYS_CPU, root: str = PROC) -> float | None:
+    """The CPUs' mean clock now: cpufreq's current frequency where the kernel has cpufreq, else /proc/cpuinfo."""
+    try:
+        cpus = [name for name in os.listdir(sys_cpu) if name.startswith("cpu") and name[3:].isdigit()]
+    except OSError:
+        cpus = []
+    khz = [_read(f"{sys_cpu}/{cpu}/cpufreq/scaling_cur_freq") for cpu in cpus]
+    values = [float(v) / 1000 for v in khz if v and v.strip().isdigit()]
+    if not values:
+        text = _read(f"{root}/cpuinfo") or ""
+        values = [float(line.split(":", 1)[1]) for line in text.splitlines()
+                  if line.startswith("cpu MHz") and ":" in line]
+    return sum(values) / len(values) if values else None
+
+
+def _keyed(text: str | None, wanted: Iterable[str], separator: str | None = None) -> dict[str, float]:
+    found: dict[str, float] = {}
+    keys = set(wanted)
+    for line in (text or "").splitlines():
+        parts = line.replace(":", " ").split() if separator is None else line.split(separator)
+        if len(parts) >= 2 and parts[0] in keys:
+            found[parts[0]] = float(parts[1])
+    return found
+
+
+def read_memory(root: str = PROC) -> dict[str, float]:
+    """Memory levels in bytes (available, page cache, dirty, under writeback)."""
+    kib = _keyed(_read(f"{root}/meminfo"), MEMINFO_KEYS)
+    return {MEMINFO_KEYS[key]: value * 1024 for key, value in kib.items()}
+
+
+def read_vmstat(root: str = PROC) -> dict[str, float]:
+    """Cumulative reclaim and paging counters (pages scanned and stolen, major faults, swap)."""
+    return _keyed(_read(f"{root}/vmstat"), VMSTAT_KEYS)
+
+
+def read_diskstats(names: Iterable[str], root: str = PROC) -> dict[str, dict[str, float]]:
+    """The counters of these block devices (by kernel name, `sda`, `loop3`, `nvme0n1p2`)."""
+    wanted = set(names)
+    found: dict[str, dict[str, float]] = {}
+    for line in (_read(f"{root}/diskstats") or "").splitlines():
+        parts = line.split()
+        if len(parts) >= 3 + len(DISK_FIELDS) and parts[2] in wanted:
+            found[parts[2]] = {field: float(value) for field, value in zip(DISK_FIELDS, parts[3:])}
+    return found
+
+
+def read_arc(path: str = ARCSTATS) -> dict[str, float]:
+    """The ZFS ARC's (and L2ARC's) hits, misses and sizes; {} without ZFS."""
+    found: dict[str, float] = {}
+    for line in (_read(path) or "").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] in ARC_KEYS and parts[2].isdigit():
+            found[parts[0]] = float(parts[2])
+    return found
+
+
+def scrub_state(pools: Iterable[str]) -> dict[str, str]:
+    """Each pool's scan line when a scrub or resilver is running (`zpool status`), {} otherwise: a scrub
+    reads every block of the pool, so a result measured during one is the scrub's as much as the target's."""
+    running: dict[str, str] = {}
+    for pool in pools:
+        try:
+            done = spawn.run(["zpool", "status", "-p", "--", pool], capture_output=True, text=True, timeout=10,
+                             check=False)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            continue
+        for line in done.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("scan:") and "in progress" in line:
+                running[pool] = line.removeprefix("scan:").strip()[:200]
+    return running
+
+
+class Counters:
+    """One reading of every source, with the names of those that could not be read."""
+
+    def __init__(self, devices: tuple[str, ...], zfs: bool) -> None:
+        self.t = time.time()
+        self.unavailable: list[str] = []
+        self.pressure = self._take("pressure", read_pressure, {})
+        self.cpu = self._take("cpu", read_cpu, {})
+        self.load = read_load() if not self.pressure else None
+        self.freq = self._take("freq", read_freq_mhz)
+        self.memory = self._take("memory", read_memory, {})
+        self.vm = self._take("vmstat", read_vmstat, {})
+        try:
+            self.disks = read_diskstats(devices) if devices else {}
+        except (ValueError, OSError):
+            self.disks = {}
+        self.unavailable.extend(f"diskstats:{name}" for name in devices if name not in self.disks)
+        self.arc = self._take("arcstats", read_arc, {}) if zfs else {}
+
+    def _take(self, name: str, reader: Any, empty: Any = None) -> Any:
+        """A source's reading, or `empty` with its name listed as unavailable."""
+        try:
+            value = reader()
+        except (ValueError, TypeError, IndexError, OSError):
+            value = None
+        if not value:
+            self.unavailable.append(name)
+            return empty
+        return value
+
+
+def _delta(now: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {key: (value if key in GAUGES else value - before[key]) for key, value in now.items() if key in before}
+
+
+def _share(now: dict[str, float], before: dict[str, float], wanted: Iterable[str]) -> dict[str, float]:
+    change = _delta(now, before)
+    total = sum(v for k, v in change.items() if k in ("user", "system", "idle", "iowait", "steal"))
+    return {key: round(100 * change[key] / total, 2) for key in wanted if key in change} if total > 0 else {}
+
+
+def sample_between(before: Counters, now: Counters) -> dict[str, Any]:
+    """What changed between two readings, as one stored second: stall and CPU shares in percent of the
+    interval, the device counters' increments, memory levels as read at its end."""
+    dt = max(now.t - before.t, 1e-6)
+    sample: dict[str, Any] = {"t": round(now.t, 3), "dt": round(dt, 3)}
+    if now.pressure and before.pressure:
+        sample["psi"] = {key: round(min(100.0, v / (dt * 1e4)), 2) for key, v in
+                         _delta(now.pressure, before.pressure).items()}
+    if now.load is not None:
+        sample["load1"] = now.load
+    if now.cpu and before.cpu:
+        sample["cpu"] = _share(now.cpu, before.cpu, ("user", "system", "iowait", "steal"))
+        if "running" in now.cpu:
+            sample["running"] = now.cpu["running"]
+    if now.freq is not None:
+        sample["freq_mhz"] = round(now.freq, 1)
+    if now.memory:
+        sample["mem"] = now.memory
+    if now.vm and before.vm:
+        sample["vm"] = _delta(now.vm, before.vm)
+    disks = {name: _delta(counters, before.disks[name]) for name, counters in now.disks.items()
+             if name in before.disks}
+    if disks:
+        sample["disks"] = disks
+    if now.arc and before.arc:
+        sample["arc"] = {**_delta({k: v for k, v in now.arc.items() if not k.endswith("size") and k != "c"}, before.arc),
+                         **{k: v for k, v in now.arc.items() if k.endswith("size") or k == "c"}}
+    unavailable = sorted(set(before.unavailable) | set(now.unavailable))
+    if unavailable:
+        sample["unavailable"] = unavailable
+    return sample
+
+
+class ConditionSampler:
+    """A thread that reads the machine's counters once a second while it runs (`with sampler:`, or `start`
+    and `stop`), for the block devices `devices` and the ZFS pools `pools`. The samples, at most
+    `max_samples`, and the scrubs seen at the start or the end, are what `stop` returns."""
+
+    def __init__(self, devices: Iterable[str] = (), pools: Iterable[str] = (), *, interval: float = 1.0,
+                 max_samples: int = MAX_SAMPLES) -> None:
+        self.devices = tuple(dict.fromkeys(devices))
+        self.pools = tuple(dict.fromkeys(pools))
+        self.interval = interval
+        self.samples: deque[dict[str, Any]] = deque(maxlen=max_samples)
+        self.dropped = 0
+        self.scrubs: dict[str, str] = {}
+        self.failed: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last: Counters | None = None
+
+    def _reading(self) -> Counters:
+        return Counters(self.devices, bool(self.pools) or os.path.exists(ARCSTATS))
+
+    def _keep(self, now: Counters) -> None:
+        if self._last is not None:
+            if len(self.samples) == self.samples.maxlen:
+                self.dropped += 1
+            self.samples.append(sample_between(self._last, now))
+        self._last = now
+
+    def start(self) -> "ConditionSampler":
+        self.scrubs.update(scrub_state(self.pools))
+        self._last = self._reading()
+        self._thread = threading.Thread(target=self._loop, name="stackbench-conditions", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        next_at = time.monotonic() + self.interval
+        try:
+            while not self._stop.wait(max(0.0, next_at - time.monotonic())):
+                self._keep(self._reading())
+                next_at += self.interval
+                if next_at < time.monotonic():  # a stall (suspend, a stopped process): sample on from now
+                    next_at = time.monotonic() + self.interval
+        except Exception as error:  # noqa: BLE001 - whatever a reading does, the run goes on without samples
+            self.failed = f"{type(error).__name__}: {error}"[:200]
+
+    def stop(self) -> dict[str, Any]:
+        """End the thread (it wakes at once) and return what was sampled, a last partial second included."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            if not self._thread.is_alive() and self.failed is None and self._last is not None:
+                try:
+                    if time.time() - self._last.t >= 0.05:
+                        self._keep(self._reading())
+                except Exception as error:  # noqa: BLE001 - as in the loop
+                    self.failed = f"{type(error).__name__}: {error}"[:200]
+            self._thread = None
+            self.scrubs.update(scrub_state(self.pools))
+        return self.result()
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "interval_s": self.interval,
+            "devices": list(self.devices),
+            "pools": list(self.pools),
+            "samples": list(self.samples),
+            "dropped": self.dropped,
+            "scrubs": dict(self.scrubs),
+            **({"failed": self.failed} if self.failed else {}),
+        }
+
+    def __enter__(self) -> "ConditionSampler":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,228 @@
+"""The machine's conditions around every fio run (probe/conditions.py, analysis/conditions.py): sampled each
+second in a thread of its own, stored per fio process and summed up per run, and a run disturbed by a real
+CPU hog or a second fio on the same device says so, naming the cell, while a quiet device does not."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from stackbench.analysis.conditions import FOREIGN_LIMIT, disturbance_warnings, disturbances, fio_window, summarize
+from stackbench.measure.runner import RunRequest, execute_run
+from stackbench.measure.telemetry import job_ends, sampled_layers
+from stackbench.model.plan import Plan, Workload
+from stackbench.model.warning import WarningCode
+from stackbench.probe import conditions as probe
+from stackbench.probe.conditions import ConditionSampler, Counters, sample_between
+from stackbench.store import Store
+
+MiB = 1024**2
+
+
+def _proc(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_missing_or_garbled_source_is_named_and_the_sample_goes_on(tmp_path: Path, monkeypatch) -> None:
+    """A kernel without PSI, without /proc/vmstat and with a /proc/stat that does not parse cannot be made
+    here, so the readers get a directory standing in for /proc: each missing or broken source is listed in
+    the sample's `unavailable` and the others are still read; nothing raises."""
+    root = _proc(tmp_path, {
+        "stat": "cpu  garbage\nprocs_running 3\n",
+        "loadavg": "2.50 1.00 0.50 3/100 42\n",
+        "meminfo": "MemAvailable: 1000 kB\nCached: 10 kB\nDirty: 2 kB\nWriteback: 0 kB\n",
+        "diskstats": "   7       3 loop3 10 0 80 5 20 0 160 9 0 12 14 0 0 0 0\n",
+    })
+    for name in ("read_pressure", "read_cpu", "read_load", "read_memory", "read_vmstat", "read_diskstats"):
+        reader = getattr(probe, name)
+        monkeypatch.setattr(probe, name, lambda *a, _r=reader, **k: _r(*a, **k, root=str(root)))
+    before = Counters(("loop3", "sdz"), zfs=False)
+    time.sleep(0.01)
+    sample = sample_between(before, Counters(("loop3", "sdz"), zfs=False))
+    assert {"pressure", "vmstat", "diskstats:sdz"} <= set(sample["unavailable"])
+    assert sample["load1"] == 2.5  # no PSI: the load stands in
+    assert sample["running"] == 3.0 and sample["mem"]["available"] == 1000 * 1024
+    assert sample["disks"]["loop3"]["reads"] == 0 and "psi" not in sample
+
+
+def test_the_thread_is_bounded_and_always_stopped() -> None:
+    sampler = ConditionSampler(["no-such-device"], interval=0.01, max_samples=5)
+    with pytest.raises(KeyboardInterrupt):
+        with sampler:
+            time.sleep(0.3)
+            raise KeyboardInterrupt  # Ctrl-C in the middle of a cell
+    assert not any(t.name == "stackbench-conditions" for t in threading.enumerate())
+    result = sampler.result()
+    assert len(result["samples"]) == 5 and result["dropped"] > 0
+    assert all("diskstats:no-such-device" in s["unavailable"] for s in result["samples"])
+
+
+def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> None:
+    """Three seconds of 10 MB each on the device; fio measured the last 1.5 s and moved 12 MB of it."""
+    second = 10e6 / 512
+    samples = [{"t": 100.0 + i, "dt": 1.0, "psi": {"cpu": 20.0 * i},
+                "disks": {"vdz": {"read_sectors": second, "write_sectors": 0, "reads": 100, "busy_ms": 500}}}
+               for i in range(1, 4)]
+    summary = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 1.5), fio_bytes=12e6,
+                        foreign_on="vdz")
+    assert summary["seconds"] == 1.5
+    assert summary["pressure"]["cpu"] == pytest.approx((40 * 0.5 + 60 * 1.0) / 1.5, abs=0.01)
+    assert summary["disks"]["vdz"]["bytes"] == 15_000_000
+    # the foreign I/O from the one second wholly inside the window, against fio's bytes prorated to it: the
+    # second that straddles the window's start also holds what came before fio measured
+    assert summary["foreign"] == {"device": "vdz", "bytes": 2_000_000, "share": 0.25}
+    assert disturbances(summary) == ["CPU pressure 53 %", "I/O fio did not do on vdz (1.9 MiB, 25 % of fio's)"]
+    short = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.0, 2.5), fio_bytes=24e6,
+                      foreign_on="vdz")
+    assert short["foreign"]["bytes"] == 800_000  # 2 whole seconds of 2.5: 20 MB against 19.2 MB of fio's
+    layout = [samples[0], {**samples[1], "disks": {"vdz": {**samples[1]["disks"]["vdz"], "write_sectors": 8 * second}}},
+              samples[2]]
+    laid_out = summarize({"devices": ["vdz"], "samples": layout}, fio_window(103.0, 1.5), fio_bytes=12e6,
+                         foreign_on="vdz")
+    assert laid_out["foreign"]["bytes"] == 2_000_000  # a layout burst before the window is not foreign
+
+
+def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None:
+    from dataclasses import replace
+
+    from synthetic import cell
+
+    def with_conditions(measured, summaries):  # noqa: ANN001, ANN202 - synthetic cells
+        replicates = [{**r, "conditions": c} for r, c in zip(measured.measurement["replicates"], summaries)]
+        return replace(measured, measurement={**measured.measurement, "replicates": replicates})
+
+    busy = with_conditions(cell(rw="randwrite", runs=[1000.0, 1010.0, 990.0]), [
+        {"pressure": {"cpu": 12.0}}, {"pressure": {"cpu": 40.0}, "scrubs": {"tank": "scrub in progress"}},
+        {"pressure": {"cpu": 2.0}}])
+    quiet = with_conditions(cell(rw="randread", runs=[1000.0, 1010.0]), [{"pressure": {"cpu": 1.0}}] * 2)
+    shared = with_conditions(cell(rw="read", runs=[1000.0, 1010.0]),
+                             [{"foreign": {"device": "sda", "bytes": 5 * MiB, "share": 0.5}}, {}])
+    [warning] = disturbance_warnings([busy, quiet, shared])
+    assert warning.code == WarningCode.DISTURBED and warning.subject == "4K QD4 rnd write, 4K QD4 seq read"
+    assert "4K QD4 rnd write (2 runs: CPU pressure 40 %, a scrub on tank)" in warning.text
+    assert "4K QD4 seq read (1 run: I/O fio did not do on sda (5.0 MiB, 50 % of fio's))" in warning.text
+    assert disturbance_warnings([quiet]) == []
+
+
+def test_without_a_discovered_stack_the_devices_and_pools_come_from_the_target_s_facts() -> None:
+    facts = {"target": {"block_devices": [{"name": "sda1"}, {"name": "sda"}], "zfs_dataset": "tank/vm/disk"}}
+    assert sampled_layers(facts) == (["sda1", "sda"], ["tank"])
+    assert sampled_layers({**facts, "stack": {"version": None, "error": "OSError: ..."}}) == (["sda1", "sda"], ["tank"])
+    assert sampled_layers({}) == ([], [])
+
+
+def test_the_jobs_of_one_fio_process_get_windows_back_from_its_end() -> None:
+    """synclat and slog run a round's cells as stonewalled jobs of one fio process: each job ends where the
+    later jobs' ramps and runtimes begin."""
+    from types import SimpleNamespace
+
+    jobs = [SimpleNamespace(directions=[SimpleNamespace(runtime_ms=ms)]) for ms in (2000, 3000, 1000)]
+    workloads = [Workload(rw="randwrite", bs=4096, iodepth=1, runtime=2, ramp_time=r) for r in (1.0, 0.5, 0.25)]
+    assert job_ends(1000.0, jobs, workloads) == [995.25, 998.75, 1000.0]
+    assert job_ends(None, jobs, workloads) == [None, None, None]
+
+
+# -- real runs on a private loop device --------------------------------------------------------------------
+
+
+def _plan(rw: str = "randread") -> Plan:
+    return Plan("custom", (Workload(rw=rw, bs=4096, iodepth=4, size=16 * MiB, runtime=3, direct=True),), runs=2)
+
+
+def _measure(store: Store, target: Path):  # noqa: ANN202 - the stored run
+    return execute_run(store, RunRequest(target=target, plan=_plan()))
+
+
+@pytest.fixture
+def hog() -> Iterator[None]:
+    """Busy loops, two per CPU: a real CPU hog for the duration of the test."""
+    processes = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+
+
+def _summaries(run) -> list[dict]:  # noqa: ANN001 - a stored run
+    return [r["conditions"] for c in run.cells for r in c.measurement["replicates"]]
+
+
+@pytest.mark.slow
+def test_a_quiet_device_counts_fio_s_own_io_and_no_foreign(tmp_path: Path, ext4_loop: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = _measure(store, ext4_loop)
+    devices = sampled_layers(run.facts)[0]
+    device = devices[0]
+    # the discovered stack (facts.stack): the loop device, then the layers under its backing file
+    assert device.startswith("loop") and len(devices) >= 2
+    assert all(name in s["devices"] for s in store.conditions_of(run.id) for name in devices)
+    summaries = _summaries(run)
+    assert len(summaries) == 2
+    for summary in summaries:
+        fio_bytes = summary["disks"][device]["bytes"] - summary["foreign"]["bytes"]
+        assert summary["foreign"]["share"] < 0.05
+        assert summary["disks"][device]["bytes"] == pytest.approx(fio_bytes, rel=0.05)
+        assert summary["seconds"] == pytest.approx(3, abs=0.2)
+    stored = store.conditions_of(run.id)
+    assert len(stored) == 2 and all(len(s["samples"]) >= 3 and s["devices"][0] == device for s in stored)
+    disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
+    assert not any("did not do" in w.text for w in disturbed)
+    if all(not disturbances(s) for s in summaries):  # the shared machine's own CPU load is not the test's to control
+        assert disturbed == []
+
+
+@pytest.mark.slow
+def test_a_second_fio_on_the_same_device_makes_the_warning_appear(tmp_path: Path, ext4_loop: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    other = subprocess.Popen(["fio", "--name=other", f"--filename={ext4_loop / 'other-file'}", "--size=8m",
+                              "--rw=randwrite", "--bs=64k", "--direct=1", "--time_based", "--runtime=60"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        run = _measure(store, ext4_loop)
+    finally:
+        other.terminate()
+        other.wait()
+    assert all(s["foreign"]["share"] >= FOREIGN_LIMIT for s in _summaries(run))
+    disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
+    assert len(disturbed) == 1 and disturbed[0].subject == "4K QD4 rnd read"
+    assert "I/O fio did not do on loop" in disturbed[0].text
+
+
+@pytest.mark.slow
+def test_a_cpu_hog_makes_the_warning_appear(tmp_path: Path, ext4_loop: Path, hog: None) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = _measure(store, ext4_loop)
+    assert all(s["pressure"]["cpu"] >= 50 for s in _summaries(run))
+    disturbed = [w for w in run.warnings if w.code == WarningCode.DISTURBED]
+    assert len(disturbed) == 1 and "CPU pressure" in disturbed[0].text and disturbed[0].subject == "4K QD4 rnd read"
+
+
+@pytest.mark.slow
+def test_the_cells_of_one_fio_process_share_its_seconds_and_leave_foreign_io_out(tmp_path: Path,
+                                                                                  ext4_loop: Path) -> None:
+    """synclat's and slog's rounds: one fio process, a stonewalled job per cell. The seconds are stored
+    once per process; a job's window is known only to within fio's gaps between jobs, which moved the next
+    job's bytes into it (a 64K job's writes counted as 5x foreign I/O of a 4K one), so foreign I/O is not
+    judged there."""
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    workloads = tuple(Workload(rw="randwrite", bs=bs, iodepth=1, size=16 * MiB, runtime=1, direct=True)
+                      for bs in (4096, 65536))
+    run = execute_run(store, RunRequest(target=ext4_loop, plan=Plan("synclat", workloads, runs=2, one_process=True)))
+    summaries = _summaries(run)
+    assert len(summaries) == 4 and all("foreign" not in s for s in summaries)
+    assert all("foreign (one fio process, several jobs)" in s["unavailable"] for s in summaries)
+    assert all(s["seconds"] == pytest.approx(1, abs=0.2) for s in summaries)
+    assert len(store.conditions_of(run.id)) == 2  # one per round's fio process
