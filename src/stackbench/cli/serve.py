@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -68,13 +68,26 @@ def serve_command(
 
         stackbench serve --workers 4 --allowed-host bench.example.org   # behind a TLS reverse proxy
     """
+    from stackbench.web.server import serve, uvicorn_config
+
+    store, target = _checked_server(db, host, port, allowed_host or [], chart_cache, warm_runs, workers, threads)
+    shown = f"[{host}]" if ":" in host else host
+    processes = f", {workers} worker processes" if workers > 1 else ""
+    err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
+    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers, threads))
+
+
+def _checked_server(db: Optional[str], host: str, port: int, allowed_host: list[str], chart_cache: Optional[Path],
+                    warm_runs: int, workers: int, threads: int) -> tuple[Any, Any]:
+    """Every check `serve` makes before it listens (hosts, the chart directory, the store, the address), and
+    what uvicorn will serve: the app, or the workers' factory."""
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
     from stackbench.web.chart_files import ChartFiles, default_directory
-    from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port, serve, uvicorn_config
+    from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port
     from stackbench.web.settings import Settings
 
-    names = allowed_hosts(allowed_host or [])
+    names = allowed_hosts(allowed_host)
     charts = ChartFiles(chart_cache or default_directory()).directory  # made, or refused, before serving
     store = open_store_from(db)
     accounts = Accounts(store)
@@ -89,10 +102,7 @@ def serve_command(
         from stackbench.web.app import create_app
 
         target = create_app(store, settings)
-    shown = f"[{host}]" if ":" in host else host
-    processes = f", {workers} worker processes" if workers > 1 else ""
-    err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
-    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers, threads))
+    return store, target
 
 
 __all__ = ["serve_command"]
