@@ -1,4 +1,5 @@
-"""Time to write a report of a 48-cell run (target: under 3 s), against a peer measured in the same session.
+"""Time to write a report of a 48-cell run (issue 13's target: under 3 s; issue 34's goal for HTML: 1 s),
+against a peer measured in the same session.
 
 Makes one real run with fio (default 6 block sizes x 4 queue depths x 2 patterns = 48 cells, 2 separate fio
 runs of 2 s each per cell, so every cell has per-second samples; about 5 minutes), or takes a stored one
@@ -82,8 +83,12 @@ def main() -> None:
             reply = json.loads(done.stdout)
             size = sum(Path(f).stat().st_size for f in reply["files"])
             verdict = "under" if seconds < 3 else "OVER"
+            if fmt == "html":
+                verdict += f" the 3 s target, {'met' if seconds <= 1 else 'MISSED'} the 1 s goal (issue 34)"
+            else:
+                verdict += " the 3 s target"
             print(f"{'report RUN -o report.' + fmt:<36} {seconds:6.3f} s   {seconds / peer:5.2f}x the peer   "
-                  f"{verdict} the 3 s target   {size / 1024:,.0f} KiB, {reply['charts']} charts")
+                  f"{verdict}   {size / 1024:,.0f} KiB, {reply['charts']} charts")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
@@ -27,6 +28,11 @@ DATA = Path(__file__).parent / "data"
 # sends it: the children start with SIGINT at its default, as Python's own handler leaves it after exec.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# `serve` keeps its drawn charts in $XDG_CACHE_HOME/stackbench/charts (web/chart_files.py): the suite's servers
+# keep theirs in a directory of the session's own, never in the home of whoever runs the tests.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="stackbench-tests-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 
 @pytest.fixture(scope="session")

@@ -401,3 +401,26 @@ def test_push_gives_up_on_a_server_that_stays_busy_in_one_line(fresh_site, sourc
         assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
         assert "busy storing other uploads" in result.stderr and "Push again later" in result.stderr
         assert waits == [5] * BUSY_RETRIES
+
+
+@pytest.mark.slow  # real charts drawn by a real server
+def test_a_pushed_runs_charts_are_drawn_at_once(template: Template, source, tmp_path: Path) -> None:
+    """A push wakes the server's chart warmer (web/chart_warmer.py): the run's charts are on disk long before
+    the warmer's next look (an hour here), so its page's first view draws nothing."""
+    from dataclasses import replace
+
+    directory = tmp_path / "charts"
+    with template.site(replace(SHARED, chart_cache=directory, warm_runs=20, warm_interval_s=3600)) as site:
+        warmer = site.app.state.server.warmer
+        try:
+            assert warmer.idle.wait(120)
+            before = len(list(directory.glob("*.json")))
+            answer = site.client().post("/api/runs", json=document(source, label="pushed-warm"),
+                                        headers=auth(make_token(site, "alice", "push")))
+            assert answer.status_code == 201
+            deadline = time.monotonic() + 60
+            while len(list(directory.glob("*.json"))) == before and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert len(list(directory.glob("*.json"))) == before + 1
+        finally:
+            warmer.stop()

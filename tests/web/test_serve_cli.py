@@ -68,6 +68,16 @@ def test_serve_on_a_port_in_use_is_one_line(tmp_path: Path, cli_here) -> None:
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "--port" in refused.stderr
 
 
+def test_serve_refuses_a_chart_directory_others_can_write(tmp_path: Path, cli_here) -> None:
+    """Its files are served as the server's images: one another user can write is refused in one line."""
+    shared = tmp_path / "charts"
+    shared.mkdir()
+    shared.chmod(0o777)
+    refused = cli_here("serve", "--chart-cache", str(shared), "--db", str(tmp_path / "r.db"))
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith("Error: ") and "--chart-cache" in refused.stderr
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.53", "::1", "[::1]", "localhost"])
 def test_loopback_is_always_allowed(host: str) -> None:
     assert is_loopback(host)

@@ -36,10 +36,6 @@ class HostSpread:
         return 1.0 - self.slowest.result.iops / top if top > 0 else 0.0
 
 
-def is_fleet(run: Run) -> bool:
-    return any(c.result.host for c in run.cells)
-
-
 def host_spread(run: Run) -> list[HostSpread]:
     """Per cell of a fleet run (in the run's order): its host cells, the total, the spread."""
     groups: dict[str, list[Cell]] = {}

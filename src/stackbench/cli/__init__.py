@@ -9,6 +9,7 @@ whole (the tests, the docs check) load them all, in the order of COMMANDS.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from typing import TYPE_CHECKING
@@ -96,6 +97,9 @@ def __getattr__(name: str) -> object:
 def run_app(argv: list[str] | None = None) -> None:
     """The CLI's entry point with the asked command's module loaded first; `argv` None reads sys.argv."""
     load_commands(sys.argv[1:] if argv is None else argv)
+    if not gc.isenabled():  # off since the process started (__main__.entry): the start-up's objects are loaded
+        gc.freeze()  # they live as long as the process: no collection scans them again
+        gc.enable()
     _application.run_app(argv)
 
 

@@ -141,14 +141,20 @@ def print_json(data: Any) -> None:
 
 def open_store_from(db: str | None):  # noqa: ANN201 - returns Store, imported lazily for fast --help
     """Open the store, and first settle runs whose process died (SIGKILL, power cut): see abandoned.py; and
-    remove the scratch volumes such a process left (scratch_volumes.py)."""
-    from stackbench.measure.abandoned import reap
-    from stackbench.measure.scratch_volumes import reap as reap_volumes
+    remove the scratch volumes such a process left (scratch_volumes.py). The runs' cleanup is imported only
+    when some run is still marked running (a fiftieth of `show`'s start)."""
     from stackbench.cli.app import warn
+    from stackbench.measure.scratch_volumes import reap as reap_volumes
     from stackbench.store import open_store
 
     store = open_store(db)
-    for note in [*map(str, reap(store)), *reap_volumes()]:  # runs, and layers --auto's scratch volumes
+    running = store.running_runs()
+    notes = []
+    if running:
+        from stackbench.measure.abandoned import reap
+
+        notes = [str(note) for note in reap(store, running)]
+    for note in [*notes, *reap_volumes()]:  # runs, and layers --auto's scratch volumes
         warn(note)
     return store
 

@@ -9,7 +9,7 @@ from stackbench.cli.app import err, error_line, out, warn
 from stackbench.cli.common import open_store_from, print_run
 from stackbench.base.errors import FleetHostsFailed, StackbenchError, UsageError
 from stackbench.model.plan import MIN_AUTO_SIZE, Plan
-from stackbench.model.results import Run
+from stackbench.model.results import Run, is_fleet
 from stackbench.model.warning import WarningCode
 
 if TYPE_CHECKING:
@@ -121,10 +121,9 @@ def _open_sessions(
 
 def print_spread(run: Run, fmt: str) -> None:
     """Under a run with per-host cells, on the terminal: the table across hosts naming the slowest."""
-    from stackbench.analysis.fleet import host_spread, is_fleet
-
     if fmt != "table" or not is_fleet(run):
         return
+    from stackbench.analysis.fleet import host_spread
     from stackbench.cli.common import emit
     from stackbench.report.fleet import spread_table
 

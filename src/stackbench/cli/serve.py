@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from pathlib import Path
+from typing import Any, List, Optional
 
 import typer
 
@@ -40,6 +41,17 @@ def serve_command(
         "names by commas; the name a TLS proxy passes on). Other Host headers are refused (DNS rebinding).",
         show_default=False,
     ),
+    chart_cache: Optional[Path] = typer.Option(
+        None, "--chart-cache", metavar="DIR",
+        help="Directory where drawn charts are kept, shared by the workers and across restarts (made private; "
+        "refused if another user can write it). Default: stackbench/charts in $XDG_CACHE_HOME or ~/.cache.",
+        show_default=False,
+    ),
+    warm_runs: int = typer.Option(
+        200, "--warm-runs", min=0, max=10_000, metavar="N",
+        help="Draw the charts of this many newest runs in the background (on start, every 30 s and on every "
+        "push), so their pages open without drawing. 0: draw on a page's first view only.",
+    ),
     db: Optional[str] = DbOption,
 ) -> None:
     """Serve the stored runs as web pages: runs list, run, compare, share links.
@@ -56,28 +68,41 @@ def serve_command(
 
         stackbench serve --workers 4 --allowed-host bench.example.org   # behind a TLS reverse proxy
     """
+    from stackbench.web.server import serve, uvicorn_config
+
+    store, target = _checked_server(db, host, port, allowed_host or [], chart_cache, warm_runs, workers, threads)
+    shown = f"[{host}]" if ":" in host else host
+    processes = f", {workers} worker processes" if workers > 1 else ""
+    err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
+    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers, threads))
+
+
+def _checked_server(db: Optional[str], host: str, port: int, allowed_host: list[str], chart_cache: Optional[Path],
+                    warm_runs: int, workers: int, threads: int) -> tuple[Any, Any]:
+    """Every check `serve` makes before it listens (hosts, the chart directory, the store, the address), and
+    what uvicorn will serve: the app, or the workers' factory."""
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
-    from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port, serve, uvicorn_config
+    from stackbench.web.chart_files import ChartFiles, default_directory
+    from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port
     from stackbench.web.settings import Settings
 
-    names = allowed_hosts(allowed_host or [])
+    names = allowed_hosts(allowed_host)
+    charts = ChartFiles(chart_cache or default_directory()).directory  # made, or refused, before serving
     store = open_store_from(db)
     accounts = Accounts(store)
     check_host(host, accounts.count_accounts())
     check_port(host, port)
     accounts.server_secret()  # made here on the first start, before any worker could race to make it
+    settings = Settings(allowed_hosts=names, chart_cache=charts, warm_runs=warm_runs)
     if workers > 1:
-        target = WorkerApp(store.url, threads, names)
+        target = WorkerApp(store.url, threads, settings)
         store.dispose()  # the workers open their own engines
     else:
         from stackbench.web.app import create_app
 
-        target = create_app(store, Settings(allowed_hosts=names))
-    shown = f"[{host}]" if ":" in host else host
-    processes = f", {workers} worker processes" if workers > 1 else ""
-    err.print(f"Serving {store.where} on http://{shown}:{port}{processes} (Ctrl-C stops)", soft_wrap=True)
-    serve(uvicorn_config(target, host, port, forwarded_allow_ips, workers, threads))
+        target = create_app(store, settings)
+    return store, target
 
 
 __all__ = ["serve_command"]

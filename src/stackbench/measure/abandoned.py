@@ -193,10 +193,11 @@ def clean(record: dict[str, Any], fio_path: str | None = None) -> Cleanup:
     return cleanup
 
 
-def reap(store: Any) -> list[Warning]:
-    """Mark this host's dead `running` runs abandoned and clean up after them; one note per run."""
+def reap(store: Any, running: list[tuple[str, dict[str, Any]]] | None = None) -> list[Warning]:
+    """Mark this host's dead `running` runs abandoned and clean up after them; one note per run. `running`:
+    the store's `running_runs()`, when the caller has asked already."""
     notes = []
-    for run_id, facts in store.running_runs():
+    for run_id, facts in store.running_runs() if running is None else running:
         record = (facts or {}).get("process")
         if not isinstance(record, dict) or not is_gone(record):
             continue

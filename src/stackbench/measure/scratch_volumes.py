@@ -31,7 +31,6 @@ from typing import Any
 from stackbench.base import spawn
 from stackbench.base.errors import StackbenchError
 from stackbench.base.output_files import Destination, write_file
-from stackbench.measure.abandoned import is_gone, owner_record
 
 PREFIX = "stackbench-scratch-"
 ZFS_PROPERTY = "stackbench:scratch"
@@ -77,6 +76,8 @@ def _entry(volume: ScratchVolume) -> Path:
 
 def _record(volume: ScratchVolume) -> None:
     journal_dir().mkdir(parents=True, exist_ok=True)
+    from stackbench.measure.abandoned import owner_record
+
     document = {"volume": asdict(volume), "process": owner_record(), "recorded_at": time.time()}
     write_file(_entry(volume), json.dumps(document, indent=1).encode(), force=False, private=True,
                destination=Destination("the scratch-volume journal", force=None,
@@ -223,8 +224,13 @@ def journal() -> list[tuple[ScratchVolume, dict[str, Any]]]:
 
 def reap() -> list[str]:
     """Remove what processes that are gone (kill -9, a power cut) left; one line per volume."""
+    recorded = journal()
+    if not recorded:
+        return []  # the usual case, at every store's opening: the cleanup's code is not even loaded
+    from stackbench.measure.abandoned import is_gone
+
     notes = []
-    for volume, process in journal():
+    for volume, process in recorded:
         if not is_gone(process):
             continue
         existed, problem = _removed(volume)

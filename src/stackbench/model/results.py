@@ -68,3 +68,9 @@ class Run:
     warnings: tuple[Warning, ...] = ()
     cells: tuple[Cell, ...] = ()
     planned_cells: int | None = None
+
+
+def is_fleet(run: Run) -> bool:
+    """A `run --hosts` run: its cells name their host. Here rather than in analysis/fleet.py so that `show`
+    asks it without importing the analysis (a tenth of its start-up: issue 34)."""
+    return any(c.result.host for c in run.cells)

@@ -102,6 +102,8 @@ async def _store_upload(request: Request, ctx: ServerContext, holder: tuple[ApiT
             raise ApiRefused(409, "a run with this id is stored on the server for another account",
                              "Push it with the account that stored it first") from None
         return JSONResponse({"id": run_id, "url": f"{base}/runs/{run_id}", "created": False}, status_code=200)
+    if ctx.warmer is not None:
+        ctx.warmer.wake()  # its charts drawn now, before anyone opens its page
     return JSONResponse({"id": run_id, "url": f"{base}/runs/{run_id}", "created": True}, status_code=201)
 
 

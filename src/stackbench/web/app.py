@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from stackbench.store.accounts import Accounts
 from stackbench.store.repository import Store
 from stackbench.web import api
+from stackbench.web.chart_warmer import ChartWarmer
 from stackbench.web.context import ServerContext
 from stackbench.web.origin import RequestOrigin
 from stackbench.web.pages import (
@@ -48,4 +49,6 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     for group in GROUPS:
         app.include_router(group.router)
     api.install(app)  # POST /api/runs and GET /metrics, with API tokens (web/api.py)
+    if ctx.settings.warm_runs:
+        ctx.warmer = ChartWarmer(store, ctx.charts, ctx.settings.warm_runs, ctx.settings.warm_interval_s).start()
     return app

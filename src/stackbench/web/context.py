@@ -17,6 +17,8 @@ from stackbench.base.usertext import shown_in_template
 from stackbench.store.accounts import Accounts
 from stackbench.store.rate_limits import RateEvents
 from stackbench.store.repository import Store
+from stackbench.web.chart_files import ChartFiles
+from stackbench.web.chart_warmer import ChartWarmer
 from stackbench.web.charts import REPORT_ENTRIES, ChartCache, DrawnCache
 from stackbench.web.limits import SlidingWindow
 from stackbench.web.settings import Settings
@@ -42,12 +44,14 @@ class ServerContext:
     login_by_account: SlidingWindow = field(init=False)
     login_by_address: SlidingWindow = field(init=False)
     misses: SlidingWindow = field(init=False)
-    charts: ChartCache = field(default_factory=ChartCache)
+    charts: ChartCache = field(init=False)
+    warmer: ChartWarmer | None = field(init=False, default=None)  # started by create_app when asked
     reports: DrawnCache[bytes] = field(default_factory=lambda: DrawnCache(REPORT_ENTRIES))
     upload_slots: asyncio.Semaphore = field(init=False)  # see Settings.uploads_at_once
 
     def __post_init__(self) -> None:
         s = self.settings
+        self.charts = ChartCache(files=ChartFiles(s.chart_cache) if s.chart_cache else None)
         events, keep_s = RateEvents(self.store), max(s.login_window_s, s.miss_window_s)
 
         def window(scope: str, limit: int, window_s: float) -> SlidingWindow:

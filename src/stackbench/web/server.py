@@ -82,21 +82,18 @@ class WorkerApp:
     """How a worker process of `serve --workers N` builds its app. uvicorn starts the workers as new
     interpreters and hands each this factory (pickled), never a live store: each opens its own engine.
     Everything the workers must agree on lives in the store (the server's key, sessions, share links,
-    the rate-limit counts); only the chart cache is per process."""
+    the rate-limit counts, the charts kept on disk); only the charts kept in memory are per process."""
 
     db_url: str
     threads: int = THREADS_PER_WORKER
-    allowed_hosts: tuple[str, ...] = ()
+    settings: Any = None  # the server's web.settings.Settings (a dataclass of plain values: pickled whole)
 
     def __call__(self) -> Any:
         from stackbench.store import open_store
         from stackbench.web.app import create_app
         from stackbench.web.logs import install_last_resort
-        from stackbench.web.settings import Settings
-
         install_last_resort()  # uvicorn configured this worker's loggers from log_config() before calling us
-        app = ThreadLimit(SecurityHeaders(create_app(open_store(self.db_url), Settings(allowed_hosts=self.allowed_hosts))),
-                          self.threads)
+        app = ThreadLimit(SecurityHeaders(create_app(open_store(self.db_url), self.settings)), self.threads)
         settle_heap()
         return app
 

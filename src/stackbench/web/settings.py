@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -29,3 +30,9 @@ class Settings:
     # Host names the server answers to besides the address a request arrived on (and `localhost` on
     # loopback): `serve --allowed-host`, STACKBENCH_ALLOWED_HOSTS (web/origin.py).
     allowed_hosts: tuple[str, ...] = ()
+    # Drawn charts kept on disk (`serve --chart-cache`, web/chart_files.py): None keeps them in memory only.
+    chart_cache: Path | None = None
+    # The newest runs whose charts a server thread draws before anyone asks (web/chart_warmer.py), looked at
+    # on start, every `warm_interval_s` and on every push; 0: none (charts drawn on a page's first view).
+    warm_runs: int = 0
+    warm_interval_s: float = 30.0

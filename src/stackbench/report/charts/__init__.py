@@ -27,7 +27,7 @@ def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, m
     (`cell`, default `representative_cell`) its per-second timeline (when it has samples) and its latency
     histogram (when `bins`, json+ clat buckets keyed by cell id, hold it); for a fleet run, its hosts side by
     side with the total (hosts.py)."""
-    from stackbench.analysis.fleet import is_fleet
+    from stackbench.model.results import is_fleet
     from stackbench.report.charts.histogram import histogram_figure
     from stackbench.report.charts.matrix import matrix_figure
     from stackbench.report.charts.percentiles import percentiles_figure

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stackbench.analysis.fleet import HostSpread, host_spread, is_fleet
+from stackbench.analysis.fleet import HostSpread, host_spread
 from stackbench.base.errors import StackbenchError, UsageError
 from stackbench.report.charts import style
 from stackbench.report.charts.figure import Figure
 from stackbench.report.charts.values import METRICS
-from stackbench.model.results import Cell, Run
+from stackbench.model.results import Cell, Run, is_fleet
 
 if TYPE_CHECKING:
     from stackbench.report.charts.kinds import ChartRequest

@@ -6,11 +6,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Form, Request
 from starlette.responses import Response
 
-from stackbench.base.errors import StackbenchError
 from stackbench.model.results import Run
 from stackbench.store.accounts import ShareLink, now
 from stackbench.web.access import Principal, RunView, load
-from stackbench.web.charts import Chart, drawn_from
+from stackbench.web.charts import Chart, draw_run_charts, run_charts_key
 from stackbench.web.context import context_of
 from stackbench.web.pages.render import chart_image, page
 from stackbench.web.pages.reports import report_download
@@ -55,23 +54,7 @@ def set_visibility(request: Request, run_id: str, visibility: str = Form(...),
 def run_charts(request: Request, run: Run, shared: bool) -> list[Chart]:
     """The run's charts as `stackbench report` draws them (`shared`: `run` is the redacted copy)."""
     ctx = context_of(request)
-
-    def draw() -> list:
-        from stackbench.report.charts import representative_cell, run_figures
-        from stackbench.store.latency_bins import bins_where_stored
-
-        whole = ctx.store.with_samples([run])[0]  # the timeline draws per-second samples (see access.load)
-        figures = run_figures(whole, bins=bins_where_stored(ctx.store, whole, [representative_cell(whole)]))
-        if _is_synclat(whole):
-            from stackbench.report.charts import synclat_figures
-
-            try:
-                figures += synclat_figures([whole])
-            except StackbenchError:
-                pass  # no finished write size to draw: the table says what there is
-        return figures
-
-    return ctx.charts.charts(("run", drawn_from(run), shared), draw)
+    return ctx.charts.charts(run_charts_key(run, shared), lambda: draw_run_charts(ctx.store, run))
 
 
 def summary_sentence(run: Run) -> str:
