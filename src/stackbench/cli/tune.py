@@ -19,6 +19,44 @@ STATUS_KEYS = ("session", "target", "state", "left_applied")
 TARGET_PANEL, KNOBS_PANEL, ROUNDS_PANEL, SESSIONS_PANEL = "Target", "Knobs", "Rounds", "Catalogue and sessions"
 
 
+# tune_command's rounds and sessions options, declared here so that its signature stays readable
+_ROUNDS = typer.Option(
+    12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, min=2, max=100,
+    help="Most rounds per knob, A first and B first in turn (an odd number is raised by one).")
+_LOOKS = typer.Option(
+    None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
+    help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
+         "stops the knob [default: 4,6,8,12].")
+_CALIBRATE_ROUNDS = typer.Option(
+    4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
+    help="A/A rounds before the first knob (nothing changed): the noise now, and the smallest change the "
+         "rounds can prove; 0 skips them.")
+_FORCE = typer.Option(
+    False, "--force", rich_help_panel=ROUNDS_PANEL,
+    help="Tune even when the calibration says a change of --min-effect cannot be proven now.")
+_CONFIRM = typer.Option(
+    True, "--confirm/--no-confirm", rich_help_panel=ROUNDS_PANEL,
+    help="Measure the kept set against the original afresh before it stays.")
+_KEEP_UNCONFIRMED = typer.Option(
+    False, "--keep-unconfirmed", rich_help_panel=ROUNDS_PANEL,
+    help="Keep the set when the confirmation finds no proven gain (never when it finds a loss).")
+_MAX_TIME = typer.Option(
+    None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
+    help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
+         "after it are not measured.")
+_LIST_KNOBS = typer.Option(
+    False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit.")
+_EXPLAIN_KNOB = typer.Option(
+    None, "--explain-knob", rich_help_panel=SESSIONS_PANEL, metavar="ID",
+    help="Explain one knob (values, safety, undo, examples) and exit.")
+_ROLLBACK = typer.Option(
+    None, "--rollback", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
+    help="Undo what a session left applied (its id or a prefix), where the value is still what tune set.")
+_STATUS = typer.Option(
+    False, "--status", rich_help_panel=SESSIONS_PANEL,
+    help="List the sessions on this host and what each left applied.")
+
+
 @app.command("tune")
 @with_plan_options(repeats=False)
 def tune_command(
@@ -39,41 +77,17 @@ def tune_command(
         None, "--allow", rich_help_panel=KNOBS_PANEL, metavar="CLASS",
         help="Let knobs of these safety classes be tried: semantic, tradeoff, restart (forbidden settings never "
              "are)."),
-    rounds: int = typer.Option(
-        12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, min=2, max=100,
-        help="Most rounds per knob, A first and B first in turn (an odd number is raised by one)."),
-    looks: Optional[str] = typer.Option(
-        None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
-        help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
-             "stops the knob [default: 4,6,8,12]."),
-    calibrate_rounds: int = typer.Option(
-        4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
-        help="A/A rounds before the first knob (nothing changed): the noise now, and the smallest change the "
-             "rounds can prove; 0 skips them."),
-    force: bool = typer.Option(
-        False, "--force", rich_help_panel=ROUNDS_PANEL,
-        help="Tune even when the calibration says a change of --min-effect cannot be proven now."),
-    confirm: bool = typer.Option(
-        True, "--confirm/--no-confirm", rich_help_panel=ROUNDS_PANEL,
-        help="Measure the kept set against the original afresh before it stays."),
-    keep_unconfirmed: bool = typer.Option(
-        False, "--keep-unconfirmed", rich_help_panel=ROUNDS_PANEL,
-        help="Keep the set when the confirmation finds no proven gain (never when it finds a loss)."),
-    max_time: Optional[str] = typer.Option(
-        None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
-        help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
-             "after it are not measured."),
-    list_knobs: bool = typer.Option(
-        False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit."),
-    explain_knob: Optional[str] = typer.Option(
-        None, "--explain-knob", rich_help_panel=SESSIONS_PANEL, metavar="ID",
-        help="Explain one knob (values, safety, undo, examples) and exit."),
-    rollback: Optional[str] = typer.Option(
-        None, "--rollback", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
-        help="Undo what a session left applied (its id or a prefix), where the value is still what tune set."),
-    status: bool = typer.Option(
-        False, "--status", rich_help_panel=SESSIONS_PANEL,
-        help="List the sessions on this host and what each left applied."),
+    rounds: int = _ROUNDS,
+    looks: Optional[str] = _LOOKS,
+    calibrate_rounds: int = _CALIBRATE_ROUNDS,
+    force: bool = _FORCE,
+    confirm: bool = _CONFIRM,
+    keep_unconfirmed: bool = _KEEP_UNCONFIRMED,
+    max_time: Optional[str] = _MAX_TIME,
+    list_knobs: bool = _LIST_KNOBS,
+    explain_knob: Optional[str] = _EXPLAIN_KNOB,
+    rollback: Optional[str] = _ROLLBACK,
+    status: bool = _STATUS,
     plan_options: PlanOptions,
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
@@ -102,21 +116,7 @@ def tune_command(
     from stackbench.base.errors import UsageError
 
     fmt = chosen_format(output_format, json_output)
-    modes = [name for name, on in (("--list-knobs", list_knobs), ("--explain-knob", explain_knob is not None),
-                                   ("--rollback", rollback is not None), ("--status", status)) if on]
-    if len(modes) > 1:
-        raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
-    if list_knobs:
-        _list_knobs(fmt)
-        return
-    if explain_knob is not None:
-        _explain(explain_knob, fmt)
-        return
-    if rollback is not None:
-        _rollback(rollback, fmt)
-        return
-    if status:
-        _status(fmt)
+    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status):
         return
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
@@ -133,6 +133,27 @@ def tune_command(
         max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
         calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed)
     _session(request, apply, db, fmt)
+
+
+def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[str], rollback: Optional[str],
+                           status: bool) -> bool:
+    """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions): True when one
+    was asked and done."""
+    from stackbench.base.errors import UsageError
+
+    modes = [name for name, on in (("--list-knobs", list_knobs), ("--explain-knob", explain_knob is not None),
+                                   ("--rollback", rollback is not None), ("--status", status)) if on]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
+    if list_knobs:
+        _list_knobs(fmt)
+    elif explain_knob is not None:
+        _explain(explain_knob, fmt)
+    elif rollback is not None:
+        _rollback(rollback, fmt)
+    elif status:
+        _status(fmt)
+    return bool(modes)
 
 
 def _list_knobs(fmt: str) -> None:
