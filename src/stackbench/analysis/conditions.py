@@ -5,10 +5,13 @@ fio's measured window (its runtime, ending when fio wrote its output) to one sum
 the run's replicate (`measurement.replicates[].conditions`, docs/json.md), and says which cells ran
 disturbed:
 
-- CPU pressure (PSI `some`: time in which a runnable task waited for a CPU) or memory pressure above
-  `PRESSURE_LIMIT` percent, or CPU steal above `STEAL_LIMIT`. I/O pressure is recorded but never judged: fio
-  waiting for its own I/O is I/O pressure. Without PSI, more runnable tasks than CPUs stands in for CPU
-  pressure.
+- CPU pressure (PSI `some`: time in which a runnable task waited for a CPU) above `PRESSURE_LIMIT` percent
+  while processes other than fio's, stackbench's and the kernel's threads used at least `OTHER_CPU_LIMIT`
+  CPUs: pressure alone is not someone else's doing, as fio's own threads wait for a CPU at every
+  completion (13-19 % on an idle two-core VM). Runs recorded before the sampler counted processes' CPU time are judged on pressure alone.
+- Memory pressure above `PRESSURE_LIMIT`, or CPU steal above `STEAL_LIMIT`. I/O pressure is recorded but
+  never judged: fio waiting for its own I/O is I/O pressure. Without PSI, more runnable tasks than CPUs
+  stands in for CPU pressure.
 - A ZFS scrub or resilver running on the target's pool.
 - I/O on the target's device that fio did not do above `FOREIGN_LIMIT` of fio's own bytes: the device's
   counted sectors in the window minus fio's bytes. The file system's own writes (journal, metadata) count
@@ -25,6 +28,7 @@ from stackbench.model.results import Cell
 from stackbench.model.warning import Warning, WarningCode
 
 PRESSURE_LIMIT = 10.0  # % of the window with a task stalled on CPU or memory
+OTHER_CPU_LIMIT = 0.25  # CPUs' worth of time used by processes other than fio's and stackbench's
 STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
 FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
 SECTOR = 512
@@ -74,6 +78,10 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
            for key in ("user", "system", "iowait", "steal")}
     if any(v is not None for v in cpu.values()):
         summary["cpu"] = cpu
+    procs = {key: _mean((s["procs"][key], w) for s, w in weighted if key in (s.get("procs") or {}))
+             for key in ("fio", "own", "kernel", "other")}
+    if any(v is not None for v in procs.values()):
+        summary["procs"] = procs
     running = [s["running"] for s, _ in weighted if "running" in s]
     if running:
         summary["running_max"] = max(running)
@@ -145,9 +153,14 @@ def disturbances(summary: dict[str, Any]) -> list[str]:
     """What in one run's conditions makes its result partly the machine's doing, as short phrases."""
     found = []
     pressure = summary.get("pressure") or {}
-    for key, name in (("cpu", "CPU"), ("memory", "memory")):
-        if (pressure.get(key) or 0.0) >= PRESSURE_LIMIT:
-            found.append(f"{name} pressure {pressure[key]:.0f} %")
+    other = (summary.get("procs") or {}).get("other")
+    if (pressure.get("cpu") or 0.0) >= PRESSURE_LIMIT:
+        if other is None:
+            found.append(f"CPU pressure {pressure['cpu']:.0f} %")
+        elif other >= OTHER_CPU_LIMIT:
+            found.append(f"CPU pressure {pressure['cpu']:.0f} % while other processes used {other:.1f} CPUs")
+    if (pressure.get("memory") or 0.0) >= PRESSURE_LIMIT:
+        found.append(f"memory pressure {pressure['memory']:.0f} %")
     if not pressure and summary.get("cpus") and (summary.get("running_max") or 0) > summary["cpus"] + 1:
         found.append(f"{summary['running_max']:.0f} runnable tasks on {summary['cpus']} CPUs")
     steal = (summary.get("cpu") or {}).get("steal") or 0.0

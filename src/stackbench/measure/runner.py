@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from stackbench import __version__
 from stackbench.analysis.across_runs import across_runs, pooled_figures
@@ -353,6 +353,13 @@ class Measurement:
         killed outright and fio outlives us (abandoned.py)."""
         self.store.record_process(self.run_id, "fio", abandoned.fio_record(pid, job_dir))
 
+    def started(self, sampler: ConditionSampler) -> Callable[[int, Path], None]:
+        """What to do once fio has a pid: record it, and have the sampler tell its CPU time from the rest."""
+        def on_started(pid: int, job_dir: Path) -> None:
+            sampler.watch(pid)
+            self.record_fio(pid, job_dir)
+        return on_started
+
     def _measure_once(self, state: _CellState, round_index: int) -> list[DirectionResult]:
         """One separate fio run of a cell, stored the moment it finishes, with its place in the run's order."""
         p = self.prepared
@@ -361,7 +368,7 @@ class Measurement:
             invocation = run_fio(
                 p.fio_path, cell_job_file(state.workload, p.target),
                 on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
-                on_started=self.record_fio, extra_args=p.target.fio_args,
+                on_started=self.started(sampler), extra_args=p.target.fio_args,
             )
         parsed = _check(invocation, what)
         conditions = sampler.result()
@@ -403,7 +410,7 @@ class Measurement:
             invocation = run_fio(
                 p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
                                            title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
-                on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.record_fio,
+                on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.started(sampler),
                 extra_args=p.target.fio_args,
             )
         whole = _check(invocation, what)

@@ -23,6 +23,8 @@ from typing import Any, Iterable
 from stackbench.base import spawn
 
 PROC = "/proc"
+KTHREADD = 2  # the kernel threads' parent
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 SYS_CPU = "/sys/devices/system/cpu"
 ARCSTATS = "/proc/spl/kstat/zfs/arcstats"
 PSI_RESOURCES = ("cpu", "io", "memory")
@@ -73,6 +75,52 @@ def read_cpu(root: str = PROC) -> dict[str, float]:
         elif parts and parts[0] == "procs_running" and len(parts) == 2:
             found["running"] = float(parts[1])
     return found
+
+
+def read_process_ticks(leader: int | None, root: str = PROC) -> dict[str, dict[int, float]]:
+    """CPU ticks by pid of three kinds of process: `fio`, the live process `leader` and its descendants
+    (fio's job processes each start a session of their own, so only parentage finds them), user plus
+    system time; `kernel`, the kernel's threads (kthreadd's children: the block layer's and the file
+    system's workers, busy with fio's I/O as much as anyone's); and `other`, every other process but this
+    one, with the time of the children it reaped (`cutime`: a build's short-lived compilers are gone before
+    the next reading, their parent keeps their time). A child seen alive and then reaped is counted twice,
+    which errs towards calling a machine busy."""
+    stats: dict[int, tuple[int, float, float]] = {}
+    for name in os.listdir(root):
+        if name.isdigit():
+            read = _stat_ticks(f"{root}/{name}/stat")
+            if read is not None:
+                stats[int(name)] = read
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in stats.items():
+        children.setdefault(parent, []).append(pid)
+    fio: dict[int, float] = {}
+    todo = [leader] if leader is not None and leader in stats else []
+    while todo:
+        pid = todo.pop()
+        if pid not in fio:
+            fio[pid] = stats[pid][1]
+            todo.extend(children.get(pid, ()))
+    kernel = {pid: stats[pid][1] for pid in [KTHREADD, *children.get(KTHREADD, ())] if pid in stats}
+    skip = {os.getpid(), *fio, *kernel}
+    other = {pid: own + reaped for pid, (_, own, reaped) in stats.items() if pid not in skip}
+    return {"fio": fio, "kernel": kernel, "other": other}
+
+
+def _stat_ticks(path: str) -> tuple[int, float, float] | None:
+    """A /proc/PID/stat's parent pid, utime + stime, and cutime + cstime (its reaped children's), or None
+    (gone or unreadable)."""
+    try:
+        handle = os.open(path, os.O_RDONLY)  # no buffered file object: this runs for every process, every second
+    except OSError:
+        return None
+    try:
+        fields = os.read(handle, 4096).rsplit(b")", 1)[1].split()
+        return int(fields[1]), float(int(fields[11]) + int(fields[12])), float(int(fields[13]) + int(fields[14]))
+    except (OSError, IndexError, ValueError):
+        return None
+    finally:
+        os.close(handle)
 
 
 def read_load(root: str = PROC) -> float | None:
@@ -160,11 +208,15 @@ def scrub_state(pools: Iterable[str]) -> dict[str, str]:
 class Counters:
     """One reading of every source, with the names of those that could not be read."""
 
-    def __init__(self, devices: tuple[str, ...], zfs: bool) -> None:
+    def __init__(self, devices: tuple[str, ...], zfs: bool, fio_pid: int | None = None) -> None:
         self.t = time.time()
         self.unavailable: list[str] = []
         self.pressure = self._take("pressure", read_pressure, {})
         self.cpu = self._take("cpu", read_cpu, {})
+        own = _stat_ticks(f"{PROC}/self/stat")
+        self.own = own[1] if own else None
+        self.fio_pid = fio_pid
+        self.processes = self._take("processes", lambda: read_process_ticks(fio_pid), {})
         self.load = read_load() if not self.pressure else None
         self.freq = self._take("freq", read_freq_mhz)
         self.memory = self._take("memory", read_memory, {})
@@ -212,6 +264,9 @@ def sample_between(before: Counters, now: Counters) -> dict[str, Any]:
         sample["cpu"] = _share(now.cpu, before.cpu, ("user", "system", "iowait", "steal"))
         if "running" in now.cpu:
             sample["running"] = now.cpu["running"]
+        procs = _process_cpus(before, now, dt)
+        if procs:
+            sample["procs"] = procs
     if now.freq is not None:
         sample["freq_mhz"] = round(now.freq, 1)
     if now.memory:
@@ -231,6 +286,25 @@ def sample_between(before: Counters, now: Counters) -> dict[str, Any]:
     return sample
 
 
+def _process_cpus(before: Counters, now: Counters, dt: float) -> dict[str, float]:
+    """CPUs' worth of time (CPU-seconds a second) used by fio's processes, by this process, by the kernel's
+    threads, and by every other process (`read_process_ticks`); {} until fio's pid is known. Each is
+    summed from the processes' own counters, not taken as the rest of /proc/stat's busy time: that holds
+    the idle task's work of waking fio at every completion, which belongs to no process (0.1-0.2 CPUs at
+    4K QD1 on a two-core VM)."""
+    if now.fio_pid is None or not now.processes or not before.processes or now.own is None or before.own is None:
+        return {}
+    scale = dt * TICKS_PER_SECOND
+    used = {kind: _grown(before.processes[kind], now.processes[kind]) for kind in ("fio", "kernel", "other")}
+    used["own"] = max(0.0, now.own - before.own)
+    return {kind: round(used[kind] / scale, 3) for kind in ("fio", "own", "kernel", "other")}
+
+
+def _grown(before: dict[int, float], now: dict[int, float]) -> float:
+    """Ticks the processes of `now` used since `before` (a new one since its start)."""
+    return sum(max(0.0, ticks - before.get(pid, 0.0)) for pid, ticks in now.items())
+
+
 class ConditionSampler:
     """A thread that reads the machine's counters once a second while it runs (`with sampler:`, or `start`
     and `stop`), for the block devices `devices` and the ZFS pools `pools`. The samples, at most
@@ -248,9 +322,15 @@ class ConditionSampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last: Counters | None = None
+        self._fio_pid: int | None = None
+
+    def watch(self, pid: int) -> None:
+        """Count the CPU time of process `pid` (fio) and its descendants as fio's from the next reading on,
+        and what the other processes use beside it."""
+        self._fio_pid = pid
 
     def _reading(self) -> Counters:
-        return Counters(self.devices, bool(self.pools) or os.path.exists(ARCSTATS))
+        return Counters(self.devices, bool(self.pools) or os.path.exists(ARCSTATS), self._fio_pid)
 
     def _keep(self, now: Counters) -> None:
         if self._last is not None:
