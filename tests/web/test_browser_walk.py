@@ -67,7 +67,8 @@ class Browser:
         self.problems: list[str] = []
 
     def page(self, size: str):  # noqa: ANN201 - a Playwright page
-        page = self.browser.new_context(viewport=SIZES[size]).new_page()
+        context = self.browser.new_context(viewport=SIZES[size], permissions=["clipboard-read", "clipboard-write"])
+        page = context.new_page()
         page.on("console", lambda m: self.problems.append(f"{m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         return page
@@ -133,6 +134,9 @@ def test_find_read_compare_and_share_in_under_ten_clicks(dashboard: Site, size: 
             user.get_by_label("note").fill("for the storage team")
             click(user.get_by_role("button", name="Create share link"))
             link = user.get_by_label("share link").input_value()
+            user.get_by_role("button", name="Copy link").click()  # not a step of the task: the field is there
+            expect(user.get_by_role("status")).to_have_text("Copied.")
+            assert user.evaluate("navigator.clipboard.readText()") == link
             step(user, "4-shared")
             assert clicks < 10, clicks
 

@@ -36,9 +36,12 @@ GROUPS = (run, runs_list, compare, shares, layers, slog, scans_audits, home, acc
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     """The server over `store`. Generates the server's random key on the first start."""
     people = Accounts(store)
-    stylesheet = resources.files("stackbench.web").joinpath("static/style.css").read_text(encoding="utf-8")
+    static = resources.files("stackbench.web").joinpath("static")
+    stylesheet = static.joinpath("style.css").read_text(encoding="utf-8")
+    script = static.joinpath("copy.js").read_text(encoding="utf-8")
     ctx = ServerContext(store=store, accounts=people, settings=settings or Settings(),
-                        hash_key=people.server_secret(), stylesheet=stylesheet)
+                        hash_key=people.server_secret(), stylesheet=stylesheet,
+                        script=script)
     people.end_sessions_older_than(ctx.settings.idle_timeout, ctx.settings.absolute_timeout)  # refused anyway
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = ctx

@@ -40,6 +40,7 @@ class ServerContext:
     settings: Settings
     hash_key: bytes
     stylesheet: str = ""  # static/style.css, read once when the app is made
+    script: str = ""  # static/copy.js, the copy buttons' script, read once too
     templates: Environment = field(default_factory=page_templates)
     login_by_account: SlidingWindow = field(init=False)
     login_by_address: SlidingWindow = field(init=False)

@@ -1,8 +1,8 @@
 """Security headers on every response, and the access log with share tokens left out.
 
 An ASGI middleware (not Starlette's BaseHTTPMiddleware) so it wraps every response, errors included.
-The CSP allows only our own stylesheet and images, no script at all, forms posting only to us, no
-framing (an SVG chart's own inline styles too, for the chart alone: IMAGE_CSP). uvicorn's own access log
+The CSP allows only our own stylesheet, images and one script file (static/copy.js: the copy buttons;
+no inline script, no eval), forms posting only to us, no framing (an SVG chart's own inline styles too, for the chart alone: IMAGE_CSP). uvicorn's own access log
 is off (`server.uvicorn_config`): it would log a share link's token with its path; this log writes
 `/s/[token]` instead, and never a query string. Its lines are one line each whatever the path holds
 (web/logs.py escapes every control character of every log line; the quotes and backslashes of the
@@ -17,7 +17,7 @@ from typing import Any
 
 from stackbench.web.logs import ACCESS_LOGGER
 
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")
 # A chart opened in its own tab is an SVG document: matplotlib's drawing carries its own <style> element and
 # style attributes (every fill and stroke colour), which CSP would refuse, showing the chart in black. Its

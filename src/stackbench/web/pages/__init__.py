@@ -1,7 +1,7 @@
 """The server's pages, one module of routes (an `APIRouter` named `router`) per page group, which
 `web/app.py` includes in `GROUPS`:
 
-- `home`: `/`, the stylesheet, robots.txt
+- `home`: `/`, the stylesheet, the copy buttons' script, robots.txt
 - `accounts`: logging in and out
 - `runs_list`: `/runs`
 - `run`: a run's page, its charts, its report and its owner's visibility form

@@ -1,5 +1,5 @@
-"""The server's front door and its fixed files: `/` (the latest runs and what to do next), the stylesheet and
-robots.txt."""
+"""The server's front door and its fixed files: `/` (the latest runs and what to do next), the stylesheet, the
+copy buttons' script and robots.txt."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ router = APIRouter()
 @router.get("/static/style.css")
 def style(request: Request) -> Response:
     return Response(context_of(request).stylesheet, media_type="text/css", headers={"Cache-Control": "max-age=3600"})
+
+
+@router.get("/static/copy.js")
+def script(request: Request) -> Response:
+    return Response(context_of(request).script, media_type="text/javascript",
+                    headers={"Cache-Control": "max-age=3600"})
 
 
 @router.get("/robots.txt")
