@@ -334,7 +334,7 @@ def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user:
     checkboxes send one value each); a run that is not the viewer's makes the whole page the random 404."""
     from stackbench.analysis.layers import layer_gaps
     from stackbench.report.charts import layers_figures
-    from stackbench.report.layers import layers_table
+    from stackbench.report.layers import layers_notes, layers_table
 
     alice = as_user["alice"]
     bottom, top = web.store.get_run(web.runs["b"]), web.store.get_run(web.runs["team"])  # hers, bob's team run
@@ -346,6 +346,7 @@ def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user:
         for text in row:
             assert text in cells
     assert assert_charts_served(alice, answer.text, 1) == [f.alt for f in layers_figures(gaps, [bottom, top])]
+    assert all(note in _notes(answer.text) for note in layers_notes(gaps))  # runs without replicates: said
     reference = alice.get(f"/runs/{secrets.token_hex(16)}").text
     for other in (web.runs["bob"], secrets.token_hex(16)):
         refused = alice.get("/layers", params={"runs": f"{bottom.id},{other}"})
@@ -356,6 +357,34 @@ def test_the_layers_page_shows_what_stackbench_layers_prints(web: Site, as_user:
     many = alice.get("/layers", params={"runs": ",".join([bottom.id] * 13)})
     assert many.status_code == 400 and "at most 12 runs" in many.text
     assert web.client().get("/layers").status_code == 303
+
+
+def _notes(text: str) -> list[str]:
+    return [html.unescape(n) for n in re.findall(r'<p class="note">([^<]*)</p>', text)]
+
+
+def test_the_layers_page_names_a_gap_only_when_the_runs_prove_it(fresh_site) -> None:  # noqa: ANN001
+    """As `stackbench layers` says it: a proven gap with its factor and interval, and for two layers the
+    runs cannot tell apart "No gap proven" with what would decide, never a bare factor."""
+    from stackbench.analysis.layers import layer_gaps
+    from stackbench.report.layers import layers_notes
+    from web.test_runs_finder import store_owned, stored_run
+
+    def layer(label: str, iops: float):  # noqa: ANN202 - a synthetic run of 3 separate runs, ±3 %
+        return ("alice", stored_run(label, host="pve1", fs="zfs", target=f"/{label}", plan="quick", minutes=1,
+                                    iops=iops))
+
+    with fresh_site(Settings()) as site:
+        store_owned(site, {"host": layer("host", 40000.0), "vm": layer("vm", 10000.0),
+                           "vm-again": layer("vm-again", 10100.0)})
+        alice = site.login("alice")
+        for lower, upper, start in (("host", "vm", "The biggest gap opens between host and vm: 4.00x"),
+                                    ("vm", "vm-again", "No gap proven")):
+            picked = [site.store.get_run(site.runs[name]) for name in (lower, upper)]
+            answer = alice.get("/layers", params={"runs": [r.id for r in picked], "names": f"{lower},{upper}"})
+            claim, legend = layers_notes(layer_gaps(picked, [lower, upper], "iops"))
+            assert answer.status_code == 200 and claim.startswith(start), claim
+            assert claim in _notes(answer.text) and legend in _notes(answer.text)
 
 
 @pytest.mark.slow
