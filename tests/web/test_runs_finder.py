@@ -26,14 +26,15 @@ WIDE_LABEL = "a-very-long-label-without-spaces-" * 6
 
 
 def stored_run(label: str, *, host: str, fs: str, target: str, plan: str, minutes: int, iops: float,
-               warnings: tuple = (), more_cells: tuple = ()) -> object:
+               warnings: tuple = (), more_cells: tuple = (), model: str = "Example NVMe") -> object:
     """A synthetic run as the runner stores it: a 4 KiB random read at QD 1 of `iops` first, then
-    `more_cells`; its host and file system facts as the probes write them."""
+    `more_cells`; its host, file system and device facts as the probes write them."""
     first = cell(rw="randread", bs=4096, qd=1, iops=iops, runs=[iops * f for f in (0.97, 1.0, 1.03)])
     made = run([first, *more_cells], label=label, run_id=new_id(),
                facts={"fio_version": "fio-3.33", "boot_id": "5b1e4c1e", "system": {"hostname": host, "kernel": "6.1.0"},
                       "target": {"fs_type": fs, "path": target, "block_devices": [
-                          {"name": "nvme0n1", "model": "Example NVMe", "size_bytes": 2**40, "rotational": False}]}})
+                          {"name": "nvme0n1p1", "model": None, "size_bytes": 2**39, "rotational": False},
+                          {"name": "nvme0n1", "model": model, "size_bytes": 2**40, "rotational": False}]}})
     return replace(made, target=target, plan_name=plan, planned_cells=1 + len(more_cells), warnings=warnings,
                    created_at=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minutes))
 
@@ -60,7 +61,7 @@ def finder(template: Template) -> Iterator[Site]:
             "percent": ("alice", _stored("50%_mix", host="db02", fs="zfs", target="/tank/a", plan="quick",
                                           minutes=2, iops=900.0)),
             "lookalike": ("alice", _stored("50a_mixx", host="db02", fs="zfs", target="/tank/b", plan="blog",
-                                            minutes=3, iops=800.0)),
+                                            minutes=3, iops=800.0, model="WDC WD40EFRX <b>")),
             "wide": ("alice", _stored(WIDE_LABEL, host="db03", fs="xfs", target="/srv/xfs", plan="quick",
                                        minutes=4, iops=100.0)),
             "bobs": ("bob", _stored("baseline-bob", host="db01", fs="ext4", target="/srv/bob", plan="quick",
@@ -111,6 +112,9 @@ def test_facets_count_what_the_viewer_may_see_under_the_search(finder: Site) -> 
     assert _facet(page, "owner") == {"alice": 4}
     assert _facet(page, "status") == {"complete": 4}
     assert _facet(page, "visibility") == {"private": 4}
+    assert _facet(page, "device") == {"Example NVMe": 3, "WDC WD40EFRX <b>": 1}  # the disk's, not the partition's
+    assert "WDC WD40EFRX <b>" not in page  # a model is text, escaped like any other
+    assert _found(alice, device="WDC WD40EFRX <b>") == [finder.runs["lookalike"]]
     link = re.search(r'<a href="([^"]+)"[^>]*>zfs <span', page).group(1)
     assert _found(alice, **dict(pair.split("=") for pair in html.unescape(link).split("?")[1].split("&"))) == \
         [finder.runs["lookalike"], finder.runs["percent"]]

@@ -113,7 +113,7 @@ class KeyCell:
     bw_bytes: float
 
 
-FACETS = ("plan", "fs", "status", "owner", "visibility")
+FACETS = ("plan", "fs", "device", "status", "owner", "visibility")
 FACET_VALUES = 12  # the most frequent values of a facet that the list shows
 
 
@@ -482,20 +482,21 @@ class Accounts:
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
     def run_facets(self, viewer: Viewer, where: RunFilter) -> dict[str, list[tuple[str, int]]]:
-        """How many of the runs `viewer` may see under `where` have each plan, file system, status, owner
-        and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets.
+        """How many of the runs `viewer` may see under `where` have each plan, file system, device model,
+        status, owner and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets.
 
         One statement and one pass over the runs (the finder index, `ix_runs_finder`, holds every column
-        it reads): the runs are counted per combination of the five, a few dozen rows, and each facet's
-        counts are summed from those here, rather than five GROUP BYs reading the runs five times."""
+        it reads): the runs are counted per combination of the six, a few dozen rows, and each facet's
+        counts are summed from those here, rather than six GROUP BYs reading the runs six times."""
         runs, accounts = schema.runs, schema.accounts
-        grouped = (select(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility,
-                          func.count().label("runs"))
+        grouped = (select(runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
+                          runs.c.visibility, func.count().label("runs"))
                    .where(_visible(viewer), *filtered(where))
-                   .group_by(runs.c.plan_name, runs.c.fs_type, runs.c.status, runs.c.owner, runs.c.visibility)
+                   .group_by(runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
+                             runs.c.visibility)
                    .subquery())
-        query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.status, accounts.c.name,
-                        grouped.c.visibility, grouped.c.runs)
+        query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.device_model, grouped.c.status,
+                        accounts.c.name, grouped.c.visibility, grouped.c.runs)
                  .select_from(grouped.outerjoin(accounts, accounts.c.id == grouped.c.owner)))
         with self.reader.connect() as connection:
             rows = connection.execute(query).all()

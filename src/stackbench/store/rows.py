@@ -39,14 +39,20 @@ def run_from_row(row: Any) -> Run:
 
 
 def listed_columns(facts: dict[str, Any]) -> dict[str, Any]:
-    """The facts the runs list searches (the host) and counts (the file system), as the `runs` columns every
-    write of a run's row sets from its facts (migration 0012): the list reads them without parsing facts."""
+    """The facts the runs list searches (the host) and counts (the file system, the device model), as the
+    `runs` columns every write of a run's row sets from its facts (migrations 0012 and 0014): the list
+    reads them without parsing facts. The device model is the first non-empty one of the target's block
+    devices (a partition has none, the disk under it has)."""
 
     def fact(section: str, name: str, length: int) -> str | None:
         value = (facts.get(section) or {}).get(name) if isinstance(facts.get(section), dict) else None
         return value[:length] if isinstance(value, str) and value else None
 
-    return {"host": fact("system", "hostname", 255), "fs_type": fact("target", "fs_type", 64)}
+    devices = (facts.get("target") or {}).get("block_devices") if isinstance(facts.get("target"), dict) else None
+    models = [d["model"].strip() for d in devices if isinstance(d, dict) and isinstance(d.get("model"), str)] \
+        if isinstance(devices, list) else []
+    model = next((m[:255] for m in models if m), None)
+    return {"host": fact("system", "hostname", 255), "fs_type": fact("target", "fs_type", 64), "device_model": model}
 
 
 def cell_row(run_id: str, output_id: str, cell: Cell) -> dict[str, Any]:

@@ -22,6 +22,7 @@ class RunFilter:
     search: str | None = None  # a part of the label, target or host, any case (wildcards are plain text)
     plan: str | None = None  # the preset or plan name (`import` for imported runs)
     fs_type: str | None = None  # the target's file system (facts' target.fs_type)
+    device_model: str | None = None  # the target's first block device model (facts' target.block_devices)
     status: str | None = None
     owner: str | None = None  # the owner account's name
     visibility: str | None = None
@@ -65,7 +66,8 @@ def filtered(where: RunFilter) -> list[Any]:
         conditions.append(or_(*(ContainsAnyCase(column, pattern)
                                 for column in (runs.c.label, runs.c.target, runs.c.host))))
     for column, value in ((runs.c.plan_name, where.plan), (runs.c.fs_type, where.fs_type),
-                          (runs.c.status, where.status), (runs.c.visibility, where.visibility)):
+                          (runs.c.device_model, where.device_model), (runs.c.status, where.status),
+                          (runs.c.visibility, where.visibility)):
         if value:
             conditions.append(column == value)
     if where.owner:

@@ -75,6 +75,7 @@ runs = Table(
     # 0012: facts the runs list searches and counts, copied from `facts` when the run is stored
     Column("host", String(255)),
     Column("fs_type", String(64)),
+    Column("device_model", String(255)),  # 0014: the first model of the target's block devices
 )
 
 fio_outputs = Table(
@@ -301,9 +302,10 @@ api_tokens = Table(
 # added the columns a search reads, so that a searched page reads the index in its order, not the runs
 Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs.c.visibility, runs.c.label,
       runs.c.target, runs.c.host)
-# 0012: every column the runs list's facets count, so that they read this index, not the runs
+# 0012: every column the runs list's facets count, so that they read this index, not the runs (0014 added
+# the device model)
 Index("ix_runs_finder", runs.c.owner, runs.c.visibility, runs.c.status, runs.c.plan_name, runs.c.fs_type,
-      runs.c.created_at, runs.c.label, runs.c.host, runs.c.target)
+      runs.c.device_model, runs.c.created_at, runs.c.label, runs.c.host, runs.c.target)
 
 # 0007: rate-limit events of `stackbench serve` (failed logins, lookups that found nothing), shared by
 # all its worker processes; the key (an address, an account name) only as a keyed hash

@@ -22,7 +22,8 @@ router = APIRouter()
 # The sortable columns, in the table's order: (sort key, heading); the other columns are not sortable
 SORTABLE = {"created": "Created (UTC)", "label": "Label", "status": "Status", "plan": "Plan", "target": "Target",
             "host": "Host", "fs": "File system"}
-FACET_TITLES = {"plan": "Plan", "fs": "File system", "status": "Status", "owner": "Owner", "visibility": "Visibility"}
+FACET_TITLES = {"plan": "Plan", "fs": "File system", "device": "Device model", "status": "Status", "owner": "Owner",
+                "visibility": "Visibility"}
 SEARCH_LENGTH = 200  # as long as a label may be
 
 
@@ -34,8 +35,8 @@ def headline(key: KeyCell | None) -> str:
 
 
 @router.get("/runs")
-def runs_page(request: Request, q: str = "", plan: str = "", fs: str = "", status: str = "", owner: str = "",
-              visibility: str = "", since: str = "", until: str = "", sort: str = NEWEST_FIRST,
+def runs_page(request: Request, q: str = "", plan: str = "", fs: str = "", device: str = "", status: str = "",
+              owner: str = "", visibility: str = "", since: str = "", until: str = "", sort: str = NEWEST_FIRST,
               page_number: int = 1, older_than: str = "", newer_than: str = "") -> Response:
     principal = logged_in(request)
     if isinstance(principal, Response):
@@ -50,7 +51,8 @@ def runs_page(request: Request, q: str = "", plan: str = "", fs: str = "", statu
         return page(request, "error.html", 400, principal, title="Bad request",
                     message=f"A search is at most {SEARCH_LENGTH} characters: search for a shorter part of the label.")
     try:
-        where = RunFilter(search=q.strip() or None, plan=plan or None, fs_type=fs or None, status=status or None,
+        where = RunFilter(search=q.strip() or None, plan=plan or None, fs_type=fs or None,
+                          device_model=device or None, status=status or None,
                           owner=owner or None, visibility=visibility or None,
                           since=date.fromisoformat(since) if since else None,
                           until=date.fromisoformat(until) if until else None)
@@ -58,8 +60,9 @@ def runs_page(request: Request, q: str = "", plan: str = "", fs: str = "", statu
         return page(request, "error.html", 400, principal, title="Bad request",
                     message="Dates are written YYYY-MM-DD.")
     anchor = page_anchor(older_than, newer_than) if sort == NEWEST_FIRST else None
-    filters = {k: v for k, v in (("q", q), ("plan", plan), ("fs", fs), ("status", status), ("owner", owner),
-                                 ("visibility", visibility), ("since", since), ("until", until)) if v}
+    filters = {k: v for k, v in (("q", q), ("plan", plan), ("fs", fs), ("device", device), ("status", status),
+                                 ("owner", owner), ("visibility", visibility), ("since", since), ("until", until))
+               if v}
     ordered = {**filters, **({"sort": sort} if sort != NEWEST_FIRST else {})}
     viewer = Viewer(account.id, account.is_admin)
     accounts = context_of(request).accounts
