@@ -136,19 +136,19 @@ def test_hostile_labels_and_notes_render_inert(web: Site, as_user: dict) -> None
 def test_runs_list_filters_and_pages(web: Site, as_user: dict) -> None:
     bob = as_user["bob"]  # sees his two runs and no one else's private ones (runs_per_page=2 here)
     first = bob.get("/runs").text
-    assert "2 run(s) you may see" in first
+    assert "2 runs you may see" in first
     alice = as_user["alice"]  # her two and bob's team run: two pages
     page_one = alice.get("/runs").text
-    assert "3 run(s) you may see; page 1 of 2" in page_one
+    assert "3 runs you may see; page 1 of 2" in page_one
     older = re.search(r'href="([^"]+)" rel="next"', page_one).group(1)
     page_two = alice.get(html.unescape(older)).text
     ids = set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_one)) | set(re.findall(r'href="/runs/([0-9a-f]{32})"', page_two))
     assert ids == {web.runs["a"], web.runs["b"], web.runs["team"]}
     only = alice.get("/runs", params={"q": "alice-b"}).text
     assert re.findall(r'href="/runs/([0-9a-f]{32})"', only) == [web.runs["b"]]
-    assert "0 run(s)" in alice.get("/runs", params={"since": "2999-01-01"}).text
-    assert "3 run(s)" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text
-    assert "0 run(s)" in alice.get("/runs", params={"plan": "quick"}).text
+    assert "0 runs you may see" in alice.get("/runs", params={"since": "2999-01-01"}).text
+    assert "3 runs you may see" in alice.get("/runs", params={"plan": "import", "until": "2999-01-01"}).text
+    assert "0 runs you may see" in alice.get("/runs", params={"plan": "quick"}).text
     one = alice.get("/compare", params={"a": web.runs["a"]})  # one run picked: pick the other, or go back
     assert one.status_code == 200 and f'href="/compare/{web.runs["a"]}/{web.runs["b"]}"' in one.text
     assert 'href="/runs">go back to the runs list</a>' in one.text
@@ -556,3 +556,13 @@ def test_a_share_note_with_invisible_characters_is_refused(web: Site, as_user: d
     answer = _share(alice, f"/runs/{web.runs['b']}", note="for \u202eevil")
     assert answer.status_code == 400 and "A note cannot contain U+202E (right-to-left override)" in answer.text
     assert "for \u202eevil" not in alice.get(f"/runs/{web.runs['b']}").text
+
+
+def test_every_page_counts_in_the_right_number(web: Site, as_user: dict) -> None:
+    """Issue 32: "7 run(s)"; every count a page prints says its noun in the right number (issue 33's rule
+    for the CLI), on every GET route with real ids."""
+    from web.test_headers import _sample_requests
+
+    for method, path in _sample_requests(web):
+        text = as_user["alice"].request(method, path).text
+        assert not re.search(r"\w\(s\)", text), (path, re.search(r".{40}\w\(s\).{20}", text))

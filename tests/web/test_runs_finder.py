@@ -158,7 +158,7 @@ def test_the_home_page_lists_the_latest_runs_and_what_to_do_next(finder: Site) -
     assert page.status_code == 200
     latest = re.findall(r'<li><a href="/runs/([0-9a-f]{32})">', page.text)
     assert len(latest) == 7 and latest == _found(alice)  # all she may see, newest first; bob's private not
-    assert "All 7 run(s) you may see" in page.text
+    assert "All 7 runs you may see" in page.text
     assert "100 IOPS · 0.4 MB/s (4K QD1 rnd read)" in page.text  # the newest run's headline
     assert 'href="/runs">Find a run</a>' in page.text
     assert finder.client().get("/", follow_redirects=False).headers["location"] == "/login"

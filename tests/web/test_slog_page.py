@@ -119,7 +119,7 @@ def test_the_list_holds_the_sync_latency_runs_the_viewer_may_see(slog_site: Site
     runs = slog_site.runs
     mine = {runs[n] for n in ("slog-sata", "slog-hdd", "slog-team", "sweep-optane", "sweep-hdd")}
     first = alice.get("/slog").text
-    assert "5 run(s) with 4 KiB random synchronous writes you may see (0 checked); page 1 of 2" in first
+    assert "5 runs with 4 KiB random synchronous writes you may see (0 checked); page 1 of 2" in first
     older = html.unescape(re.search(r'href="([^"]+)" rel="next"', first).group(1))
     second = alice.get(older).text
     assert _listed(first) | _listed(second) == mine
@@ -133,7 +133,7 @@ def test_the_list_holds_the_sync_latency_runs_the_viewer_may_see(slog_site: Site
     on_two = sorted(_listed(second))[0]
     page_one = alice.get("/slog", params={"runs": on_two, "page_number": 1}).text
     assert f'<input type="hidden" name="runs" value="{on_two}">' in page_one
-    assert "(1 checked)" in page_one and "stay checked" in page_one
+    assert "(1 checked)" in page_one and "1 checked run on other pages of this list stays checked." in page_one
     assert f"runs={on_two}" in html.unescape(re.search(r'href="([^"]+)" rel="next"', page_one).group(1))
 
 

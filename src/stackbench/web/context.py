@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from jinja2 import Environment, PackageLoader
 from starlette.requests import Request
 
+from stackbench.base.units import count
 from stackbench.base.usertext import shown_in_template
 from stackbench.store.accounts import Accounts
 from stackbench.store.rate_limits import RateEvents
@@ -29,8 +30,10 @@ def page_templates() -> Environment:
     once per process; with it on, every page checked the modification time of each template it uses (3 stat
     calls for the runs list). finalize: every text a page prints with its invisible and control characters
     escaped (base/usertext.py)."""
-    return Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True, auto_reload=False,
-                       finalize=shown_in_template)
+    templates = Environment(loader=PackageLoader("stackbench.web", "templates"), autoescape=True,
+                            auto_reload=False, finalize=shown_in_template)
+    templates.filters["counted"] = count  # `{{ total | counted("run") }}`: "1 run", "7 runs", never "7 run(s)"
+    return templates
 
 
 @dataclass
