@@ -161,6 +161,11 @@ def test_the_home_page_lists_the_latest_runs_and_what_to_do_next(finder: Site) -
     assert "All 7 runs you may see" in page.text
     assert "100 IOPS · 0.4 MB/s (4K QD1 rnd read)" in page.text  # the newest run's headline
     assert 'href="/runs">Find a run</a>' in page.text
+    # her two audits of one machine, newest first: the second with what is new since the first
+    audits = re.findall(r'<li><a href="/audits/([0-9a-f]{32})">', page.text)
+    assert audits == [finder.runs["audit-after"], finder.runs["audit-before"]]
+    assert "0 new findings since the previous audit" in page.text and "the first audit of this subject" in page.text
+    assert "after &lt;script&gt;" in page.text and "All 2 audits you may see" in page.text
     assert finder.client().get("/", follow_redirects=False).headers["location"] == "/login"
     finder.accounts.add_account("dave", _password_hash(), admin=False)
     finder.accounts.set_visibility(finder.runs["team"], "private")  # the one run every account sees
