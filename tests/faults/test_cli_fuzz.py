@@ -126,3 +126,27 @@ def test_an_argument_with_a_nul_is_one_usage_line(argv: list[str], capsys: pytes
     assert [line for line in err.splitlines() if line.strip()] == [line for line in err.splitlines()
                                                                     if line.startswith("Error:")]
     assert "NUL" in err and "internal error" not in err
+
+
+def test_every_float_option_refuses_nan_and_inf() -> None:
+    """click checks a float option's range by comparing, and every comparison with nan is false: `compare
+    --alpha nan` passed and ended in an internal error (exit 70). Every float option is a FiniteRange."""
+    from stackbench.cli.common import FiniteRange, click_types
+
+    floats = [(path, param) for path, leaf in LEAVES for param in leaf.params
+              if isinstance(param.type, click_types.FloatParamType)]
+    assert len(floats) >= 5, "float options missing: the walk over the commands is broken"
+    for path, param in floats:
+        assert isinstance(param.type, FiniteRange), (path, param.opts)
+
+
+@pytest.mark.parametrize("argv", [["compare", "a", "b", "--alpha", "nan"], ["compare", "a", "b", "--min-effect", "NaN"],
+                                  ["ab", "--a", "true", "--b", "true", "-t", "/nonexistent", "--alpha", "nan"],
+                                  ["smallblocks", "/nonexistent", "--metadata-share", "inf"],
+                                  ["run", "-t", "/nonexistent", "--ci-target", "nan", "--dry-run"]])
+def test_nan_or_inf_for_a_number_is_one_usage_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_app(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith("Error: Invalid value for '--") and err.count("\n") == 1, err
+    assert "internal error" not in err

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
+
+try:  # Typer 0.29 vendors click; earlier releases use the click package (as cli/app.py)
+    from typer._click import types as click_types
+except ImportError:  # pragma: no cover - depends on the installed Typer
+    from click import types as click_types  # type: ignore[no-redef]
 
 from stackbench.cli.app import out
 from stackbench.report.document import Report
@@ -93,13 +99,27 @@ JsonOption = typer.Option(
 JsonReplyOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of text.")
 
 
+class FiniteRange(click_types.FloatRange):
+    """A float option's range that refuses nan and inf too: click checks a range by comparing, and every
+    comparison with nan is false, so `--alpha nan` passed and ended in an internal error deep in the
+    statistics. Every float option of the CLI is declared with one (tests/cli/test_cli_fuzz.py)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a number: give one from {self.min:g} to {self.max:g}", param, ctx)
+        return number
+
+
 # The verdict options of `compare` and `ab`, declared once so both accept the same ranges.
 VERDICT_PANEL = "Verdict"
 MinEffectOption = typer.Option(
-    5.0, "--min-effect", min=0.1, max=100, metavar="PCT", rich_help_panel=VERDICT_PANEL, help="Smallest change, in % (0.1-100), that can earn keep/revert."
+    5.0, "--min-effect", click_type=FiniteRange(0.1, 100), metavar="PCT", rich_help_panel=VERDICT_PANEL,
+    help="Smallest change, in % (0.1-100), that can earn keep/revert."
 )
 AlphaOption = typer.Option(
-    0.05, "--alpha", min=0.0001, max=0.5, metavar="P", rich_help_panel=VERDICT_PANEL, help="Significance level, 0.0001-0.5 (family-wise over the rows, Holm)."
+    0.05, "--alpha", click_type=FiniteRange(0.0001, 0.5), metavar="P", rich_help_panel=VERDICT_PANEL,
+    help="Significance level, 0.0001-0.5 (family-wise over the rows, Holm)."
 )
 
 

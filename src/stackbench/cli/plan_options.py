@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
-from stackbench.cli.common import split_list
+from stackbench.cli.common import FiniteRange, split_list
 from stackbench.cli.option_groups import option_group
 from stackbench.base.errors import UsageError
 from stackbench.base.registry import one_of
@@ -86,7 +86,7 @@ UntilStableOption = typer.Option(
     f"--ci-target, up to --max-runs. Default for {_ADAPTIVE} unless --runs is given.",
 )
 CiTargetOption = typer.Option(
-    5.0, "--ci-target", min=0.1, max=99, metavar="PCT", rich_help_panel=REPEATS_PANEL,
+    5.0, "--ci-target", click_type=FiniteRange(0.1, 99), metavar="PCT", rich_help_panel=REPEATS_PANEL,
     help="Adaptive mode: interval half-width to reach, in % of the estimate.",
 )
 MaxRunsOption = typer.Option(

@@ -11,7 +11,7 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
+    FiniteRange, FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
     say_stored,
 )
 from stackbench.base.units import count, parse_size
@@ -27,7 +27,8 @@ def smallblocks_command(
         None, "--special-size", help="Usable size of the special vdev (one side of the mirror), e.g. 58G."
     ),
     metadata_share: float = typer.Option(
-        0.3, "--metadata-share", help="Estimated metadata, in % of the data (rule of thumb: 0.3)."
+        0.3, "--metadata-share", click_type=FiniteRange(0, 100), metavar="PCT",
+        help="Estimated metadata, in % of the data (0-100; rule of thumb: 0.3)."
     ),
     recordsize: str = typer.Option(
         "128K", "--recordsize", help="The datasets' recordsize: special_small_blocks must stay below it."
