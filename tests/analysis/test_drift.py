@@ -22,12 +22,15 @@ B_RUNS = [v * 1.2 for v in A_RUNS]  # B clearly faster: a keep
 FACTS = {"fio_version": "fio-3.33", "system": {"kernel": "6.1.0"}, "target": {"kind": "directory"}}
 
 
-def _with(measured: Run, cpu: list[float], scrubs: dict | None = None, **facts: object) -> Run:
-    """`measured` with each run's CPU pressure (one per run, in order) and facts changed."""
+def _with(measured: Run, cpu: list[float], scrubs: dict | None = None, other: list[float] | None = None,
+          **facts: object) -> Run:
+    """`measured` with each run's CPU pressure (one per run, in order), the other processes' CPU time where
+    given (`other`, CPUs) and facts changed."""
     cells = []
     for c in measured.cells:
-        replicates = [{**r, "conditions": {"pressure": {"cpu": p}, **({"scrubs": scrubs} if scrubs else {})}}
-                      for r, p in zip(c.measurement["replicates"], cpu)]
+        replicates = [{**r, "conditions": {"pressure": {"cpu": p}, **({"scrubs": scrubs} if scrubs else {}),
+                                           **({"procs": {"other": other[i]}} if other else {})}}
+                      for i, (r, p) in enumerate(zip(c.measurement["replicates"], cpu))]
         cells.append(replace(c, measurement={**c.measurement, "replicates": replicates}))
     return replace(measured, cells=tuple(cells), facts={**measured.facts, **facts})
 
@@ -51,6 +54,27 @@ def test_a_pressure_difference_between_sessions_makes_the_verdict_weak_and_says_
     table = comparison_table(result)
     assert f"Design: {SEPARATE}" in table.notes and any("WEAK: the separate sessions" in n for n in table.notes)
     assert comparison_csv_table(result).rows[0][comparison_csv_table(result).headers.index("weak")] == "yes"
+
+
+def test_fio_s_own_pressure_rising_with_its_speed_is_not_a_difference_in_conditions() -> None:
+    """B is 20 % faster, so fio's threads wake more often and wait more for a CPU: 13 % CPU pressure in A, 25
+    % in B, with no other process using the CPU on either side. Where both runs counted the other
+    processes' CPU time, that is what is compared; a real neighbour is still found."""
+    quiet = [0.01, 0.0, 0.02, 0.01, 0.0]
+    a = _with(run([cell(runs=A_RUNS)], label="a", facts=FACTS, run_id="a" * 32), [13.0, 12.0, 14.0, 13.0, 12.0],
+              other=quiet)
+    b = _with(run([cell(runs=B_RUNS)], label="b", facts=FACTS, run_id="b" * 32), [25.0, 24.0, 26.0, 25.0, 27.0],
+              other=quiet)
+    result = compare_runs(a, b)
+    assert result.verdict == "keep" and not result.weak and result.warnings == ()
+    busy = _with(run([cell(runs=B_RUNS)], label="b", facts=FACTS, run_id="b" * 32), [25.0, 24.0, 26.0, 25.0, 27.0],
+                 other=[1.0, 0.98, 1.02, 1.0, 0.99])
+    [warning] = compare_runs(a, busy).warnings
+    assert "CPU used by other processes 0.0 CPUs in A vs 1.0 CPUs in B" in warning.text
+    assert compare_runs(a, busy).weak
+    # stored before the processes were counted: pressure is all there is to compare
+    old = _with(run([cell(runs=B_RUNS)], label="b", facts=FACTS, run_id="b" * 32), [25.0, 24.0, 26.0, 25.0, 27.0])
+    assert "CPU pressure 13 % in A vs 25 % in B" in compare_runs(a, old).warnings[0].text
 
 
 def test_quiet_sessions_alike_name_their_design_and_are_not_weak() -> None:
