@@ -266,6 +266,31 @@ def test_a_cpu_hog_makes_the_warning_appear(tmp_path: Path, ext4_loop: Path, hog
 
 
 @pytest.mark.slow
+def test_a_quiet_pair_compares_without_a_difference_and_a_hogged_run_with_one(tmp_path: Path,
+                                                                               ext4_loop: Path) -> None:
+    """Issue 35's acceptance: two runs of the same cell one after the other on a quiet device are compared
+    with no CONDITIONS_DIFFER (whatever their verdict), and a run with busy loops beside it is: the other
+    processes' CPU time, two CPUs' worth and more, against none."""
+    from stackbench.analysis.compare import compare_runs
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    first, second = _measure(store, ext4_loop), _measure(store, ext4_loop)
+    quiet = compare_runs(first, second)
+    others = [s["procs"]["other"] for s in _summaries(first) + _summaries(second)]
+    if max(others) < OTHER_CPU_LIMIT:  # this machine's other load is measured, not the test's to control
+        assert not any(w.code == WarningCode.CONDITIONS_DIFFER for w in quiet.warnings), quiet.warnings
+    processes = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        hogged = _measure(store, ext4_loop)
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+    [differs] = [w for w in compare_runs(first, hogged).warnings if w.code == WarningCode.CONDITIONS_DIFFER]
+    assert "CPU used by other processes" in differs.text and compare_runs(first, hogged).weak
+
+
+@pytest.mark.slow
 def test_fio_s_own_cpu_pressure_is_not_a_disturbance(tmp_path: Path, ext4_loop: Path) -> None:
     """Four fio jobs reading a cached file on two CPUs stall one another for a CPU: pressure well over the
     limit, all of it fio's. It is counted as fio's time and no warning follows from it; a warning the run
