@@ -212,6 +212,7 @@ RAW_READS: dict[str, dict[str, str]] = {
     },
     "stackbench/probe/conditions.py": {
         "open(path, errors='replace')": "its _read helper, given only /proc and /sys files",
+        "os.open(path, os.O_RDONLY)": "its _stat_ticks, given only /proc/PID/stat, read once with a 4 KiB bound",
     },
     "stackbench/probe/system.py": {
         "Path(path).read_text(errors='replace')": "its _read helper, given only /proc, /sys and /etc/os-release",
