@@ -248,8 +248,8 @@ RAW_READS: dict[str, dict[str, str]] = {
     "stackbench/tune/access/mount.py": {"Path(MOUNTINFO).read_text()": "the kernel's mount table"},
     "stackbench/store/database.py": {"script.read_text(encoding='utf-8')": "stackbench's own migration scripts"},
     "stackbench/web/app.py": {
-        "resources.files('stackbench.web').joinpath('static/style.css').read_text(encoding='utf-8')":
-            "stackbench's own stylesheet",
+        "static.joinpath('style.css').read_text(encoding='utf-8')": "stackbench's own stylesheet",
+        "static.joinpath('copy.js').read_text(encoding='utf-8')": "stackbench's own script, the copy buttons'",
     },
 }
 READER = "stackbench/base/inputs.py"
