@@ -99,26 +99,8 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
         summary["direct_reclaim_pages"] = round(reclaim)
     devices = conditions.get("devices") or []
     if devices:
-        disks: dict[str, Any] = {}
-        for name in devices:
-            seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
-            if not seen:
-                continue
-            counted = {k: sum(d.get(k, 0.0) * w for d, w in seen) for k in
-                       ("reads", "writes", "read_sectors", "write_sectors", "busy_ms", "read_ms", "write_ms",
-                        "queue_ms")}
-            span = summary["seconds"] or 1.0
-            disks[name] = {
-                "reads": round(counted["reads"]), "writes": round(counted["writes"]),
-                "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
-                "util": round(min(100.0, counted["busy_ms"] / (10 * span)), 1),
-                "read_bytes": round(counted["read_sectors"] * SECTOR),
-                "write_bytes": round(counted["write_sectors"] * SECTOR),
-                "io_ms": round(counted["read_ms"] + counted["write_ms"], 1),
-                "queue_ms": round(counted["queue_ms"], 1),
-                **_in_flight([(s, (s.get("disks") or {})[name]) for s, w in weighted if w >= 0.5
-                              and name in (s.get("disks") or {})]),
-            }
+        disks = {name: _disk(name, weighted, summary["seconds"] or 1.0) for name in devices}
+        disks = {name: disk for name, disk in disks.items() if disk is not None}
         if disks:
             summary["disks"] = disks
         target = disks.get(foreign_on) if foreign_on else None
@@ -144,6 +126,26 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     if cpus:
         summary["cpus"] = cpus
     return summary
+
+
+def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float) -> dict[str, Any] | None:
+    """One device's traffic over the window, None where no second counted it."""
+    seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
+    if not seen:
+        return None
+    counted = {k: sum(d.get(k, 0.0) * w for d, w in seen) for k in
+               ("reads", "writes", "read_sectors", "write_sectors", "busy_ms", "read_ms", "write_ms", "queue_ms")}
+    return {
+        "reads": round(counted["reads"]), "writes": round(counted["writes"]),
+        "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
+        "util": round(min(100.0, counted["busy_ms"] / (10 * span)), 1),
+        "read_bytes": round(counted["read_sectors"] * SECTOR),
+        "write_bytes": round(counted["write_sectors"] * SECTOR),
+        "io_ms": round(counted["read_ms"] + counted["write_ms"], 1),
+        "queue_ms": round(counted["queue_ms"], 1),
+        **_in_flight([(s, (s.get("disks") or {})[name]) for s, w in weighted if w >= 0.5
+                      and name in (s.get("disks") or {})]),
+    }
 
 
 def _in_flight(levels: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
