@@ -12,11 +12,13 @@ MB = 1_000_000
 
 
 def disk(reads: int = 0, writes: int = 0, read_bytes: int = 0, write_bytes: int = 0, *, util: float = 50.0,
-         io_ms: float | None = None, in_flight: dict | None = None) -> dict:
-    """One device's entry of a summary as analysis/conditions.summarize writes it."""
-    entry = {"reads": reads, "writes": writes, "bytes": read_bytes + write_bytes, "util": util,
-             "read_bytes": read_bytes, "write_bytes": write_bytes, "queue_ms": 5000.0,
-             "io_ms": io_ms if io_ms is not None else (reads + writes) * 0.5}
+         io_ms: float | None = None, in_flight: dict | None = None, seconds: float = 10.0) -> dict:
+    """One device's entry of a summary as analysis/conditions.summarize writes it, every second of the
+    window wholly inside it (`inside` counts what the top-level keys count)."""
+    inside = {"seconds": seconds, "reads": reads, "writes": writes, "read_bytes": read_bytes,
+              "write_bytes": write_bytes, "busy_ms": util * 10 * seconds, "queue_ms": 5000.0,
+              "io_ms": io_ms if io_ms is not None else (reads + writes) * 0.5}
+    entry = {"reads": reads, "writes": writes, "bytes": read_bytes + write_bytes, "util": util, "inside": inside}
     return entry | ({"in_flight": in_flight} if in_flight else {})
 
 

@@ -36,6 +36,15 @@ def test_ext4_on_a_loop_device_writes_what_fio_wrote_once() -> None:
     assert found.bottom_amplification == {"write": 1.05}
 
 
+def test_a_layer_counted_over_part_of_the_window_is_compared_with_fio_s_bytes_over_that_part() -> None:
+    """The seconds wholly inside fio's window (8 of its 10): the device's bytes in them against fio's
+    bytes prorated to them, not against all of fio's."""
+    counted = summary({"loop3": disk(writes=800, write_bytes=3_276_800, util=80.0, seconds=8.0)}, fio_write=4_096_000)
+    found = cell_layers(with_conditions(cell(runs=[100.0]), [counted]), loop_chain().counted_layers())
+    [loop] = found.layers
+    assert loop.amplification == {"write": 1.0} and (loop.seconds, loop.iops, loop.util_pct) == (8.0, 100.0, 80.0)
+
+
 def test_the_deepest_saturated_layer_is_named_busiest() -> None:
     """Every layer above a saturated disk waits on it and shows busy too: the lowest saturated one is named."""
     stack = loop_chain()
@@ -45,7 +54,7 @@ def test_the_deepest_saturated_layer_is_named_busiest() -> None:
     assert (found.busiest, found.busiest_reason) == ("vda", "utilisation 95 %")
     top = {**both, "disks": {**both["disks"], "vda": disk(writes=100, write_bytes=409_600, util=30.0)}}
     assert cell_layers(with_conditions(cell(runs=[10.0]), [top]), stack.counted_layers()).busiest == "loop3"
-    quiet = {**both, "disks": {name: {**disk, "util": 89.0} for name, disk in both["disks"].items()}}
+    quiet = {**both, "disks": {name: disk(writes=100, write_bytes=409_600, util=89.0) for name in both["disks"]}}
     assert cell_layers(with_conditions(cell(runs=[10.0]), [quiet]), stack.counted_layers()).busiest is None
 
 

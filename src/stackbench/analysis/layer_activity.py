@@ -136,34 +136,58 @@ def _fio_bytes(summaries: list[dict[str, Any]], missing: set[str]) -> dict[str, 
     return {d: float(sum(s["fio_bytes"].get(d, 0.0) for s in summaries)) for d in DIRECTIONS}
 
 
-def _total(entries: list[dict[str, Any]], key: str) -> float | None:
-    """The key's sum over every run's entry, None where one run did not record it."""
-    values = [e.get(key) for e in entries]
+def _run_figures(summary: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """One run's counts of a device over the seconds they cover, and fio's bytes over the same seconds
+    (its bytes prorated, at a steady rate); None for what the run's summary did not keep. A summary's
+    `inside` counts the seconds wholly inside fio's window (analysis/conditions.py); an older one the
+    window with its edges prorated, and nothing per direction."""
+    window = float(summary.get("seconds") or 0.0)
+    inside = entry.get("inside")
+    fio = summary.get("fio_bytes")
+    if isinstance(inside, dict):
+        seconds = float(inside.get("seconds") or 0.0)
+        found: dict[str, Any] = {key: inside.get(key) for key in ("reads", "writes", "busy_ms", "io_ms", "queue_ms")}
+        found |= {d: inside.get(f"{d}_bytes") for d in DIRECTIONS}
+        found["bytes"] = sum(float(found[d] or 0.0) for d in DIRECTIONS)
+    else:
+        seconds = window
+        found = {"reads": entry.get("reads"), "writes": entry.get("writes"), "bytes": entry.get("bytes"),
+                 "busy_ms": float(entry.get("util") or 0.0) * 10 * seconds, "io_ms": None, "queue_ms": None,
+                 "read": None, "write": None}
+    share = seconds / window if window > 0 else 1.0
+    found["fio"] = {d: float(fio.get(d, 0.0)) * share for d in DIRECTIONS} if isinstance(fio, dict) else None
+    found["seconds"] = seconds
+    return found
+
+
+def _total(runs: list[dict[str, Any]], key: str) -> float | None:
+    """The key's sum over the runs, None where one run did not record it."""
+    values = [run.get(key) for run in runs]
     return float(sum(values)) if values and all(isinstance(v, (int, float)) for v in values) else None
 
 
 def _layer(name: str, place: Place | None, depth: int, summaries: list[dict[str, Any]],
            missing: set[str]) -> LayerActivity:
     """One device's figures over the runs that counted it."""
-    runs = [s for s in summaries if name in s["disks"]]
-    entries = [s["disks"][name] for s in runs]
-    seconds = sum(float(s.get("seconds") or 0.0) for s in runs)
+    entries = [s["disks"][name] for s in summaries if name in s["disks"]]
+    runs = [_run_figures(s, s["disks"][name]) for s in summaries if name in s["disks"]]
+    seconds = sum(run["seconds"] for run in runs)
     span = seconds or 1.0
-    ios = float(sum(e.get("reads", 0) + e.get("writes", 0) for e in entries))
-    moved = float(sum(e.get("bytes", 0) for e in entries))
-    io_ms, queue_ms = _total(entries, "io_ms"), _total(entries, "queue_ms")
-    directed = {d: _total(entries, f"{d}_bytes") for d in DIRECTIONS}
+    ios = float(sum((run["reads"] or 0) + (run["writes"] or 0) for run in runs))
+    moved = float(sum(run["bytes"] or 0 for run in runs))
+    io_ms, queue_ms = _total(runs, "io_ms"), _total(runs, "queue_ms")
+    directed = {d: _total(runs, d) for d in DIRECTIONS}
     for key, value in (("await", io_ms), ("queue depth", queue_ms), ("bytes per direction", directed["write"])):
         if value is None:
             missing.add(key)
-    util = sum(float(e.get("util", 0.0)) * float(s.get("seconds") or 0.0) for e, s in zip(entries, runs)) / span
+    util = min(100.0, sum(float(run["busy_ms"] or 0.0) for run in runs) / (10 * span))
     growing = _queue_growing(entries)
     if growing is None:
         missing.add("queue trend")
-    fio = {d: sum(float((s.get("fio_bytes") or {}).get(d, 0.0)) for s in runs) for d in DIRECTIONS}
-    known = all(isinstance(s.get("fio_bytes"), dict) for s in runs)
+    known = all(run["fio"] is not None for run in runs)
+    fio = {d: sum(run["fio"][d] for run in runs) if known else 0.0 for d in DIRECTIONS}
     amplification = {d: round(directed[d] / fio[d], 3) if known and fio[d] > 0 and directed[d] is not None else None
-                      for d in DIRECTIONS if not known or fio[d] > 0}
+                     for d in DIRECTIONS if not known or fio[d] > 0}
     return LayerActivity(
         device=name, kind=place.kind if place else "device", depth=place.depth if place else depth,
         bottom=place.bottom if place else None, seconds=round(seconds, 2), iops=round(ios / span, 1),
@@ -189,7 +213,8 @@ def _queue_growing(entries: list[dict[str, Any]]) -> bool | None:
 def _bottom(layers: tuple[LayerActivity, ...], summaries: list[dict[str, Any]],
             fio: dict[str, float] | None) -> dict[str, float | None]:
     """The bytes of the layers at the bottom of the stack together over fio's, per direction fio moved
-    bytes in: what reached the media. None where a bottom layer was not counted in every run."""
+    bytes in: what reached the media (each layer's amplification over the same seconds, summed). None where
+    a bottom layer was not counted in every run or did not record it."""
     bottom = [layer for layer in layers if layer.bottom]
     if fio is None or not bottom:
         return {}
@@ -198,9 +223,9 @@ def _bottom(layers: tuple[LayerActivity, ...], summaries: list[dict[str, Any]],
     for direction in DIRECTIONS:
         if fio[direction] <= 0:
             continue
-        values = [layer.read_bytes if direction == "read" else layer.write_bytes for layer in bottom]
+        values = [layer.amplification.get(direction) for layer in bottom]
         known = counted and all(v is not None for v in values)
-        found[direction] = round(sum(v or 0.0 for v in values) / fio[direction], 3) if known else None
+        found[direction] = round(sum(v or 0.0 for v in values), 3) if known else None
     return found
 
 
