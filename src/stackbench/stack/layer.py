@@ -163,8 +163,8 @@ class Stack:
 
         def visit(layer: Layer, depth: int) -> bool:
             """Add the layer's devices and those under it; whether any was counted."""
-            below = depth + 1 if layer.devices else depth
             counted = [device for device in layer.devices if device not in found]
+            below = depth + 1 if counted else depth  # a row met again (a leaf vdev's partition) is no level
             for device in counted:
                 found[device] = CountedLayer(device, layer.kind, layer.name, depth, True)
             under = [visit(child, below) for child in layer.children]
