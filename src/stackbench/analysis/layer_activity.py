@@ -1,8 +1,8 @@
 """What every layer of the target's stack did during a cell: the layer table (docs/stack.md).
 
 Each fio run's conditions summary (analysis/conditions.py) counts, per block device of the stack, the I/Os
-it completed, its bytes per direction, the time its requests took and its busy time, over fio's measured
-window. A cell's table sums those counts and seconds over the cell's separate runs, and per layer, top
+it completed, its bytes per direction, the time its requests took and its busy time, over the seconds
+wholly inside fio's measured window (`inside`), against which fio's bytes are prorated. A cell's table sums those counts and seconds over the cell's separate runs, and per layer, top
 down, gives what `iostat -x` would have: IOPS, MB/s (10^6 bytes/s), the average request size, await (ms per
 completed I/O), utilisation (share of the seconds with a request in flight) and the average queue; and
 the amplification: the bytes the layer moved in a direction over the bytes fio moved in it (2x on each
