@@ -145,6 +145,27 @@ def test_the_summary_counts_only_fio_s_window_and_the_bytes_fio_did_not_do() -> 
     assert laid_out["foreign"]["bytes"] == 2_000_000  # a layout burst before the window is not foreign
 
 
+def test_the_summary_keeps_what_the_table_needs() -> None:
+    """Per device: bytes per direction, the requests' time (await), time in queue, the in-flight trend,
+    what fio moved per direction and the ARC's hits; the keys runs already stored keep their meaning."""
+    samples = [{"t": 100.0 + i, "dt": 1.0, "arc": {"hits": 90, "misses": 10},
+                "disks": {"vdz": {"reads": 10, "writes": 100, "read_sectors": 80, "write_sectors": 800,
+                                  "read_ms": 5, "write_ms": 50, "queue_ms": 60, "busy_ms": 1000, "in_flight": 2 * i}}}
+               for i in range(1, 5)]
+    summary = summarize({"devices": ["vdz"], "samples": samples}, fio_window(104.0, 4.0), fio_bytes=1.6e6,
+                        fio_moved={"write": 1_638_400.0})
+    assert summary["disks"]["vdz"] == {
+        "reads": 40, "writes": 400, "bytes": 4 * 880 * 512, "util": 100.0,
+        "inside": {"seconds": 4.0, "reads": 40, "writes": 400, "read_bytes": 4 * 80 * 512, "write_bytes": 4 * 800 * 512,
+                   "busy_ms": 4000.0, "io_ms": 220.0, "queue_ms": 240.0},
+        "in_flight": {"mean": 5.0, "rise": 6.0}}
+    # a window whose edges fall inside seconds: `inside` counts the two seconds wholly inside it, whole
+    edges = summarize({"devices": ["vdz"], "samples": samples}, fio_window(103.5, 3.0), fio_bytes=1.2e6)
+    assert edges["disks"]["vdz"]["inside"]["seconds"] == 2.0 and edges["disks"]["vdz"]["inside"]["writes"] == 200
+    assert edges["disks"]["vdz"]["writes"] == 300  # the top-level keys as before: the edges prorated
+    assert summary["fio_bytes"] == {"write": 1_638_400} and summary["arc"] == {"hits": 360, "misses": 40}
+
+
 def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None:
     from dataclasses import replace
 

@@ -57,11 +57,14 @@ def _mean(pairs: Iterable[tuple[float, float]]) -> float | None:
 
 
 def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *, fio_bytes: float,
-              foreign_on: str | None = None, cpus: int | None = None) -> dict[str, Any]:
+              foreign_on: str | None = None, cpus: int | None = None,
+              fio_moved: dict[str, float] | None = None) -> dict[str, Any]:
     """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, each sampled
-    device's traffic and the part of the traffic of `foreign_on` (the device under the target's file
-    system, None where none carries fio's bytes one for one) that fio did not do, scrubs, and what could
-    not be read."""
+    device's traffic (per direction, with the time its requests took and its in-flight level: what the
+    layer table of analysis/layer_activity.py reads) and the part of the traffic of `foreign_on` (the
+    device under the target's file system, None where none carries fio's bytes one for one) that fio did
+    not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, scrubs, and what
+    could not be read."""
     samples = conditions.get("samples") or []
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
@@ -96,19 +99,8 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
         summary["direct_reclaim_pages"] = round(reclaim)
     devices = conditions.get("devices") or []
     if devices:
-        disks: dict[str, Any] = {}
-        for name in devices:
-            seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
-            if not seen:
-                continue
-            counted = {k: sum(d.get(k, 0.0) * w for d, w in seen) for k in
-                       ("reads", "writes", "read_sectors", "write_sectors", "busy_ms")}
-            span = summary["seconds"] or 1.0
-            disks[name] = {
-                "reads": round(counted["reads"]), "writes": round(counted["writes"]),
-                "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
-                "util": round(min(100.0, counted["busy_ms"] / (10 * span)), 1),
-            }
+        disks = {name: _disk(name, weighted, summary["seconds"] or 1.0, window) for name in devices}
+        disks = {name: disk for name, disk in disks.items() if disk is not None}
         if disks:
             summary["disks"] = disks
         target = disks.get(foreign_on) if foreign_on else None
@@ -117,6 +109,11 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
             foreign = max(0.0, device_bytes - fio_share)
             summary["foreign"] = {"device": foreign_on, "bytes": round(foreign),
                                   "share": round(foreign / fio_share, 3)}
+    if fio_moved:
+        summary["fio_bytes"] = {direction: round(moved) for direction, moved in fio_moved.items()}
+    arc = {key: sum((s.get("arc") or {}).get(key, 0.0) * w for s, w in weighted) for key in ("hits", "misses")}
+    if any("arc" in s for s, _ in weighted):
+        summary["arc"] = {key: round(value) for key, value in arc.items()}
     if conditions.get("scrubs"):
         summary["scrubs"] = dict(conditions["scrubs"])
     unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
@@ -129,6 +126,56 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     if cpus:
         summary["cpus"] = cpus
     return summary
+
+
+def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
+          window: tuple[float, float] | None) -> dict[str, Any] | None:
+    """One device's traffic over the window, None where no second counted it; and `inside`, what the
+    layer table reads: the same over the seconds wholly inside the window where they cover half of it or
+    more. A second that straddles the window's edge, prorated, undercounts a device that was idle in the
+    part outside it (7 % of a 3-second window of writes on a loop device), which reads as fewer bytes at
+    the layer than fio moved."""
+    seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
+    if not seen:
+        return None
+    counted = _counted(seen)
+    inside = [((s.get("disks") or {})[name], 1.0) for s, w in weighted if w >= 0.999 and name in (s.get("disks") or {})]
+    covered = sum(float(s.get("dt", 1.0)) for s, w in weighted if w >= 0.999 and name in (s.get("disks") or {}))
+    whole = window is not None and covered >= 0.5 * (window[1] - window[0]) > 0
+    kept = _counted(inside) if whole else counted
+    return {
+        "reads": round(counted["reads"]), "writes": round(counted["writes"]),
+        "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
+        "util": round(min(100.0, counted["busy_ms"] / (10 * span)), 1),
+        "inside": {
+            "seconds": round(covered if whole else span, 3), "reads": round(kept["reads"]),
+            "writes": round(kept["writes"]), "read_bytes": round(kept["read_sectors"] * SECTOR),
+            "write_bytes": round(kept["write_sectors"] * SECTOR), "busy_ms": round(kept["busy_ms"], 1),
+            "io_ms": round(kept["read_ms"] + kept["write_ms"], 1), "queue_ms": round(kept["queue_ms"], 1),
+        },
+        **_in_flight([(s, (s.get("disks") or {})[name]) for s, w in weighted if w >= 0.5
+                      and name in (s.get("disks") or {})]),
+    }
+
+
+def _counted(seen: list[tuple[dict[str, Any], float]]) -> dict[str, float]:
+    """The counters' sums over these seconds, each weighted by its part inside the window."""
+    return {k: sum(d.get(k, 0.0) * w for d, w in seen) for k in
+            ("reads", "writes", "read_sectors", "write_sectors", "busy_ms", "read_ms", "write_ms", "queue_ms")}
+
+
+def _in_flight(levels: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """The device's in-flight level over the window (a gauge, read at each second's end): its mean and the
+    rise of its least-squares line from the window's first second to its last, from three seconds on; a
+    queue that keeps growing is a layer taking requests faster than it completes them."""
+    points = [(float(s.get("t", 0.0)), float(d["in_flight"])) for s, d in levels if "in_flight" in d]
+    if len(points) < 3:
+        return {}
+    mean_t = sum(t for t, _ in points) / len(points)
+    mean = sum(v for _, v in points) / len(points)
+    spread = sum((t - mean_t) ** 2 for t, _ in points)
+    slope = sum((t - mean_t) * (v - mean) for t, v in points) / spread if spread > 0 else 0.0
+    return {"in_flight": {"mean": round(mean, 2), "rise": round(slope * (points[-1][0] - points[0][0]), 2)}}
 
 
 def _inside(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,

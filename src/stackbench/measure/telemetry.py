@@ -62,7 +62,8 @@ def run_summary(conditions: dict[str, Any], parsed: FioResult, end: float | None
     # On ZFS the pool's disks see compression, the ARC, txg and parity, never fio's bytes one for one
     foreign_on = devices[0] if devices and not pools and timed else None
     summary = summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
-                        foreign_on=foreign_on, cpus=cpus)
+                        foreign_on=foreign_on, cpus=cpus,
+                        fio_moved={d.direction: d.io_bytes for d in parsed.directions})
     if not timed:
         summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
     return summary

@@ -9,7 +9,7 @@ file system on a network) has no counters of its own; its children do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Protocol
 
 VERSION = 1
@@ -94,6 +94,19 @@ class CounterNames:
     datasets: tuple[tuple[str, str], ...]  # (pool, dataset or zvol): the objset kstats under the pool's kstats
 
 
+@dataclass(frozen=True)
+class CountedLayer:
+    """A block device of the stack whose /proc/diskstats row telemetry reads, where it sits in the tree:
+    `depth` counts the counted devices above it, and `bottom` says nothing counted is under it (a disk,
+    a pool's leaf: where the bytes reach the media, and amplification is judged)."""
+
+    device: str  # its kernel name: loop3, dm-0, sda
+    kind: str  # its layer's kind (KINDS)
+    name: str  # its layer's name: /dev/loop3
+    depth: int
+    bottom: bool
+
+
 @dataclass
 class Stack:
     """The layers under one target: the tree, and whether this machine is a VM (whose disks' backing is
@@ -144,9 +157,37 @@ class Stack:
                     datasets[(pool, layer.zfs["dataset"])] = None
         return CounterNames(tuple(diskstats), tuple(pools), tuple(vdevs), tuple(datasets))
 
+    def counted_layers(self) -> list[CountedLayer]:
+        """Every block device telemetry samples, each once, top down (depth first, as `counter_names`)."""
+        found: dict[str, CountedLayer] = {}
+
+        def visit(layer: Layer, depth: int) -> bool:
+            """Add the layer's devices and those under it; whether any was counted."""
+            counted = [device for device in layer.devices if device not in found]
+            below = depth + 1 if counted else depth  # a row met again (a leaf vdev's partition) is no level
+            for device in counted:
+                found[device] = CountedLayer(device, layer.kind, layer.name, depth, True)
+            under = [visit(child, below) for child in layer.children]
+            if any(under):
+                for device in counted:
+                    found[device] = replace(found[device], bottom=False)
+            return bool(layer.devices) or any(under)
+
+        visit(self.root, 0)
+        return list(found.values())
+
     def chain(self) -> str:
         """The data path on one line, top down: `ext4 /mnt/x > loop /dev/loop2 > file /m/img > ...`."""
         return " > ".join(layer.label() for layer in self.data_path())
+
+
+def counted_layers_of(data: Any) -> list[CountedLayer] | None:
+    """The counted devices of a run's saved stack (`facts.stack`), None where the run saved none (an older
+    run, a discovery that failed): a layer table then falls back on the sampled devices' order."""
+    try:
+        return Stack.from_json(data).counted_layers()
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 class Resolver(Protocol):

@@ -1,0 +1,250 @@
+"""What every layer of the target's stack did during a cell: the layer table (docs/stack.md).
+
+Each fio run's conditions summary (analysis/conditions.py) counts, per block device of the stack, the I/Os
+it completed, its bytes per direction, the time its requests took and its busy time, over the seconds
+wholly inside fio's measured window (`inside`), against which fio's bytes are prorated. A cell's table sums those counts and seconds over the cell's separate runs, and per layer, top
+down, gives what `iostat -x` would have: IOPS, MB/s (10^6 bytes/s), the average request size, await (ms per
+completed I/O), utilisation (share of the seconds with a request in flight) and the average queue; and
+the amplification: the bytes the layer moved in a direction over the bytes fio moved in it (2x on each
+disk's sum under a mirror, > 1 for a journal's or parity's writes, < 1 for merged or cached reads).
+
+A layer is saturated when its utilisation is `SATURATED_UTIL` % or more, or its in-flight queue grew over
+the runs (`queue_growing`). The busiest layer named is the deepest saturated one: a layer's busy time
+holds the time its requests wait on the layers under it, so every layer above a saturated disk is busy
+too, and the bottleneck is the lowest of them. Utilisation says a request was in flight, not that the
+device could take no more: a device that serves requests in parallel (an SSD, a virtual disk) can be
+100 % utilised below its limit, so the name is a place to look, not a verdict.
+
+Summaries written before a figure was kept lack it: the figure is then None and named in `not_recorded`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+from stackbench.analysis.conditions import cell_conditions
+from stackbench.model.results import Cell
+
+SATURATED_UTIL = 90.0  # % of the window with a request in flight
+QUEUE_RISE_MIN = 2.0  # requests the in-flight level must rise by over a run to count as growing
+DIRECTIONS = ("read", "write")
+
+
+class Place(Protocol):
+    """Where a sampled device sits in the stack (stack/layer.CountedLayer)."""
+
+    device: str
+    kind: str
+    depth: int
+    bottom: bool
+
+
+@dataclass(frozen=True)
+class LayerActivity:
+    """One layer's figures over a cell's runs; None where the runs' summaries did not record them."""
+
+    device: str
+    kind: str  # the stack's kind of layer (loop, disk, md, ...), or "device" where the run saved no stack
+    depth: int  # counted layers above it
+    bottom: bool | None  # nothing counted under it; None where the run saved no stack
+    seconds: float
+    iops: float
+    mb_per_s: float
+    avg_request_bytes: float | None
+    await_ms: float | None
+    util_pct: float
+    queue_depth: float | None  # the average number of requests in flight (iostat's aqu-sz)
+    read_bytes: float | None
+    write_bytes: float | None
+    amplification: dict[str, float | None]  # per direction fio moved bytes in: layer bytes / fio's bytes
+    queue_growing: bool | None
+    saturated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device, "kind": self.kind, "depth": self.depth, "bottom": self.bottom,
+            "seconds": self.seconds, "iops": self.iops, "mb_per_s": self.mb_per_s,
+            "avg_request_bytes": self.avg_request_bytes, "await_ms": self.await_ms, "util_pct": self.util_pct,
+            "queue_depth": self.queue_depth, "read_bytes": self.read_bytes, "write_bytes": self.write_bytes,
+            "read_amplification": self.amplification.get("read"),
+            "write_amplification": self.amplification.get("write"),
+            "queue_growing": self.queue_growing, "saturated": self.saturated,
+        }
+
+
+@dataclass(frozen=True)
+class CellLayers:
+    """A cell's layer table: its layers top down, the amplification at the bottom of the stack (the sum
+    over the layers nothing counted is under: both legs of a mirror), the busiest saturated layer, the ARC's
+    hit ratio, and the figures its runs did not record."""
+
+    runs: int
+    layers: tuple[LayerActivity, ...]
+    fio_bytes: dict[str, float] | None
+    bottom_amplification: dict[str, float | None]
+    busiest: str | None
+    busiest_reason: str | None
+    arc_hit_pct: float | None
+    not_recorded: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "layers": [layer.to_json() for layer in self.layers],
+            "fio_read_bytes": (self.fio_bytes or {}).get("read"),
+            "fio_write_bytes": (self.fio_bytes or {}).get("write"),
+            "bottom_read_amplification": self.bottom_amplification.get("read"),
+            "bottom_write_amplification": self.bottom_amplification.get("write"),
+            "busiest": self.busiest,
+            "busiest_reason": self.busiest_reason,
+            "arc_hit_pct": self.arc_hit_pct,
+            "not_recorded": list(self.not_recorded),
+        }
+
+
+def cell_layers(cell: Cell, places: Sequence[Place] | None) -> CellLayers | None:
+    """The cell's layer table from its runs' summaries, the layers in the stack's order (`places`, None
+    where the run saved no stack: the sampled devices' order, top down as well); None where no run of the
+    cell sampled a device."""
+    summaries = [s for s in cell_conditions(cell) if isinstance(s.get("disks"), dict) and s["disks"]]
+    if not summaries:
+        return None
+    where = {place.device: place for place in places or ()}
+    names = [p.device for p in places or () if any(p.device in s["disks"] for s in summaries)]
+    names += [n for s in summaries for n in s["disks"] if n not in names and n not in where]
+    names = list(dict.fromkeys(names))
+    missing: set[str] = set()
+    fio = _fio_bytes(summaries, missing)
+    # Without a saved stack the sampled devices' order is the only depth known (the probe's, top down)
+    layers = tuple(_layer(name, where.get(name), 0 if places else index, summaries, missing)
+                   for index, name in enumerate(names))
+    busiest, reason = _busiest(layers)
+    return CellLayers(
+        runs=len(summaries), layers=layers, fio_bytes=fio,
+        bottom_amplification=_bottom(layers, summaries, fio) if places else {},
+        busiest=busiest, busiest_reason=reason, arc_hit_pct=_arc_hit_pct(summaries),
+        not_recorded=tuple(sorted(missing)),
+    )
+
+
+def _fio_bytes(summaries: list[dict[str, Any]], missing: set[str]) -> dict[str, float] | None:
+    """What fio moved per direction over the runs, None where a run's summary did not keep it."""
+    if not all(isinstance(s.get("fio_bytes"), dict) for s in summaries):
+        missing.add("amplification")
+        return None
+    return {d: float(sum(s["fio_bytes"].get(d, 0.0) for s in summaries)) for d in DIRECTIONS}
+
+
+def _run_figures(summary: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """One run's counts of a device over the seconds they cover, and fio's bytes over the same seconds
+    (its bytes prorated, at a steady rate); None for what the run's summary did not keep. A summary's
+    `inside` counts the seconds wholly inside fio's window (analysis/conditions.py); an older one the
+    window with its edges prorated, and nothing per direction."""
+    window = float(summary.get("seconds") or 0.0)
+    inside = entry.get("inside")
+    fio = summary.get("fio_bytes")
+    if isinstance(inside, dict):
+        seconds = float(inside.get("seconds") or 0.0)
+        found: dict[str, Any] = {key: inside.get(key) for key in ("reads", "writes", "busy_ms", "io_ms", "queue_ms")}
+        found |= {d: inside.get(f"{d}_bytes") for d in DIRECTIONS}
+        found["bytes"] = sum(float(found[d] or 0.0) for d in DIRECTIONS)
+    else:
+        seconds = window
+        found = {"reads": entry.get("reads"), "writes": entry.get("writes"), "bytes": entry.get("bytes"),
+                 "busy_ms": float(entry.get("util") or 0.0) * 10 * seconds, "io_ms": None, "queue_ms": None,
+                 "read": None, "write": None}
+    share = seconds / window if window > 0 else 1.0
+    found["fio"] = {d: float(fio.get(d, 0.0)) * share for d in DIRECTIONS} if isinstance(fio, dict) else None
+    found["seconds"] = seconds
+    return found
+
+
+def _total(runs: list[dict[str, Any]], key: str) -> float | None:
+    """The key's sum over the runs, None where one run did not record it."""
+    values = [run.get(key) for run in runs]
+    return float(sum(values)) if values and all(isinstance(v, (int, float)) for v in values) else None
+
+
+def _layer(name: str, place: Place | None, depth: int, summaries: list[dict[str, Any]],
+           missing: set[str]) -> LayerActivity:
+    """One device's figures over the runs that counted it."""
+    entries = [s["disks"][name] for s in summaries if name in s["disks"]]
+    runs = [_run_figures(s, s["disks"][name]) for s in summaries if name in s["disks"]]
+    seconds = sum(run["seconds"] for run in runs)
+    span = seconds or 1.0
+    ios = float(sum((run["reads"] or 0) + (run["writes"] or 0) for run in runs))
+    moved = float(sum(run["bytes"] or 0 for run in runs))
+    io_ms, queue_ms = _total(runs, "io_ms"), _total(runs, "queue_ms")
+    directed = {d: _total(runs, d) for d in DIRECTIONS}
+    for key, value in (("await", io_ms), ("queue depth", queue_ms), ("bytes per direction", directed["write"])):
+        if value is None:
+            missing.add(key)
+    util = min(100.0, sum(float(run["busy_ms"] or 0.0) for run in runs) / (10 * span))
+    growing = _queue_growing(entries)
+    if growing is None:
+        missing.add("queue trend")
+    known = all(run["fio"] is not None for run in runs)
+    fio = {d: sum(run["fio"][d] for run in runs) if known else 0.0 for d in DIRECTIONS}
+    amplification = {d: round(directed[d] / fio[d], 3) if known and fio[d] > 0 and directed[d] is not None else None
+                     for d in DIRECTIONS if not known or fio[d] > 0}
+    return LayerActivity(
+        device=name, kind=place.kind if place else "device", depth=place.depth if place else depth,
+        bottom=place.bottom if place else None, seconds=round(seconds, 2), iops=round(ios / span, 1),
+        mb_per_s=round(moved / span / 1e6, 3), avg_request_bytes=round(moved / ios) if ios else None,
+        await_ms=round(io_ms / ios, 3) if io_ms is not None and ios else None, util_pct=round(util, 1),
+        queue_depth=round(queue_ms / 1000 / span, 2) if queue_ms is not None else None,
+        read_bytes=directed["read"], write_bytes=directed["write"], amplification=amplification,
+        queue_growing=growing, saturated=util >= SATURATED_UTIL or bool(growing),
+    )
+
+
+def _queue_growing(entries: list[dict[str, Any]]) -> bool | None:
+    """Whether the in-flight level rose over the runs: by `QUEUE_RISE_MIN` requests or more a run on
+    average, and by at least half its mean level; None where a run did not record the trend."""
+    trends = [e.get("in_flight") for e in entries]
+    if not trends or not all(isinstance(t, dict) for t in trends):
+        return None
+    rise = sum(float(t.get("rise", 0.0)) for t in trends) / len(trends)
+    level = sum(float(t.get("mean", 0.0)) for t in trends) / len(trends)
+    return rise >= QUEUE_RISE_MIN and rise >= 0.5 * level
+
+
+def _bottom(layers: tuple[LayerActivity, ...], summaries: list[dict[str, Any]],
+            fio: dict[str, float] | None) -> dict[str, float | None]:
+    """The bytes of the layers at the bottom of the stack together over fio's, per direction fio moved
+    bytes in: what reached the media (each layer's amplification over the same seconds, summed). None where
+    a bottom layer was not counted in every run or did not record it."""
+    bottom = [layer for layer in layers if layer.bottom]
+    if fio is None or not bottom:
+        return {}
+    counted = all(all(layer.device in s["disks"] for s in summaries) for layer in bottom)
+    found: dict[str, float | None] = {}
+    for direction in DIRECTIONS:
+        if fio[direction] <= 0:
+            continue
+        values = [layer.amplification.get(direction) for layer in bottom]
+        known = counted and all(v is not None for v in values)
+        found[direction] = round(sum(v or 0.0 for v in values), 3) if known else None
+    return found
+
+
+def _busiest(layers: tuple[LayerActivity, ...]) -> tuple[str | None, str | None]:
+    """The deepest saturated layer (then the most utilised) and why it counts as saturated."""
+    saturated = [layer for layer in layers if layer.saturated]
+    if not saturated:
+        return None, None
+    chosen = max(saturated, key=lambda layer: (layer.depth, layer.util_pct))
+    reasons = []
+    if chosen.util_pct >= SATURATED_UTIL:
+        reasons.append(f"utilisation {chosen.util_pct:.0f} %")
+    if chosen.queue_growing:
+        reasons.append("its queue grew")
+    return chosen.device, " and ".join(reasons)
+
+
+def _arc_hit_pct(summaries: list[dict[str, Any]]) -> float | None:
+    """The ARC's hits over its hits and misses in the runs that sampled it, in %."""
+    hits = sum(float((s.get("arc") or {}).get("hits", 0.0)) for s in summaries)
+    misses = sum(float((s.get("arc") or {}).get("misses", 0.0)) for s in summaries)
+    return round(100 * hits / (hits + misses), 1) if hits + misses > 0 else None

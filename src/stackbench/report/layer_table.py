@@ -1,0 +1,81 @@
+"""`show RUN`'s "Layers during each cell": what every layer of the target's stack did while each cell ran
+(analysis/layer_activity.py), one row per cell and layer, top down, and the same per cell in `--json`.
+
+Device names come from the machine (a loop device's, a dm name) and are shown as data: the table is a
+`Tabular`, escaped when it is made, and rendered without markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from stackbench.analysis.layer_activity import CellLayers, LayerActivity, cell_layers
+from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
+from stackbench.model.results import Cell, Run
+from stackbench.report.tabular import Tabular
+from stackbench.stack.layer import CountedLayer, counted_layers_of
+
+HEADERS = ["Cell", "Layer", "IOPS", "MB/s", "size", "await", "util", "ampl."]
+
+
+def places_of(run: Run) -> list[CountedLayer] | None:
+    """Where each sampled device sits in the run's saved stack, None where it saved none."""
+    return counted_layers_of(run.facts.get("stack"))
+
+
+def cell_layers_json(cell: Cell, places: Sequence[CountedLayer] | None) -> dict[str, Any] | None:
+    """A cell's `layers` in `--json` (docs/json.md), None where its runs sampled no device."""
+    found = cell_layers(cell, places)
+    return found.to_json() if found is not None else None
+
+
+def layer_table(run: Run) -> Tabular | None:
+    """The run's layer table, None where no cell has one (a run from before layer telemetry, an import)."""
+    places = places_of(run)
+    found = [(cell, layers) for cell in run.cells if (layers := cell_layers(cell, places)) is not None]
+    if not found:
+        return None
+    rows: list[list[str]] = []
+    notes = ["MB/s = 10^6 bytes/s; size = bytes per completed I/O; await = time per completed I/O; util = "
+             "share of the seconds with a request in flight; ampl. = the layer's bytes in the cell's direction / "
+             "fio's; summed over each cell's runs"]
+    missing: set[str] = set()
+    for cell, layers in found:
+        direction = cell.result.direction
+        first = len(rows)
+        for layer in layers.layers:
+            rows.append(["", _label(layer), format_iops(layer.iops), format_mb_per_s(layer.mb_per_s * 1e6),
+                         format_bytes(layer.avg_request_bytes) if layer.avg_request_bytes is not None else "-",
+                         format_latency_ns(layer.await_ms * 1e6 if layer.await_ms is not None else None),
+                         f"{layer.util_pct:.0f} %", _times(layer.amplification.get(direction))])
+        bottom = layers.bottom_amplification.get(direction)
+        if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
+            rows.append(["", "bottom layers, summed", "", "", "", "", "", _times(bottom)])
+        rows[first][0] = cell.pattern
+        notes += _cell_notes(cell, layers)
+        missing.update(layers.not_recorded)
+    if missing:
+        notes.append("not recorded by the stackbench that measured some runs: " + ", ".join(sorted(missing)))
+    every = frozenset(range(len(HEADERS)))
+    return Tabular(headers=HEADERS, rows=rows, title="Layers during each cell", notes=notes,
+                   right_aligned=every - {0, 1}, no_wrap=every)
+
+
+def _label(layer: LayerActivity) -> str:
+    """`loop3 (loop)`, indented by its depth in the stack: the tree's shape in the rows."""
+    kind = "" if layer.kind == "device" else f" ({layer.kind})"
+    return f"{'  ' * layer.depth}{layer.device}{kind}"
+
+
+def _times(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "-"
+
+
+def _cell_notes(cell: Cell, layers: CellLayers) -> list[str]:
+    """The busiest saturated layer and the ARC's hit ratio of one cell, where there are."""
+    notes = []
+    if layers.busiest:
+        notes.append(f"{cell.pattern}: busiest layer {layers.busiest} ({layers.busiest_reason})")
+    if layers.arc_hit_pct is not None:
+        notes.append(f"{cell.pattern}: ARC hit ratio {layers.arc_hit_pct:.1f} %")
+    return notes

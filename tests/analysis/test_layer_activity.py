@@ -1,0 +1,87 @@
+"""The layer table (analysis/layer_activity.py) on synthetic conditions summaries whose answers are
+computed by hand: amplification at each layer and at the bottom of the stack, the busiest saturated layer,
+and runs whose summaries predate the table's figures."""
+
+from __future__ import annotations
+
+from analysis_layers import MB, disk, loop_chain, mirror, summary, with_conditions
+from stackbench.analysis.layer_activity import cell_layers
+from synthetic import cell
+
+
+def test_a_mirror_writes_each_leg_once_and_the_disks_together_twice() -> None:
+    stack = mirror()
+    runs = [summary({"md0": disk(writes=2560, write_bytes=10 * MB, util=60.0),
+                      "sda": disk(writes=2560, write_bytes=10 * MB, util=40.0),
+                      "sdb": disk(writes=2560, write_bytes=10 * MB, util=42.0)}, fio_write=10 * MB)] * 2
+    found = cell_layers(with_conditions(cell(rw="randwrite", runs=[1000.0, 1000.0]), runs), stack.counted_layers())
+    assert [(layer.device, layer.kind, layer.depth, layer.bottom) for layer in found.layers] == [
+        ("md0", "md", 0, False), ("sda", "disk", 1, True), ("sdb", "disk", 1, True)]
+    assert [layer.amplification for layer in found.layers] == [{"write": 1.0}] * 3
+    assert found.bottom_amplification == {"write": 2.0}
+    md0 = found.layers[0]
+    # two runs of 10 s: 5,120 writes of 20 MB in 20 s
+    assert (md0.iops, md0.mb_per_s, md0.avg_request_bytes, md0.await_ms) == (256.0, 1.0, 3906, 0.5)
+    assert md0.util_pct == 60.0 and md0.queue_depth == 0.5 and found.busiest is None
+
+
+def test_ext4_on_a_loop_device_writes_what_fio_wrote_once() -> None:
+    stack = loop_chain()
+    counted = summary({"loop3": disk(writes=1000, write_bytes=4_096_000), "vda": disk(writes=800, write_bytes=4_300_000)},
+                       fio_write=4_096_000)
+    found = cell_layers(with_conditions(cell(rw="randwrite", runs=[100.0]), [counted]), stack.counted_layers())
+    assert [layer.device for layer in found.layers] == ["loop3", "vda"]
+    assert found.layers[0].amplification == {"write": 1.0}
+    assert found.layers[1].amplification == {"write": 1.05}  # the lower ext4's journal and the backing file's metadata
+    assert found.bottom_amplification == {"write": 1.05}
+
+
+def test_a_layer_counted_over_part_of_the_window_is_compared_with_fio_s_bytes_over_that_part() -> None:
+    """The seconds wholly inside fio's window (8 of its 10): the device's bytes in them against fio's
+    bytes prorated to them, not against all of fio's."""
+    counted = summary({"loop3": disk(writes=800, write_bytes=3_276_800, util=80.0, seconds=8.0)}, fio_write=4_096_000)
+    found = cell_layers(with_conditions(cell(runs=[100.0]), [counted]), loop_chain().counted_layers())
+    [loop] = found.layers
+    assert loop.amplification == {"write": 1.0} and (loop.seconds, loop.iops, loop.util_pct) == (8.0, 100.0, 80.0)
+
+
+def test_the_deepest_saturated_layer_is_named_busiest() -> None:
+    """Every layer above a saturated disk waits on it and shows busy too: the lowest saturated one is named."""
+    stack = loop_chain()
+    both = summary({"loop3": disk(writes=100, write_bytes=409_600, util=99.0),
+                     "vda": disk(writes=100, write_bytes=409_600, util=95.0)}, fio_write=409_600)
+    found = cell_layers(with_conditions(cell(runs=[10.0]), [both]), stack.counted_layers())
+    assert (found.busiest, found.busiest_reason) == ("vda", "utilisation 95 %")
+    top = {**both, "disks": {**both["disks"], "vda": disk(writes=100, write_bytes=409_600, util=30.0)}}
+    assert cell_layers(with_conditions(cell(runs=[10.0]), [top]), stack.counted_layers()).busiest == "loop3"
+    quiet = {**both, "disks": {name: disk(writes=100, write_bytes=409_600, util=89.0) for name in both["disks"]}}
+    assert cell_layers(with_conditions(cell(runs=[10.0]), [quiet]), stack.counted_layers()).busiest is None
+
+
+def test_a_growing_queue_is_saturation_below_90_percent() -> None:
+    stack = loop_chain()
+    growing = {"mean": 6.0, "rise": 9.0}
+    counted = summary({"loop3": disk(writes=100, write_bytes=409_600, util=50.0),
+                        "vda": disk(writes=100, write_bytes=409_600, util=70.0, in_flight=growing)},
+                       fio_write=409_600)
+    found = cell_layers(with_conditions(cell(runs=[10.0]), [counted]), stack.counted_layers())
+    assert (found.busiest, found.busiest_reason) == ("vda", "its queue grew")
+    steady = {**counted["disks"]["vda"], "in_flight": {"mean": 6.0, "rise": 1.0}}
+    found = cell_layers(with_conditions(cell(runs=[10.0]), [{**counted, "disks": {**counted["disks"], "vda": steady}}]),
+                        stack.counted_layers())
+    assert found.busiest is None and found.layers[1].queue_growing is False
+
+
+def test_summaries_from_before_the_table_show_what_they_have_and_name_the_rest() -> None:
+    """A run measured before the summary kept per-direction bytes, request times and fio's bytes, and
+    without a saved stack: IOPS, MB/s, size and utilisation from what it kept, the rest None and named."""
+    old = {"seconds": 10.0, "disks": {"sda1": {"reads": 1000, "writes": 0, "bytes": 4_096_000, "util": 97.0},
+                                      "sda": {"reads": 1000, "writes": 0, "bytes": 4_096_000, "util": 97.0}}}
+    found = cell_layers(with_conditions(cell(rw="randread", runs=[100.0]), [old]), None)
+    sda1, sda = found.layers
+    assert (sda1.iops, sda1.mb_per_s, sda1.avg_request_bytes, sda1.util_pct) == (100.0, 0.41, 4096, 97.0)
+    assert sda1.await_ms is None and sda1.read_bytes is None and sda1.amplification == {"read": None, "write": None}
+    assert (sda1.kind, sda1.depth, sda.depth, sda.bottom) == ("device", 0, 1, None)
+    assert found.bottom_amplification == {} and found.busiest == "sda"
+    assert found.not_recorded == ("amplification", "await", "bytes per direction", "queue depth", "queue trend")
+    assert cell_layers(cell(runs=[100.0]), None) is None  # no conditions at all

@@ -1,0 +1,48 @@
+"""Synthetic conditions summaries and stacks for the layer table's tests (tests/analysis/test_layer_activity.py,
+tests/report/test_layer_table.py): summaries in the shape analysis/conditions.summarize writes, with
+figures chosen so the table's answers can be computed by hand."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from stackbench.stack.layer import Layer, Stack
+
+MB = 1_000_000
+
+
+def disk(reads: int = 0, writes: int = 0, read_bytes: int = 0, write_bytes: int = 0, *, util: float = 50.0,
+         io_ms: float | None = None, in_flight: dict | None = None, seconds: float = 10.0) -> dict:
+    """One device's entry of a summary as analysis/conditions.summarize writes it, every second of the
+    window wholly inside it (`inside` counts what the top-level keys count)."""
+    inside = {"seconds": seconds, "reads": reads, "writes": writes, "read_bytes": read_bytes,
+              "write_bytes": write_bytes, "busy_ms": util * 10 * seconds, "queue_ms": 5000.0,
+              "io_ms": io_ms if io_ms is not None else (reads + writes) * 0.5}
+    entry = {"reads": reads, "writes": writes, "bytes": read_bytes + write_bytes, "util": util, "inside": inside}
+    return entry | ({"in_flight": in_flight} if in_flight else {})
+
+
+def summary(disks: dict, *, fio_write: int = 0, fio_read: int = 0, seconds: float = 10.0) -> dict:
+    fio = {direction: moved for direction, moved in (("read", fio_read), ("write", fio_write)) if moved}
+    return {"seconds": seconds, "disks": disks, "fio_bytes": fio}
+
+
+def with_conditions(measured, summaries: list[dict]):  # noqa: ANN001, ANN202 - a synthetic cell
+    replicates = [{"index": i, "iops": 1000.0, "conditions": s} for i, s in enumerate(summaries)]
+    return replace(measured, measurement={"replicates": replicates})
+
+
+def mirror() -> Stack:
+    """ext4 on md0, a raid1 of sda and sdb."""
+    legs = [Layer("disk", f"/dev/{name}", devices=[name]) for name in ("sda", "sdb")]
+    md = Layer("md", "/dev/md0", devices=["md0"], children=legs)
+    return Stack("/srv", Layer("filesystem", "/srv", settings={"fs_type": "ext4"}, children=[md]))
+
+
+def loop_chain() -> Stack:
+    """ext4 on loop3, whose backing file is on ext4 on vda."""
+    vda = Layer("disk", "/dev/vda", devices=["vda"])
+    lower = Layer("filesystem", "/", settings={"fs_type": "ext4"}, children=[vda])
+    backing = Layer("file", "/var/tmp/img", children=[lower])
+    loop = Layer("loop", "/dev/loop3", devices=["loop3"], children=[backing])
+    return Stack("/mnt", Layer("filesystem", "/mnt", settings={"fs_type": "ext4"}, children=[loop]))

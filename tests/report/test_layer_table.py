@@ -1,0 +1,63 @@
+"""`show`'s "Layers during each cell" (report/layer_table.py) and each cell's `layers` in --json, on
+synthetic summaries (tests/analysis_layers.py): the rows top down, device names shown as data, readable at
+80 columns, between the cells' table and the goals."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis_layers import MB, disk, loop_chain, mirror, summary, with_conditions
+from stackbench.report.layer_table import layer_table
+from stackbench.report.run_json import run_json
+from stackbench.stack.layer import Layer
+from synthetic import cell, run
+
+
+def test_the_table_and_json_show_each_cell_s_layers_with_names_as_data() -> None:
+    stack = mirror()
+    odd = Layer("disk", "/dev/[bold]x", devices=["[bold]x"])  # a name that would be markup if interpreted
+    stack.root.children[0].children.append(odd)
+    legs = {"sda": disk(writes=2560, write_bytes=10 * MB), "sdb": disk(writes=2560, write_bytes=10 * MB),
+            "[bold]x": disk(writes=2560, write_bytes=10 * MB, util=96.0)}
+    counted = summary({"md0": disk(writes=2560, write_bytes=10 * MB), **legs}, fio_write=10 * MB)
+    counted["arc"] = {"hits": 3, "misses": 1}
+    cells = [with_conditions(cell(rw="randwrite", runs=[1000.0]), [counted]), cell(rw="randread", runs=[1000.0])]
+    made = run(cells, facts={"fio_version": "fio-3.33", "stack": stack.to_json()})
+    table = layer_table(made)
+    assert [row[:2] for row in table.rows] == [["4K QD4 rnd write", "md0 (md)"], ["", "  sda (disk)"],
+                                               ["", "  sdb (disk)"], ["", "  [bold]x (disk)"],
+                                               ["", "bottom layers, summed"]]
+    assert table.rows[1][2:] == ["256", "1.0", "3.8 KiB", "500 µs", "50 %", "1.00x"]
+    assert table.rows[-1][-1] == "3.00x"
+    assert "4K QD4 rnd write: busiest layer [bold]x (utilisation 96 %)" in table.notes
+    assert "4K QD4 rnd write: ARC hit ratio 75.0 %" in table.notes
+    data = run_json(made)["cells"]
+    assert data[1]["layers"] is None
+    layers = data[0]["layers"]
+    assert layers["bottom_write_amplification"] == 3.0 and layers["busiest"] == "[bold]x"
+    assert layers["layers"][1] == {
+        "device": "sda", "kind": "disk", "depth": 1, "bottom": True, "seconds": 10.0, "iops": 256.0,
+        "mb_per_s": 1.0, "avg_request_bytes": 3906, "await_ms": 0.5, "util_pct": 50.0, "queue_depth": 0.5,
+        "read_bytes": 0.0, "write_bytes": 10_000_000.0, "read_amplification": None, "write_amplification": 1.0,
+        "queue_growing": None, "saturated": False}
+    from stackbench.report.document import Report
+    from stackbench.report.formats import Screen, exporter
+
+    text = exporter("table").render(Report(tables=[table]), Screen(width=80))
+    assert "[bold]x (disk)" in text and "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    assert layer_table(run([cell(runs=[1000.0])])) is None
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_show_report_puts_the_layers_between_the_cells_and_the_goals(width: int) -> None:
+    from stackbench.analysis.goals import evaluate, parse_goal
+    from stackbench.report.formats import Screen, exporter
+    from stackbench.report.run import run_report
+
+    counted = summary({"loop3": disk(writes=100, write_bytes=409_600), "vda": disk(writes=90, write_bytes=409_600)},
+                       fio_write=409_600)
+    made = run([with_conditions(cell(runs=[1000.0]), [counted])], facts={"stack": loop_chain().to_json()})
+    text = exporter("table").render(run_report(made, evaluate([parse_goal("rnd write >= 10 IOPS")], made)),
+                                    Screen(width=width))
+    assert text.index("Pattern") < text.index("Layers during each cell") < text.index("Goal")
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= width
