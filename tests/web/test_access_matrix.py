@@ -25,7 +25,7 @@ from stackbench.web.access import OBJECT_PARAMS
 from web.site import Site, app_routes, csrf_of
 
 WEB = Path(__file__).resolve().parents[2] / "src" / "stackbench" / "web"
-NOT_OBJECTS = {"q", "plan", "fs", "status", "owner", "since", "until", "sort", "page_number",  # the runs list's
+NOT_OBJECTS = {"q", "plan", "fs", "device", "status", "owner", "since", "until", "sort", "page_number",  # the runs list's
                # search, facets (an owner is an account's name, read under the visibility rule), order
                # a runs list's page anchor: a run's id read only through the visibility rule, so that one
                # the viewer may not see is a random id (test_pages.test_paging_links_name_runs_...)
