@@ -182,7 +182,7 @@ def test_an_interruption_in_the_rounds_restores_the_original_and_exits_130(bench
     assert (stored["status"], stored["knobs"]) == ("interrupted", 0)
     shown = json.loads(cli_here("show", stored["tune_id"], "--json", "--db", db).stdout)
     assert shown["status"] == "interrupted" and "set back to read_ahead_kb=0" in shown["error"]
-    assert "the session interrupted: " in " ".join(cli_here("show", stored["tune_id"], "--db", db).stdout.split())
+    assert "the session was interrupted: " in " ".join(cli_here("show", stored["tune_id"], "--db", db).stdout.split())
 
 
 @pytest.mark.slow
@@ -348,3 +348,29 @@ def test_show_prints_a_stored_session_as_it_was_printed_and_runs_lists_it(bench:
     assert json.loads(removed.stdout) == {"deleted": [printed["session"]]}
     assert cli_here("show", printed["session"], "--db", db).returncode == 1
     assert cli_here("show", session_id, "--db", db).stdout == session.stdout  # the other one and its runs stay
+
+
+def test_show_leaves_out_a_comparison_whose_runs_were_removed_and_says_so(tmp_path: Path) -> None:
+    """A stored session whose arms' runs are gone (removed with `rm`): its summary is printed, the missing
+    comparison is named on stderr, and the session is removed by its label."""
+    from datetime import datetime, timezone
+
+    from stackbench.model.results import new_id
+    from stackbench.store import Store
+    from store.test_tune_sessions_store import session_document
+
+    db = str(tmp_path / "s.db")
+    session_id = new_id()
+    store = Store(db)
+    store.add_tune_session(session_id=session_id, label="gone", status="failed", created_at=datetime.now(timezone.utc),
+                           finished_at=None, document={**session_document(session_id), "status": "failed",
+                                                       "error": "fio failed; nothing had been changed"})
+    store.dispose()
+    shown = cli_here("show", "gone", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert said.startswith(f"stackbench tune {session_id[:12]} on /mnt/bench (ext4 on loop2)")
+    assert "the session failed: fio failed; nothing had been changed" in said and "Verdict:" not in said
+    assert " ".join(shown.stderr.split()) == ("Warning: the runs of blockdev.read_ahead_kb are no longer stored: "
+                                              "its comparison table is left out")
+    assert json.loads(cli_here("rm", "gone", "--yes", "--json", "--db", db).stdout) == {"deleted": [session_id]}

@@ -254,6 +254,9 @@ def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Stor
     if not isinstance(data, dict) or not isinstance(data.get("knobs"), list):
         raise StoreError(f"the stored tune session {stored.id[:12]} is damaged (its document is not a session's)",
                          f"Remove it with `stackbench rm {stored.id[:12]}`")
+    if fmt == "json":  # the document alone: nothing to compare again
+        print_tune_session(data, [], fmt)
+        return
     compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
     compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
     comparisons = []

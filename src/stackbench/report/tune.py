@@ -75,7 +75,8 @@ def summary_table(session: dict[str, Any]) -> Tabular:
                      str(confirmation["rounds"]), _change(compare), compare["verdict"] if compare else "-",
                      confirmation["decision"]])
     ended = session.get("status", "completed")
-    notes = [] if ended == "completed" else [f"the session {ended}: {session.get('error') or 'no reason stored'}"]
+    how = {"interrupted": "was interrupted", "failed": "failed"}.get(ended, f"ended {ended}")
+    notes = [] if ended == "completed" else [f"the session {how}: {session.get('error') or 'no reason stored'}"]
     notes += [session["calibration"]["said"]] if session.get("calibration") else []
     notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
               for k in session["knobs"]]
