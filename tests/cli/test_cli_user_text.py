@@ -43,7 +43,7 @@ def test_an_unknown_run_named_like_markup_is_a_literal_one_line_error(tmp_path: 
     done = cli_here("show", "[/x]", "--db", f"sqlite:///{tmp_path / 'r.db'}")
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "Error: no run, scan or audit with id or label '[/x]'. List what is stored with `stackbench runs`."
+        "Error: no run, scan, audit or tune session with id or label '[/x]'. List what is stored with `stackbench runs`."
     ]
 
 

@@ -87,7 +87,7 @@ def test_bad_input_stores_nothing_and_says_so_in_one_line(tmp_path: Path) -> Non
     assert special.returncode == 1 and "neither a directory nor a regular file" in special.stderr
     assert Store(db).list_scans() == []
     unknown = cli_here("show", "0123abcd", "--db", db)
-    assert unknown.returncode == 1 and "no run, scan or audit" in unknown.stderr
+    assert unknown.returncode == 1 and "no run, scan, audit or tune session" in unknown.stderr
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ def test_removing_an_account_ends_its_sessions_and_links_and_unowns_its_runs(acc
     link = accounts.add_share_link(token_hash="t" * 64, kind="run", run_ids=[run], owner=alice.id, note="",
                                    expires_at=now() + timedelta(days=1))
     removed, owned = accounts.remove_account("alice")
-    assert (removed.name, owned) == ("alice", {"run": 1, "scan": 0, "audit": 0})
+    assert (removed.name, owned) == ("alice", {"run": 1, "scan": 0, "audit": 0, "tune": 0})
     assert accounts.session("s" * 64) is None and accounts.share_link(link.id) is None
     assert accounts.unowned_run_ids() == [run]
     admin = accounts.add_account("root", "h", admin=True)

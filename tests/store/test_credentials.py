@@ -97,7 +97,7 @@ def test_which_names_name_a_secret(name: str, secret: bool) -> None:
 # and the columns of a fixed set of values (status, visibility, ...) are internal (`_internal`).
 NOT_SCRUBBED = {
     "runs.label": "a name the user gives a run to find it again, never a command line (as scans' and audits')",
-    "scans.label": "as runs.label", "audits.label": "as runs.label",
+    "scans.label": "as runs.label", "audits.label": "as runs.label", "tune_sessions.label": "as runs.label",
     "runs.plan_name": "a preset's name or `custom`",
     "runs.host": "the machine's host name, copied from the facts for the runs list",
     "runs.fs_type": "the target's file system type, copied from the facts for the runs list",
@@ -115,6 +115,9 @@ NOT_SCRUBBED = {
     "server_secrets.name": "the name of the server's key", "server_secrets.value": "the server's key, never shown",
     "share_links.note": "a note the owner types", "api_tokens.note": "a note the admin types",
 }
+# Scrubbing columns of tables made after 0009: scrubbed on write from their first row, so no migration
+# scrubs them.
+SCRUBBED_SINCE_CREATED = {"tune_sessions.target", "tune_sessions.document"}
 _INTERNAL = frozenset({"id", "owner", "status", "source", "visibility", "kind", "scope", "severity",
                        "worst_severity", "rw", "direction", "rule", "stackbench_version"})
 
@@ -138,7 +141,8 @@ def test_every_column_that_can_hold_a_users_words_scrubs_on_write() -> None:
     module = ScriptDirectory.from_config(config).get_revision("0009_scrub_credentials").module
     scrubbed = sorted(f"{table.name}.{column.name}" for table in schema.metadata.tables.values()
                       for column in table.columns if isinstance(column.type, scrubbing))
-    assert scrubbed == sorted(f"{name}.{column}" for name, (_, columns) in module.SCRUBBED.items() for column in columns)
+    assert scrubbed == sorted([f"{name}.{column}" for name, (_, columns) in module.SCRUBBED.items() for column in columns]
+                              + list(SCRUBBED_SINCE_CREATED))
 
 
 def _store_everything(store: Store) -> dict[str, str]:
@@ -173,7 +177,11 @@ def _store_everything(store: Store) -> dict[str, str]:
                                subject_name="pve1", source="capture", source_detail=f"--db sqlite:///x?token={PLANT}",
                                zfs_version=None, previous_id=None, facts={"password": PLANT}, document=document,
                                findings=findings)
-    return {"run": run_id, "scan": scan_id, "audit": audit_id}
+    tune_id = new_id()
+    store.add_tune_session(session_id=tune_id, label=None, status="completed", created_at=datetime.now(timezone.utc),
+                           finished_at=None, document={"session": tune_id, "target": f"/srv?password={PLANT}",
+                                                       "knobs": [], "argv": ["--db", f"postgresql://a:{PLANT}@h/d"]})
+    return {"run": run_id, "scan": scan_id, "audit": audit_id, "tune": tune_id}
 
 
 def test_nothing_written_through_the_store_keeps_a_credential_not_even_in_the_files_bytes(tmp_path: Path) -> None:
@@ -184,6 +192,8 @@ def test_nothing_written_through_the_store_keeps_a_credential_not_even_in_the_fi
     assert stored.facts["command"][-1] == "postgresql://alice:***@db/bench" and stored.target == "/tank?token=***"
     assert store.fio_outputs(ids["run"])[0]["command"] == ["fio", "--token=***"]
     assert store.get_audit(ids["audit"]).findings[0]["evidence"] == "scsi0: iscsi://alice%***@10.0.0.5/iqn"
+    tune = store.get_tune_session(ids["tune"])
+    assert tune.target == "/srv?password=***" and tune.document["argv"][-1] == "postgresql://a:***@h/d"
     store.dispose()
     for file in tmp_path.iterdir():  # the database, and a journal if one were left
         assert PLANT.encode() not in file.read_bytes(), file

@@ -159,7 +159,7 @@ def test_a_label_on_two_kinds_and_an_unknown_name_are_one_line_errors(tmp_path: 
     assert "Give the id" in caught.value.fix
     assert store.resolve_any("nightly", kinds=("run",)) == ("run", run_id)
     assert store.resolve("nightly") == run_id  # compare, layers and the others name runs only, as before
-    with pytest.raises(StoreError, match="no run, scan or audit with id or label 'nope'"):
+    with pytest.raises(StoreError, match="no run, scan, audit or tune session with id or label 'nope'"):
         store.resolve_any("nope")
     with pytest.raises(StoreError, match="no scan with id"):
         store.get_scan("0" * 32)

@@ -1,11 +1,13 @@
 """`stackbench tune` end to end on a real loop device with ext4: the dry run, the refusals, a planted bad
 read-ahead found and kept, Ctrl-C and kill -9 in the middle of the rounds restoring the original value, and
 the reversibility check catching an undo that does not restore (real kernel settings of a device each test
-creates; never a host-wide one)."""
+creates; never a host-wide one); a session stored when it ends and printed again by `show`."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import os
 import signal
@@ -175,6 +177,12 @@ def test_an_interruption_in_the_rounds_restores_the_original_and_exits_130(bench
     assert "set back to read_ahead_kb=0" in " ".join(stderr.split())
     assert read_ahead_file(bench.parent).read_text().strip() == "0"
     assert journal_records(state)[-1]["how"] == "interrupted" and journal_records(state)[-1]["left_applied"] == []
+    db = str(bench.parent.parent / "s.db")  # stored as interrupted, with what it had: the knob was not decided
+    [stored] = json.loads(cli_here("runs", "--kind", "tune", "--json", "--db", db).stdout)["tunes"]
+    assert (stored["status"], stored["knobs"]) == ("interrupted", 0)
+    shown = json.loads(cli_here("show", stored["tune_id"], "--json", "--db", db).stdout)
+    assert shown["status"] == "interrupted" and "set back to read_ahead_kb=0" in shown["error"]
+    assert "the session was interrupted: " in " ".join(cli_here("show", stored["tune_id"], "--db", db).stdout.split())
 
 
 @pytest.mark.slow
@@ -295,3 +303,74 @@ def test_the_plan_tries_derived_candidates_not_their_description(bench: Path) ->
         ("x2",), derive=lambda subject, original: (str(2 * int(original["read_ahead_kb"])),)))
     planned = plan_knob(doubling, None, target_info(bench), frozenset())
     assert planned.value == "128" and planned.apply == (f"echo 128 > {read_ahead_file(bench.parent)}",)
+
+
+KNOB = ["--knob", "blockdev.read_ahead_kb=128"]
+
+
+@pytest.mark.slow
+def test_show_prints_a_stored_session_as_it_was_printed_and_runs_lists_it(bench: Path, state: Path) -> None:
+    """A session is stored when it ends, in its --db store; `show ID` prints the same summary and comparison
+    tables (compare's made again from the arms' stored runs) and the same JSON; `runs` lists it with its kind,
+    `rm` removes it; a dry run is never stored."""
+    db = str(bench.parent.parent / "s.db")
+    dry = cli_here("tune", "-t", str(bench), *KNOB, "--db", db, *QUICK)
+    assert dry.returncode == 0, dry.stderr
+    # the cheapest real session: two rounds per knob (and per confirmation), one second of fio per arm
+    session = cli_here("tune", "-t", str(bench), *KNOB, "--apply", "--rounds", "2", "--db", db, *QUICK)
+    assert session.returncode == 0, session.stderr
+    title = session.stdout.splitlines()[0]
+    assert title.startswith("stackbench tune "), session.stdout
+    session_id = title.split()[2]
+    shown = cli_here("show", session_id, "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == session.stdout  # the summary, then compare's table of the knob's (and confirmation's) runs
+    assert shown.stdout.count("Verdict:") >= 1
+    data = json.loads(cli_here("show", session_id, "--json", "--db", db).stdout)
+    assert data["session"].startswith(session_id) and data["status"] == "completed" and data["error"] is None
+    knob = data["knobs"][0]
+    assert knob["knob"] == "blockdev.read_ahead_kb" and knob["rounds"] == 2 and knob["compare"] is not None
+    cli_here("tune", "--rollback", data["session"])
+    # a second session, in JSON: what `show --json` prints is the document the session printed
+    quick = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=512", "--apply", "--json",
+                     "--max-time", "1ms", "--label", "ra512", "--db", db, *QUICK)
+    assert quick.returncode == 0, quick.stderr
+    printed = json.loads(quick.stdout)
+    assert json.loads(cli_here("show", "ra512", "--json", "--db", db).stdout) == printed
+    listed = json.loads(cli_here("runs", "--kind", "tune", "--json", "--db", db).stdout)
+    assert [(t["tune_id"], t["status"], t["label"], t["knobs"]) for t in listed["tunes"]] == [
+        (printed["session"], "completed", "ra512", 1), (data["session"], "completed", None, 1)]  # the dry run: none
+    assert listed["runs"] == []
+    everything = list(csv.reader(io.StringIO(cli_here("runs", "--format", "csv", "--db", db).stdout)))
+    kinds = {row[0]: row[-1] for row in everything[1:]}  # among the arms' runs, with their Kind
+    assert kinds[data["session"]] == "tune" and list(kinds.values()).count("run") >= 2
+    removed = cli_here("rm", printed["session"][:8], "--yes", "--json", "--db", db)
+    assert json.loads(removed.stdout) == {"deleted": [printed["session"]]}
+    assert cli_here("show", printed["session"], "--db", db).returncode == 1
+    assert cli_here("show", session_id, "--db", db).stdout == session.stdout  # the other one and its runs stay
+
+
+def test_show_leaves_out_a_comparison_whose_runs_were_removed_and_says_so(tmp_path: Path) -> None:
+    """A stored session whose arms' runs are gone (removed with `rm`): its summary is printed, the missing
+    comparison is named on stderr, and the session is removed by its label."""
+    from datetime import datetime, timezone
+
+    from stackbench.model.results import new_id
+    from stackbench.store import Store
+    from store.test_tune_sessions_store import session_document
+
+    db = str(tmp_path / "s.db")
+    session_id = new_id()
+    store = Store(db)
+    store.add_tune_session(session_id=session_id, label="gone", status="failed", created_at=datetime.now(timezone.utc),
+                           finished_at=None, document={**session_document(session_id), "status": "failed",
+                                                       "error": "fio failed; nothing had been changed"})
+    store.dispose()
+    shown = cli_here("show", "gone", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert said.startswith(f"stackbench tune {session_id[:12]} on /mnt/bench (ext4 on loop2)")
+    assert "the session failed: fio failed; nothing had been changed" in said and "Verdict:" not in said
+    assert " ".join(shown.stderr.split()) == ("Warning: the runs of blockdev.read_ahead_kb are no longer stored: "
+                                              "its comparison table is left out")
+    assert json.loads(cli_here("rm", "gone", "--yes", "--json", "--db", db).stdout) == {"deleted": [session_id]}

@@ -114,7 +114,7 @@ def test_user_commands_add_list_claim_remove(tmp_path: Path, cli_here) -> None:
     assert run_cli("user", "passwd", "bob", "--password-stdin", "--db", db, input="short\n").returncode == 2
     removed = run_cli("user", "remove", "alice", "--json", "--db", db)
     assert json.loads(removed.stdout) == {"removed": "alice", "runs_unowned": 1, "scans_unowned": 0,
-                                          "audits_unowned": 0}
+                                          "audits_unowned": 0, "tunes_unowned": 0}
     assert run_cli("user", "claim", "bob", "--all-unowned", "--db", db).stdout.startswith("bob now owns 1")
 
 
@@ -128,7 +128,7 @@ def test_user_claim_takes_scans_and_audits_too(tmp_path: Path, cli_here) -> None
     assert _user_add(cli_here, db, "carol").returncode == 0
     claimed = cli_here("user", "claim", "carol", "tank-files", AUDIT_ID[:8], "--json", "--db", db)
     assert claimed.returncode == 0, claimed.stderr
-    assert json.loads(claimed.stdout)["kinds"] == {"run": [], "scan": [SCAN_ID], "audit": [AUDIT_ID]}
+    assert json.loads(claimed.stdout)["kinds"] == {"run": [], "scan": [SCAN_ID], "audit": [AUDIT_ID], "tune": []}
     assert _user_add(cli_here, db, "bob").returncode == 0
     refused = cli_here("user", "claim", "bob", "baseline", "tank-files", "--db", db)
     assert refused.returncode == 1 and f"scan {SCAN_ID[:12]} has an owner already" in refused.stderr
@@ -136,9 +136,9 @@ def test_user_claim_takes_scans_and_audits_too(tmp_path: Path, cli_here) -> None
     # the refused claim above left the run `baseline` unowned (all or none)
     removed = cli_here("user", "remove", "carol", "--json", "--db", db)
     assert json.loads(removed.stdout) == {"removed": "carol", "runs_unowned": 0, "scans_unowned": 1,
-                                          "audits_unowned": 1}
+                                          "audits_unowned": 1, "tunes_unowned": 0}
     again = cli_here("user", "claim", "bob", "--all-unowned", "--json", "--db", db)
-    assert json.loads(again.stdout)["kinds"] == {"run": [], "scan": [SCAN_ID], "audit": [AUDIT_ID]}
+    assert json.loads(again.stdout)["kinds"] == {"run": [], "scan": [SCAN_ID], "audit": [AUDIT_ID], "tune": []}
 
 
 @pytest.mark.parametrize(("name", "password", "says"), [

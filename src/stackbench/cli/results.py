@@ -1,5 +1,5 @@
-"""`stackbench runs`, `show`, `rm` and `import`: reading the store (runs, smallblocks scans, audits) and adding
-fio outputs made elsewhere."""
+"""`stackbench runs`, `show`, `rm` and `import`: reading the store (runs, smallblocks scans, audits, tune
+sessions) and adding fio outputs made elsewhere."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from stackbench.engine.input_formats import AUTO, FORMATS, titles
 if TYPE_CHECKING:
     from stackbench.store import Store
 
-KINDS = ("run", "scan", "audit")
+KINDS = ("run", "scan", "audit", "tune")
 
 
 def _kinds(value: Optional[list[str]]) -> Optional[list[str]]:
@@ -29,7 +29,7 @@ def _kinds(value: Optional[list[str]]) -> Optional[list[str]]:
     kinds = split_list(value)
     for kind in kinds or ():
         if kind not in KINDS:
-            raise typer.BadParameter(f"unknown kind {kind!r}: use run, scan or audit")
+            raise typer.BadParameter(f"unknown kind {kind!r}: use run, scan, audit or tune")
     return kinds
 
 
@@ -38,14 +38,14 @@ def runs_command(
     limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many items, newest first."),
     label: Optional[str] = typer.Option(None, "--label", help="Only items with this label."),
     kind: Optional[list[str]] = typer.Option(
-        None, "--kind", help="Only these kinds: run, scan (smallblocks --db) or audit (audit --db); "
-        "comma-separated or repeated. Default: all.", callback=_kinds,
+        None, "--kind", help="Only these kinds: run, scan (smallblocks --db), audit (audit --db) or tune (tune "
+        "--apply sessions); comma-separated or repeated. Default: all.", callback=_kinds,
     ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
     json_output: bool = JsonOption,
 ) -> None:
-    """List stored runs, smallblocks scans and audits, newest first; the Kind column says which.
+    """List stored runs, smallblocks scans, audits and tune sessions, newest first; the Kind column says which.
 
     Any unique prefix of an ID (4+ characters) or a label names an item in `show`, `rm` and later commands.
 
@@ -62,25 +62,27 @@ def runs_command(
     rows = store.list_runs(limit=limit, label=label) if "run" in kinds else []
     scans = store.list_scans(limit=limit, label=label) if "scan" in kinds else []
     audits = store.list_audits(limit=limit, label=label) if "audit" in kinds else []
+    tunes = store.list_tune_sessions(limit=limit, label=label) if "tune" in kinds else []
     fmt = chosen_format(output_format, json_output)
-    if not (rows or scans or audits) and fmt == "table":
+    if not (rows or scans or audits or tunes) and fmt == "table":
         out.print("Nothing stored yet. Start with: stackbench run --target DIR --preset quick")
         return
-    emit_report(fmt, runs_report(rows, scans, audits, limit=limit))
+    emit_report(fmt, runs_report(rows, scans, audits, limit=limit, tunes=tunes))
 
 
 @app.command("rm")
 def rm_command(
     refs: list[str] = typer.Argument(
-        ..., help="What to delete: ids, unique id prefixes or labels of runs, scans or audits.", show_default=False
+        ..., help="What to delete: ids, unique id prefixes or labels of runs, scans, audits or tune sessions.",
+        show_default=False
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     force: bool = typer.Option(False, "--force", help="Also delete runs still marked running."),
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
 ) -> None:
-    """Delete stored runs (with their cells, per-second samples and fio outputs), smallblocks scans and
-    audits (with their findings).
+    """Delete stored runs (with their cells, per-second samples and fio outputs), smallblocks scans, audits
+    (with their findings) and tune sessions (the runs of their arms stay, as runs).
 
     Lists what will go and asks first; without a terminal to ask on, --yes is required. All named items
     are deleted in one transaction, or none (an unknown name deletes nothing).
@@ -91,9 +93,10 @@ def rm_command(
     """
     from stackbench.base.errors import StackbenchError, UsageError
     from stackbench.base.units import count
+    from stackbench.store.repository import NOUNS
 
     store = open_store_from(db)
-    chosen: dict[str, dict[str, str]] = {"run": {}, "scan": {}, "audit": {}}
+    chosen: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
     lines = []
     for ref in refs:
         kind, item_id = store.resolve_any(ref)
@@ -119,10 +122,14 @@ def rm_command(
             scan = next((s for s in store.list_scans() if s.id == item_id))
             line = (f"  {scan.id[:12]}  scan   {scan.created_at:%Y-%m-%d %H:%M}  {scan.status:<10} "
                     f"{count(scan.files, 'file')}  {scan.label or ''}")
-        else:
+        elif kind == "audit":
             audit = next((a for a in store.list_audits() if a.id == item_id))
             line = (f"  {audit.id[:12]}  audit  {audit.created_at:%Y-%m-%d %H:%M}  {count(audit.findings_count, 'finding')}  "
                     f"{audit.subject_name or ''}  {audit.label or ''}")
+        else:
+            tune = store.tune_session_by_id(item_id)
+            line = (f"  {tune.id[:12]}  tune   {tune.created_at:%Y-%m-%d %H:%M}  {tune.status:<10} "
+                    f"{count(tune.knobs, 'knob')}  {tune.target or ''}  {tune.label or ''}")
         chosen[kind][item_id] = line
         lines.append(line)
     for line in lines:  # with --json, stdout holds the JSON document alone (docs/json.md)
@@ -133,23 +140,26 @@ def rm_command(
             raise UsageError(f"not deleting {items} without confirmation (no terminal to ask on)", "Pass --yes")
         if not typer.confirm(f"Delete {'this' if items.startswith('1 ') else 'these'} {items}?", default=False):
             raise StackbenchError("nothing deleted", "Answer y to delete, or pass --yes")
-    store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]))
+    store.delete_stored(runs=list(chosen["run"]), scans=list(chosen["scan"]), audits=list(chosen["audit"]),
+                        tunes=list(chosen["tune"]))
     if json_output:
-        print_json({"deleted": [*chosen["run"], *chosen["scan"], *chosen["audit"]]})
+        print_json({"deleted": [item for ids in chosen.values() for item in ids]})
     else:
-        out.print("Deleted " + ", ".join(count(len(ids), kind) for kind, ids in chosen.items() if ids) + ".")
+        out.print("Deleted " + ", ".join(count(len(ids), NOUNS[kind]) for kind, ids in chosen.items() if ids) + ".")
 
 
 def _labelled(store: "Store", label: str) -> list[str]:
-    """`run 3f2a9c1b7e04`, ... for every stored run, scan and audit with this label, newest first."""
+    """`run 3f2a9c1b7e04`, ... for every stored run, scan, audit and tune session with this label, newest first."""
     return ([f"run {r.id[:12]}" for r, _ in store.list_runs(label=label)]
             + [f"scan {s.id[:12]}" for s in store.list_scans(label=label)]
-            + [f"audit {a.id[:12]}" for a in store.list_audits(label=label)])
+            + [f"audit {a.id[:12]}" for a in store.list_audits(label=label)]
+            + [f"tune session {t.id[:12]}" for t in store.list_tune_sessions(label=label)])
 
 
 @app.command("show")
 def show_command(
-    run: str = typer.Argument(..., help="Id, unique id prefix or label of a run, scan or audit.", show_default=False),
+    run: str = typer.Argument(..., help="Id, unique id prefix or label of a run, scan, audit or tune session.",
+                              show_default=False),
     per_run: bool = typer.Option(
         False, "--per-run", help="List every cell's separate fio runs (IOPS, MB/s, latencies of each) instead of "
         "the cells."
@@ -159,7 +169,8 @@ def show_command(
     json_output: bool = JsonOption,
 ) -> None:
     """Print a stored run again: its table, or with --json its cells, facts and warnings. A stored
-    smallblocks scan or audit is printed exactly as `smallblocks` or `audit` printed it, in any format.
+    smallblocks scan, audit or tune session is printed as `smallblocks`, `audit` or `tune --apply` printed
+    it, in any format.
 
     --format markdown gives the tables as the terminal shows them, units in the cells and the goals under
     the cells, to paste into notes; --format csv the cells with plain numbers (units in the headers).
@@ -190,6 +201,11 @@ def show_command(
         from stackbench.cli.audit import show_audit
 
         show_audit(store.get_audit(item_id), fmt)
+        return
+    if kind == "tune":
+        from stackbench.cli.tune import show_tune_session
+
+        show_tune_session(store, store.tune_session_by_id(item_id), fmt)
         return
     stored = store.get_run(item_id)
     holders = _labelled(store, run) if item_id != run else []

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from stackbench.cli.app import app, err, out
+from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
     OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit,
     emit_report, open_store_from, split_list, target_path,
@@ -230,15 +230,46 @@ def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa
     comparisons = [r.comparison for r in result.results if r.comparison is not None]
     if result.confirmation is not None and result.confirmation.measured is not None:
         comparisons.append(result.confirmation.measured.comparison)
-    _print_session(result.to_json(), comparisons, fmt)
+    print_tune_session(result.to_json(), comparisons, fmt)
 
 
-def _print_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa: ANN001
+def print_tune_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa: ANN001
+    """A session's report, at its end and from the store (`show`): the summary, then compare's table of each
+    knob's runs and of the confirmation's."""
     from stackbench.report.compare import comparison_table
     from stackbench.report.document import Report
     from stackbench.report.tune import summary_table
 
     emit_report(fmt, Report(tables=(summary_table(data), *[comparison_table(c) for c in comparisons]), data=data))
+
+
+def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Store and its StoredTuneSession
+    """A stored session's report as it was printed at its end: the document as stored, and each comparison
+    made again by compare from the arms' stored runs at the alpha and minimum effect the session used. A
+    comparison whose runs were removed since is left out, and said."""
+    from stackbench.analysis.compare import compare_runs
+    from stackbench.base.errors import StoreError
+
+    data = stored.document
+    if not isinstance(data, dict) or not isinstance(data.get("knobs"), list):
+        raise StoreError(f"the stored tune session {stored.id[:12]} is damaged (its document is not a session's)",
+                         f"Remove it with `stackbench rm {stored.id[:12]}`")
+    if fmt == "json":  # the document alone: nothing to compare again
+        print_tune_session(data, [], fmt)
+        return
+    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
+    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
+    comparisons = []
+    for name, compare in compared:
+        if not compare:
+            continue
+        try:
+            base, other = store.get_run(compare["base"]["run_id"]), store.get_run(compare["other"]["run_id"])
+        except StoreError:
+            warn(f"the runs of {name} are no longer stored: its comparison table is left out")
+            continue
+        comparisons.append(compare_runs(base, other, alpha=compare["alpha"], min_effect=compare["min_effect_pct"] / 100))
+    print_tune_session(data, comparisons, fmt)
 
 
 def _find_journal(session: str) -> Path:

@@ -142,19 +142,21 @@ def user_remove(
     account, owned = Accounts(open_store_from(db)).remove_account(name)
     if json_output:
         print_json({"removed": account.name, "runs_unowned": owned["run"], "scans_unowned": owned["scan"],
-                    "audits_unowned": owned["audit"]})
+                    "audits_unowned": owned["audit"], "tunes_unowned": owned["tune"]})
     else:
-        out.print(f"Removed account {account.name}; {count(owned['run'], 'run')}, {count(owned['scan'], 'scan')} "
-                  f"and {count(owned['audit'], 'audit')} it owned now have no owner.")
+        out.print(f"Removed account {account.name}; {count(owned['run'], 'run')}, {count(owned['scan'], 'scan')}, "
+                  f"{count(owned['audit'], 'audit')} and {count(owned['tune'], 'tune session')} it owned now have no "
+                  "owner.")
 
 
 @user_app.command("claim")
 def user_claim(
     name: str = typer.Argument(..., help="Account that becomes the owner.", show_default=False),
     runs: Optional[list[str]] = typer.Argument(
-        None, help="Runs, smallblocks scans or audits: ids, unique id prefixes or labels.", show_default=False
+        None, help="Runs, smallblocks scans, audits or tune sessions: ids, unique id prefixes or labels.",
+        show_default=False
     ),
-    unowned: bool = typer.Option(False, "--all-unowned", help="Claim every run, scan and audit that has no owner."),
+    unowned: bool = typer.Option(False, "--all-unowned", help="Claim every run, scan, audit and tune session that has no owner."),
     take: bool = typer.Option(False, "--take", help="Also move items that another account owns."),
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,
@@ -181,6 +183,6 @@ def user_claim(
     claimed = accounts.claim_items(account.id, items, take=take) if items else 0
     if json_output:
         print_json({"owner": account.name, "claimed": [i for _, i in items],
-                    "kinds": {kind: [i for k, i in items if k == kind] for kind in ("run", "scan", "audit")}})
+                    "kinds": {kind: [i for k, i in items if k == kind] for kind in ("run", "scan", "audit", "tune")}})
     else:
         out.print(f"{account.name} now owns {count(claimed, 'more item')} (runs, scans, audits).")

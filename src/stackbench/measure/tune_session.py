@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from stackbench.analysis.advice import smallest_provable
@@ -204,13 +205,20 @@ class TuneResult:
     session: str
     journal: str
     target: str
+    created_at: datetime
     results: list[KnobResult] = field(default_factory=list)
     calibration: Calibration | None = None
     confirmation: Confirmation | None = None
     kept: list[Change] = field(default_factory=list)  # what the session left applied
+    status: str = "completed"  # completed | interrupted | failed
+    finished_at: datetime | None = None
+    error: str | None = None  # why it did not complete: the error line, what was undone included
 
     def to_json(self) -> dict[str, Any]:
-        return {"session": self.session, "journal": self.journal, "target": self.target,
+        return {"session": self.session, "status": self.status, "error": self.error,
+                "created_at": self.created_at.isoformat(),
+                "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+                "journal": self.journal, "target": self.target,
                 "calibration": self.calibration.to_json() if self.calibration else None,
                 "confirmation": self.confirmation.to_json() if self.confirmation else None,
                 "knobs": [r.to_json() for r in self.results],
@@ -269,7 +277,9 @@ def _restored(outcomes: list[Outcome]) -> str:
 def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | None = None,
                  on_knob: Callable[[PlannedKnob], None] | None = None) -> TuneResult:
     """Run the session: each knob checked for reversibility, measured against the state before it, kept or
-    undone; every change journaled first. On an interruption or an error everything is undone."""
+    undone; every change journaled first. On an interruption or an error everything is undone. Once it has
+    started measuring, the session is stored as it ended (completed, interrupted or failed), with what it had:
+    `stackbench show SESSION` prints its report again."""
     observer = observer or SilentObserver()
     deadline = time.monotonic() + request.max_time if request.max_time else None
     rounds = even_rounds(request.rounds)
@@ -280,45 +290,71 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     info, planned = plan_session(request)
     refuse_journal_under_test(info)
     session = new_id()
+    created_at = datetime.now(timezone.utc)
     prepared = prepare(request.run, session, observer)
     journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv,
                                        "knobs": [p.to_json() for p in planned]})
     changes = Changes(journal)
-    result = TuneResult(session, str(journal.path), info.describe())
-    how = "failed"
+    result = TuneResult(session, str(journal.path), info.describe(), created_at)
+    how, error = "failed", None
     try:
         with signals_as_interrupt():
-            if request.calibration_rounds:
-                result.calibration = calibrate(store, request, prepared, session, looks, observer)
-                if result.calibration.provable > 3 * request.min_effect and not request.force:
-                    raise StackbenchError(
-                        f"this machine is too noisy now to prove a change of {request.min_effect * 100:g}%: "
-                        f"{result.calibration.describe()}",
-                        "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
-                        "tune anyway; nothing was changed")
-            for plan in planned:
-                if on_knob:
-                    on_knob(plan)
-                result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
-                                                 deadline))
-            result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session,
-                                                       looks, observer, deadline)
+            _run_session(store, request, prepared, changes, planned, result, looks, observer, deadline, on_knob)
         how = "completed"
     except KeyboardInterrupt as interrupt:
         how = "interrupted"
         restored = _restored(changes.undo_all())
-        raise Interrupted(f"{interrupt_cause(interrupt)} stopped tune session {session[:12]}: {restored}",
-                          "The settings are as they were before the session") from None
-    except StackbenchError as error:
+        error = Interrupted(f"{interrupt_cause(interrupt)} stopped tune session {session[:12]}: {restored}",
+                            "The settings are as they were before the session")
+    except StackbenchError as failure:
         outcomes = changes.undo_all()
         if outcomes:
-            error.what += f"; tune session {session[:12]} undid its changes: {_restored(outcomes)}"
-        raise
+            failure.what += f"; tune session {session[:12]} undid its changes: {_restored(outcomes)}"
+        error = failure
     finally:
         remove_scratch(prepared.target)
         journal.append({"t": "closed", "how": how, "left_applied": sorted(changes.open)})
         journal.close()
+    result.status, result.finished_at = how, datetime.now(timezone.utc)
+    result.error = None if error is None else error.what
+    _keep(store, result, request.run.label, error)
+    if error is not None:
+        raise error from None
     return result
+
+
+def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Changes, planned: list[PlannedKnob],
+                 result: TuneResult, looks: tuple[int, ...], observer: RunObserver, deadline: float | None,
+                 on_knob: Callable[[PlannedKnob], None] | None) -> None:
+    """The calibration, each knob, the confirmation: what `result` holds grows as they end, so that an
+    interrupted session is stored with what it had."""
+    session = result.session
+    if request.calibration_rounds:
+        result.calibration = calibrate(store, request, prepared, session, looks, observer)
+        if result.calibration.provable > 3 * request.min_effect and not request.force:
+            raise StackbenchError(
+                f"this machine is too noisy now to prove a change of {request.min_effect * 100:g}%: "
+                f"{result.calibration.describe()}",
+                "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
+                "tune anyway; nothing was changed")
+    for plan in planned:
+        if on_knob:
+            on_knob(plan)
+        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer, deadline))
+    result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session, looks,
+                                               observer, deadline)
+
+
+def _keep(store: Store, result: TuneResult, label: str | None, error: StackbenchError | None) -> None:
+    """Store the session as it ended. When it ended on an error, a store that cannot take it is said in that
+    error's line rather than hiding it; a completed session that cannot be stored is the error."""
+    try:
+        store.add_tune_session(session_id=result.session, label=label, status=result.status,
+                               created_at=result.created_at, finished_at=result.finished_at, document=result.to_json())
+    except StackbenchError as failure:
+        if error is None:
+            raise
+        error.what += f"; its report was not stored: {failure.what}"
 
 
 def _arms(store: Store, request: TuneRequest, prepared: Any, observer: RunObserver, name: str, pair: str,

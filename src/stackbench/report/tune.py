@@ -74,7 +74,10 @@ def summary_table(session: dict[str, Any]) -> Tabular:
         rows.append(["kept set vs original", "-", ", ".join(f"{k['knob']}={k['to']}" for k in kept),
                      str(confirmation["rounds"]), _change(compare), compare["verdict"] if compare else "-",
                      confirmation["decision"]])
-    notes = [session["calibration"]["said"]] if session.get("calibration") else []
+    ended = session.get("status", "completed")
+    how = {"interrupted": "was interrupted", "failed": "failed"}.get(ended, f"ended {ended}")
+    notes = [] if ended == "completed" else [f"the session {how}: {session.get('error') or 'no reason stored'}"]
+    notes += [session["calibration"]["said"]] if session.get("calibration") else []
     notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
               for k in session["knobs"]]
     if confirmation:

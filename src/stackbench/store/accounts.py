@@ -1,7 +1,7 @@
 """Accounts, sessions, share links and ownership of results: what `stackbench serve` stores.
 
 Who may see a stored run, scan or audit is decided here, once, as one SQL condition (`_visible`, the same
-for the three tables in `OWNED`): the lists and the loading of a single item all use it, so a list can
+for the tables in `OWNED`): the lists and the loading of a single item all use it, so a list can
 never show what a page would refuse or the other way round. The rule (docs/server.md, "Who sees what"):
 
 - an account sees the runs (scans, audits) it owns, whatever their visibility;
@@ -121,8 +121,8 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# The results that have an owner and a visibility (migration 0005), by kind.
-OWNED = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits}
+# The results that have an owner and a visibility (migration 0005; tune sessions 0014), by kind.
+OWNED = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits, "tune": schema.tune_sessions}
 
 
 def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:

@@ -2,7 +2,7 @@
 the records its methods take and return (callers import them from here).
 
 Each aggregate is a module of its own: runs (store/runs.py), cells with their fio outputs, replicates and
-samples (cells.py), goals, scans and audits; their base, the database with its engines and its schema, is
+samples (cells.py), goals, scans, audits and tune sessions; their base, the database with its engines and its schema, is
 database.py, and the statements every page reads are reads.py. `Store` is their sum (each is a mixin over
 `Database`, so a method is written once, next to its table's other statements) plus what spans them:
 naming any stored item by id, prefix or label, and deleting items of several kinds at once. The server's
@@ -27,12 +27,14 @@ from stackbench.store.database_url import database_url
 from stackbench.store.goals import Goals
 from stackbench.store.runs import Runs, delete_run_rows
 from stackbench.store.scans import Scans, StoredScan
+from stackbench.store.tune_sessions import StoredTuneSession, TuneSessions
 
 # The store's face: the Store, how to open one, and the records its methods take and return.
-__all__ = ["KINDS", "CellRecord", "OutputRecord", "Store", "StoredAudit", "StoredScan", "open_store",
-           "open_store_to_read"]
+__all__ = ["KINDS", "CellRecord", "OutputRecord", "Store", "StoredAudit", "StoredScan", "StoredTuneSession",
+           "open_store", "open_store_to_read"]
 
-KINDS = ("run", "scan", "audit")
+KINDS = ("run", "scan", "audit", "tune")
+NOUNS = {"run": "run", "scan": "scan", "audit": "audit", "tune": "tune session"}  # a kind, as messages name it
 
 
 def open_store(url: str | None = None) -> "Store":
@@ -58,8 +60,8 @@ def open_store_to_read(url: str | None = None) -> "Store | None":
 
 
 @guard_public_methods  # every public method reports a database failure as one line
-class Store(Runs, Cells, Goals, Scans, Audits):
-    """The results store: runs, their cells and samples, goals, scans and audits."""
+class Store(Runs, Cells, Goals, Scans, Audits, TuneSessions):
+    """The results store: runs, their cells and samples, goals, scans, audits and tune sessions."""
 
     def resolve(self, ref: str) -> str:
         """A run by full id, unique id prefix (at least 4 characters) or label (the newest with it)."""
@@ -68,13 +70,17 @@ class Store(Runs, Cells, Goals, Scans, Audits):
     def get_run(self, ref: str) -> Run:
         return self.run_by_id(self.resolve(ref))
 
+    def get_tune_session(self, ref: str) -> StoredTuneSession:
+        """A tune session by full id, unique id prefix (at least 4 characters) or label, as runs are found."""
+        return self.tune_session_by_id(self.resolve_any(ref, kinds=("tune",))[1])
+
     def resolve_any(self, ref: str, kinds: Sequence[str] = KINDS) -> tuple[str, str]:
-        """(kind, id) of a stored run, scan or audit named by full id, unique id prefix (4+ hex characters)
+        """(kind, id) of a stored run, scan, audit or tune session named by full id, unique id prefix (4+ hex characters)
         or label (the newest with it). Ids are random, so a prefix names at most one item of any kind in
         practice; a label that names items of two kinds is refused rather than guessed."""
-        tables = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits}
+        tables = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits, "tune": schema.tune_sessions}
         chosen = {kind: tables[kind] for kind in kinds}
-        listed = list(chosen)
+        listed = [NOUNS[kind] for kind in chosen]
         names = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
         with self.reader.connect() as connection:
             for kind, table in chosen.items():
@@ -93,7 +99,7 @@ class Store(Runs, Cells, Goals, Scans, Audits):
                 if len(matches) > 1:
                     raise StoreError(
                         f"id prefix {ref!r} matches several {listed[0] + 's' if len(listed) == 1 else 'stored items'} "
-                        f"({', '.join(f'{k} {found[:12]}' for k, found in matches)})",
+                        f"({', '.join(f'{NOUNS[k]} {found[:12]}' for k, found in matches)})",
                         "Give more characters of the id",
                     )
             labelled = []
@@ -106,17 +112,19 @@ class Store(Runs, Cells, Goals, Scans, Audits):
         if len(labelled) == 1:
             return labelled[0]
         if len(labelled) > 1:
-            shown = ", ".join(f"{kind} {found[:12]}" for kind, found in labelled)
-            raise StoreError(f"the label {ref!r} names a {' and a '.join(k for k, _ in labelled)} ({shown})",
+            shown = ", ".join(f"{NOUNS[kind]} {found[:12]}" for kind, found in labelled)
+            raise StoreError(f"the label {ref!r} names a {' and a '.join(NOUNS[k] for k, _ in labelled)} ({shown})",
                              "Give the id instead (`stackbench runs --label LABEL` lists them)")
         raise StoreError(f"no {names} with id or label {ref!r}", "List what is stored with `stackbench runs`")
 
     def delete_stored(
-        self, *, runs: Sequence[str] = (), scans: Sequence[str] = (), audits: Sequence[str] = ()
+        self, *, runs: Sequence[str] = (), scans: Sequence[str] = (), audits: Sequence[str] = (),
+        tunes: Sequence[str] = (),
     ) -> int:
-        """Delete runs (with their cells, samples and outputs), scans and audits (with their findings) in
-        one transaction: all or none. Children first, as `delete_runs` explains."""
-        run_ids, scan_ids, audit_ids = (list(dict.fromkeys(ids)) for ids in (runs, scans, audits))
+        """Delete runs (with their cells, samples and outputs), scans, audits (with their findings) and tune
+        sessions (their arms' runs stay, as runs of their own) in one transaction: all or none. Children
+        first, as `delete_runs` explains."""
+        run_ids, scan_ids, audit_ids, tune_ids = (list(dict.fromkeys(ids)) for ids in (runs, scans, audits, tunes))
         deleted = 0
         with self.engine.begin() as connection:
             if run_ids:
@@ -126,4 +134,7 @@ class Store(Runs, Cells, Goals, Scans, Audits):
             if audit_ids:
                 connection.execute(delete(schema.audit_findings).where(schema.audit_findings.c.audit_id.in_(audit_ids)))
                 deleted += connection.execute(delete(schema.audits).where(schema.audits.c.id.in_(audit_ids))).rowcount
+            if tune_ids:
+                table = schema.tune_sessions
+                deleted += connection.execute(delete(table).where(table.c.id.in_(tune_ids))).rowcount
         return deleted

@@ -229,7 +229,27 @@ audit_findings = Table(
     Column("fix", ScrubbedText, nullable=False),
 )
 
-# 0005: the tables of results that have an `owner` and a `visibility` (the migration's OWNED)
+# 0014: `tune --apply` sessions, stored when they end: how (`status`), what they were on, how many knobs they
+# tried and kept, and the session's JSON document as `tune --json` printed it (with the ids of its arms' runs
+# in each `compare`), from which `show` prints its report again in every format.
+tune_sessions = Table(
+    "tune_sessions",
+    metadata,
+    Column("id", String(32), primary_key=True),  # the session id tune prints (its journal's name)
+    Column("label", String(200), index=True),
+    Column("status", String(16), nullable=False),  # completed | interrupted | failed
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("target", ScrubbedText),
+    Column("knobs", Integer, nullable=False),  # knobs the session reported on
+    Column("kept", Integer, nullable=False),  # of them, kept
+    Column("document", ScrubbedJSON, nullable=False),
+    Column("stackbench_version", String(32), nullable=False),
+    Column("owner", String(32), index=True),  # who may see it on a server (docs/server.md), as on runs
+    Column("visibility", String(16), nullable=False, server_default="private"),
+)
+
+# 0005: the tables of results that have an `owner` and a `visibility` (the migration's OWNED; 0014 adds tune_sessions)
 VISIBILITIES = ("private", "team")
 
 # 0005: accounts of `stackbench serve`; the password as an argon2id hash, never the password
