@@ -1,4 +1,4 @@
-"""Tune sessions in the results store (migration 0014_tune_sessions), on SQLite and on a real PostgreSQL
+"""Tune sessions in the results store (migration 0015_tune_sessions), on SQLite and on a real PostgreSQL
 server: the upgrade of a store that already holds runs and the way back, the round trip of a session's
 document, the lookup by id, prefix and label across kinds, the listing, `rm`, and who may see one on a
 server (the same visibility rule as runs, scans and audits)."""
@@ -48,7 +48,7 @@ def _tables(url: str) -> set[str]:
 
 def _migrates_and_goes_back(url: str) -> None:
     build_store(url)  # six runs, a scan and an audit, at the head
-    alembic(url, "downgrade", "0013_conditions")
+    alembic(url, "downgrade", "0014_runs_device_model")
     assert "tune_sessions" not in _tables(url) and "runs" in _tables(url)
     alembic(url, "upgrade", "head")
     assert "tune_sessions" in _tables(url)
@@ -61,12 +61,12 @@ def _migrates_and_goes_back(url: str) -> None:
     store.dispose()
 
 
-def test_0014_adds_tune_sessions_and_goes_back(tmp_path: Path) -> None:
+def test_0015_adds_tune_sessions_and_goes_back(tmp_path: Path) -> None:
     _migrates_and_goes_back(f"sqlite:///{tmp_path / 'r.db'}")
 
 
 @pytest.mark.postgres
-def test_0014_on_postgresql(pg_database: str) -> None:
+def test_0015_on_postgresql(pg_database: str) -> None:
     _migrates_and_goes_back(pg_database)
 
 

@@ -121,7 +121,7 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# The results that have an owner and a visibility (migration 0005; tune sessions 0014), by kind.
+# The results that have an owner and a visibility (migration 0005; tune sessions 0015), by kind.
 OWNED = {"run": schema.runs, "scan": schema.scans, "audit": schema.audits, "tune": schema.tune_sessions}
 
 

@@ -229,7 +229,7 @@ audit_findings = Table(
     Column("fix", ScrubbedText, nullable=False),
 )
 
-# 0014: `tune --apply` sessions, stored when they end: how (`status`), what they were on, how many knobs they
+# 0015: `tune --apply` sessions, stored when they end: how (`status`), what they were on, how many knobs they
 # tried and kept, and the session's JSON document as `tune --json` printed it (with the ids of its arms' runs
 # in each `compare`), from which `show` prints its report again in every format.
 tune_sessions = Table(
@@ -249,7 +249,7 @@ tune_sessions = Table(
     Column("visibility", String(16), nullable=False, server_default="private"),
 )
 
-# 0005: the tables of results that have an `owner` and a `visibility` (the migration's OWNED; 0014 adds tune_sessions)
+# 0005: the tables of results that have an `owner` and a `visibility` (the migration's OWNED; 0015 adds tune_sessions)
 VISIBILITIES = ("private", "team")
 
 # 0005: accounts of `stackbench serve`; the password as an argon2id hash, never the password

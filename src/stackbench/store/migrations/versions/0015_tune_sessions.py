@@ -1,7 +1,7 @@
 """Stored tune sessions.
 
-Revision ID: 0014_tune_sessions
-Revises: 0013_conditions
+Revision ID: 0015_tune_sessions
+Revises: 0014_runs_device_model
 Create Date: 2026-11-27
 
 `stackbench tune --apply` printed its report once, at the end; the journal keeps what to undo and the arm
@@ -13,8 +13,8 @@ its report again and `runs` lists it. Owner and visibility as on runs, scans and
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_tune_sessions"
-down_revision = "0013_conditions"
+revision = "0015_tune_sessions"
+down_revision = "0014_runs_device_model"
 branch_labels = None
 depends_on = None
 
