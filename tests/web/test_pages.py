@@ -566,3 +566,29 @@ def test_every_page_counts_in_the_right_number(web: Site, as_user: dict) -> None
     for method, path in _sample_requests(web):
         text = as_user["alice"].request(method, path).text
         assert not re.search(r"\w\(s\)", text), (path, re.search(r".{40}\w\(s\).{20}", text))
+
+
+def test_the_run_page_shows_what_each_layer_did_during_each_cell(fresh_site) -> None:  # noqa: ANN001
+    """The layer table of `show` (report/layer_table.py) on the run's page too, after the cells' table and
+    with the device names escaped as any text."""
+    from dataclasses import replace
+
+    from analysis_layers import MB, disk, loop_chain, summary, with_conditions
+    from stackbench.report.layer_table import layer_table
+    from stored_runs import store_run
+    from synthetic import cell, run
+
+    counted = summary({"loop3": disk(writes=100, write_bytes=409_600), "vda": disk(writes=90, write_bytes=4 * MB)},
+                      fio_write=409_600)
+    made = run([with_conditions(cell(runs=[1000.0]), [counted])], label="layered", run_id=secrets.token_hex(16),
+               facts={"fio_version": "fio-3.33", "stack": loop_chain().to_json()})
+    made = replace(made, planned_cells=1)
+    with fresh_site(Settings()) as site:
+        store_run(site.store, made)
+        site.accounts.claim(site.ids["alice"], [made.id])
+        page = site.login("alice").get(f"/runs/{made.id}").text
+    table = layer_table(made)
+    assert "<caption>Layers during each cell</caption>" in page
+    assert page.index("Layers during each cell") > page.index("<th>Pattern</th>")
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", page)]
+    assert all(text in cells for row in table.rows for text in row if text)

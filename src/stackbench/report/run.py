@@ -32,17 +32,17 @@ def run_report(run: Run, goals: Sequence[GoalResult]) -> Report:
     units; CSV the cells as one table of plain numbers; the JSON gets a `goals` list."""
     data = run_json(run)
     data["goals"] = [result.to_json() for result in goals]
-    layers = layer_table(run)
-    main, *rest = run_display(run, goals)
-    return Report(tables=(main, *([layers] if layers else []), *rest), data=data, csv_tables=(run_export_table(run),))
+    return Report(tables=tuple(run_display(run, goals)), data=data, csv_tables=(run_export_table(run),))
 
 
 def run_display(run: Run, goals: Sequence[GoalResult]) -> list[Tabular]:
     """The tables a reader is shown of a run (terminal, Markdown, the report's documents, the server's run
-    page): the run's cells, then its goals.
+    page): the run's cells, what each layer of the stack did during each cell where the run sampled them,
+    then its goals.
     They read a cell's per-second samples only where `analysis.cells.samples_needed` says so, unlike the
     JSON (per-second statistics of every cell), which the server's page does not build."""
-    return [run_table(run), *([goals_table(goals)] if goals else [])]
+    layers = layer_table(run)
+    return [run_table(run), *([layers] if layers else []), *([goals_table(goals)] if goals else [])]
 
 
 def run_table(run: Run) -> Tabular:
