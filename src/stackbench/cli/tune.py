@@ -244,32 +244,26 @@ def print_tune_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa
 
 
 def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Store and its StoredTuneSession
-    """A stored session's report as it was printed at its end: the document as stored, and each comparison
-    made again by compare from the arms' stored runs at the alpha and minimum effect the session used. A
-    comparison whose runs were removed since is left out, and said."""
-    from stackbench.analysis.compare import compare_runs
+    """A stored session's report as it was printed at its end (report/tune.py `stored_session_tables`, which
+    the web's session page shows too); a comparison whose runs were removed since is left out, and said."""
     from stackbench.base.errors import StoreError
+    from stackbench.report.document import Report
+    from stackbench.report.tune import stored_session_document, stored_session_tables
 
-    data = stored.document
-    if not isinstance(data, dict) or not isinstance(data.get("knobs"), list):
-        raise StoreError(f"the stored tune session {stored.id[:12]} is damaged (its document is not a session's)",
-                         f"Remove it with `stackbench rm {stored.id[:12]}`")
     if fmt == "json":  # the document alone: nothing to compare again
-        print_tune_session(data, [], fmt)
+        print_tune_session(stored_session_document(stored.id, stored.document), [], fmt)
         return
-    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
-    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
-    comparisons = []
-    for name, compare in compared:
-        if not compare:
-            continue
+
+    def arm_runs(base: str, other: str):  # noqa: ANN202
         try:
-            base, other = store.get_run(compare["base"]["run_id"]), store.get_run(compare["other"]["run_id"])
+            return store.get_run(base), store.get_run(other)
         except StoreError:
-            warn(f"the runs of {name} are no longer stored: its comparison table is left out")
-            continue
-        comparisons.append(compare_runs(base, other, alpha=compare["alpha"], min_effect=compare["min_effect_pct"] / 100))
-    print_tune_session(data, comparisons, fmt)
+            return "are no longer stored"
+
+    shown = stored_session_tables(stored.id, stored.document, arm_runs)
+    for name, why in shown.left_out:
+        warn(f"the runs of {name} {why}: its comparison table is left out")
+    emit_report(fmt, Report(tables=shown.tables, data=shown.data))
 
 
 def _find_journal(session: str) -> Path:

@@ -4,8 +4,11 @@ decision), from the records and the session's JSON; the per-knob comparison tabl
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
+from stackbench.base.errors import StoreError
+from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, describe
 from stackbench.tune.knob import Knob
@@ -94,3 +97,49 @@ def summary_table(session: dict[str, Any]) -> Tabular:
 def status_table(rows: list[list[str]]) -> Tabular:
     """`tune --status`: each session on this host, its state and what it left applied."""
     return Tabular(("session", "target", "state", "left applied"), rows, title="tune sessions")
+
+
+# The two runs of a stored comparison (base, other) by their ids, or why they cannot be had ("are no longer
+# stored", "are not yours to see"): the CLI reads the store, the web also asks whether the viewer may see them.
+ArmRuns = Callable[[str, str], "tuple[Run, Run] | str"]
+
+
+@dataclass(frozen=True)
+class StoredTuneTables:
+    """A stored session's report as it was printed at its end: its document, the summary and compare's table
+    of each knob's runs made again, and the comparisons left out with why (name, reason)."""
+
+    data: dict[str, Any]
+    tables: tuple[Tabular, ...]
+    left_out: tuple[tuple[str, str], ...]
+
+
+def stored_session_document(session_id: str, document: Any) -> dict[str, Any]:
+    """The stored document when it is a session's; a StoreError naming the way out otherwise."""
+    if not isinstance(document, dict) or not isinstance(document.get("knobs"), list):
+        raise StoreError(f"the stored tune session {session_id[:12]} is damaged (its document is not a session's)",
+                         f"Remove it with `stackbench rm {session_id[:12]}`")
+    return document
+
+
+def stored_session_tables(session_id: str, document: Any, arm_runs: ArmRuns) -> StoredTuneTables:
+    """`show TUNE` and the web's session page: each comparison made again by compare from the arms' stored
+    runs at the alpha and minimum effect the session used, so both show what the session printed. A
+    comparison whose runs cannot be had is left out, and said by the caller."""
+    from stackbench.analysis.compare import compare_runs
+    from stackbench.report.compare import comparison_table
+
+    data = stored_session_document(session_id, document)
+    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
+    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
+    tables, left_out = [summary_table(data)], []
+    for name, compare in compared:
+        if not compare:
+            continue
+        runs = arm_runs(compare["base"]["run_id"], compare["other"]["run_id"])
+        if isinstance(runs, str):
+            left_out.append((name, runs))
+            continue
+        tables.append(comparison_table(compare_runs(*runs, alpha=compare["alpha"],
+                                                    min_effect=compare["min_effect_pct"] / 100)))
+    return StoredTuneTables(data, tuple(tables), tuple(left_out))
