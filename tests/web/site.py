@@ -266,6 +266,7 @@ def populate(db_url: str) -> tuple[object, Accounts, dict[str, str], dict[str, s
             accounts.claim(ids[owner], [run.id])
     accounts.set_visibility(runs["team"], "team")
     _add_scans_and_audits(store, accounts, ids, runs)
+    _add_tune_session(store, accounts, ids, runs)
     for goal in ("rnd read 4K >= 10000 IOPS", "p99 <= 50 us"):  # one passes, one fails on this output
         store.add_goal(parse_goal(goal))
     return store, accounts, runs, ids
@@ -307,6 +308,29 @@ def _add_scans_and_audits(store, accounts: Accounts, ids: dict[str, str], items:
     add("audit-after", f"after {HOSTILE}", when + timedelta(minutes=5), after, kept, items["audit-before"])
     accounts.claim_items(ids["alice"], [("audit", items["audit-before"]), ("audit", items["audit-after"])])
     add("audit-unowned", "from-the-cli-audit", when, document, findings, None)
+
+
+def _add_tune_session(store, accounts: Accounts, ids: dict[str, str], items: dict[str, str]) -> None:  # noqa: ANN001
+    """alice's tune session (private), stored as `tune --apply --db` stores one: its knob compared her runs `a`
+    and `b`; its confirmation her `b` and bob's private `bob`, a comparison she may not see. Its id goes into
+    `items` as tune."""
+    from datetime import datetime, timedelta, timezone
+
+    from stackbench.model.results import new_id
+    from store.test_tune_sessions_store import session_document
+
+    session_id = new_id()
+    document = session_document(session_id)
+    knob = document["knobs"][0]
+    knob["compare"] = {**knob["compare"], "base": {"run_id": items["a"]}, "other": {"run_id": items["b"]}}
+    document["confirmation"] = {"rounds": 4, "decision": "kept", "why": "the kept set is better", "stop": "",
+                                "compare": {**knob["compare"], "base": {"run_id": items["b"]},
+                                            "other": {"run_id": items["bob"]}}}
+    when = datetime.now(timezone.utc) - timedelta(minutes=30)
+    items["tune"] = store.add_tune_session(session_id=session_id, label="alice-tune", status="completed",
+                                           created_at=when, finished_at=when + timedelta(seconds=76),
+                                           document=document)
+    accounts.claim_items(ids["alice"], [("tune", session_id)])
 
 
 @contextmanager

@@ -80,9 +80,9 @@ def test_every_route_parameter_is_a_known_object_or_a_list_filter(web: Site) -> 
                          if name in OBJECT_PARAMS and where not in ("path", "query")]
     assert objects_elsewhere == []  # `_request` fills ids into the path or the query
     # run (page, visibility), compare (pick, page), shares (3), revoke, shared page, charts (run, compare,
-    # shared, scan), scans and audits (a page and a visibility form each), layers (page, chart), slog (page,
+    # shared, scan), scans, audits and tune sessions (a page and a visibility form each), layers (page, chart), slog (page,
     # chart), report downloads (run, compare, shared)
-    assert len(object_routes(web)) >= 23
+    assert len(object_routes(web)) >= 25
 
 
 def _share(web: Site, owner: str = "alice", *, revoked: bool = False, expired: bool = False) -> tuple[str, str]:
@@ -111,11 +111,11 @@ def _request(client: httpx.Client, method: str, path: str, values: dict[str, str
 
 
 def _values(names: list[str], runs: tuple[str, str], link: str, token: str,
-            items: tuple[str, str] | None = None) -> dict[str, str]:
-    """`items`: a scan and an audit (default: random ids)."""
-    scan, audit = items or (secrets.token_hex(16), secrets.token_hex(16))
+            items: tuple[str, str, str] | None = None) -> dict[str, str]:
+    """`items`: a scan, an audit and a tune session (default: random ids)."""
+    scan, audit, tune = items or (secrets.token_hex(16), secrets.token_hex(16), secrets.token_hex(16))
     kinds = {"run_id": runs[0], "a": runs[0], "b": runs[1], "link_id": link, "token": token, "scan_id": scan,
-             "audit_id": audit, "runs": f"{runs[0]},{runs[1]}"}
+             "audit_id": audit, "tune_id": tune, "runs": f"{runs[0]},{runs[1]}"}
     return {name: kinds[name] for name in names}
 
 
@@ -134,7 +134,7 @@ def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: http
     tokens = {client: csrf_of(client) for client in (alice, bob, carol)}
     tokens[nobody] = ""
     mine = (web.runs["a"], web.runs["b"])
-    items = (web.runs["scan"], web.runs["audit-after"])  # alice's, private
+    items = (web.runs["scan"], web.runs["audit-after"], web.runs["tune"])  # alice's, private
     checked = []
     for method, path, names in object_routes(web):
         link, token = _share(web)
@@ -155,7 +155,8 @@ def assert_matrix(web: Site, alice: httpx.Client, bob: httpx.Client, carol: http
         owner = _request(alice, method, path, _values(names, mine, link, token, items), tokens[alice])
         assert owner.status_code in (200, 201, 303), (method, path, owner.status_code, owner.text)
     assert len(checked) >= 3 * 18  # every object route but the three a token opens
-    assert {p for _, p, _ in checked} >= {"/scans/{scan_id}", "/audits/{audit_id}", "/runs/{run_id}/chart.svg",
+    assert {p for _, p, _ in checked} >= {"/scans/{scan_id}", "/audits/{audit_id}", "/tunes/{tune_id}",
+                                         "/tunes/{tune_id}/visibility", "/runs/{run_id}/chart.svg",
                                          "/scans/{scan_id}/chart.svg", "/compare/{a}/{b}/chart.svg",
                                          "/layers", "/layers/chart.svg", "/slog", "/slog/chart.svg"}
 

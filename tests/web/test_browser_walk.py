@@ -163,6 +163,7 @@ def _every_page(site: Site, share: str) -> dict[str, str]:
         "/layers?runs": f"/layers?runs={runs['baseline']},{runs['tuned']}&names=host,vm",
         "/slog": "/slog", "/scans": "/scans", "/scans/{scan_id}": f"/scans/{runs['scan']}",
         "/audits": "/audits", "/audits/{audit_id}": f"/audits/{runs['audit-after']}",
+        "/tunes": "/tunes", "/tunes/{tune_id}": f"/tunes/{runs['tune']}",
         "/s/{token}": share, "404": f"/runs/{'0' * 32}",
     }
 

@@ -25,7 +25,7 @@ def test_a_new_share_link_has_a_copy_button_that_needs_no_script_to_be_of_use(we
 def _sample_requests(web: Site) -> list[tuple[str, str]]:
     """One GET of every GET route with real ids filled in, and the routes that answer 404."""
     fill = {"run_id": web.runs["a"], "a": web.runs["a"], "b": web.runs["b"], "token": "x", "scan_id": web.runs["scan"],
-            "audit_id": web.runs["audit-after"]}
+            "audit_id": web.runs["audit-after"], "tune_id": web.runs["tune"]}
     found = []
     for route in app_routes(web.app):
         if "GET" in route.methods:

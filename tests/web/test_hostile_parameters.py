@@ -34,7 +34,7 @@ def test_no_parameter_of_any_route_makes_a_server_error(web: Site, as_user: dict
     alice = web.login("alice")  # its own session: a fuzzed form must not disturb the shared clients
     link_id, token = _share(alice, web.runs["a"])
     valid = {"run_id": web.runs["a"], "a": web.runs["a"], "b": web.runs["b"], "scan_id": web.runs["scan"],
-             "audit_id": web.runs["audit-after"], "link_id": link_id, "token": token,
+             "audit_id": web.runs["audit-after"], "tune_id": web.runs["tune"], "link_id": link_id, "token": token,
              "runs": f"{web.runs['a']},{web.runs['b']}", "csrf": csrf_of(alice)}
     errors, tried, fuzzed = [], 0, set()
     for route in app_routes(web.app):

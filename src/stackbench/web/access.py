@@ -26,7 +26,7 @@ from stackbench.web.context import ServerContext, client_address, context_of
 
 # Route parameter name -> the kind of object it names. Every id in a URL is one of these.
 OBJECT_PARAMS = {"run_id": "run", "a": "run", "b": "run", "link_id": "share", "token": "token",
-                 "scan_id": "scan", "audit_id": "audit",
+                 "scan_id": "scan", "audit_id": "audit", "tune_id": "tune",
                  "runs": "run"}  # the layers page: run ids, bottom layer first, loaded together (`load_runs`)
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # new_id(): 128 random bits
@@ -105,9 +105,10 @@ def _load_run(ctx: ServerContext, principal: Principal, run_id: str) -> RunView 
 
 @dataclass(frozen=True)
 class ItemView:
-    """A stored smallblocks scan or audit (`StoredScan`, `StoredAudit`) as a principal may see it."""
+    """A stored smallblocks scan, audit or tune session (`StoredScan`, `StoredAudit`, `StoredTuneSession`) as
+    a principal may see it."""
 
-    kind: str  # scan | audit
+    kind: str  # scan | audit | tune
     item: Any
     owner: str | None
     visibility: str
@@ -115,7 +116,7 @@ class ItemView:
 
 
 def _load_item(kind: str) -> Callable[[ServerContext, Principal, str], ItemView | None]:
-    """The loader of scans or audits: an account's only, by the visibility rule of runs
+    """The loader of scans, audits or tune sessions: an account's only, by the visibility rule of runs
     (store/accounts.py `_visible`); share links do not reach them."""
 
     def load_item(ctx: ServerContext, principal: Principal, object_id: str) -> ItemView | None:
@@ -124,7 +125,8 @@ def _load_item(kind: str) -> Callable[[ServerContext, Principal, str], ItemView 
         found = ctx.accounts.access(Viewer(principal.account.id, principal.account.is_admin), kind, object_id)
         if found is None:
             return None
-        item = ctx.store.get_scan(object_id) if kind == "scan" else ctx.store.get_audit(object_id)
+        read = {"scan": ctx.store.get_scan, "audit": ctx.store.get_audit, "tune": ctx.store.tune_session_by_id}[kind]
+        item = read(object_id)
         return ItemView(kind, item, found[0], found[1], found[0] == principal.account.id)
 
     return load_item
@@ -158,6 +160,7 @@ LOADERS: dict[str, Callable[[ServerContext, Principal, str], Any]] = {
     "token": _load_token,
     "scan": _load_item("scan"),
     "audit": _load_item("audit"),
+    "tune": _load_item("tune"),
 }
 
 

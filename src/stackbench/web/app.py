@@ -22,7 +22,7 @@ from stackbench.web.chart_warmer import ChartWarmer
 from stackbench.web.context import ServerContext
 from stackbench.web.origin import RequestOrigin
 from stackbench.web.pages import (
-    accounts, compare, errors, home, layers, run, runs_list, scans_audits, shares, slog,
+    accounts, compare, errors, home, layers, run, runs_list, scans_audits, shares, slog, tunes,
 )
 from stackbench.web.pages.render import refusal_page
 from stackbench.web.settings import Settings
@@ -30,7 +30,7 @@ from stackbench.web.settings import Settings
 # The page groups, each a module with a `router`: a new group is a module of web/pages/ and its place here.
 # A request tries the groups in this order (no two routes match one path, so the order changes no answer),
 # each group passed costing a few microseconds: the most requested first, a run's page and its chart images.
-GROUPS = (run, runs_list, compare, shares, layers, slog, scans_audits, home, accounts)
+GROUPS = (run, runs_list, compare, shares, layers, slog, scans_audits, tunes, home, accounts)
 
 
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:

@@ -38,12 +38,13 @@ def robots() -> PlainTextResponse:
 
 LATEST = 8  # runs on the home page
 LATEST_AUDITS = 5  # audits on the home page
+LATEST_TUNES = 5  # tune sessions on the home page
 
 
 @router.get("/")
 def home(request: Request) -> Response:
     """The latest runs the viewer may see, each with its headline, the latest audits with what is new in
-    them, and the ways on (find, compare, layers, SLOG); with no run yet, the commands that store one."""
+    them, the latest tune sessions with how they ended, and the ways on (find, compare, layers, SLOG); with no run yet, the commands that store one."""
     principal = logged_in(request)
     if isinstance(principal, Response):
         return principal
@@ -54,8 +55,9 @@ def home(request: Request) -> Response:
     audits, audit_total = ctx.accounts.visible_items(viewer, "audit", offset=0, limit=LATEST_AUDITS)
     for audit in audits:
         audit["new"] = _new_findings(ctx.store, audit)
+    tunes, tune_total = ctx.accounts.visible_items(viewer, "tune", offset=0, limit=LATEST_TUNES)
     return page(request, "home.html", 200, principal, latest=[row[0] for row in rows], total=total,
-                headline=headline, audits=audits, audit_total=audit_total)
+                headline=headline, audits=audits, audit_total=audit_total, tunes=tunes, tune_total=tune_total)
 
 
 def _new_findings(store: Store, audit: dict[str, Any]) -> int | None:

@@ -20,7 +20,7 @@ from stackbench.web.views import html_table, text_lines
 router = APIRouter()
 
 
-def _items_page(request: Request, kind: str, page_number: int) -> Response:
+def items_page(request: Request, kind: str, page_number: int) -> Response:
     principal = logged_in(request)
     if isinstance(principal, Response):
         return principal
@@ -35,15 +35,15 @@ def _items_page(request: Request, kind: str, page_number: int) -> Response:
 
 @router.get("/scans")
 def scans_page(request: Request, page_number: int = 1) -> Response:
-    return _items_page(request, "scan", page_number)
+    return items_page(request, "scan", page_number)
 
 
 @router.get("/audits")
 def audits_page(request: Request, page_number: int = 1) -> Response:
-    return _items_page(request, "audit", page_number)
+    return items_page(request, "audit", page_number)
 
 
-def _damaged(request: Request, principal: Principal, view: ItemView) -> Response:
+def damaged_page(request: Request, principal: Principal, view: ItemView) -> Response:
     return page(request, "error.html", 409, principal, title="Damaged",
                 message=f"The stored {view.kind} {view.item.id[:12]} is damaged and cannot be shown. Delete it "
                 f"with `stackbench rm {view.item.id[:12]} --yes`.")
@@ -61,7 +61,7 @@ def scan_page(request: Request, scan_id: str) -> Response:
     try:
         result, recommendation, estimates = scan_from_json(view.item.document)
     except ValueError:
-        return _damaged(request, principal, view)
+        return damaged_page(request, principal, view)
     return page(request, "scan.html", 200, principal, view=view, scan=view.item,
                 histogram=html_table(histogram_table(result)),
                 lines=text_lines(recommendation_text(result, recommendation, estimates)),
@@ -99,7 +99,7 @@ def audit_page(request: Request, audit_id: str) -> Response:
     try:
         tables, notes = stored_audit_tables(audit.document)
     except (ValueError, KeyError, TypeError):
-        return _damaged(request, principal, view)
+        return damaged_page(request, principal, view)
     assert principal.account is not None
     previous = (audit.previous_id if audit.previous_id and context_of(request).accounts.access(
         Viewer(principal.account.id, principal.account.is_admin), "audit", audit.previous_id) else None)
@@ -110,14 +110,14 @@ def audit_page(request: Request, audit_id: str) -> Response:
 @router.post("/scans/{scan_id}/visibility")
 def set_scan_visibility(request: Request, scan_id: str, visibility: str = Form(...),
                         principal: Principal = Depends(csrf_checked)) -> Response:
-    return _set_item_visibility(request, principal, load(request, principal, "scan", scan_id), visibility)
+    return set_item_visibility(request, principal, load(request, principal, "scan", scan_id), visibility)
 
 
 @router.post("/audits/{audit_id}/visibility")
 def set_audit_visibility(request: Request, audit_id: str, visibility: str = Form(...),
                          principal: Principal = Depends(csrf_checked)) -> Response:
-    return _set_item_visibility(request, principal, load(request, principal, "audit", audit_id), visibility)
+    return set_item_visibility(request, principal, load(request, principal, "audit", audit_id), visibility)
 
 
-def _set_item_visibility(request: Request, principal: Principal, view: ItemView, visibility: str) -> Response:
+def set_item_visibility(request: Request, principal: Principal, view: ItemView, visibility: str) -> Response:
     return change_visibility(request, principal, view.kind, view.item.id, view.mine, visibility)
