@@ -64,3 +64,22 @@ def test_the_lists_and_the_home_page_follow_the_visibility_rule(web: Site, as_us
         assert bob.post(f"{path}/visibility", data={"csrf": csrf_of(bob), "visibility": "private"}).status_code == 403
     finally:
         web.accounts.set_visibility(tune, "private", kind="tune")
+
+
+def test_a_damaged_session_is_one_page_naming_how_to_remove_it(web: Site, as_user: dict) -> None:
+    """A session whose stored document is not a session's (written by hand, or by a broken tool) answers the
+    damaged page with the `rm` command, not a server error."""
+    from datetime import datetime, timezone
+
+    from stackbench.model.results import new_id
+
+    session_id = web.store.add_tune_session(session_id=new_id(), label=None, status="failed",
+                                            created_at=datetime.now(timezone.utc), finished_at=None,
+                                            document={"target": "/mnt/x"})  # no knobs
+    web.accounts.claim_items(web.ids["alice"], [("tune", session_id)])
+    try:
+        answer = as_user["alice"].get(f"/tunes/{session_id}")
+        assert answer.status_code == 409
+        assert f"stackbench rm {session_id[:12]} --yes" in answer.text
+    finally:
+        web.store.delete_stored(tunes=[session_id])
