@@ -61,7 +61,8 @@ def test_the_lists_and_the_home_page_follow_the_visibility_rule(web: Site, as_us
         assert 'action="/tunes/' not in team.text  # not his: no form
         # bob may see his own run and alice's team session, but not her private runs a and b
         assert "The comparison of blockdev.read_ahead_kb: its runs are not yours to see" in team.text
-        assert bob.post(f"{path}/visibility", data={"csrf": csrf_of(bob), "visibility": "private"}).status_code == 403
+        refused = bob.post(f"{path}/visibility", data={"csrf": csrf_of(bob), "visibility": "private"})
+        assert refused.status_code == 403 and "Only the tune session&#39;s owner can change who sees it." in refused.text
     finally:
         web.accounts.set_visibility(tune, "private", kind="tune")
 

@@ -1,4 +1,4 @@
-"""The owner's private/team form of a run, scan or audit: who sees it besides its owner."""
+"""The owner's private/team form of a run, scan, audit or tune session: who sees it besides its owner."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ from stackbench.web.context import context_of
 from stackbench.web.pages.render import page
 
 
+NOUNS = {"tune": "tune session"}  # a kind's name as a reader says it, where it is not the kind itself
+
+
 def change_visibility(request: Request, principal: Principal, kind: str, object_id: str, mine: bool,
                       visibility: str) -> Response:
     """Set the visibility of an object already loaded through `load` (`mine`: the principal owns it), and
     back to its page; 403 for anyone but its owner."""
     if not mine:
         return page(request, "error.html", 403, principal, title="Forbidden",
-                    message=f"Only the {kind}'s owner can change who sees it.")
+                    message=f"Only the {NOUNS.get(kind, kind)}'s owner can change who sees it.")
     if visibility not in ("private", "team"):
         return page(request, "error.html", 400, principal, title="Bad request",
                     message="Visibility is private or team.")
