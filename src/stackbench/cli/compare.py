@@ -8,7 +8,7 @@ import typer
 
 from stackbench.cli.app import app, warn
 from stackbench.cli.common import (
-    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, chosen_format, emit, open_store_from,
+    AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, chosen_format, emit_report, open_store_from,
 )
 
 
@@ -45,6 +45,8 @@ def compare_command(
     """
     from stackbench.analysis.compare import compare_runs, parse_weights
     from stackbench.report.compare import comparison_csv_table, comparison_table
+    from stackbench.report.document import Report
+    from stackbench.report.layer_table import comparison_layer_table, comparison_layers_json
 
     store = open_store_from(db)
     result = compare_runs(
@@ -56,7 +58,10 @@ def compare_command(
         force=force,
     )
     fmt = chosen_format(output_format, json_output)
-    emit(fmt, comparison_table(result), result.to_json(), csv=comparison_csv_table(result))
+    layers = comparison_layer_table(result)  # what each layer did, both sides: shown, never tested
+    data = result.to_json() | {"layers": comparison_layers_json(result)}
+    emit_report(fmt, Report(tables=(comparison_table(result), *([layers] if layers is not None else [])),
+                            data=data, csv_tables=(comparison_csv_table(result),)))
     if fmt == "table":
         for difference in result.fact_differences:
             warn(f"compared despite a difference in key facts (--force): {difference}")

@@ -1,5 +1,6 @@
 """`show RUN`'s "Layers during each cell": what every layer of the target's stack did while each cell ran
-(analysis/layer_activity.py), one row per cell and layer, top down, and the same per cell in `--json`.
+(analysis/layer_activity.py), one row per cell and layer, top down, and the same per cell in `--json`;
+`compare A B`'s the same rows of both runs for each cell they share, B's under A's.
 
 Device names come from the machine (a loop device's, a dm name) and are shown as data: the table is a
 `Tabular`, escaped when it is made, and rendered without markup.
@@ -7,13 +8,16 @@ Device names come from the machine (a loop device's, a dm name) and are shown as
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from stackbench.analysis.layer_activity import CellLayers, LayerActivity, cell_layers
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
 from stackbench.report.tabular import Tabular
 from stackbench.stack.layer import CountedLayer, counted_layers_of
+
+if TYPE_CHECKING:  # the comparison is made by whoever shows it; its layers are only read here
+    from stackbench.analysis.compare import RunComparison
 
 HEADERS = ["Cell", "Layer", "IOPS", "MB/s", "size", "await", "util", "ampl."]
 
@@ -79,3 +83,69 @@ def _cell_notes(cell: Cell, layers: CellLayers) -> list[str]:
     if layers.arc_hit_pct is not None:
         notes.append(f"{cell.pattern}: ARC hit ratio {layers.arc_hit_pct:.1f} %")
     return notes
+
+
+COMPARE_HEADERS = ["Cell", "Layer", "run", "IOPS", "MB/s", "await", "util", "ampl."]
+
+
+def comparison_layers_json(result: RunComparison) -> list[dict[str, Any]]:
+    """`compare --json`'s `layers` (docs/json.md): per shared cell, each side's layers, null for a side that
+    sampled no device in it."""
+    places = places_of(result.base), places_of(result.other)
+    return [{"pattern": row.pattern, "key": row.key, "a": cell_layers_json(row.base, places[0]),
+             "b": cell_layers_json(row.other, places[1])} for row in result.rows]
+
+
+def comparison_layer_table(result: RunComparison) -> Tabular | None:
+    """`compare A B`'s "Layers during each cell, A and B": what every layer did in each cell both runs
+    measured, B's row under A's for the same layer; None where neither run sampled a device.
+
+    B's figures go under A's rather than beside them: five figures a side beside each other need about 105
+    columns, while this is readable at 80."""
+    places = places_of(result.base), places_of(result.other)
+    found = [(row.pattern, row.base.result.direction, cell_layers(row.base, places[0]),
+              cell_layers(row.other, places[1])) for row in result.rows]
+    if all(a is None and b is None for _, _, a, b in found):
+        return None
+    a_name = result.base.label or result.base.id[:12]
+    b_name = result.other.label or result.other.id[:12]
+    rows: list[list[str]] = []
+    notes = [f"A = {a_name}, B = {b_name}; each figure is what the layer did during the cell, summed over the "
+             "cell's runs: no interval and no test on them (they are not verdicts; the verdict is the "
+             "comparison's)",
+             "MB/s = 10^6 bytes/s; await = time per completed I/O; util = share of the seconds with a request "
+             "in flight; ampl. = the layer's bytes in the cell's direction / fio's"]
+    anywhere = {"A": any(a is not None for _, _, a, _ in found), "B": any(b is not None for _, _, _, b in found)}
+    for side, name in (("A", a_name), ("B", b_name)):
+        if not anywhere[side]:
+            notes.append(f"{side} ({name}) recorded no layer activity in any cell (a run from before layer "
+                         "telemetry, or an import)")
+    for pattern, direction, a, b in found:
+        if a is None and b is None:
+            continue
+        first = len(rows)
+        sides = [(side, layers) for side, layers in (("A", a), ("B", b)) if layers is not None]
+        notes += [f"{pattern}: {side} recorded no layer activity" for side, layers in (("A", a), ("B", b))
+                  if layers is None and anywhere[side]]
+        keys = list(dict.fromkeys((layer.depth, layer.device, layer.kind)
+                                  for _, layers in sides for layer in layers.layers))
+        for key in keys:
+            shown = False
+            for side, layers in sides:
+                layer = next((layer for layer in layers.layers if (layer.depth, layer.device, layer.kind) == key),
+                             None)
+                if layer is None:
+                    continue
+                rows.append(["", "" if shown else _label(layer), side, format_iops(layer.iops),
+                             format_mb_per_s(layer.mb_per_s * 1e6),
+                             format_latency_ns(layer.await_ms * 1e6 if layer.await_ms is not None else None),
+                             f"{layer.util_pct:.0f} %", _times(layer.amplification.get(direction))])
+                shown = True
+        for side, layers in sides:
+            bottom = layers.bottom_amplification.get(direction)
+            if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
+                rows.append(["", "bottom layers, summed", side, "", "", "", "", _times(bottom)])
+        rows[first][0] = pattern
+    every = frozenset(range(len(COMPARE_HEADERS)))
+    return Tabular(headers=COMPARE_HEADERS, rows=rows, title="Layers during each cell, A and B", notes=notes,
+                   right_aligned=every - {0, 1, 2}, no_wrap=every)
