@@ -106,6 +106,11 @@ def test_cpu_pressure_is_a_disturbance_only_while_other_processes_used_the_cpu()
     assert disturbances({"pressure": {"cpu": 30.0}}) == ["CPU pressure 30 %"]
     assert disturbances({**quiet, "pressure": {"cpu": 30.0, "memory": 12.0}}) == ["memory pressure 12 %"]
     assert disturbances({**busy, "pressure": {"cpu": PRESSURE_LIMIT - 1}}) == []
+    # a kernel without PSI: more runnable tasks than CPUs stands in, under the same condition
+    crowded = {"running_max": 6.0, "cpus": 2}
+    assert disturbances(crowded) == ["6 runnable tasks on 2 CPUs"]
+    assert disturbances({**crowded, "procs": quiet["procs"]}) == []
+    assert disturbances({**crowded, "procs": busy["procs"]}) == ["6 runnable tasks on 2 CPUs"]
 
 
 def test_the_thread_is_bounded_and_always_stopped() -> None:

@@ -11,7 +11,7 @@ disturbed:
   completion (13-19 % on an idle two-core VM). Runs recorded before the sampler counted processes' CPU time are judged on pressure alone.
 - Memory pressure above `PRESSURE_LIMIT`, or CPU steal above `STEAL_LIMIT`. I/O pressure is recorded but
   never judged: fio waiting for its own I/O is I/O pressure. Without PSI, more runnable tasks than CPUs
-  stands in for CPU pressure.
+  stands in for CPU pressure, under the same condition on the other processes' CPU time.
 - A ZFS scrub or resilver running on the target's pool.
 - I/O on the target's device that fio did not do above `FOREIGN_LIMIT` of fio's own bytes: the device's
   counted sectors in the window minus fio's bytes. The file system's own writes (journal, metadata) count
@@ -208,7 +208,8 @@ def disturbances(summary: dict[str, Any]) -> list[str]:
             found.append(f"CPU pressure {pressure['cpu']:.0f} % while other processes used {other:.1f} CPUs")
     if (pressure.get("memory") or 0.0) >= PRESSURE_LIMIT:
         found.append(f"memory pressure {pressure['memory']:.0f} %")
-    if not pressure and summary.get("cpus") and (summary.get("running_max") or 0) > summary["cpus"] + 1:
+    crowded = (summary.get("running_max") or 0) > (summary.get("cpus") or float("inf")) + 1
+    if not pressure and crowded and (other is None or other >= OTHER_CPU_LIMIT):  # fio's own tasks are runnable too
         found.append(f"{summary['running_max']:.0f} runnable tasks on {summary['cpus']} CPUs")
     steal = (summary.get("cpu") or {}).get("steal") or 0.0
     if steal >= STEAL_LIMIT:
