@@ -82,3 +82,17 @@ def test_compare_prints_the_layers_after_its_table_and_in_its_json(tmp_path: Pat
     assert write["b"] is None and write["a"]["bottom_write_amplification"] == 3.0
     assert [layer["device"] for layer in write["a"]["layers"]] == ["md0", "sda", "sdb", "[bold]x"]
     assert layers["4K QD4 rnd read"]["a"] is None and layers["4K QD4 rnd read"]["b"] is None
+
+
+def test_a_report_document_of_a_comparison_has_the_layers_of_both_runs() -> None:
+    from stackbench.report.documents.contents import Contents, RunPart
+    from stackbench.report.documents.html import render_html
+    from stackbench.report.documents.markdown import render as render_markdown
+
+    a = _odd_mirror_run("before", "a" * 32, 10 * MB)
+    b = _odd_mirror_run("after", "b" * 32, 20 * MB)
+    contents = Contents(runs=(RunPart(a, ()), RunPart(b, ())), comparison=compare_runs(a, b))
+    html = render_html(contents).decode()
+    assert html.index("Verdict:") < html.index("Layers during each cell, A and B")
+    markdown, _ = render_markdown(contents, "report")
+    assert "Layers during each cell, A and B" in markdown.decode() and "\\[bold\\]x (disk)" in markdown.decode()

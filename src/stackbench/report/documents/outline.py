@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Union
 from stackbench.report.compare import comparison_table
 from stackbench.report.documents.contents import Contents, RunPart
 from stackbench.report.facts import facts_table
+from stackbench.report.layer_table import comparison_layer_table
 from stackbench.report.layers import layers_table
 from stackbench.report.run import run_report
 from stackbench.report.tabular import Tabular
@@ -68,6 +69,8 @@ def outline(contents: Contents) -> list[Block]:
     if contents.comparison is not None:
         result = contents.comparison
         blocks += [Heading(2, "Comparison", "compare"), Table(comparison_table(result))]
+        layers = comparison_layer_table(result)  # what each layer did in both runs: shown, never tested
+        blocks += [Table(layers)] if layers is not None else []
         blocks += [Text(f"Compared despite a difference in key facts: {d}", "warning") for d in result.fact_differences]
         blocks += [Text(str(w), "warning") for row in result.rows for w in row.warnings]
     if contents.layers is not None:
