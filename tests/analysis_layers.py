@@ -1,6 +1,7 @@
-"""Synthetic conditions summaries and stacks for the layer table's tests (tests/analysis/test_layer_activity.py,
-tests/report/test_layer_table.py): summaries in the shape analysis/conditions.summarize writes, with
-figures chosen so the table's answers can be computed by hand."""
+"""Synthetic conditions summaries and stacks for the layer tables' tests (tests/analysis/test_layer_activity.py,
+tests/report/test_layer_table.py and test_compare_layer_table.py, tests/web/test_compare_layers.py):
+summaries in the shape analysis/conditions.summarize writes, with figures chosen so the tables' answers can
+be computed by hand."""
 
 from __future__ import annotations
 
@@ -46,3 +47,17 @@ def loop_chain() -> Stack:
     backing = Layer("file", "/var/tmp/img", children=[lower])
     loop = Layer("loop", "/dev/loop3", devices=["loop3"], children=[backing])
     return Stack("/mnt", Layer("filesystem", "/mnt", settings={"fs_type": "ext4"}, children=[loop]))
+
+
+def odd_mirror_run(label: str, run_id: str, leg_bytes: int, odd: str = "[bold]x"):  # noqa: ANN201 - a Run
+    """A run of one sampled write cell and one unsampled read cell on ext4 on md0 over sda, sdb and a disk
+    whose name (`odd`) would be markup if interpreted: the compare layer table's tests (tests/report,
+    tests/web), with each leg's bytes chosen by `leg_bytes` against fio's 10 MB."""
+    from synthetic import cell, run
+
+    stack = mirror()
+    stack.root.children[0].children.append(Layer("disk", f"/dev/{odd}", devices=[odd]))
+    legs = {name: disk(writes=2560, write_bytes=leg_bytes) for name in ("sda", "sdb", odd)}
+    counted = summary({"md0": disk(writes=2560, write_bytes=10 * MB), **legs}, fio_write=10 * MB)
+    return run([with_conditions(cell(runs=[1000.0]), [counted]), cell(rw="randread", runs=[900.0])],
+               label=label, run_id=run_id, facts={"fio_version": "fio-3.33", "stack": stack.to_json()})

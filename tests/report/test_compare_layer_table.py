@@ -7,30 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis_layers import MB, disk, loop_chain, mirror, summary, with_conditions
+from analysis_layers import MB, disk, loop_chain, odd_mirror_run, summary, with_conditions
 from conftest import cli_here
 from stackbench.analysis.compare import compare_runs
-from stackbench.model.results import Run
 from stackbench.report.document import Report
 from stackbench.report.formats import Screen, exporter
 from stackbench.report.layer_table import comparison_layer_table
-from stackbench.stack.layer import Layer
 from synthetic import cell, run
 
 
-def _odd_mirror_run(label: str, run_id: str, leg_bytes: int) -> Run:
-    """ext4 on md0 over sda, sdb and a disk whose name would be markup if interpreted."""
-    stack = mirror()
-    stack.root.children[0].children.append(Layer("disk", "/dev/[bold]x", devices=["[bold]x"]))
-    legs = {name: disk(writes=2560, write_bytes=leg_bytes) for name in ("sda", "sdb", "[bold]x")}
-    counted = summary({"md0": disk(writes=2560, write_bytes=10 * MB), **legs}, fio_write=10 * MB)
-    return run([with_conditions(cell(runs=[1000.0]), [counted]), cell(rw="randread", runs=[900.0])],
-               label=label, run_id=run_id, facts={"fio_version": "fio-3.33", "stack": stack.to_json()})
-
-
 def test_both_sides_rows_of_a_layer_are_together_with_names_as_data_at_80_columns() -> None:
-    a = _odd_mirror_run("before", "a" * 32, 10 * MB)
-    b = _odd_mirror_run("after", "b" * 32, 20 * MB)
+    a = odd_mirror_run("before", "a" * 32, 10 * MB)
+    b = odd_mirror_run("after", "b" * 32, 20 * MB)
     table = comparison_layer_table(compare_runs(a, b))
     assert [row[:3] for row in table.rows] == [
         ["4K QD4 rnd write", "md0 (md)", "A"], ["", "", "B"], ["", "  sda (disk)", "A"], ["", "", "B"],
@@ -69,7 +57,7 @@ def test_compare_prints_the_layers_after_its_table_and_in_its_json(tmp_path: Pat
 
     db = f"sqlite:///{tmp_path / 'r.db'}"
     store = open_store(db)
-    store_run(store, _odd_mirror_run("before", "a" * 32, 10 * MB))
+    store_run(store, odd_mirror_run("before", "a" * 32, 10 * MB))
     store_run(store, run([cell(runs=[1100.0]), cell(rw="randread", runs=[900.0])], label="after", run_id="b" * 32))
     shown = cli_here("compare", "before", "after", "--db", db)
     assert shown.returncode == 0, shown.stderr
@@ -89,8 +77,8 @@ def test_a_report_document_of_a_comparison_has_the_layers_of_both_runs() -> None
     from stackbench.report.documents.html import render_html
     from stackbench.report.documents.markdown import render as render_markdown
 
-    a = _odd_mirror_run("before", "a" * 32, 10 * MB)
-    b = _odd_mirror_run("after", "b" * 32, 20 * MB)
+    a = odd_mirror_run("before", "a" * 32, 10 * MB)
+    b = odd_mirror_run("after", "b" * 32, 20 * MB)
     contents = Contents(runs=(RunPart(a, ()), RunPart(b, ())), comparison=compare_runs(a, b))
     html = render_html(contents).decode()
     assert html.index("Verdict:") < html.index("Layers during each cell, A and B")

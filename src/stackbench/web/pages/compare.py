@@ -87,6 +87,7 @@ def compare_response(request: Request, principal: Principal, first: RunView, sec
     the reason when the runs cannot be compared."""
     from stackbench.analysis.compare import compare_runs
     from stackbench.report.compare import comparison_table
+    from stackbench.report.layer_table import comparison_layer_table
 
     from stackbench.analysis.compare import fact_differences, key_facts
 
@@ -95,7 +96,7 @@ def compare_response(request: Request, principal: Principal, first: RunView, sec
     if shared:
         base, other = shared_views(base, other)
     mine = first.mine and second.mine
-    common = dict(base=base, other=other, shared=shared, mine=mine, verdict=None, verdict_line=None, problem=None,
+    common = dict(base=base, other=other, shared=shared, mine=mine, verdict=None, verdict_line=None, problem=None, layers=None,
                   differences=[], warnings=[], charts=[], links=[], now=now(),
                   share_days=ctx.settings.share_default_days, share_max=ctx.settings.share_max_days)
     if base.id == other.id:
@@ -119,6 +120,7 @@ def compare_response(request: Request, principal: Principal, first: RunView, sec
         **common, "links": links, "charts": compare_charts(request, base, other, shared=bool(shared)),
         "chart_src": chart_src, "report_href": chart_src.removesuffix("chart.svg") + "report.html",
         "verdict": html_table(comparison_table(result)), "warnings": warnings,
+        "layers": html_table(layers) if (layers := comparison_layer_table(result)) is not None else None,
         "verdict_line": f"{result.verdict.upper()}: {result.reason}"})
 
 
