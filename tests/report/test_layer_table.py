@@ -61,3 +61,12 @@ def test_the_show_report_puts_the_layers_between_the_cells_and_the_goals(width: 
                                     Screen(width=width))
     assert text.index("Pattern") < text.index("Layers during each cell") < text.index("Goal")
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= width
+
+
+def test_a_queue_trend_missing_for_short_runs_is_not_blamed_on_an_old_stackbench() -> None:
+    """The quick preset's 2 s runs have too few seconds for the in-flight trend: the note said "not recorded
+    by the stackbench that measured some runs" of a run made a minute before by this one."""
+    counted = summary({"vda": disk(writes=100, write_bytes=409_600)}, fio_write=409_600)
+    table = layer_table(run([with_conditions(cell(runs=[1000.0]), [counted])]))
+    [note] = [n for n in table.notes if n.startswith("not recorded")]
+    assert "queue trend" in note and "runs of 3 s or more" in note

@@ -59,7 +59,8 @@ def layer_table(run: Run) -> Tabular | None:
         notes += _cell_notes(cell, layers)
         missing.update(layers.not_recorded)
     if missing:
-        notes.append("not recorded by the stackbench that measured some runs: " + ", ".join(sorted(missing)))
+        notes.append("not recorded for some runs (measured before stackbench kept them; the queue trend needs "
+                     "runs of 3 s or more): " + ", ".join(sorted(missing)))
     every = frozenset(range(len(HEADERS)))
     return Tabular(headers=HEADERS, rows=rows, title="Layers during each cell", notes=notes,
                    right_aligned=every - {0, 1}, no_wrap=every)
