@@ -28,7 +28,8 @@ PAGE_CACHE = Warning(WarningCode.PAGE_CACHE, "", "the file (256 MiB) fits in RAM
 # Routes that answer no page to look at: images, downloads, the stylesheet, the API, metrics
 NOT_PAGES = {"/runs/{run_id}/chart.svg", "/runs/{run_id}/report.html", "/compare/{a}/{b}/chart.svg",
              "/compare/{a}/{b}/report.html", "/s/{token}/chart.svg", "/s/{token}/report.html", "/layers/chart.svg",
-             "/slog/chart.svg", "/scans/{scan_id}/chart.svg", "/static/style.css", "/robots.txt", "/metrics"}
+             "/slog/chart.svg", "/scans/{scan_id}/chart.svg", "/static/style.css", "/static/copy.js", "/robots.txt",
+             "/metrics"}
 
 
 def _more(factor: float) -> tuple:
