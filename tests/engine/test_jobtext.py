@@ -47,7 +47,7 @@ def test_a_hostile_path_is_refused_or_is_the_only_file_the_job_opens(name: str) 
     assert options.count("filename") == 1
     assert set(options) <= {
         "ioengine", "filename", "size", "time_based", "runtime", "direct", "sync", "group_reporting",
-        "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec", "rw", "bs", "iodepth", "numjobs",
+        "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec", "log_unix_epoch", "rw", "bs", "iodepth", "numjobs",
     }
     assert [section for section, _, _ in read_back(text)][0] == "global"
 

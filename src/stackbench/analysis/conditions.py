@@ -58,13 +58,14 @@ def _mean(pairs: Iterable[tuple[float, float]]) -> float | None:
 
 def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *, fio_bytes: float,
               foreign_on: str | None = None, cpus: int | None = None,
-              fio_moved: dict[str, float] | None = None) -> dict[str, Any]:
+              fio_moved: dict[str, float] | None = None, idle_after: bool = False) -> dict[str, Any]:
     """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, each sampled
     device's traffic (per direction, with the time its requests took and its in-flight level: what the
     layer table of analysis/layer_activity.py reads) and the part of the traffic of `foreign_on` (the
     device under the target's file system, None where none carries fio's bytes one for one) that fio did
     not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, scrubs, and what
-    could not be read."""
+    could not be read. With `idle_after`, fio moved nothing after its window (one fio run of one job: it
+    only tears down), so the second that holds the window's end counts as inside it (`_kept`)."""
     samples = conditions.get("samples") or []
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
@@ -99,13 +100,14 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
         summary["direct_reclaim_pages"] = round(reclaim)
     devices = conditions.get("devices") or []
     if devices:
-        disks = {name: _disk(name, weighted, summary["seconds"] or 1.0, window) for name in devices}
+        disks = {name: _disk(name, weighted, summary["seconds"] or 1.0, window, idle_after) for name in devices}
         disks = {name: disk for name, disk in disks.items() if disk is not None}
         if disks:
             summary["disks"] = disks
         target = disks.get(foreign_on) if foreign_on else None
         if target is not None and fio_bytes > 0:
-            device_bytes, fio_share = _inside(weighted, foreign_on, window, fio_bytes) or (target["bytes"], fio_bytes)
+            device_bytes, fio_share = (_inside(weighted, foreign_on, window, fio_bytes, idle_after)
+                                       or (target["bytes"], fio_bytes))
             foreign = max(0.0, device_bytes - fio_share)
             summary["foreign"] = {"device": foreign_on, "bytes": round(foreign),
                                   "share": round(foreign / fio_share, 3)}
@@ -128,8 +130,31 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     return summary
 
 
+def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
+          idle_after: bool) -> tuple[list[dict[str, Any]], float]:
+    """The device's counters of the seconds that count as inside fio's window, and how much of the window
+    they cover: each second wholly inside it, and with `idle_after` the second that holds its end, whole,
+    for its part inside (after fio's end it moved nothing, so what the device did then was fio's last I/O
+    or nothing; prorated, that second read as fewer bytes at the layer than fio moved, most in a short run
+    whose whole seconds cover less than half its window)."""
+    kept: list[dict[str, Any]] = []
+    covered = 0.0
+    for sample, weight in weighted:
+        disk = (sample.get("disks") or {}).get(device)
+        t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0))
+        if disk is None:
+            continue
+        if weight >= 0.999:
+            kept.append(disk)
+            covered += dt
+        elif idle_after and window is not None and t >= window[1] and t - dt >= window[0]:
+            kept.append(disk)
+            covered += weight * dt
+    return kept, covered
+
+
 def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
-          window: tuple[float, float] | None) -> dict[str, Any] | None:
+          window: tuple[float, float] | None, idle_after: bool = False) -> dict[str, Any] | None:
     """One device's traffic over the window, None where no second counted it; and `inside`, what the
     layer table reads: the same over the seconds wholly inside the window where they cover half of it or
     more. A second that straddles the window's edge, prorated, undercounts a device that was idle in the
@@ -139,10 +164,9 @@ def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
     if not seen:
         return None
     counted = _counted(seen)
-    inside = [((s.get("disks") or {})[name], 1.0) for s, w in weighted if w >= 0.999 and name in (s.get("disks") or {})]
-    covered = sum(float(s.get("dt", 1.0)) for s, w in weighted if w >= 0.999 and name in (s.get("disks") or {}))
+    inside, covered = _kept(weighted, name, window, idle_after)
     whole = window is not None and covered >= 0.5 * (window[1] - window[0]) > 0
-    kept = _counted(inside) if whole else counted
+    kept = _counted([(disk, 1.0) for disk in inside]) if whole else counted
     return {
         "reads": round(counted["reads"]), "writes": round(counted["writes"]),
         "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
@@ -179,20 +203,18 @@ def _in_flight(levels: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str,
 
 
 def _inside(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
-            fio_bytes: float) -> tuple[float, float] | None:
+            fio_bytes: float, idle_after: bool = False) -> tuple[float, float] | None:
     """The device's bytes in the seconds wholly inside fio's window, with fio's bytes prorated to them; None
     when those seconds cover less than half the window. A second that straddles the window's start holds
     part of what came before it (the file's layout, the ramp), which spread over that second would pass
     for I/O fio did not do."""
     if window is None or window[1] <= window[0]:
         return None
-    inside = [s for s, w in weighted if w >= 0.999 and device in (s.get("disks") or {})]
-    covered = sum(float(s.get("dt", 1.0)) for s in inside)
+    inside, covered = _kept(weighted, device, window, idle_after)
     length = window[1] - window[0]
     if covered < 0.5 * length:
         return None
-    moved = sum((s["disks"][device].get("read_sectors", 0.0) + s["disks"][device].get("write_sectors", 0.0))
-                * SECTOR for s in inside)
+    moved = sum((disk.get("read_sectors", 0.0) + disk.get("write_sectors", 0.0)) * SECTOR for disk in inside)
     return moved, fio_bytes * min(1.0, covered / length)
 
 

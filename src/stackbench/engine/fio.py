@@ -29,7 +29,7 @@ from typing import IO, Callable, Iterator, Sequence
 
 from stackbench.base import processes, spawn
 from stackbench import __version__
-from stackbench.engine.fio_logs import log_options, read_samples
+from stackbench.engine.fio_logs import log_options, read_logs
 from stackbench.model.fio_result import Sample
 from stackbench.engine.jobtext import render
 from stackbench.base.errors import FioJobError, FioNotFound, FioOutputError
@@ -168,6 +168,9 @@ class FioInvocation:
     client_samples: dict[str, dict[str, list[Sample]]] = field(default_factory=dict)
     # a sweep job file: each job's samples, by its log prefix (`job_logs`)
     job_samples: dict[str, dict[str, list[Sample]]] = field(default_factory=dict)
+    # when fio began its measured window (after the ramp), epoch seconds, from its per-second logs: None
+    # where it logged no full second (engine/fio_logs.py)
+    measured_from: float | None = None
 
 
 def run_fio(
@@ -231,8 +234,8 @@ def run_fio(
                 raise
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
-        samples, client_samples, job_samples = _samples(Path(workdir), process.returncode, client_logs=client_logs,
-                                                        job_logs=job_logs)
+        (samples, measured_from), client_samples, job_samples = _samples(
+            Path(workdir), process.returncode, client_logs=client_logs, job_logs=job_logs)
     # Store the command with the job file name it will have when replayed by hand.
     return FioInvocation(
         command=[*command[:-1], "cell.fio"],
@@ -245,6 +248,7 @@ def run_fio(
         samples=samples,
         client_samples=client_samples,
         job_samples=job_samples,
+        measured_from=measured_from,
     )
 
 
@@ -266,18 +270,22 @@ def _start(command: list[str], workdir: Path, out: IO[bytes], err: IO[bytes], *,
 
 
 def _samples(workdir: Path, returncode: int | None, *, client_logs: tuple[str, ...],
-             job_logs: tuple[str, ...]) -> tuple[_Logs, dict[str, _Logs], dict[str, _Logs]]:
-    """The per-second logs of the job, of every --client server and of every job of a sweep; a failed fio
-    run (or host) is reported from its output, not its logs, so its unreadable logs are none."""
+             job_logs: tuple[str, ...]) -> tuple[tuple[_Logs, float | None], dict[str, _Logs], dict[str, _Logs]]:
+    """The per-second logs of the job (with when it began measuring), of every --client server and of every
+    job of a sweep; a failed fio run (or host) is reported from its output, not its logs, so its unreadable
+    logs are none."""
     def logs(prefix: str, of_client: bool) -> _Logs:
+        return own(prefix, of_client)[0]
+
+    def own(prefix: str, of_client: bool) -> tuple[_Logs, float | None]:
         try:
-            return read_samples(workdir, prefix, client=of_client)
+            return read_logs(workdir, prefix, client=of_client)
         except FioOutputError:
             if returncode == 0:
                 raise
-            return {}
+            return {}, None
 
-    return (logs(SAMPLE_LOG_PREFIX, False), {prefix: logs(prefix, True) for prefix in client_logs},
+    return (own(SAMPLE_LOG_PREFIX, False), {prefix: logs(prefix, True) for prefix in client_logs},
             {prefix: logs(prefix, False) for prefix in job_logs})
 
 

@@ -374,7 +374,7 @@ class Measurement:
         conditions = sampler.result()
         return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
                             round_index=round_index, order=self.order, seconds=invocation.seconds, what=what,
-                            conditions=(conditions, self._summary(conditions, parsed, end_of(parsed))))
+                            conditions=(conditions, self._summary(conditions, parsed, end_of(parsed, invocation.measured_from))))
 
     def sampler(self) -> ConditionSampler:
         """The machine's conditions, sampled each second around one fio process (measure/telemetry.py), for

@@ -33,8 +33,13 @@ def sampled_layers(facts: dict[str, Any]) -> tuple[list[str], list[str]]:
     return devices, pools
 
 
-def end_of(parsed: FioResult) -> float | None:
-    """When fio ended its measured window (it writes `timestamp_ms` with its output), in epoch seconds."""
+def end_of(parsed: FioResult, measured_from: float | None = None) -> float | None:
+    """When fio ended its measured window, in epoch seconds: its runtime after it began measuring
+    (`measured_from`, from its per-second logs: engine/fio_logs.py), else when it wrote its output
+    (`timestamp_ms`), which is later by its teardown (56 ms on an idle VM, more on a slow one)."""
+    runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
+    if measured_from is not None and runtime > 0:
+        return measured_from + runtime
     stamp = parsed.document.get("timestamp_ms")
     if isinstance(stamp, (int, float)) and stamp > 0:
         return stamp / 1000
@@ -63,7 +68,7 @@ def run_summary(conditions: dict[str, Any], parsed: FioResult, end: float | None
     foreign_on = devices[0] if devices and not pools and timed else None
     summary = summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
                         foreign_on=foreign_on, cpus=cpus,
-                        fio_moved={d.direction: d.io_bytes for d in parsed.directions})
+                        fio_moved={d.direction: d.io_bytes for d in parsed.directions}, idle_after=timed)
     if not timed:
         summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
     return summary
