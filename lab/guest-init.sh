@@ -28,6 +28,8 @@
 # sectors) on a second LV of the same VG, ext4 on an md raid1 of two disks; `python3 -m stackbench.stack`
 # is captured for each of them, the LV, the dataset and the zvol, with `layers --auto`'s proposals and its
 # scratch dataset, zvol and LV made and removed (one of them after a kill -9).
+# Layer telemetry (tests/stack/test_layers_guest.py; step "layer telemetry", last): fio a few seconds on a scratch
+# file or volume of each stack (and of ext4 on a dm-delay device: a slow layer) under the real sampler.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 mount -t proc proc /proc 2>/dev/null
@@ -358,6 +360,114 @@ subprocess.run(["zfs", "destroy", DATASET])
 print(json.dumps(out, indent=1))
 PY
   echo "   tune round trips: exit $?"
+  # Layer telemetry on each stack (tests/stack/test_layers_guest.py): fio writes a few seconds to a scratch
+  # file or volume made here and removed after (a file on /mnt/secret and /mnt/md, a dataset and a zvol of
+  # tank with sync=always, a file on ext4 on a dm-delay over a loop device on /run), under the real sampler
+  # (probe/conditions.ConditionSampler, the devices from measure/telemetry.sampled_layers of the discovered
+  # stack). The host computes the layer tables from what this saves, with the real analysis code.
+  step "layer telemetry"
+  mkdir -p $R/layers
+  PYTHONPATH=/opt/stackbench python3 - "$R/layers" > $R/layers/guest.log 2>&1 <<'PY'
+import json, os, shutil, subprocess, sys, tempfile, time
+from pathlib import Path
+from stackbench.engine.fio_logs import log_options
+from stackbench.measure.telemetry import sampled_layers
+from stackbench.probe.conditions import ConditionSampler
+from stackbench.stack.discover import discover
+
+out = Path(sys.argv[1])
+TXG = Path("/sys/module/zfs/parameters/zfs_txg_timeout")
+
+
+def sh(*command):
+    done = subprocess.run(command, capture_output=True, text=True)
+    print("$", *command, "->", done.returncode, done.stderr.strip()[-300:], flush=True)
+    return done.stdout.strip()
+
+
+def measure(name, where, filename, size, bs, rw="randwrite", depth=4):
+    """fio for 1 s of ramp and 3 s measured, direct, under the sampler of the stack under `where`."""
+    started = time.monotonic()
+    stack = discover(where).to_json()
+    devices, pools = sampled_layers({"stack": stack})
+    command = ["fio", "--name=layers", f"--filename={filename}", f"--size={size}", f"--rw={rw}", f"--bs={bs}",
+               f"--iodepth={depth}", "--ioengine=libaio", "--direct=1", "--ramp_time=1", "--runtime=3", "--time_based",
+               "--output-format=json"]
+    logs = Path(tempfile.mkdtemp(prefix=f"layers-{name}-"))
+    command += [f"--{option}={value}" for option, value in log_options("samples")]
+    sampler = ConditionSampler(devices, pools).start()
+    fio = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=logs)
+    sampler.watch(fio.pid)
+    stdout, stderr = fio.communicate()
+    conditions = sampler.stop()
+    (out / f"{name}.json").write_text(json.dumps({"stack": stack, "devices": devices, "pools": pools,
+                                                  "command": command, "exit": fio.returncode, "stderr": stderr[-2000:],
+                                                  "conditions": conditions, "fio": stdout,
+                                                  "logs": {p.name: p.read_text() for p in logs.iterdir()}}))
+    shutil.rmtree(logs)
+    print(f"{name}: fio exit {fio.returncode}, {len(conditions['samples'])} samples of {devices} {pools}, "
+          f"{time.monotonic() - started:.1f} s", flush=True)
+
+
+def destroy(name):
+    """zfs destroy, again while udev still holds a zvol's device after fio (`dataset is busy`)."""
+    for _ in range(20):
+        sh("udevadm", "settle", "-t", "20")
+        if subprocess.run(["zfs", "destroy", name], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.5)
+    print(f"!! {name} not destroyed", flush=True)
+
+
+txg = TXG.read_text().strip() if TXG.exists() else None
+if txg is not None:  # a txg a second: the pool's disks get the data inside fio's few seconds, not after them
+    TXG.write_text("1")
+try:
+    measure("secret", "/mnt/secret", "/mnt/secret/fio-layers", "24M", "64k")
+    if os.path.ismount("/mnt/md"):
+        measure("md", "/mnt/md", "/mnt/md/fio-layers", "16M", "64k")
+    sh("zfs", "create", "tank/layers")
+    if os.path.ismount("/tank/layers"):  # laid out before sync=always: fio's layout through the ZIL took 15 s
+        with open("/dev/urandom", "rb") as source, open("/tank/layers/fio-layers", "wb") as scratch:
+            scratch.write(source.read(16 << 20))
+        sh("zfs", "set", "sync=always", "tank/layers")
+        measure("dataset", "/tank/layers", "/tank/layers/fio-layers", "16M", "16k")
+    destroy("tank/layers")
+    sh("zfs", "create", "-V", "48M", "-o", "sync=always", "tank/layers-vol")
+    sh("udevadm", "settle", "-t", "20")
+    for _ in range(100):
+        if os.path.exists("/dev/zvol/tank/layers-vol"):
+            break
+        time.sleep(0.1)
+    if os.path.exists("/dev/zvol/tank/layers-vol"):
+        measure("zvol", "/dev/zvol/tank/layers-vol", "/dev/zvol/tank/layers-vol", "48M", "16k")
+    destroy("tank/layers-vol")
+    # a layer slow for real: dm-delay (50 ms a request) over a loop device on tmpfs; ext4 on it
+    sh("truncate", "-s", "32M", "/run/slow.img")
+    sh("modprobe", "loop")
+    sh("modprobe", "dm-delay")
+    loop = sh("losetup", "-f", "--show", "/run/slow.img")
+    if loop.startswith("/dev/loop"):
+        sh("dmsetup", "create", "sbslow", "--table", f"0 65536 delay {loop} 0 50")
+        sh("udevadm", "settle", "-t", "20")
+        os.makedirs("/mnt/slow", exist_ok=True)
+        if os.path.exists("/dev/mapper/sbslow"):
+            sh("mkfs.ext4", "-q", "/dev/mapper/sbslow")
+            sh("mount", "/dev/mapper/sbslow", "/mnt/slow")
+        if os.path.ismount("/mnt/slow"):  # never the root file system's /mnt/slow
+            measure("slow", "/mnt/slow", "/mnt/slow/fio-layers", "8M", "4k", depth=16)  # 4 deep: 83 % busy
+            sh("umount", "/mnt/slow")
+        sh("dmsetup", "remove", "sbslow")
+        sh("losetup", "-d", loop)
+    os.remove("/run/slow.img")
+finally:
+    for scratch in ("/mnt/secret/fio-layers", "/mnt/md/fio-layers"):
+        if os.path.exists(scratch):
+            os.remove(scratch)
+    if txg is not None:
+        TXG.write_text(txg)
+PY
+  echo "   layer telemetry: exit $? (uptime $(cut -d' ' -f1 /proc/uptime))"; cat $R/layers/guest.log
   step "capture done"
 }
 
