@@ -348,3 +348,20 @@ run_tallies = Table(
     Column("visibility", String(16), primary_key=True),
     Column("run_count", Integer, nullable=False),
 )
+
+# 0016: how many runs have each combination of the runs list's facets, kept by triggers on `runs` (see the
+# migration): the facets' counts without counting every run. A missing plan, file system or device model
+# is '' with its bit in `absent` (ABSENT), a run without an owner the owner ''.
+run_facet_tallies = Table(
+    "run_facet_tallies",
+    metadata,
+    Column("owner", String(32), primary_key=True),
+    Column("visibility", String(16), primary_key=True),
+    Column("status", String(16), primary_key=True),
+    Column("plan_name", String(100), primary_key=True),
+    Column("fs_type", String(64), primary_key=True),
+    Column("device_model", String(255), primary_key=True),
+    Column("absent", Integer, primary_key=True),
+    Column("run_count", Integer, nullable=False),
+)
+ABSENT = {"plan_name": 1, "fs_type": 2, "device_model": 4}
