@@ -417,6 +417,7 @@ class Accounts:
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True,
         older_than: str | None = None, newer_than: str | None = None, sort: str = NEWEST_FIRST,
+        total: int | None = None,
     ) -> tuple[list[tuple[Run | RunSummary, int, str | None, str]], int]:
         """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
         and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts.
@@ -425,7 +426,9 @@ class Accounts:
         list instead of skipping `offset` runs: the database starts reading the listing index at that run,
         so a deep page costs what the first one does. A run the viewer may not see (or no longer stored) is
         no anchor: the page is empty, and the caller falls back to the offset. `sort` is a name of `SORTS`
-        (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`."""
+        (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`. A
+        `total` the caller knows already (`run_facets` answers it) is answered as it is, not counted again:
+        under a search, counting reads every visible run once more."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
         conditions = [_visible(viewer), *filtered(where)]
         # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
@@ -473,24 +476,18 @@ class Accounts:
             .select_from(joined)
             .order_by(*(newest_first if anchor_id else ordered))
         )
-        tally_conditions = tallied(where)
-        if len(conditions) == 1:  # unfiltered: the sum of a few kept counts, not a count of every run (0008)
-            tallies = schema.run_tallies
-            counted = select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
-        elif tally_conditions is not None:  # facet values only: the kept counts per facet (0016)
-            tallies = schema.run_facet_tallies
-            counted = (select(func.coalesce(func.sum(tallies.c.run_count), 0))
-                       .where(_visible(viewer, tallies), *tally_conditions))
-        else:
-            counted = select(func.count()).select_from(runs).where(*conditions)
         with self.reader.connect() as connection:
-            rows, total = _page_and_total(connection, query, counted)
+            if total is not None:
+                rows = list(connection.execute(query).mappings().all())
+            else:
+                rows, total = _page_and_total(connection, query, _counted(viewer, where, conditions))
         made = run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
-    def run_facets(self, viewer: Viewer, where: RunFilter) -> dict[str, list[tuple[str, int]]]:
+    def run_facets(self, viewer: Viewer, where: RunFilter) -> tuple[dict[str, list[tuple[str, int]]], int]:
         """How many of the runs `viewer` may see under `where` have each plan, file system, device model,
-        status, owner and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets.
+        status, owner and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets;
+        and how many they are in all (every run is in one combination), which `visible_runs` then need not count.
 
         One statement that answers the runs' number per combination of the six, a few dozen rows, and each
         facet's counts summed from those here, rather than six GROUP BYs. Under facet values only (or none)
@@ -525,8 +522,8 @@ class Accounts:
             for name, value in zip(FACETS, values):
                 if value is not None:
                     found[name][str(value)] = found[name].get(str(value), 0) + int(count)
-        return {name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
-                for name, counts in found.items()}
+        return ({name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
+                 for name, counts in found.items()}, sum(int(count) for *_, count in rows))
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -576,6 +573,20 @@ class Accounts:
         with self.reader.connect() as connection:
             row = connection.execute(_LINK_BY[column], {"value": value}).mappings().first()
         return None if row is None else _link(row)
+
+
+def _counted(viewer: Viewer, where: RunFilter, conditions: list[Any]) -> Any:
+    """The statement that counts the runs `visible_runs` lists under `conditions` (`where`'s and the
+    visibility rule): a sum of the few kept counts when the filter allows it, not a count of every run."""
+    if len(conditions) == 1:  # unfiltered: the counts per owner and visibility (migration 0008)
+        tallies = schema.run_tallies
+        return select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
+    tally_conditions = tallied(where)
+    if tally_conditions is not None:  # facet values only: the counts per combination of facets (0016)
+        tallies = schema.run_facet_tallies
+        return (select(func.coalesce(func.sum(tallies.c.run_count), 0))
+                .where(_visible(viewer, tallies), *tally_conditions))
+    return select(func.count()).select_from(schema.runs).where(*conditions)
 
 
 def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], int]:

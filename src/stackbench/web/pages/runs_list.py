@@ -66,11 +66,12 @@ def runs_page(request: Request, q: str = "", plan: str = "", fs: str = "", devic
     ordered = {**filters, **({"sort": sort} if sort != NEWEST_FIRST else {})}
     viewer = Viewer(account.id, account.is_admin)
     accounts = context_of(request).accounts
+    counts, total = accounts.run_facets(viewer, where)  # the list's total too: not counted twice
     listing = paged(request, page_number,
-                    lambda **at: accounts.visible_runs(viewer, where, whole=False, sort=sort, **at),
+                    lambda **at: accounts.visible_runs(viewer, where, whole=False, sort=sort, total=total, **at),
                     lambda n, **key: "/runs?" + urlencode({**ordered, "page_number": n, **key}),
                     anchor, key_of=(lambda row: row[0].id) if sort == NEWEST_FIRST else None)
-    facets = _facet_links(accounts.run_facets(viewer, where), ordered)
+    facets = _facet_links(counts, ordered)
     return page(request, "runs.html", 200, principal, filters=filters, facets=facets,
                 columns=_sort_links(filters, sort), headline=headline, **listing)
 
