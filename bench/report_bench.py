@@ -6,6 +6,8 @@ runs of 2 s each per cell, so every cell has per-second samples; about 5 minutes
 with --db and --run. Then times, each the median of --repeats separate processes:
 
 - the peer: `stackbench show RUN --format markdown` of the same run (the same store read and tables);
+- the floor of a report with charts: the peer plus what importing matplotlib costs (`python -c "import
+  matplotlib.figure, ..."` less `python -c pass`), paid before the first chart is drawn;
 - `stackbench report RUN -o FILE --force` in each format (html, md, xlsx), and the number of charts drawn.
 
 Each is given as its wall time and its CPU time (user + system of the process): on a loaded machine the
@@ -29,12 +31,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True, text=True)
+    return python("-m", "stackbench", *args)
+
+
+def python(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"stackbench {' '.join(args)} failed: {done.stderr.strip()[-400:]}")
+        raise SystemExit(f"python {' '.join(args)} failed: {done.stderr.strip()[-400:]}")
     return done
 
 
@@ -43,15 +50,19 @@ def cpu_of_children() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def timed(repeats: int, *args: str) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+def timed(repeats: int, *args: str, program: Callable[..., subprocess.CompletedProcess[str]] = stackbench,
+          ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """The median wall time and the median CPU time of `repeats` processes, and the last one's output."""
     walls, cpus, done = [], [], None
     for _ in range(repeats):
         started, cpu = time.perf_counter(), cpu_of_children()
-        done = stackbench(*args)
+        done = program(*args)
         walls.append(time.perf_counter() - started)
         cpus.append(cpu_of_children() - cpu)
     return statistics.median(walls), statistics.median(cpus), done  # type: ignore[return-value]
+
+
+CHART_IMPORTS = "import matplotlib.figure, matplotlib.backends.backend_agg, matplotlib.backends.backend_svg"
 
 
 def main() -> None:
@@ -89,6 +100,14 @@ def main() -> None:
               "processes each")
         peer, peer_cpu, _ = timed(options.repeats, "show", run, "--db", db, "--format", "markdown")
         print(f"{'show RUN --format markdown (peer)':<36} {peer:6.3f} s   CPU {peer_cpu:6.3f} s")
+        # The floor under a report with charts: the peer (Python, the CLI, the store's read, the tables) plus
+        # the chart library's import, which a report pays before it draws anything.
+        bare, bare_cpu, _ = timed(options.repeats, "-c", "pass", program=python)
+        charts, charts_cpu, _ = timed(options.repeats, "-c", CHART_IMPORTS, program=python)
+        print(f"{'python -c pass':<36} {bare:6.3f} s   CPU {bare_cpu:6.3f} s")
+        print(f"{'python -c ' + repr(CHART_IMPORTS)[:24] + '...':<36} {charts:6.3f} s   CPU {charts_cpu:6.3f} s")
+        print(f"{'floor: peer + chart imports':<36} {peer + charts - bare:6.3f} s   "
+              f"CPU {peer_cpu + charts_cpu - bare_cpu:6.3f} s   (before a chart is drawn)")
         for fmt in ("html", "md", "xlsx"):
             output = workdir / f"report.{fmt}"
             seconds, cpu, done = timed(options.repeats, "report", run, "-o", str(output), "--force", "--db", db,
