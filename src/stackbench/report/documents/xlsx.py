@@ -174,6 +174,13 @@ def _run_sheet(ws: "Worksheet", part: RunPart) -> None:
     _widths(ws, {1: 26, 2: 14, 3: 40, 4: 40})
 
 
+def _second(sample: Any) -> list[Any]:
+    """A sample's fio run, time, IOPS, MB/s and mean latency (µs); a second fio logged no bandwidth or
+    latency for is left empty there."""
+    return [sample.segment + 1, sample.t_s, sample.iops, None if sample.bw_bytes is None else sample.bw_bytes / 1e6,
+            None if sample.clat_mean_ns is None else sample.clat_mean_ns / 1000]
+
+
 def _samples(ws: "Worksheet", row: int, run: Any) -> None:
     """Every stored per-second sample, one row each, and a line chart of IOPS against the sample number with
     one series per cell (ramp samples are listed, marked, and left out of the chart as the statistics do)."""
@@ -181,11 +188,9 @@ def _samples(ws: "Worksheet", row: int, run: Any) -> None:
     for cell in run.cells:
         start = len(rows)
         for number, sample in enumerate([s for s in cell.samples if not s.ramp], 1):
-            rows.append([cell.pattern, number, sample.segment + 1, sample.t_s, sample.iops, sample.bw_bytes / 1e6,
-                         None if sample.clat_mean_ns is None else sample.clat_mean_ns / 1000, "no"])
+            rows.append([cell.pattern, number, *_second(sample), "no"])
         spans.append((cell.pattern, start, len(rows)))
-        rows += [[cell.pattern, None, s.segment + 1, s.t_s, s.iops, s.bw_bytes / 1e6,
-                  None if s.clat_mean_ns is None else s.clat_mean_ns / 1000, "yes"] for s in cell.samples if s.ramp]
+        rows += [[cell.pattern, None, *_second(s), "yes"] for s in cell.samples if s.ramp]
     if not rows:
         _line(ws, row, "Per-second samples: none stored (an imported run, or fio runs shorter than two seconds).")
         return
