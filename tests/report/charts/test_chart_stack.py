@@ -12,36 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from analysis_layers import MB, disk, mirror, summary, with_conditions
+from analysis_layers import mirror_run
 from report.charts.conftest import Store, chart, cli_here, ids, svg_tree, texts
-from stackbench.stack.layer import Layer
 from stackbench.store import Store as Repository
 from stored_runs import store_run
-from synthetic import cell, run
 
 WRITE, READ = "4K QD4 rnd write", "4K QD4 rnd read"
-
-
-def _mirror_run():  # noqa: ANN202 - a Run
-    """ext4 on md0 over sda, sdb and sdc: in the write cell sdb is 96 % busy (the busiest) and sdc has no
-    counts; the read cell has every disk and no layer activity at all in a third cell."""
-    stack = mirror()
-    stack.root.children[0].children.append(Layer("disk", "/dev/sdc", devices=["sdc"]))
-    write = summary({"md0": disk(writes=2560, write_bytes=10 * MB), "sda": disk(writes=2560, write_bytes=10 * MB),
-                     "sdb": disk(writes=2560, write_bytes=10 * MB, util=96.0)}, fio_write=10 * MB)
-    read = summary({"md0": disk(reads=25600, read_bytes=100 * MB), "sda": disk(reads=12800, read_bytes=50 * MB),
-                    "sdb": disk(reads=12800, read_bytes=50 * MB), "sdc": disk(reads=10, read_bytes=40960)},
-                   fio_read=100 * MB)
-    cells = [with_conditions(cell(rw="randwrite", runs=[1000.0]), [write]),
-             with_conditions(cell(rw="randread", runs=[3000.0]), [read]), cell(rw="write", bs=1024**2, runs=[300.0])]
-    return run(cells, label="mirror", run_id="5555eeee" * 4, facts={"fio_version": "fio-3.33", "stack": stack.to_json()})
 
 
 @pytest.fixture(scope="module")
 def layered(tmp_path_factory: pytest.TempPathFactory) -> Store:
     url = f"sqlite:///{tmp_path_factory.mktemp('stack') / 'results.db'}"
     store = Repository(url)
-    stored = _mirror_run()
+    stored = mirror_run()
     store_run(store, stored)
     store.dispose()
     return Store(url, {"mirror": stored.id})
@@ -60,6 +43,8 @@ def test_each_layer_is_drawn_with_its_amplification_and_the_busiest_stands_out(l
     # two panels: the cells with layer activity, each with its unit on the axis
     assert words.count("IOPS (I/O per second), log scale") == 2
     assert any(w.startswith(f"{WRITE}: 1 fio run; bottom layers, summed: 2.00x fio's bytes") for w in words)
+    assert any(w.startswith(f"{READ}: 1 fio run; bottom layers, summed: 1.00x fio's bytes; ARC hit ratio 75.0 %")
+               for w in words)
     assert len(ids(root, "fio-")) == 2 and len(ids(root, "busiest-")) == 1
     notes = _notes(root)
     assert notes[:4] == ["1,000 IOPS submitted", "256 IOPS · ampl. 1.00x · util 50 %",
