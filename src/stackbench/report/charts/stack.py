@@ -136,10 +136,10 @@ def _panel(ax: "Axes", rows: list[Row], title: str, metric: str, gid: style.Gids
     top = max(values, default=1.0)
     positions = list(range(len(rows)))
     for position, row in zip(positions, rows):
-        if row.value is None or row.value <= 0:  # nothing to stand a bar on: the words say why
-            ax.text(foot, position, "  " + ("no counts recorded in this cell" if row.value is None else "0"),
-                    va="center", ha="left", fontsize=9, color="#555555", style="italic", gid=gid("missing"))
-        else:
+        if row.value is None:  # no bar, and the words say why
+            ax.text(foot, position, "  no counts recorded in this cell", va="center", ha="left", fontsize=9,
+                    color="#555555", style="italic", gid=gid("missing"))
+        elif row.value > 0:  # a layer that did nothing has no bar: its figures say 0
             colour, hatch, edge, width = LOOKS[row.look]
             bar = ax.barh(position, row.value - foot, 0.7, left=foot, color=colour, hatch=hatch, edgecolor=edge,
                           linewidth=width)
