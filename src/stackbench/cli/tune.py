@@ -52,6 +52,13 @@ _EXPLAIN_KNOB = typer.Option(
 _ROLLBACK = typer.Option(
     None, "--rollback", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
     help="Undo what a session left applied (its id or a prefix), where the value is still what tune set.")
+_PERSIST = typer.Option(
+    None, "--persist", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
+    help="Print how the volatile changes a finished session kept survive a reboot (udev, sysctl.d, "
+         "modprobe.d, fstab).")
+_WRITE = typer.Option(
+    False, "--write", rich_help_panel=SESSIONS_PANEL,
+    help="With --persist: write those lines to their files (a backup of each file changed; fstab only printed).")
 _STATUS = typer.Option(
     False, "--status", rich_help_panel=SESSIONS_PANEL,
     help="List the sessions on this host and what each left applied.")
@@ -88,6 +95,8 @@ def tune_command(
     explain_knob: Optional[str] = _EXPLAIN_KNOB,
     rollback: Optional[str] = _ROLLBACK,
     status: bool = _STATUS,
+    persist: Optional[str] = _PERSIST,
+    write: bool = _WRITE,
     plan_options: PlanOptions,
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
@@ -116,7 +125,9 @@ def tune_command(
     from stackbench.base.errors import UsageError
 
     fmt = chosen_format(output_format, json_output)
-    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status):
+    if write and persist is None:
+        raise UsageError("--write goes with --persist SESSION", "Add --persist SESSION")
+    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, (persist, write)):
         return
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
@@ -136,13 +147,14 @@ def tune_command(
 
 
 def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[str], rollback: Optional[str],
-                           status: bool) -> bool:
+                           status: bool, persist: tuple[Optional[str], bool]) -> bool:
     """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions): True when one
     was asked and done."""
     from stackbench.base.errors import UsageError
 
     modes = [name for name, on in (("--list-knobs", list_knobs), ("--explain-knob", explain_knob is not None),
-                                   ("--rollback", rollback is not None), ("--status", status)) if on]
+                                   ("--rollback", rollback is not None), ("--status", status),
+                                   ("--persist", persist[0] is not None)) if on]
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
     if list_knobs:
@@ -153,6 +165,8 @@ def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[st
         _rollback(rollback, fmt)
     elif status:
         _status(fmt)
+    elif persist[0] is not None:
+        _persist(persist[0], persist[1], fmt)
     return bool(modes)
 
 
@@ -266,24 +280,13 @@ def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Stor
     emit_report(fmt, Report(tables=shown.tables, data=shown.data))
 
 
-def _find_journal(session: str) -> Path:
-    from stackbench.base.errors import UsageError
-    from stackbench.measure.tune_journal import journal_dir, journals
-
-    matches = [path for path in journals() if path.name.startswith(session)] if session else []
-    if len(matches) != 1:
-        how_many = "no" if not matches else "more than one"
-        raise UsageError(f"{how_many} tune session matches {session!r} in {journal_dir()}",
-                         "Give the id `stackbench tune --status` lists")
-    return matches[0]
-
-
 def _rollback(session: str, fmt: str) -> None:
     from stackbench.base.errors import StackbenchError
     from stackbench.measure.tune_changes import rollback
     from stackbench.measure.tune_journal import Journal
+    from stackbench.measure.tune_persist import find_session_journal
 
-    path = _find_journal(session)
+    path = find_session_journal(session)
     journal = Journal.take_over(path)
     if journal is None:
         raise StackbenchError(f"tune session {path.stem[:12]} is still running",
@@ -303,6 +306,28 @@ def _rollback(session: str, fmt: str) -> None:
         out.print(done.describe(), markup=False, highlight=False, soft_wrap=True)
     if done.incomplete:
         raise typer.Exit(3)
+
+
+def _persist(session: str, write: bool, fmt: str) -> None:
+    from stackbench.measure.tune_persist import persist_root, persist_steps, write_steps
+
+    full, steps = persist_steps(session)
+    if write:
+        steps = write_steps(full, steps)
+    data = {"session": full, "written": write, "root": str(persist_root()), "steps": [s.to_json() for s in steps]}
+    if fmt == "json":
+        from stackbench.cli.common import print_json
+
+        print_json(data)
+        return
+    lines = [f"tune session {full[:12]}: what keeps each kept change across a reboot"]
+    for step in steps:
+        lines.append(f"- {step.knob}={step.value} on {step.subject}: "
+                     + (f"{step.said} [{step.result}]" if step.result else step.said))
+    if not write and any(s.how == "file" for s in steps):
+        lines.append(f"Write these with `stackbench tune --persist {full[:12]} --write` (a backup of each file it "
+                     "changes); a udev rule applies at the next boot or `udevadm control --reload`.")
+    out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
 def _status(fmt: str) -> None:

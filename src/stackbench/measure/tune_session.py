@@ -229,7 +229,7 @@ class TuneResult:
 
 
 def persist_lines(kept: list[Change]) -> list[str]:
-    """How to make the kept values that a reboot would lose survive it (tune never writes these files)."""
+    """How to make the kept values that a reboot would lose survive it (`tune --persist SESSION --write` writes them)."""
     lines = []
     for change in kept:
         knob = BY_ID.get(change.knob)
