@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"base", "model", "engine"},
     "analysis": {"base", "model"},
     "report": {"base", "model", "engine", "analysis", "audit", "stack", "tune"},
-    "measure": {"base", "model", "engine", "probe", "store", "analysis", "stack", "tune"},
+    "measure": {"base", "model", "engine", "probe", "store", "analysis", "stack", "tune", "audit"},
     "load": {"base", "model", "engine", "store", "analysis", "report"},
     "fleet": {"base", "model", "engine", "probe", "store", "analysis", "measure"},
     "web": {"base", "model", "engine", "store", "analysis", "report", "scan", "load"},

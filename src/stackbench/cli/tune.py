@@ -129,17 +129,22 @@ def tune_command(
         raise UsageError("--write goes with --persist SESSION", "Add --persist SESSION")
     if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, (persist, write)):
         return
-    if target is None or not knob:
-        raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
+    if target is None:
+        raise UsageError("tune needs a target", "Give -t DIR, with --knob ID[=VALUE] or without it for the knobs "
+                                                "that answer the audit's findings (see --list-knobs)")
     from stackbench.base.units import parse_duration
     from stackbench.measure.runner import RunRequest
     from stackbench.measure.safety import check_target_text
     from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
     check_target_text(target)
+    chosen = tuple(parse_knob_option(text) for text in knob) if knob else _knobs_from_audit(
+        target, _allowed(allow), apply, fmt)
+    if not chosen:
+        return
     plan = replace(plan_options, runs=1, until_stable=False).plan()  # the rounds are the runs
     request = TuneRequest(
-        RunRequest(target=target, plan=plan, label=label), tuple(parse_knob_option(text) for text in knob),
+        RunRequest(target=target, plan=plan, label=label), chosen,
         rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
         max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
         calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed)
@@ -190,6 +195,36 @@ def _explain(knob_id: str, fmt: str) -> None:
         print_json({**found.to_json(), "doc": found.doc.strip()})
         return
     out.print("\n".join(explain_knob_lines(found)), markup=False, highlight=False, soft_wrap=True)
+
+
+def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> tuple:
+    """Without --knob: the knobs that answer the audit's findings on the target's stack. A dry run prints them
+    (with what is left out and why) and returns nothing; --apply returns them to be run as if given by --knob."""
+    from stackbench.measure.tune_from_audit import audit_findings, propose
+    from stackbench.report.tune import audit_plan_tables
+    from stackbench.tune.subjects import target_info
+
+    info = target_info(target)
+    found = propose(info, audit_findings(), allow)
+    data = {"dry_run": not apply, "target": info.describe(), "from_audit": True, "audit_findings": found.findings,
+            "knobs": [p.to_json() for p in found.proposed], "not_proposed": [n.to_json() for n in found.not_proposed]}
+    if not found.proposed:
+        data["said"] = (f"nothing to tune on {info.describe()}: the audit found nothing a knob answers there. "
+                        "--knob ID[=VALUE] tries a knob anyway: its change and undo are checked, then it is measured "
+                        "against the value now and kept only if proven faster (see --list-knobs)")
+    if not apply or not found.proposed:
+        from stackbench.report.document import Report
+
+        if fmt != "json" and not found.proposed:
+            out.print(data["said"], markup=False, highlight=False, soft_wrap=True)
+        if fmt == "json" or found.proposed or found.not_proposed:
+            emit_report(fmt, Report(tables=audit_plan_tables(data), data=data))
+        return ()
+    if fmt != "json":
+        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.value} ("
+                                                 f"{', '.join(dict.fromkeys(f.rule_id for f in p.findings))})"
+                                                 for p in found.proposed), markup=False, highlight=False, soft_wrap=True)
+    return tuple((p.planned.knob, p.planned.value) for p in found.proposed)
 
 
 def _allowed(allow: Optional[list[str]]) -> frozenset:
