@@ -72,6 +72,7 @@ def test_a_finding_only_a_forbidden_setting_answers_and_one_about_another_datase
     assert found.proposed == [] and found.findings == 2
 
 
+@pytest.mark.slow
 def test_apply_runs_the_proposed_knobs_as_if_given_by_knob(planted: Path, state: Path) -> None:
     done = cli_here("tune", "-t", str(planted), "--apply", "--json", "--db", str(planted.parent.parent / "s.db"),
                     *QUICK, "--rounds", "2", "--looks", "2", "--no-confirm")
