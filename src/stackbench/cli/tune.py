@@ -44,6 +44,11 @@ _MAX_TIME = typer.Option(
     None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
     help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
          "after it are not measured.")
+_KNOBS_FILE = typer.Option(
+    None, "--knobs", rich_help_panel=KNOBS_PANEL, metavar="FILE.toml", show_default=False,
+    help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
+         "with --knob; --list-knobs and --explain-knob include them. The file is your code: its commands run as "
+         "given.")
 _LIST_KNOBS = typer.Option(
     False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit.")
 _EXPLAIN_KNOB = typer.Option(
@@ -73,6 +78,7 @@ def tune_command(
     apply: bool = typer.Option(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
         help="Change settings and measure; without it, only the plan is printed (a dry run changes nothing)."),
+    knobs_file: Optional[Path] = _KNOBS_FILE,
     allow: Optional[list[str]] = typer.Option(
         None, "--allow", rich_help_panel=KNOBS_PANEL, metavar="CLASS",
         help="Let knobs of these safety classes be tried: semantic, tradeoff, restart (forbidden settings never "
@@ -116,7 +122,8 @@ def tune_command(
     from stackbench.base.errors import UsageError
 
     fmt = chosen_format(output_format, json_output)
-    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status):
+    user = _user_knobs(knobs_file)
+    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, user):
         return
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
@@ -128,15 +135,24 @@ def tune_command(
     check_target_text(target)
     plan = replace(plan_options, runs=1, until_stable=False).plan()  # the rounds are the runs
     request = TuneRequest(
-        RunRequest(target=target, plan=plan, label=label), tuple(parse_knob_option(text) for text in knob),
+        RunRequest(target=target, plan=plan, label=label), tuple(parse_knob_option(text, user) for text in knob),
         rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
         max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
         calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed)
     _session(request, apply, db, fmt)
 
 
+def _user_knobs(path: Optional[Path]) -> dict:
+    """The knobs of a `--knobs` file by id (none without it)."""
+    if path is None:
+        return {}
+    from stackbench.tune.user_knobs import load
+
+    return {knob.id: knob for knob in load(path)}
+
+
 def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[str], rollback: Optional[str],
-                           status: bool) -> bool:
+                           status: bool, user: dict) -> bool:
     """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions): True when one
     was asked and done."""
     from stackbench.base.errors import UsageError
@@ -146,9 +162,9 @@ def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[st
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
     if list_knobs:
-        _list_knobs(fmt)
+        _list_knobs(fmt, user)
     elif explain_knob is not None:
-        _explain(explain_knob, fmt)
+        _explain(explain_knob, fmt, user)
     elif rollback is not None:
         _rollback(rollback, fmt)
     elif status:
@@ -156,24 +172,29 @@ def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[st
     return bool(modes)
 
 
-def _list_knobs(fmt: str) -> None:
+def _list_knobs(fmt: str, user: dict) -> None:
     from stackbench.report.tune import knob_list_table
     from stackbench.tune.knobs import REGISTRY
     from stackbench.tune.knobs.forbidden import FORBIDDEN
 
-    emit(fmt, knob_list_table(REGISTRY), {"knobs": [k.to_json() for k in REGISTRY],
-                                          "forbidden": [f.to_json() for f in FORBIDDEN]})
+    from stackbench.tune.user_knobs import knob_json
+
+    knobs = (*REGISTRY, *user.values())
+    emit(fmt, knob_list_table(knobs), {"knobs": [knob_json(k) for k in knobs],
+                                       "forbidden": [f.to_json() for f in FORBIDDEN]})
 
 
-def _explain(knob_id: str, fmt: str) -> None:
+def _explain(knob_id: str, fmt: str, user: dict) -> None:
     from stackbench.measure.tune_session import knob_by_id
     from stackbench.report.tune import explain_knob_lines
 
-    found = knob_by_id(knob_id)
+    found = knob_by_id(knob_id, user)
     if fmt == "json":
         from stackbench.cli.common import print_json
 
-        print_json({**found.to_json(), "doc": found.doc.strip()})
+        from stackbench.tune.user_knobs import knob_json
+
+        print_json({**knob_json(found), "doc": found.doc.strip()})
         return
     out.print("\n".join(explain_knob_lines(found)), markup=False, highlight=False, soft_wrap=True)
 
