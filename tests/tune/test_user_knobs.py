@@ -329,3 +329,22 @@ def test_an_undo_whose_program_is_gone_stays_applied_and_rollback_finishes_it(le
     back = run_cli("tune", "--rollback", session["session"], env=env)
     assert back.returncode == 0, back.stderr
     assert "set back to value=1" in back.stdout and level.read_text() == "1\n"
+
+
+def test_a_user_knob_cannot_try_what_tune_never_tries(tmp_path: Path) -> None:
+    """The same table forbids a built-in knob's value and a user knob's apply that sets it (even behind sh -c)."""
+    from stackbench.tune.knobs.forbidden import forbidden_value
+
+    text = (_with('apply = ["mydbctl", "set", "--threads={value}"]',
+                  'apply = ["sh", "-c", "zfs set sync={value} tank/db"]')
+            .replace("[4, 8, 16]", '["standard", "disabled"]'))
+    [knob] = parse(text, "k.toml")
+    assert [forbidden_value(knob, v).setting for v in ("standard", "disabled")] == ["zfs:sync"] * 2  # type: ignore
+    [vm] = parse(_with('"set", "--threads={value}"', '"set", "100", "--scsi0", "local:vm-100-disk-0,cache={value}"')
+                 .replace('"mydbctl", "set"', '"qm", "set"'), "k.toml")
+    assert forbidden_value(vm, "none") is None and forbidden_value(vm, "unsafe") is not None
+    (tmp_path / "k.toml").write_text(text.replace('["mydbctl", "get", "io_threads"]', '["echo", "standard"]'))
+    refused = cli_here("tune", "-t", str(tmp_path), "--knobs", str(tmp_path / "k.toml"),
+                       "--knob", "mydb.io_threads=disabled", "--allow", "tradeoff")
+    assert refused.returncode == 2
+    assert "tune never sets mydb.io_threads to disabled: sync=disabled acknowledges" in " ".join(refused.stderr.split())

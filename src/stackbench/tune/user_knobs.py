@@ -6,7 +6,8 @@ The file is the user's code, as `ab --a` is: stackbench runs what it declares. W
 shell: every command is an argv list run without a shell, and a value is put into the one argv element that
 holds its placeholder (`{value}` in `apply`, `{original}` in an undo argv), never split, quoted or read as
 anything else. A value may not hold a newline, a NUL or another control character, so that what the plan
-shows is what runs.
+shows is what runs. An apply that sets what tune never tries (`zfs set sync={value}`) is refused as a
+catalogue knob's value would be: its command is read with the same table (`_SettingsOf`).
 
 Why the declaration goes into the journal: after kill -9 the next stackbench command, whatever it is and
 wherever it runs, must undo the change without the TOML file (moved, edited, or never named on that command
@@ -29,6 +30,7 @@ from typing import Any, Mapping
 
 from stackbench.base.errors import UsageError
 from stackbench.base.inputs import TUNE_KNOB_FILE, read_input_text
+from stackbench.model.unsafe_settings import settings_in_command
 from stackbench.tune import actions
 from stackbench.tune.knob import Action, Cost, Knob, Persistence, Safety, Scope, State, Subject, Undo, Values
 from stackbench.tune.subjects import everywhere
@@ -100,6 +102,18 @@ class UserCommands:
 def _substituted(argv: tuple[str, ...], placeholder: str, value: str) -> tuple[str, ...]:
     """The value inside the elements that name its placeholder, each still one element."""
     return tuple(word.replace(placeholder, value) for word in argv)
+
+
+@dataclass(frozen=True)
+class _SettingsOf:
+    """The settings of model/unsafe_settings.py an apply sets with a value (`zfs set sync={value} tank` with
+    `disabled`), read as `ab`'s commands are: a user knob cannot try what tune never tries (knobs/forbidden.py)."""
+
+    apply_argv: tuple[str, ...]
+
+    def __call__(self, value: str) -> list[tuple[str, str]]:
+        command = shlex.join(_substituted(self.apply_argv, "{value}", value))
+        return [(found.setting, found.value) for found in settings_in_command(command)]
 
 
 def _number_text(text: str) -> str | None:
@@ -197,7 +211,7 @@ def knob_from_table(table: dict[str, Any], where: _Where) -> Knob:
     return Knob(
         id=str(knob_id), title=title, scope=Scope.USER, access=access,
         undo=Undo.SET_ORIGINAL if undo_argv is None else Undo.CUSTOM, values=Values(values), safety=safety, cost=cost,
-        persistence=persistence, affects=affects, subjects=everywhere,
+        persistence=persistence, affects=affects, subjects=everywhere, settings=_SettingsOf(apply),
         source=where.source,
         doc=doc or f"{title}: declared in {where.source}; read with {shlex.join(read)}.",
     )
