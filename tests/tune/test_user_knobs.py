@@ -348,3 +348,17 @@ def test_a_user_knob_cannot_try_what_tune_never_tries(tmp_path: Path) -> None:
                        "--knob", "mydb.io_threads=disabled", "--allow", "tradeoff")
     assert refused.returncode == 2
     assert "tune never sets mydb.io_threads to disabled: sync=disabled acknowledges" in " ".join(refused.stderr.split())
+
+
+def test_a_journals_knob_is_rebuilt_even_in_a_namespace_a_later_version_took(tmp_path: Path) -> None:
+    """Recovery after an upgrade: the journal's knob is used as declared, never looked up by its id."""
+    [knob] = parse(VALID, "k.toml")
+    rebuilt = from_journal({**knob.access.declaration, "id": "zfs.io_threads"}, "/j.jsonl")
+    assert rebuilt.id == "zfs.io_threads" and rebuilt.access.apply_argv == knob.access.apply_argv
+
+
+def test_a_number_knob_takes_its_value_written_another_way() -> None:
+    from stackbench.measure.tune_session import parse_knob_option
+
+    [knob] = parse(_with('cost = "instant"', 'cost = "instant"\nverify = "number"'), "k.toml")
+    assert parse_knob_option("mydb.io_threads=8.0", {knob.id: knob}) == (knob, "8")

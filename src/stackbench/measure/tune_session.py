@@ -44,6 +44,7 @@ from stackbench.tune.knob import Knob, Persistence, Safety, State, Subject
 from stackbench.tune.knobs import BY_ID
 from stackbench.tune.knobs.forbidden import forbidden_knob, forbidden_value
 from stackbench.tune.subjects import TargetInfo, target_info
+from stackbench.tune.user_knobs import UserCommands
 
 KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
 
@@ -65,7 +66,10 @@ def knob_by_id(knob_id: str, user: dict[str, Knob] | None = None) -> Knob:
 def parse_knob_option(text: str, user: dict[str, Knob] | None = None) -> tuple[Knob, str | None]:
     """`--knob ID` or `--knob ID=VALUE`."""
     knob_id, sep, value = text.partition("=")
-    return knob_by_id(knob_id.strip(), user), (value.strip() if sep else None)
+    knob = knob_by_id(knob_id.strip(), user)
+    if sep and isinstance(knob.access, UserCommands):  # verify = "number": 8.0 names the value 8
+        return knob, knob.access.normalised(value.strip())
+    return knob, (value.strip() if sep else None)
 
 
 @dataclass(frozen=True)

@@ -128,8 +128,8 @@ def _number_text(text: str) -> str | None:
 class _Where:
     """Where a problem is, for its one line: the file, the knob (its id, or its position), the key."""
 
-    def __init__(self, source: str, index: int, knob_id: str | None = None) -> None:
-        self.source, self.index, self.knob_id = source, index, knob_id
+    def __init__(self, source: str, index: int, knob_id: str | None = None, *, journal: bool = False) -> None:
+        self.source, self.index, self.knob_id, self.journal = source, index, knob_id, journal
 
     def error(self, key: str | None, problem: str, fix: str) -> KnobFileError:
         knob = f"knob {self.knob_id}" if self.knob_id else f"knob #{self.index + 1}"
@@ -173,7 +173,7 @@ def from_journal(declaration: Mapping[str, Any], journal: str) -> Knob:
     """The user knob a journal's intent declared, checked by the file's rules (the rollback's knob)."""
     if not isinstance(declaration, dict):
         raise KnobFileError(f"{journal}: a user knob's declaration is not a table", "Restore it by hand from the intent")
-    return knob_from_table(declaration, _Where(f"the journal {journal}", 0))
+    return knob_from_table(declaration, _Where(f"the journal {journal}", 0, journal=True))
 
 
 def knob_from_table(table: dict[str, Any], where: _Where) -> Knob:
@@ -235,7 +235,7 @@ def _check_id(knob_id: Any, where: _Where) -> None:
         raise where.error("id", f"{_shown(knob_id)} is not a namespaced id",
                           "Use lower-case letters, digits, _ and -, in 2 to 4 parts joined by dots: mydb.io_threads")
     namespace = knob_id.split(".", 1)[0]
-    if namespace in _builtin_namespaces():
+    if namespace in _builtin_namespaces() and not where.journal:  # a journal's knob is never looked up by id
         raise where.error("id", f"{knob_id} is in the namespace {namespace}. of stackbench's own knobs",
                           "Choose a namespace of your own (the program's name: mydb.io_threads); "
                           "stackbench tune --list-knobs lists the built-in ones")
