@@ -201,7 +201,7 @@ def knob_from_table(table: dict[str, Any], where: _Where) -> Knob:
                                       [p.value for p in Persistence], where))
     affects = _affects(table.get("affects", list(AFFECTS)), where)
     values = _values(table["values"], verify, where)
-    title = _text(table.get("title", f"a user knob of {where.source}"), "title", where, one_line=True)
+    title = _text(table["title"], "title", where, one_line=True) if "title" in table else f"declared in {where.source}"
     doc = _text(table.get("doc", ""), "doc", where, one_line=False)
     declaration = {"id": knob_id, "title": title, "doc": doc, "read": list(read), "apply": list(apply),
                    "undo": "set-original" if undo_argv is None else list(undo_argv), "values": list(values),
@@ -213,7 +213,7 @@ def knob_from_table(table: dict[str, Any], where: _Where) -> Knob:
         undo=Undo.SET_ORIGINAL if undo_argv is None else Undo.CUSTOM, values=Values(values), safety=safety, cost=cost,
         persistence=persistence, affects=affects, subjects=everywhere, settings=_SettingsOf(apply),
         source=where.source,
-        doc=doc or f"{title}: declared in {where.source}; read with {shlex.join(read)}.",
+        doc=doc or f"A user knob declared in {where.source}, read with {shlex.join(read)}.",
     )
 
 
@@ -252,7 +252,7 @@ def _argv(value: Any, key: str, where: _Where, *, placeholders: tuple[str, ...],
                           f"Write it as {word} an argv list: {key} = {suggested}"
                           + ("; for shell syntax, run [\"sh\", \"-c\", \"...\"] yourself" if word == "" else ""))
     if not isinstance(value, list) or not value:
-        raise where.error(key, f"is {_kind(value)}, not an argv list", f"Write it as {word} {_EXAMPLE.get(key, key + ' = [...]')}")
+        raise where.error(key, f"is {_kind(value)}, not an argv list", f"Write it as {_EXAMPLE[key]}")
     if len(value) > MAX_ARGV:
         raise where.error(key, f"has {len(value)} words, more than {MAX_ARGV}", "Put the long part in a script of yours")
     for position, item in enumerate(value):
