@@ -176,7 +176,6 @@ def _list_knobs(fmt: str, user: dict) -> None:
     from stackbench.report.tune import knob_list_table
     from stackbench.tune.knobs import REGISTRY
     from stackbench.tune.knobs.forbidden import FORBIDDEN
-
     from stackbench.tune.user_knobs import knob_json
 
     knobs = (*REGISTRY, *user.values())
@@ -191,7 +190,6 @@ def _explain(knob_id: str, fmt: str, user: dict) -> None:
     found = knob_by_id(knob_id, user)
     if fmt == "json":
         from stackbench.cli.common import print_json
-
         from stackbench.tune.user_knobs import knob_json
 
         print_json({**knob_json(found), "doc": found.doc.strip()})
