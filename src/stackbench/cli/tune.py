@@ -44,6 +44,11 @@ _MAX_TIME = typer.Option(
     None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
     help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
          "after it are not measured.")
+_KNOBS_FILE = typer.Option(
+    None, "--knobs", rich_help_panel=KNOBS_PANEL, metavar="FILE.toml", show_default=False,
+    help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
+         "with --knob; --list-knobs and --explain-knob include them. The file is your code: its commands run as "
+         "given.")
 _LIST_KNOBS = typer.Option(
     False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit.")
 _EXPLAIN_KNOB = typer.Option(
@@ -80,6 +85,7 @@ def tune_command(
     apply: bool = typer.Option(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
         help="Change settings and measure; without it, only the plan is printed (a dry run changes nothing)."),
+    knobs_file: Optional[Path] = _KNOBS_FILE,
     allow: Optional[list[str]] = typer.Option(
         None, "--allow", rich_help_panel=KNOBS_PANEL, metavar="CLASS",
         help="Let knobs of these safety classes be tried: semantic, tradeoff, restart (forbidden settings never "
@@ -122,23 +128,16 @@ def tune_command(
 
         stackbench tune -t /mnt/scratch --knob blockdev.read_ahead_kb=128 --rw read --bs 4k --buffered --apply
     """
-    from stackbench.base.errors import UsageError
-
     fmt = chosen_format(output_format, json_output)
-    if write and persist is None:
-        raise UsageError("--write goes with --persist SESSION", "Add --persist SESSION")
-    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, (persist, write)):
+    user = _user_knobs(knobs_file)
+    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, (persist, write), user):
         return
-    if target is None:
-        raise UsageError("tune needs a target", "Give -t DIR, with --knob ID[=VALUE] or without it for the knobs "
-                                                "that answer the audit's findings (see --list-knobs)")
     from stackbench.base.units import parse_duration
     from stackbench.measure.runner import RunRequest
-    from stackbench.measure.safety import check_target_text
     from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
-    check_target_text(target)
-    chosen = tuple(parse_knob_option(text) for text in knob) if knob else _knobs_from_audit(
+    target = _checked_target(target)
+    chosen = tuple(parse_knob_option(text, user) for text in knob) if knob else _knobs_from_audit(
         target, _allowed(allow), apply, fmt)
     if not chosen:
         return
@@ -151,11 +150,35 @@ def tune_command(
     _session(request, apply, db, fmt)
 
 
-def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[str], rollback: Optional[str],
-                           status: bool, persist: tuple[Optional[str], bool]) -> bool:
-    """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions): True when one
-    was asked and done."""
+def _checked_target(target: Optional[Path]) -> Path:
+    """The target a session measures on, refused as `run` refuses one (a device, a path that is not text)."""
     from stackbench.base.errors import UsageError
+    from stackbench.measure.safety import check_target_text
+
+    if target is None:
+        raise UsageError("tune needs a target", "Give -t DIR, with --knob ID[=VALUE] or without it for the knobs "
+                                                "that answer the audit's findings (see --list-knobs)")
+    check_target_text(target)
+    return target
+
+
+def _user_knobs(path: Optional[Path]) -> dict:
+    """The knobs of a `--knobs` file by id (none without it)."""
+    if path is None:
+        return {}
+    from stackbench.tune.user_knobs import load
+
+    return {knob.id: knob for knob in load(path)}
+
+
+def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[str], rollback: Optional[str],
+                           status: bool, persist: tuple[Optional[str], bool], user: dict) -> bool:
+    """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions, persisting one):
+    True when one was asked and done."""
+    from stackbench.base.errors import UsageError
+
+    if persist[1] and persist[0] is None:
+        raise UsageError("--write goes with --persist SESSION", "Add --persist SESSION")
 
     modes = [name for name, on in (("--list-knobs", list_knobs), ("--explain-knob", explain_knob is not None),
                                    ("--rollback", rollback is not None), ("--status", status),
@@ -163,9 +186,9 @@ def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[st
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
     if list_knobs:
-        _list_knobs(fmt)
+        _list_knobs(fmt, user)
     elif explain_knob is not None:
-        _explain(explain_knob, fmt)
+        _explain(explain_knob, fmt, user)
     elif rollback is not None:
         _rollback(rollback, fmt)
     elif status:
@@ -175,24 +198,27 @@ def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[st
     return bool(modes)
 
 
-def _list_knobs(fmt: str) -> None:
+def _list_knobs(fmt: str, user: dict) -> None:
     from stackbench.report.tune import knob_list_table
     from stackbench.tune.knobs import REGISTRY
     from stackbench.tune.knobs.forbidden import FORBIDDEN
+    from stackbench.tune.user_knobs import knob_json
 
-    emit(fmt, knob_list_table(REGISTRY), {"knobs": [k.to_json() for k in REGISTRY],
-                                          "forbidden": [f.to_json() for f in FORBIDDEN]})
+    knobs = (*REGISTRY, *user.values())
+    emit(fmt, knob_list_table(knobs), {"knobs": [knob_json(k) for k in knobs],
+                                       "forbidden": [f.to_json() for f in FORBIDDEN]})
 
 
-def _explain(knob_id: str, fmt: str) -> None:
+def _explain(knob_id: str, fmt: str, user: dict) -> None:
     from stackbench.measure.tune_session import knob_by_id
     from stackbench.report.tune import explain_knob_lines
 
-    found = knob_by_id(knob_id)
+    found = knob_by_id(knob_id, user)
     if fmt == "json":
         from stackbench.cli.common import print_json
+        from stackbench.tune.user_knobs import knob_json
 
-        print_json({**found.to_json(), "doc": found.doc.strip()})
+        print_json({**knob_json(found), "doc": found.doc.strip()})
         return
     out.print("\n".join(explain_knob_lines(found)), markup=False, highlight=False, soft_wrap=True)
 

@@ -12,6 +12,7 @@ from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, describe
 from stackbench.tune.knob import Knob
+from stackbench.tune.user_knobs import command_lines
 
 
 def knob_row(knob: Knob) -> list[str]:
@@ -37,6 +38,8 @@ def explain_knob_lines(knob: Knob) -> list[str]:
              f"read: every view of {', '.join(knob.access.views)}; undo: {knob.undo.value}",
              f"affects: {', '.join(knob.affects) or '-'}; answers audit rules: {', '.join(knob.audit_rules) or '-'}",
              f"source: {knob.source}"]
+    user = command_lines(knob)
+    lines += ["", *user] if user else []
     for example in knob.examples:
         shown = ", ".join(f"{view}={value}" for view, value in example.original.items())
         lines += ["", f"example: {example.subject.name} with {shown}, set to {example.value}:",
