@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from stackbench.analysis.layer_activity import CellLayers, LayerActivity, cell_layers
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.stack.layer import CountedLayer, counted_layers_of
 
@@ -64,6 +65,50 @@ def layer_table(run: Run) -> Tabular | None:
     every = frozenset(range(len(HEADERS)))
     return Tabular(headers=HEADERS, rows=rows, title="Layers during each cell", notes=notes,
                    right_aligned=every - {0, 1}, no_wrap=every)
+
+
+# The spreadsheet's layer rows (CSV and the workbook): each column's header with its unit, and the decimals a
+# CSV cell keeps (None: words).
+EXPORT_COLUMNS: tuple[tuple[str, int | None], ...] = (
+    ("Cell", None), ("Layer", None), ("kind", None), ("depth", 0), ("runs", 0), ("seconds (s)", 2),
+    ("IOPS", 1), ("MB/s (10^6 bytes/s)", 3), ("size (bytes per I/O)", 0), ("await (ms)", 3), ("util (%)", 1),
+    ("queue depth", 2), ("read (bytes)", 0), ("written (bytes)", 0), ("read ampl. (layer / fio bytes)", 3),
+    ("write ampl. (layer / fio bytes)", 3), ("saturated", None), ("busiest", None), ("ARC hit ratio (%)", 1),
+)
+
+
+def layer_export_rows(run: Run) -> list[list[Any]]:
+    """The layer table's rows for a spreadsheet: the figures `show` prints per cell and layer (and the
+    bottom layers' sum where there are several), as numbers, None where a run did not record one; empty
+    where no cell has layer activity."""
+    places = places_of(run)
+    rows: list[list[Any]] = []
+    for cell in run.cells:
+        layers = cell_layers(cell, places)
+        if layers is None:
+            continue
+        for layer in layers.layers:
+            rows.append([cell.pattern, layer.device, layer.kind, layer.depth, layers.runs, layer.seconds, layer.iops,
+                         layer.mb_per_s, layer.avg_request_bytes, layer.await_ms, layer.util_pct, layer.queue_depth,
+                         layer.read_bytes, layer.write_bytes, layer.amplification.get("read"),
+                         layer.amplification.get("write"), "yes" if layer.saturated else "no",
+                         "yes" if layer.device == layers.busiest else "no", layers.arc_hit_pct])
+        bottom = layers.bottom_amplification
+        if sum(1 for layer in layers.layers if layer.bottom) > 1 and any(v is not None for v in bottom.values()):
+            rows.append([cell.pattern, "bottom layers, summed", "", None, layers.runs, *[None] * 9,
+                         bottom.get("read"), bottom.get("write"), "", "", layers.arc_hit_pct])
+    return rows
+
+
+def layer_export_table(run: Run) -> Tabular | None:
+    """`show --format csv`'s layer rows, after the cells: plain numbers, the units in the headers; None
+    where no cell has layer activity."""
+    rows = [[value if decimals is None else plain.number(value, decimals)
+             for value, (_, decimals) in zip(row, EXPORT_COLUMNS)] for row in layer_export_rows(run)]
+    if not rows:
+        return None
+    return Tabular(headers=[header for header, _ in EXPORT_COLUMNS], rows=rows, title="Layers during each cell",
+                   right_aligned=frozenset(i for i, (_, decimals) in enumerate(EXPORT_COLUMNS) if decimals is not None))
 
 
 def _label(layer: LayerActivity) -> str:
