@@ -11,15 +11,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import create_engine, inspect, select, text
+from sqlalchemy import select
 
 from stackbench.store import Store, schema
 from stackbench.store.accounts import Accounts, RunFilter, Viewer
-from stackbench.store.database import MIGRATIONS
+from store.test_run_tallies import down_and_up
 from web import test_postgres
 
 pg_database = test_postgres.pg_database
@@ -147,17 +145,7 @@ def test_the_migration_tallies_the_runs_already_stored_and_goes_back(tmp_path: P
     accounts = Accounts(Store(url))
     viewers = _replay(accounts, MIXED)
     accounts.store.dispose()
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    engine = create_engine(url)
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0015_tune_sessions")
-        assert "run_facet_tallies" not in inspect(connection).get_table_names()
-        assert not connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger' "
-                                           "AND name LIKE 'run_facet%'")).all()
-        command.upgrade(config, "head")
-    engine.dispose()
+    down_and_up(url, "0015_tune_sessions", "run_facet_tallies", "run_facet%")
     accounts = Accounts(Store(url))
     try:
         _assert_tallies_count(accounts, viewers)
