@@ -85,12 +85,17 @@ def test_the_ssh_control_directory_falls_back_to_tmp_when_tmpdir_is_too_long(tmp
     from stackbench.fleet.servers import SSH_BIND_SUFFIX, new_control_dir
     from stackbench.fleet.agent import SOCKET_PATH_MAX
 
-    short, deep = tmp_path / "t", tmp_path / ("d" * 60) / ("e" * 40)
-    for directory in (short, deep):
-        directory.mkdir(parents=True)
+    # `short` must fit whatever pytest's own directory is (/tmp/pytest-of-root/pytest-1083/... is 64
+    # characters before this test's name: too long itself once pytest's counter has four digits)
+    short, deep = Path(tempfile.mkdtemp(prefix="sb-", dir="/tmp")), tmp_path / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(short))
     made = Path(new_control_dir())
-    assert made.parent == short and made.stat().st_mode & 0o777 == 0o700
+    try:
+        assert made.parent == short and made.stat().st_mode & 0o777 == 0o700
+    finally:
+        made.rmdir()
+        short.rmdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
     fallback = Path(new_control_dir())
     try:
