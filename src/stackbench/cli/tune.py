@@ -121,7 +121,7 @@ def tune_command(
     if target is None or not knob:
         raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
     from stackbench.base.units import parse_duration
-    from stackbench.measure.runner import RunRequest
+    from stackbench.measure.preparation import RunRequest
     from stackbench.measure.safety import check_target_text
     from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
