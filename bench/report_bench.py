@@ -6,7 +6,13 @@ runs of 2 s each per cell, so every cell has per-second samples; about 5 minutes
 with --db and --run. Then times, each the median of --repeats separate processes:
 
 - the peer: `stackbench show RUN --format markdown` of the same run (the same store read and tables);
+- the floor of a report with charts: the peer plus what importing matplotlib costs (`python -c "import
+  matplotlib.figure, ..."` less `python -c pass`), paid before the first chart is drawn;
 - `stackbench report RUN -o FILE --force` in each format (html, md, xlsx), and the number of charts drawn.
+
+Each is given as its wall time and its CPU time (user + system of the process): on a loaded machine the
+wall time grows with the load while the CPU time stays close to the quiet machine's, so compare CPU times
+across sittings and wall times only on a quiet machine.
 
     python bench/report_bench.py                                   # a real 48-cell run in a temporary directory
     python bench/report_bench.py --bs 4k,64k --qd 1,4 --repeats 2  # small settings: 8 cells, to try it out
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -24,22 +31,38 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True, text=True)
+    return python("-m", "stackbench", *args)
+
+
+def python(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"stackbench {' '.join(args)} failed: {done.stderr.strip()[-400:]}")
+        raise SystemExit(f"python {' '.join(args)} failed: {done.stderr.strip()[-400:]}")
     return done
 
 
-def timed(repeats: int, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
-    samples, done = [], None
+def cpu_of_children() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(repeats: int, *args: str, program: Callable[..., subprocess.CompletedProcess[str]] = stackbench,
+          ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """The median wall time and the median CPU time of `repeats` processes, and the last one's output."""
+    walls, cpus, done = [], [], None
     for _ in range(repeats):
-        started = time.perf_counter()
-        done = stackbench(*args)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples), done  # type: ignore[return-value]
+        started, cpu = time.perf_counter(), cpu_of_children()
+        done = program(*args)
+        walls.append(time.perf_counter() - started)
+        cpus.append(cpu_of_children() - cpu)
+    return statistics.median(walls), statistics.median(cpus), done  # type: ignore[return-value]
+
+
+CHART_IMPORTS = "import matplotlib.figure, matplotlib.backends.backend_agg, matplotlib.backends.backend_svg"
 
 
 def main() -> None:
@@ -75,11 +98,20 @@ def main() -> None:
         print(f"# {' '.join(sys.argv)}")
         print(f"run {run[:12]}: {cells} cells, {samples} per-second samples ({made}); median of {options.repeats} "
               "processes each")
-        peer, _ = timed(options.repeats, "show", run, "--db", db, "--format", "markdown")
-        print(f"{'show RUN --format markdown (peer)':<36} {peer:6.3f} s")
+        peer, peer_cpu, _ = timed(options.repeats, "show", run, "--db", db, "--format", "markdown")
+        print(f"{'show RUN --format markdown (peer)':<36} {peer:6.3f} s   CPU {peer_cpu:6.3f} s")
+        # The floor under a report with charts: the peer (Python, the CLI, the store's read, the tables) plus
+        # the chart library's import, which a report pays before it draws anything.
+        bare, bare_cpu, _ = timed(options.repeats, "-c", "pass", program=python)
+        charts, charts_cpu, _ = timed(options.repeats, "-c", CHART_IMPORTS, program=python)
+        print(f"{'python -c pass':<36} {bare:6.3f} s   CPU {bare_cpu:6.3f} s")
+        print(f"{'python -c ' + repr(CHART_IMPORTS)[:24] + '...':<36} {charts:6.3f} s   CPU {charts_cpu:6.3f} s")
+        print(f"{'floor: peer + chart imports':<36} {peer + charts - bare:6.3f} s   "
+              f"CPU {peer_cpu + charts_cpu - bare_cpu:6.3f} s   (before a chart is drawn)")
         for fmt in ("html", "md", "xlsx"):
             output = workdir / f"report.{fmt}"
-            seconds, done = timed(options.repeats, "report", run, "-o", str(output), "--force", "--db", db, "--json")
+            seconds, cpu, done = timed(options.repeats, "report", run, "-o", str(output), "--force", "--db", db,
+                                       "--json")
             reply = json.loads(done.stdout)
             size = sum(Path(f).stat().st_size for f in reply["files"])
             verdict = "under" if seconds < 3 else "OVER"
@@ -87,7 +119,8 @@ def main() -> None:
                 verdict += f" the 3 s target, {'met' if seconds <= 1 else 'MISSED'} the 1 s goal (issue 34)"
             else:
                 verdict += " the 3 s target"
-            print(f"{'report RUN -o report.' + fmt:<36} {seconds:6.3f} s   {seconds / peer:5.2f}x the peer   "
+            print(f"{'report RUN -o report.' + fmt:<36} {seconds:6.3f} s   CPU {cpu:6.3f} s   "
+                  f"{seconds / peer:5.2f}x the peer   "
                   f"{verdict}   {size / 1024:,.0f} KiB, {reply['charts']} charts")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -61,3 +61,24 @@ def odd_mirror_run(label: str, run_id: str, leg_bytes: int, odd: str = "[bold]x"
     counted = summary({"md0": disk(writes=2560, write_bytes=10 * MB), **legs}, fio_write=10 * MB)
     return run([with_conditions(cell(runs=[1000.0]), [counted]), cell(rw="randread", runs=[900.0])],
                label=label, run_id=run_id, facts={"fio_version": "fio-3.33", "stack": stack.to_json()})
+
+
+def mirror_run():  # noqa: ANN201 - a Run
+    """A run labelled `mirror` of ext4 on md0 over sda, sdb and sdc (tests/report/charts/test_chart_stack.py,
+    tests/report/test_layer_export.py): in the write cell sdb is 96 % busy (the busiest) and sdc has no
+    counts; the read cell has every disk, an ARC and each leg half of fio's bytes; a third cell has no layer
+    activity at all."""
+    from synthetic import cell, run
+
+    stack = mirror()
+    stack.root.children[0].children.append(Layer("disk", "/dev/sdc", devices=["sdc"]))
+    write = summary({"md0": disk(writes=2560, write_bytes=10 * MB), "sda": disk(writes=2560, write_bytes=10 * MB),
+                     "sdb": disk(writes=2560, write_bytes=10 * MB, util=96.0)}, fio_write=10 * MB)
+    read = summary({"md0": disk(reads=25600, read_bytes=100 * MB), "sda": disk(reads=12800, read_bytes=50 * MB),
+                    "sdb": disk(reads=12800, read_bytes=50 * MB), "sdc": disk(reads=10, read_bytes=40960)},
+                   fio_read=100 * MB)
+    read["arc"] = {"hits": 3, "misses": 1}
+    cells = [with_conditions(cell(rw="randwrite", runs=[1000.0]), [write]),
+             with_conditions(cell(rw="randread", runs=[3000.0]), [read]), cell(rw="write", bs=1024**2, runs=[300.0])]
+    return run(cells, label="mirror", run_id="5555eeee" * 4,
+               facts={"fio_version": "fio-3.33", "stack": stack.to_json()})

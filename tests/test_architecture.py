@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"base", "model", "engine"},
     "analysis": {"base", "model"},
     "report": {"base", "model", "engine", "analysis", "audit", "stack", "tune"},
-    "measure": {"base", "model", "engine", "probe", "store", "analysis", "stack", "tune"},
+    "measure": {"base", "model", "engine", "probe", "store", "analysis", "stack", "tune", "audit"},
     "load": {"base", "model", "engine", "store", "analysis", "report"},
     "fleet": {"base", "model", "engine", "probe", "store", "analysis", "measure"},
     "web": {"base", "model", "engine", "store", "analysis", "report", "scan", "load"},
@@ -241,6 +241,10 @@ RAW_READS: dict[str, dict[str, str]] = {
     "stackbench/measure/tune_journal.py": {
         "path.read_text(errors='replace')": "a tune journal stackbench wrote, in its own state directory",
         "os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)": "the journals' directory, opened to fsync it",
+    },
+    "stackbench/measure/tune_persist.py": {
+        "target.read_bytes()": "a system file `tune --persist --write` appends to (udev rules.d, sysctl.d, "
+                               "modprobe.d), read to check it first",
     },
     "stackbench/tune/actions.py": {
         "Path(_kernel_path(path)).read_text()": "a kernel setting, only under /sys or /proc/sys",

@@ -45,6 +45,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("base/processes.py", "os.open"): (1, "O_RDONLY: /proc/PID/stat, read each second for the processes' CPU time"),
     ("measure/tune_journal.py", "os.open"): (3, "tune's own journals, in its state directory (O_EXCL, O_APPEND), "
                                                 "and that directory opened to fsync it"),
+    ("measure/tune_persist.py", "open"): (1, "the append-only log of `tune --persist --write`, beside the journals"),
     ("tune/actions.py", "os.open"): (1, "O_WRONLY without O_CREAT: a kernel setting under /sys or /proc/sys"),
     ("web/chart_files.py", "os.open"): (3, "the server's drawn charts and their lock files, in its private "
                                           "cache directory (written whole under a temporary name), and a read"),

@@ -51,3 +51,28 @@ def test_a_run_command_imports_scipy_special_not_scipy_stats() -> None:
     probe = ("import sys; from stackbench.analysis.between_runs import *; from stackbench.analysis import student_t; "
              "student_t.ppf(0.975, 4); student_t.sf(2.0, 4); print('scipy.stats' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+@pytest.mark.parametrize("p", sorted(student_t.TABLED))
+def test_the_tabled_quantiles_are_scipy_special_to_the_last_bit(p: float) -> None:
+    """The written-down quantiles give the same intervals, to the byte, as asking SciPy would."""
+    from scipy.special import stdtrit
+
+    tabled = student_t.TABLED[p]
+    assert len(tabled) == 100
+    for df in range(1, len(tabled) + 1):
+        assert student_t.ppf(p, df) == float(stdtrit(df, p)), df
+        assert student_t.ppf(p, float(df)) == float(stdtrit(df, p)), df
+
+
+def test_a_run_s_intervals_import_no_scipy_at_all() -> None:
+    """`show` and `report` put a 95 % interval on each cell of n runs (between_runs.estimate); with the
+    quantiles tabled they pay none of SciPy's start-up. A quantile outside the table still asks SciPy."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from stackbench.analysis import between_runs, student_t; "
+             "between_runs.estimate([100.0, 110.0, 95.0]); student_t.ppf(0.95, 29); print('scipy' in sys.modules); "
+             "student_t.ppf(0.975, 2.5); print('scipy.special' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\nTrue\n"

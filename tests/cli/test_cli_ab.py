@@ -13,6 +13,13 @@ from conftest import cli_here
 from plain_csv import not_plain, tables
 
 
+def ext4_loop_device(mount_point: Path) -> str:
+    """The kernel name of the block device mounted at `mount_point` (loop3)."""
+    source = subprocess.run(["findmnt", "-n", "-o", "SOURCE", str(mount_point)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    return Path(source).name
+
+
 def _barrier(mount_point: Path) -> str:
     """The file system's barrier option as the kernel lists it (ext4 shows `nobarrier` when it is off)."""
     options = subprocess.run(["findmnt", "-n", "-o", "OPTIONS", str(mount_point)], capture_output=True, text=True,
@@ -39,6 +46,9 @@ def test_ab_with_barrier_off_in_b_marks_its_verdict_less_safe_in_every_format(tm
     marking = data["safety"]["marking"]  # its first words follow the measured verdict; the risk does not
     assert marking.startswith("B is") and "without write barriers" in marking and "B: mount -o remount,barrier=0" in marking
     assert "LESS_SAFE" in [w["code"] for w in data["warnings"]]
+    loop = ext4_loop_device(ext4_loop)  # what each layer did in both arms: the loop device under the target
+    assert [row["pattern"] for row in data["layers"]] == ["4K QD1 rnd write"]
+    assert all(loop in [layer["device"] for layer in data["layers"][0][arm]["layers"]] for arm in ("a", "b"))
 
     table = cli_here("compare", "bar-a", "bar-b", "--db", db)
     assert table.returncode == 0, table.stderr
@@ -68,5 +78,6 @@ def test_ab_of_safe_commands_is_not_marked_and_an_odd_count_is_raised(tmp_path: 
                     "--label", "plain", "--db", db)
     assert made.returncode == 0, made.stderr
     assert "Safety:" not in made.stdout and "Round order: AB BA AB BA" in " ".join(made.stdout.split())
+    assert made.stdout.index("Round order") < made.stdout.index("Layers during each cell, A and B")
     stderr = " ".join(made.stderr.split())
     assert "Note: 4 rounds, not 3" in stderr and "The system is now in configuration A (true)" in stderr

@@ -178,7 +178,10 @@ def test_slog_ranks_a_throttled_loop_device_second_and_proves_it(tmp_path: Path)
     """Two blank loop devices over files; the second throttled with cgroup v1's blkio controller (a child
     cgroup of this test's own, stackbench and its fio in it) to 20 block requests a second, about 10 O_SYNC
     writes: far slower than the first whatever the machine's load. The first is ranked first and proven
-    better; bench/slog_truth.py does the same at 2x on a quiet machine. Everything made is removed."""
+    better. At 20 requests a second the throttle's slice (100 ms on a loop device's rotational queue) allows
+    two requests, one O_SYNC write, so nearly every write waits; at half a device's rate most writes would
+    pass at full speed and the median slog ranks would not move (bench/slog_truth.py). Everything made is
+    removed."""
     import os
     import subprocess
     import sys

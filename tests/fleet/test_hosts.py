@@ -80,21 +80,22 @@ def test_the_destination_comes_after_double_dash_and_no_user_text_is_remote() ->
 def test_the_ssh_control_directory_falls_back_to_tmp_when_tmpdir_is_too_long(tmp_path: Path, monkeypatch) -> None:
     """ssh refuses a ControlPath it cannot bind ("unix_listener: path ... too long"): a long $TMPDIR (a deep
     per-user directory) once made every host fail its checks."""
-    import shutil
     import tempfile
 
     from stackbench.fleet.servers import SSH_BIND_SUFFIX, new_control_dir
     from stackbench.fleet.agent import SOCKET_PATH_MAX
 
-    short = Path(tempfile.mkdtemp(prefix="sbt-", dir="/tmp"))  # short whatever tmp_path is (an xdist worker's
-    deep = tmp_path / ("d" * 60) / ("e" * 40)                   # is longer)
+    # `short` must fit whatever pytest's own directory is (/tmp/pytest-of-root/pytest-1083/... is 64
+    # characters before this test's name: too long itself once pytest's counter has four digits)
+    short, deep = Path(tempfile.mkdtemp(prefix="sb-", dir="/tmp")), tmp_path / ("d" * 60) / ("e" * 40)
     deep.mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(short))
+    made = Path(new_control_dir())
     try:
-        made = Path(new_control_dir())
         assert made.parent == short and made.stat().st_mode & 0o777 == 0o700
     finally:
-        shutil.rmtree(short)
+        made.rmdir()
+        short.rmdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
     fallback = Path(new_control_dir())
     try:

@@ -171,14 +171,16 @@ def test_the_summary_keeps_what_the_table_needs() -> None:
     assert summary["fio_bytes"] == {"write": 1_638_400} and summary["arc"] == {"hits": 360, "misses": 40}
 
 
-def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None:
+def with_conditions(measured, summaries):  # noqa: ANN001, ANN201 - synthetic cells
+    """`measured` (a synthetic cell) with each of its runs' conditions summaries."""
     from dataclasses import replace
 
-    from synthetic import cell
+    replicates = [{**r, "conditions": c} for r, c in zip(measured.measurement["replicates"], summaries)]
+    return replace(measured, measurement={**measured.measurement, "replicates": replicates})
 
-    def with_conditions(measured, summaries):  # noqa: ANN001, ANN202 - synthetic cells
-        replicates = [{**r, "conditions": c} for r, c in zip(measured.measurement["replicates"], summaries)]
-        return replace(measured, measurement={**measured.measurement, "replicates": replicates})
+
+def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None:
+    from synthetic import cell
 
     busy = with_conditions(cell(rw="randwrite", runs=[1000.0, 1010.0, 990.0]), [
         {"pressure": {"cpu": 12.0}}, {"pressure": {"cpu": 40.0}, "scrubs": {"tank": "scrub in progress"}},
@@ -191,6 +193,22 @@ def test_the_warning_names_each_disturbed_cell_once_with_its_worst_run() -> None
     assert "4K QD4 rnd write (2 runs: CPU pressure 40 %, a scrub on tank)" in warning.text
     assert "4K QD4 seq read (1 run: I/O fio did not do on sda (5.0 MiB, 50 % of fio's))" in warning.text
     assert disturbance_warnings([quiet]) == []
+
+
+def test_a_warning_about_many_cells_counts_them_and_names_the_worst_three() -> None:
+    from synthetic import cell
+
+    busy = [with_conditions(cell(bs=bs, runs=[1000.0, 1010.0]),
+                            [{"pressure": {"cpu": pressure}}, {"pressure": {"cpu": 1.0}}])
+            for bs, pressure in zip((4096, 8192, 16384, 65536, 131072, 1048576), (30.0, 60.0, 20.0, 50.0, 40.0, 25.0))]
+    quiet = with_conditions(cell(rw="randread", runs=[1000.0, 1010.0]), [{"pressure": {"cpu": 1.0}}] * 2)
+    [warning] = disturbance_warnings([*busy, quiet])
+    assert warning.subject == "6 of 7 cells"
+    assert "busy with something else in 6 runs; the worst: 8K QD4 rnd write (1 run: CPU pressure 60 %); " \
+           "64K QD4 rnd write (1 run: CPU pressure 50 %); 128K QD4 rnd write (1 run: CPU pressure 40 %); " \
+           "and 3 more cells" in warning.text
+    many = [with_conditions(cell(bs=4096 * (1 + n), runs=[1000.0]), [{"pressure": {"cpu": 30.0}}]) for n in range(40)]
+    assert len(str(disturbance_warnings(many)[0])) <= len(str(warning)) + 10  # as long for 40 cells as for 6
 
 
 def test_without_a_discovered_stack_the_devices_and_pools_come_from_the_target_s_facts() -> None:

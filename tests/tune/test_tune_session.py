@@ -37,12 +37,6 @@ def read_ahead_file(mount_point: Path) -> Path:
 
 
 @pytest.fixture
-def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return tmp_path / "state" / "stackbench" / "tune"
-
-
-@pytest.fixture
 def bench(ext4_loop: Path) -> Path:
     directory = ext4_loop / "bench"
     directory.mkdir()

@@ -229,9 +229,13 @@ def cell_conditions(cell: Cell) -> list[dict[str, Any]]:
     return [r["conditions"] for r in replicates if isinstance(r, dict) and isinstance(r.get("conditions"), dict)]
 
 
+NAMED_CELLS = 4  # past this many disturbed cells the warning names the worst 3 and counts the rest
+
+
 def disturbance_warnings(cells: Sequence[Cell]) -> list[Warning]:
     """One DISTURBED warning for the run, naming every cell whose runs ran disturbed and, per kind of
-    disturbance, the worst run's figures."""
+    disturbance, the worst run's figures; past NAMED_CELLS cells, their number and the worst three (a busy
+    machine disturbs most cells of a run, and 28 cells' figures made one warning of 2,000 characters)."""
     worst: dict[str, dict[str, str]] = {}
     runs: dict[str, int] = {}
     for cell in cells:
@@ -246,11 +250,18 @@ def disturbance_warnings(cells: Sequence[Cell]) -> list[Warning]:
                 runs[cell.pattern] = runs.get(cell.pattern, 0) + 1
     if not worst:
         return []
-    parts = [f"{pattern} ({count(runs[pattern], 'run')}: {', '.join(kinds.values())})"
-             for pattern, kinds in worst.items()]
+    parts = {pattern: f"{pattern} ({count(runs[pattern], 'run')}: {', '.join(kinds.values())})"
+             for pattern, kinds in worst.items()}
+    if len(worst) <= NAMED_CELLS:
+        subject, said = ", ".join(worst), "during these cells: " + "; ".join(parts.values())
+    else:  # a busy machine disturbs most cells: the count and the worst few, not a paragraph per cell
+        first = sorted(worst, key=lambda p: -max(_size(phrase) for phrase in worst[p].values()))[:NAMED_CELLS - 1]
+        subject = f"{len(worst)} of {count(len(cells), 'cell')}"
+        said = (f"in {count(sum(runs.values()), 'run')}; the worst: "
+                + "; ".join(parts[p] for p in first) + f"; and {count(len(worst) - len(first), 'more cell')}")
     return [Warning(
-        WarningCode.DISTURBED, ", ".join(worst),
-        "the machine was busy with something else during these cells: " + "; ".join(parts)
+        WarningCode.DISTURBED, subject,
+        "the machine was busy with something else " + said
         + " (`stackbench show RUN --json`: measurement.replicates[].conditions)",
         "measure on a quiet machine, or compare both configurations in one `stackbench ab` session, whose "
         "rounds pair them in time",

@@ -14,7 +14,8 @@ A run's wall time, in the order it is spent:
   file once (cache-exhaustion) takes size / write rate instead; its runtime is only a cap;
 - the number of runs: fixed, or for the adaptive rule the expected stopping point of its sequential
   interval test (`expected_runs`) given how much the cell's separate runs differ: as an earlier run of the
-  cell on this target showed (`Priors`), else `ASSUMED_SPREAD`;
+  cell on this target showed (`Priors`), else `UNKNOWN_SPREAD` (a realistic disk's, so that a
+  first-time estimate is not low) and the run line says the spread is not yet known;
 - the end: statistics and the table.
 
 The write rate is the sequential write bandwidth an earlier run measured on this target, else an assumed
@@ -39,10 +40,16 @@ from stackbench.base.units import count, format_bytes, format_duration
 STARTUP_S = 0.4
 # After the last fio run: the statistics (SciPy's first import), marking the run finished, the table.
 FINISH_S = 0.5
-# Between-run spread (sd of log IOPS) assumed for a cell the store has no earlier run of: separate runs of
-# one cell differed by 1-5 % on a quiet machine (bench/RESULTS.md, adaptive mode); a busy machine's 13-44 %
-# is what the range's upper end covers.
-ASSUMED_SPREAD = 0.04
+# Between-run spread (sd of log IOPS) assumed for a cell when the store has no earlier run on the target, so
+# nothing tells how this target's runs differ. A disk's: the low end of the 10-40 % by which the virtio disk's
+# 4K QD1 cells differed between separate runs in bench/RESULTS.md's A/A studies (ab_truth, claims_truth).
+# Issue 27 first assumed 4 %, and first-time adaptive estimates came out 30-40 % low: nearly every cell ran
+# to --max-runs (bench/RESULTS.md, time estimates). At 10 % the default rule (±5 %, 5-10 runs) expects 9.6
+# runs, so the point estimate sits near the range's upper end, where such runs end.
+UNKNOWN_SPREAD = 0.10
+# The same for tmpfs, whose runs write RAM: separate runs on /dev/shm differed by 1-5 % (bench/RESULTS.md,
+# adaptive mode).
+RAM_SPREAD = 0.04
 # Sequential write rates (bytes/s): assumed when no earlier run measured one on the target (a SATA SSD's
 # order, between a hard disk and an NVMe drive), and the plausible range the estimate's range spans.
 ASSUMED_WRITE_RATE = 500e6
@@ -52,6 +59,8 @@ SLOW_WRITE_RATE = 100e6
 RAM_WRITE_RATE = 2e9
 RAM_FAST_WRITE_RATE = 8e9
 RAM_SLOW_WRITE_RATE = 500e6
+# What an estimate may not know yet (`PlanTime.not_yet_known`), in the run line's words.
+UNKNOWN_WORDS = {"spread": "the runs' spread", "write_rate": "the write rate"}
 SIMULATIONS = 400  # per (rule, spread, cap): E[runs] to about 0.05 runs, deterministic (fixed seed)
 
 
@@ -127,6 +136,7 @@ class PlanTime:
     adaptive: StoppingRule | None = None
     priors_source: str = ""
     typical_spread: float | None = None  # the spread assumed for cells new to the target, when it was measured
+    unknown_spread: float = UNKNOWN_SPREAD  # the spread assumed when no earlier run on the target tells one
 
     @property
     def layout_s(self) -> float:
@@ -155,10 +165,28 @@ class PlanTime:
     def fio_runs(self) -> float:
         return sum(c.expected_runs for c in self.cells)
 
+    @property
+    def not_yet_known(self) -> tuple[str, ...]:
+        """What the estimate had to assume because no earlier run on the target measured it: the point
+        estimate is then a guess inside its range, and the run line says so."""
+        unknown = []
+        if self.adaptive and self.typical_spread is None:
+            unknown.append("spread")
+        # the write rate, where it matters: where the plausible rates move the estimate by more than 10 %
+        by_rate = self.layout_bytes * (1 / self.rate.slow_bytes_s - 1 / self.rate.fast_bytes_s) + sum(
+            c.expected_runs * (c.slowest_run_s - c.fastest_run_s) for c in self.cells)
+        if not self.rate.source.startswith("measured") and by_rate > 0.1 * self.seconds:
+            unknown.append("write_rate")
+        return tuple(unknown)
+
     def headline(self) -> str:
-        """`about 49 s (46 s to 52 s)`: what the run line and the dry run print."""
+        """`about 49 s (46 s to 52 s)`: what the run line and the dry run print, with what is not yet known."""
         about, low, high = (format_duration(x) for x in (self.seconds, self.low, self.high))
-        return f"about {about}" if low == high else f"about {about} ({low} to {high})"
+        if low == high:
+            return f"about {about}"
+        unknown = self.not_yet_known
+        said = f"; {' and '.join(UNKNOWN_WORDS[x] for x in unknown)} {'are' if len(unknown) > 1 else 'is'} not yet known" if unknown else ""
+        return f"about {about} ({low} to {high}{said})"
 
     def details(self) -> list[str]:
         """What the estimate is made of and what it assumes, one line each."""
@@ -180,7 +208,9 @@ class PlanTime:
             fallback = (
                 f"{self.typical_spread:.1%} (the median of the cells {self.priors_source} measured on this target)"
                 if self.typical_spread is not None
-                else f"{ASSUMED_SPREAD:.0%} (assumed: no earlier run on this target)"
+                else f"{self.unknown_spread:.0%} (assumed, not yet known: no earlier run on this target; "
+                     + ("runs on tmpfs differ by 1-5 %)" if self.unknown_spread == RAM_SPREAD
+                        else "a disk's separate runs often differ by 10-40 %)")
             )
             if not known:
                 spreads = f"runs that differ by {fallback} (sd of log IOPS)"
@@ -206,6 +236,7 @@ class PlanTime:
             "finish_seconds": round(self.finish_s, 2),
             "write_rate_bytes_s": round(self.rate.bytes_s),
             "write_rate_source": self.rate.source,
+            "not_yet_known": list(self.not_yet_known),
             "cells": [
                 {"expected_runs": round(c.expected_runs, 2), "run_seconds": round(c.run_seconds, 2),
                  "spread": None if c.spread is None else round(c.spread, 4), "spread_known": c.spread_known}
@@ -264,13 +295,14 @@ def expected_runs(rule: StoppingRule, spread: float, cap: int | None = None) -> 
     return total / SIMULATIONS
 
 
-def remaining_runs(rule: StoppingRule, values: Sequence[float], cap: int) -> float:
+def remaining_runs(rule: StoppingRule, values: Sequence[float], cap: int) -> float | None:
     """The expected total runs of a cell still being measured, from the spread of its runs so far (at
-    least one more than it has); with fewer than two runs, None of them tells a spread."""
+    least one more than it has); None below two runs, which tell no spread: the estimate's expectation
+    (`plan_time`, from earlier runs or the assumed spread) stands."""
     n = len(values)
     spread = log_spread(values)
     if spread is None:
-        return max(float(n + 1), expected_runs(rule, ASSUMED_SPREAD, cap))
+        return None
     return min(float(cap), max(float(n + 1), expected_runs(rule, spread, cap)))
 
 
@@ -310,7 +342,8 @@ def plan_time(
     rule = plan.stopping
     # a cell not measured on the target before is expected to vary as the target's other cells did
     measured_typical = median(priors.spreads.values()) if priors.spreads else None
-    typical = ASSUMED_SPREAD if measured_typical is None else measured_typical
+    unknown = RAM_SPREAD if ram else UNKNOWN_SPREAD
+    typical = unknown if measured_typical is None else measured_typical
     cells = []
     for workload in plan.workloads:
         seconds = run_seconds(workload, overhead, rate.bytes_s)
@@ -324,7 +357,8 @@ def plan_time(
         spread = known if known is not None else typical
         cells.append(CellTime(seconds, expected_runs(rule, spread, cap), min(rule.min_runs, cap), cap, spread,
                               known is not None, fastest, slowest))
-    return PlanTime(setup_s, layout, tuple(cells), FINISH_S, rate, overhead, rule, priors.source, measured_typical)
+    return PlanTime(setup_s, layout, tuple(cells), FINISH_S, rate, overhead, rule, priors.source, measured_typical,
+                    unknown)
 
 
 def priors_from(runs: Sequence[Run], hostname: str | None) -> Priors:

@@ -45,6 +45,7 @@ class Facts:
     links: dict[str, str] = field(default_factory=dict)  # /dev/disk/by-id/X -> /dev/sda3
     nvme_formats: dict[str, list[host.LbaFormat]] = field(default_factory=dict)
     mounts: list[tuple[str, str, str]] = field(default_factory=list)
+    mount_options: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)  # point -> (source, type, options)
     swaps: list[str] | None = None
     numa_nodes: int | None = None
     meminfo: dict[str, int] = field(default_factory=dict)  # bytes
@@ -307,6 +308,7 @@ FACT_FILES: tuple[FactFile, ...] = (
     FactFile("dev-disk-links.txt", ("links",), host.parse_links, takes_file_name=True),
     FactFile("nvme-id-ns.txt", ("nvme_formats",), host.parse_nvme_id_ns, takes_file_name=True),
     FactFile("mounts.txt", ("mounts",), host.parse_mounts),
+    FactFile("mounts.txt", ("mount_options",), host.parse_mount_options),
     FactFile("swaps.txt", ("swaps",), host.parse_swaps),
     FactFile("numa-nodes.txt", ("numa_nodes",), _numa_nodes),
     FactFile("meminfo.txt", ("meminfo",), host.parse_meminfo),

@@ -134,13 +134,24 @@ def parse_nvme_id_ns(text: str, file: str = "nvme-id-ns.txt") -> dict[str, list[
 
 def parse_mounts(text: str) -> list[tuple[str, str, str]]:
     """/proc/self/mounts: (source, mount point, fs type); octal escapes such as \\040 decoded."""
-    mounts = []
+    return [(source, point, fs_type) for source, point, fs_type, _ in _mount_rows(text)]
+
+
+def parse_mount_options(text: str) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """/proc/self/mounts: mount point -> (source, fs type, options); the last mount of a point wins (it is the
+    one in effect)."""
+    return {point: (source, fs_type, options) for source, point, fs_type, options in _mount_rows(text)}
+
+
+def _mount_rows(text: str) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    rows = []
     for line in text.splitlines():
         parts = line.split()
         if len(parts) >= 3:
             unescape = lambda s: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), s)  # noqa: E731
-            mounts.append((unescape(parts[0]), unescape(parts[1]), parts[2]))
-    return mounts
+            options = tuple(parts[3].split(",")) if len(parts) >= 4 else ()
+            rows.append((unescape(parts[0]), unescape(parts[1]), parts[2], options))
+    return rows
 
 
 def parse_swaps(text: str) -> list[str]:

@@ -64,9 +64,9 @@ CAPTURES: tuple[Capture, ...] = (
     Capture("modprobe-zfs.txt", _sh("grep -Hs . /etc/modprobe.d/*.conf | grep -w zfs; [ $? -le 1 ]"), "sh",
             "persistent module options"),
     Capture("sys-block-queue.txt",
-            _sh('for d in /sys/block/*; do for f in physical_block_size logical_block_size rotational scheduler; '
+            _sh('for d in /sys/block/*; do for f in physical_block_size logical_block_size rotational scheduler read_ahead_kb; '
                 'do printf "%s/queue/%s\\t%s\\n" "$d" "$f" "$(cat "$d/queue/$f" 2>/dev/null)"; done; done'),
-            "sh", "sector sizes and rotational flag per disk"),
+            "sh", "sector sizes, rotational flag, scheduler and read-ahead per disk"),
     Capture("lsblk.json", ("lsblk", "-J", "-b", "-O"), "lsblk", "block devices, partitions, LVM, parents"),
     # /dev/zvol/POOL/NAME links too: they tie a zd device (in /proc/swaps, a VM disk) to its zvol
     Capture("dev-disk-links.txt",
@@ -77,7 +77,7 @@ CAPTURES: tuple[Capture, ...] = (
             _sh('for n in /dev/nvme*n*; do case "$n" in *p*) continue;; esac; [ -b "$n" ] || continue; '
                 'echo "## $n"; nvme id-ns -H "$n" || exit $?; done'),
             "nvme", "NVMe LBA formats (which sizes a namespace offers, which is in use)"),
-    Capture("mounts.txt", ("cat", "/proc/self/mounts"), "cat", "which directories are ZFS datasets"),
+    Capture("mounts.txt", ("cat", "/proc/self/mounts"), "cat", "which directories are ZFS datasets; mount options"),
     Capture("image-files.txt",
             _sh("awk '$3==\"zfs\"||$3==\"fuse.zfs\"{print $2}' /proc/self/mounts | while read -r m; do "
                 "find \"$m\" -xdev -maxdepth 4 -type f \\( -name '*.qcow2' -o -name '*.raw' -o -name '*.img' "

@@ -72,10 +72,11 @@ TOKEN_FILE = InputKind("a token file", 64 * KiB, "Pass a file whose first line i
 CA_FILE = InputKind("a CA certificate file", 16 * MiB, "Pass the PEM file of the CA that signed the server's certificate")
 SSH_CONFIG = InputKind("an ssh config", 1 * MiB, "Pass an ssh config file (ssh_config(5)), which is a few KiB")
 PASSWORD = InputKind("a password", 4 * KiB, "Pipe in the password alone, on one line")
+TUNE_KNOB_FILE = InputKind("a tune knob file", 1 * MiB, "Pass a TOML file of [[knob]] tables, a few KiB")
 
 KINDS: tuple[InputKind, ...] = (
     FIO_OUTPUT, FACTS_FILE, VM_CONFIG, STORAGE_CFG, CRYPTSETUP_OUTPUT, CPUINFO, HOSTS_FILE, TOKEN_FILE, CA_FILE,
-    SSH_CONFIG, PASSWORD,
+    SSH_CONFIG, PASSWORD, TUNE_KNOB_FILE,
 )
 
 

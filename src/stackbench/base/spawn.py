@@ -93,6 +93,14 @@ def popen(
     return process
 
 
+class OutputTooLarge(subprocess.SubprocessError):
+    """A child wrote more to stdout or stderr than the caller's `max_output`; it was killed."""
+
+    def __init__(self, argv: Sequence[str], limit: int) -> None:
+        super().__init__(f"{argv[0]} wrote more than {limit:,} bytes")
+        self.limit = limit
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -100,19 +108,30 @@ def run(
     timeout: float | None = None,
     capture_output: bool = False,
     check: bool = False,
+    max_output: int | None = None,
     **kwargs: Any,
 ) -> subprocess.CompletedProcess:
-    """`subprocess.run` on top of `popen`: the same arguments and results, TimeoutExpired included."""
+    """`subprocess.run` on top of `popen`: the same arguments and results, TimeoutExpired included.
+
+    With `capture_output` and `max_output`, a child that writes more than `max_output` bytes to either pipe
+    is killed and OutputTooLarge raised: output from another machine (a fleet host's agent) is data from
+    elsewhere, and reading all of it first would let a broken or hostile host fill our memory."""
     if capture_output:
         kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
     if input is not None:
         kwargs["stdin"] = subprocess.PIPE
     with popen(argv, **kwargs) as process:
         try:
-            stdout, stderr = process.communicate(input, timeout=timeout)
+            if capture_output and max_output is not None:
+                stdout, stderr = _communicate_bounded(process, input, timeout, max_output)
+            else:
+                stdout, stderr = process.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired as expired:
             process.kill()
-            expired.output, expired.stderr = process.communicate()
+            if max_output is None:  # the bounded reader's output is not read on: the rest could be as large
+                expired.output, expired.stderr = process.communicate()
+            else:
+                process.wait()
             raise
         except BaseException:
             process.kill()
@@ -121,3 +140,53 @@ def run(
     if check:
         done.check_returncode()
     return done
+
+
+def _communicate_bounded(process: subprocess.Popen, input: str | bytes | None, timeout: float | None,
+                         limit: int) -> tuple[bytes, bytes]:
+    """`communicate` that stops reading (OutputTooLarge) once either pipe brought more than `limit` bytes,
+    with the same TimeoutExpired; the caller kills the child. Bytes only (callers decode)."""
+    import selectors
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    data = input.encode() if isinstance(input, str) else (input or b"")
+    sent = 0
+    read: dict[int, list[bytes]] = {process.stdout.fileno(): [], process.stderr.fileno(): []}
+    sizes = dict.fromkeys(read, 0)
+    with selectors.DefaultSelector() as selector:
+        if process.stdin is not None:
+            if data:
+                os.set_blocking(process.stdin.fileno(), False)
+                selector.register(process.stdin.fileno(), selectors.EVENT_WRITE)
+            else:
+                process.stdin.close()
+        for fd in read:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(process.args, timeout or 0.0)
+            for key, _ in selector.select(left):
+                if key.fd not in read:  # the child's stdin: write what fits
+                    try:
+                        sent += os.write(key.fd, data[sent:sent + 65536])
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:
+                        sent = len(data)
+                    if sent >= len(data):
+                        selector.unregister(key.fd)
+                        process.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                read[key.fd].append(chunk)
+                sizes[key.fd] += len(chunk)
+                if sizes[key.fd] > limit:
+                    raise OutputTooLarge(process.args, limit)
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    process.wait(left)
+    return b"".join(read[process.stdout.fileno()]), b"".join(read[process.stderr.fileno()])

@@ -10,7 +10,7 @@ import typer
 
 from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import (
-    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit,
+    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit_report,
     open_store_from, target_path,
 )
 from stackbench.cli.plan_options import PlanOptions, with_plan_options
@@ -128,13 +128,12 @@ def _print(comparison: "RunComparison", result: "AbResult", *, fmt: str, command
     """The comparison in the chosen format, its JSON with the session (commands as stored: credentials
     masked); on the terminal, the state the system is left in and the warnings."""
     from stackbench.base.credentials import scrub_text
-    from stackbench.report.compare import comparison_csv_table, comparison_table
+    from stackbench.report.compare import comparison_report
 
-    data = comparison.to_json()
-    data["ab"] = {"session": result.session, "rounds": rounds, "orders": list(result.orders),
-                  "a": scrub_text(commands[0]), "b": scrub_text(commands[1]),
-                  "prepare": commands[2] and scrub_text(commands[2])}
-    emit(fmt, comparison_table(comparison), data, csv=comparison_csv_table(comparison))
+    session = {"session": result.session, "rounds": rounds, "orders": list(result.orders),
+               "a": scrub_text(commands[0]), "b": scrub_text(commands[1]),
+               "prepare": commands[2] and scrub_text(commands[2])}
+    emit_report(fmt, comparison_report(comparison, {"ab": session}))  # then each layer in both arms' runs
     if fmt != "table":
         return
     last = result.orders[-1][-1]

@@ -54,7 +54,8 @@ def chart_command(
     metric: str = typer.Option("iops", "--metric", help=f"{_for('--metric')} iops or mb_s (10^6 bytes/s)."),
     cell: Optional[str] = typer.Option(
         None, "--cell", help=f'{_for("--cell")} the cell, as `show` names it, e.g. "4K QD1 rnd read". '
-        "Default: the first cell with per-second samples (cache: the first sequential write).", show_default=False,
+        "Default: the first cell with per-second samples (cache: the first sequential write; stack: every cell "
+        "with layer counts).", show_default=False,
     ),
     names: Optional[str] = typer.Option(None, "--names", help=f"{_for('--names')} layer names, comma-separated: "
                                         "host,vm."),

@@ -44,9 +44,7 @@ def compare_command(
         stackbench compare baseline lz4-off -w "4K QD4 rnd write=3" -w "1M QD4 seq write=1"
     """
     from stackbench.analysis.compare import compare_runs, parse_weights
-    from stackbench.report.compare import comparison_csv_table, comparison_table
-    from stackbench.report.document import Report
-    from stackbench.report.layer_table import comparison_layer_table, comparison_layers_json
+    from stackbench.report.compare import comparison_report
 
     store = open_store_from(db)
     result = compare_runs(
@@ -58,10 +56,7 @@ def compare_command(
         force=force,
     )
     fmt = chosen_format(output_format, json_output)
-    layers = comparison_layer_table(result)  # what each layer did, both sides: shown, never tested
-    data = result.to_json() | {"layers": comparison_layers_json(result)}
-    emit_report(fmt, Report(tables=(comparison_table(result), *([layers] if layers is not None else [])),
-                            data=data, csv_tables=(comparison_csv_table(result),)))
+    emit_report(fmt, comparison_report(result))  # then what each layer did, both sides: shown, never tested
     if fmt == "table":
         for difference in result.fact_differences:
             warn(f"compared despite a difference in key facts (--force): {difference}")

@@ -10,7 +10,7 @@ import typer
 
 from stackbench.cli.app import app
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from, split_list, target_path,
+    DbOption, FormatOption, JsonOption, chosen_format, emit_report, open_store_from, split_list, target_path,
 )
 from stackbench.cli.plan_options import BsOption, PresetOption, QdOption, RunsOption, RuntimeOption, RwOption, SizeOption
 
@@ -64,7 +64,7 @@ def layers_command(
         return
     from stackbench.analysis.layers import layer_gaps
     from stackbench.base.errors import UsageError
-    from stackbench.report.layers import layers_csv_table, layers_table
+    from stackbench.report.layers import layers_report
 
     if not runs:
         raise UsageError("layers needs the runs to compare, bottom layer first, or --auto TARGET",
@@ -73,5 +73,6 @@ def layers_command(
         raise UsageError("--run and the plan options (--preset, --bs, ...) are for --auto TARGET, and none was given",
                          "Add --auto TARGET, or leave them out to compare stored runs")
     store = open_store_from(db)
-    gaps = layer_gaps([store.get_run(r) for r in runs], split_list([names]) if names else None, metric)
-    emit(fmt, layers_table(gaps), gaps.to_json(), csv=layers_csv_table(gaps))
+    measured = [store.get_run(r) for r in runs]
+    gaps = layer_gaps(measured, split_list([names]) if names else None, metric)
+    emit_report(fmt, layers_report(gaps, measured))

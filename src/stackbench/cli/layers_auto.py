@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from stackbench.cli.app import err, out, warn
-from stackbench.cli.common import emit, open_store_from
+from stackbench.cli.common import emit, emit_report, open_store_from
 
 # (preset, bs, qd, rw, size, runtime, runs) as the layers command took them
 PlanWords = tuple[Optional[str], Optional[list[str]], Optional[list[str]], Optional[list[str]], Optional[str],
@@ -44,7 +44,7 @@ def _measure(store: Any, layer_plan: Any, steps: list[Any], metric: str, fmt: st
     from stackbench.analysis.layers import layer_gaps
     from stackbench.cli.progress import ProgressObserver
     from stackbench.measure.layer_runs import run_layers
-    from stackbench.report.layers import layers_csv_table, layers_table
+    from stackbench.report.layers import layers_report
 
     if fmt == "table":
         out.print(f"Measuring {len(steps)} layers of {layer_plan.stack.target}, bottom first: "
@@ -64,4 +64,4 @@ def _measure(store: Any, layer_plan: Any, steps: list[Any], metric: str, fmt: st
         for problem in problems:
             warn(problem)
     gaps = layer_gaps(runs, [step.name for step in steps], metric)
-    emit(fmt, layers_table(gaps), {"proposal": layer_plan.to_json(), **gaps.to_json()}, csv=layers_csv_table(gaps))
+    emit_report(fmt, layers_report(gaps, runs, {"proposal": layer_plan.to_json()}))

@@ -44,6 +44,11 @@ _MAX_TIME = typer.Option(
     None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
     help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
          "after it are not measured.")
+_KNOBS_FILE = typer.Option(
+    None, "--knobs", rich_help_panel=KNOBS_PANEL, metavar="FILE.toml", show_default=False,
+    help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
+         "with --knob; --list-knobs and --explain-knob include them. The file is your code: its commands run as "
+         "given.")
 _LIST_KNOBS = typer.Option(
     False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit.")
 _EXPLAIN_KNOB = typer.Option(
@@ -52,6 +57,13 @@ _EXPLAIN_KNOB = typer.Option(
 _ROLLBACK = typer.Option(
     None, "--rollback", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
     help="Undo what a session left applied (its id or a prefix), where the value is still what tune set.")
+_PERSIST = typer.Option(
+    None, "--persist", rich_help_panel=SESSIONS_PANEL, metavar="SESSION",
+    help="Print how the volatile changes a finished session kept survive a reboot (udev, sysctl.d, "
+         "modprobe.d, fstab).")
+_WRITE = typer.Option(
+    False, "--write", rich_help_panel=SESSIONS_PANEL,
+    help="With --persist: write those lines to their files (a backup of each file changed; fstab only printed).")
 _STATUS = typer.Option(
     False, "--status", rich_help_panel=SESSIONS_PANEL,
     help="List the sessions on this host and what each left applied.")
@@ -73,6 +85,7 @@ def tune_command(
     apply: bool = typer.Option(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
         help="Change settings and measure; without it, only the plan is printed (a dry run changes nothing)."),
+    knobs_file: Optional[Path] = _KNOBS_FILE,
     allow: Optional[list[str]] = typer.Option(
         None, "--allow", rich_help_panel=KNOBS_PANEL, metavar="CLASS",
         help="Let knobs of these safety classes be tried: semantic, tradeoff, restart (forbidden settings never "
@@ -88,6 +101,8 @@ def tune_command(
     explain_knob: Optional[str] = _EXPLAIN_KNOB,
     rollback: Optional[str] = _ROLLBACK,
     status: bool = _STATUS,
+    persist: Optional[str] = _PERSIST,
+    write: bool = _WRITE,
     plan_options: PlanOptions,
     min_effect: float = MinEffectOption,
     alpha: float = AlphaOption,
@@ -113,69 +128,129 @@ def tune_command(
 
         stackbench tune -t /mnt/scratch --knob blockdev.read_ahead_kb=128 --rw read --bs 4k --buffered --apply
     """
-    from stackbench.base.errors import UsageError
-
     fmt = chosen_format(output_format, json_output)
-    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status):
+    user = _user_knobs(knobs_file)
+    if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, (persist, write), user):
         return
-    if target is None or not knob:
-        raise UsageError("tune needs a target and a knob", "Give -t DIR and --knob ID[=VALUE] (see --list-knobs)")
     from stackbench.base.units import parse_duration
     from stackbench.measure.preparation import RunRequest
-    from stackbench.measure.safety import check_target_text
     from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
-    check_target_text(target)
+    target = _checked_target(target)
+    chosen = tuple(parse_knob_option(text, user) for text in knob) if knob else _knobs_from_audit(
+        target, _allowed(allow), apply, fmt)
+    if not chosen:
+        return
     plan = replace(plan_options, runs=1, until_stable=False).plan()  # the rounds are the runs
     request = TuneRequest(
-        RunRequest(target=target, plan=plan, label=label), tuple(parse_knob_option(text) for text in knob),
+        RunRequest(target=target, plan=plan, label=label), chosen,
         rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
         max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
         calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed)
     _session(request, apply, db, fmt)
 
 
+def _checked_target(target: Optional[Path]) -> Path:
+    """The target a session measures on, refused as `run` refuses one (a device, a path that is not text)."""
+    from stackbench.base.errors import UsageError
+    from stackbench.measure.safety import check_target_text
+
+    if target is None:
+        raise UsageError("tune needs a target", "Give -t DIR, with --knob ID[=VALUE] or without it for the knobs "
+                                                "that answer the audit's findings (see --list-knobs)")
+    check_target_text(target)
+    return target
+
+
+def _user_knobs(path: Optional[Path]) -> dict:
+    """The knobs of a `--knobs` file by id (none without it)."""
+    if path is None:
+        return {}
+    from stackbench.tune.user_knobs import load
+
+    return {knob.id: knob for knob in load(path)}
+
+
 def _answered_another_mode(fmt: str, list_knobs: bool, explain_knob: Optional[str], rollback: Optional[str],
-                           status: bool) -> bool:
-    """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions): True when one
-    was asked and done."""
+                           status: bool, persist: tuple[Optional[str], bool], user: dict) -> bool:
+    """tune's modes that measure nothing (the catalogue, one knob, a rollback, the sessions, persisting one):
+    True when one was asked and done."""
     from stackbench.base.errors import UsageError
 
+    if persist[1] and persist[0] is None:
+        raise UsageError("--write goes with --persist SESSION", "Add --persist SESSION")
+
     modes = [name for name, on in (("--list-knobs", list_knobs), ("--explain-knob", explain_knob is not None),
-                                   ("--rollback", rollback is not None), ("--status", status)) if on]
+                                   ("--rollback", rollback is not None), ("--status", status),
+                                   ("--persist", persist[0] is not None)) if on]
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined", "Give one of them")
     if list_knobs:
-        _list_knobs(fmt)
+        _list_knobs(fmt, user)
     elif explain_knob is not None:
-        _explain(explain_knob, fmt)
+        _explain(explain_knob, fmt, user)
     elif rollback is not None:
         _rollback(rollback, fmt)
     elif status:
         _status(fmt)
+    elif persist[0] is not None:
+        _persist(persist[0], persist[1], fmt)
     return bool(modes)
 
 
-def _list_knobs(fmt: str) -> None:
+def _list_knobs(fmt: str, user: dict) -> None:
     from stackbench.report.tune import knob_list_table
     from stackbench.tune.knobs import REGISTRY
     from stackbench.tune.knobs.forbidden import FORBIDDEN
+    from stackbench.tune.user_knobs import knob_json
 
-    emit(fmt, knob_list_table(REGISTRY), {"knobs": [k.to_json() for k in REGISTRY],
-                                          "forbidden": [f.to_json() for f in FORBIDDEN]})
+    knobs = (*REGISTRY, *user.values())
+    emit(fmt, knob_list_table(knobs), {"knobs": [knob_json(k) for k in knobs],
+                                       "forbidden": [f.to_json() for f in FORBIDDEN]})
 
 
-def _explain(knob_id: str, fmt: str) -> None:
+def _explain(knob_id: str, fmt: str, user: dict) -> None:
     from stackbench.measure.tune_session import knob_by_id
     from stackbench.report.tune import explain_knob_lines
 
-    found = knob_by_id(knob_id)
+    found = knob_by_id(knob_id, user)
     if fmt == "json":
         from stackbench.cli.common import print_json
+        from stackbench.tune.user_knobs import knob_json
 
-        print_json({**found.to_json(), "doc": found.doc.strip()})
+        print_json({**knob_json(found), "doc": found.doc.strip()})
         return
     out.print("\n".join(explain_knob_lines(found)), markup=False, highlight=False, soft_wrap=True)
+
+
+def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> tuple:
+    """Without --knob: the knobs that answer the audit's findings on the target's stack. A dry run prints them
+    (with what is left out and why) and returns nothing; --apply returns them to be run as if given by --knob."""
+    from stackbench.measure.tune_from_audit import audit_findings, propose
+    from stackbench.report.tune import audit_plan_tables
+    from stackbench.tune.subjects import target_info
+
+    info = target_info(target)
+    found = propose(info, audit_findings(), allow)
+    data = {"dry_run": not apply, "target": info.describe(), "from_audit": True, "audit_findings": found.findings,
+            "knobs": [p.to_json() for p in found.proposed], "not_proposed": [n.to_json() for n in found.not_proposed]}
+    if not found.proposed:
+        data["said"] = (f"nothing to tune on {info.describe()}: the audit found nothing a knob answers there. "
+                        "--knob ID[=VALUE] tries a knob anyway: its change and undo are checked, then it is measured "
+                        "against the value now and kept only if proven faster (see --list-knobs)")
+    if not apply or not found.proposed:
+        from stackbench.report.document import Report
+
+        if fmt != "json" and not found.proposed:
+            out.print(data["said"], markup=False, highlight=False, soft_wrap=True)
+        if fmt == "json" or found.proposed or found.not_proposed:
+            emit_report(fmt, Report(tables=audit_plan_tables(data), data=data))
+        return ()
+    if fmt != "json":
+        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.value} ("
+                                                 f"{', '.join(dict.fromkeys(f.rule_id for f in p.findings))})"
+                                                 for p in found.proposed), markup=False, highlight=False, soft_wrap=True)
+    return tuple((p.planned.knob, p.planned.value) for p in found.proposed)
 
 
 def _allowed(allow: Optional[list[str]]) -> frozenset:
@@ -266,24 +341,13 @@ def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Stor
     emit_report(fmt, Report(tables=shown.tables, data=shown.data))
 
 
-def _find_journal(session: str) -> Path:
-    from stackbench.base.errors import UsageError
-    from stackbench.measure.tune_journal import journal_dir, journals
-
-    matches = [path for path in journals() if path.name.startswith(session)] if session else []
-    if len(matches) != 1:
-        how_many = "no" if not matches else "more than one"
-        raise UsageError(f"{how_many} tune session matches {session!r} in {journal_dir()}",
-                         "Give the id `stackbench tune --status` lists")
-    return matches[0]
-
-
 def _rollback(session: str, fmt: str) -> None:
     from stackbench.base.errors import StackbenchError
     from stackbench.measure.tune_changes import rollback
     from stackbench.measure.tune_journal import Journal
+    from stackbench.measure.tune_persist import find_session_journal
 
-    path = _find_journal(session)
+    path = find_session_journal(session)
     journal = Journal.take_over(path)
     if journal is None:
         raise StackbenchError(f"tune session {path.stem[:12]} is still running",
@@ -303,6 +367,28 @@ def _rollback(session: str, fmt: str) -> None:
         out.print(done.describe(), markup=False, highlight=False, soft_wrap=True)
     if done.incomplete:
         raise typer.Exit(3)
+
+
+def _persist(session: str, write: bool, fmt: str) -> None:
+    from stackbench.measure.tune_persist import persist_root, persist_steps, write_steps
+
+    full, steps = persist_steps(session)
+    if write:
+        steps = write_steps(full, steps)
+    data = {"session": full, "written": write, "root": str(persist_root()), "steps": [s.to_json() for s in steps]}
+    if fmt == "json":
+        from stackbench.cli.common import print_json
+
+        print_json(data)
+        return
+    lines = [f"tune session {full[:12]}: what keeps each kept change across a reboot"]
+    for step in steps:
+        lines.append(f"- {step.knob}={step.value} on {step.subject}: "
+                     + (f"{step.said} [{step.result}]" if step.result else step.said))
+    if not write and any(s.how == "file" for s in steps):
+        lines.append(f"Write these with `stackbench tune --persist {full[:12]} --write` (a backup of each file it "
+                     "changes); a udev rule applies at the next boot or `udevadm control --reload`.")
+    out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
 def _status(fmt: str) -> None:

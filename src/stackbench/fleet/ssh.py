@@ -81,6 +81,10 @@ class Ssh:
     config: str | None = None
     connect_timeout: int = 10
     binary: str = "ssh"
+    # The most one `call`'s answer may bring (stdout or stderr): its answers are a few lines (a run's own
+    # traffic goes through the session's line reader, servers.py, bounded per line); a bound on what a
+    # broken or hostile host can make us hold.
+    max_answer_bytes: int = 16 * 2**20
 
     @classmethod
     def from_environment(cls, config: str | None = None, connect_timeout: int = 10) -> "Ssh":
@@ -116,7 +120,11 @@ class Ssh:
         """Run one agent command on `host` and return its answer; AgentFailed with the fix otherwise."""
         try:
             done = spawn.run(self.agent_command(host), input=payload(command, args), capture_output=True,
-                             timeout=timeout)
+                             timeout=timeout, max_output=self.max_answer_bytes)
+        except spawn.OutputTooLarge as too_large:
+            raise AgentFailed(HostFailure(host, f"answered more than {too_large.limit // 2**20} MiB, which no "
+                                          "stackbench agent sends",
+                                          "Check what the host runs for `python3` and its login scripts' output")) from None
         except subprocess.TimeoutExpired:
             raise AgentFailed(HostFailure(host, f"did not answer within {timeout:g} s",
                                           "Check that the host is up and reachable over ssh")) from None

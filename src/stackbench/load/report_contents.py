@@ -93,6 +93,7 @@ def build_contents(
         runs=tuple(parts),
         comparison=comparison,
         layers=gaps,
+        layer_runs=tuple(safe[run.id] for run in layered) if gaps is not None else (),
         figures=tuple(drawn),
         redaction="identifiers kept as they are (--keep-identifiers)" if keep_identifiers else describe(redact.summary()),
         command=redact.text(shlex.join(["stackbench", *scrub_argv(without_db(argv))])) if argv else "",

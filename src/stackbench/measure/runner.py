@@ -176,7 +176,8 @@ class Measurement:
             if rule is not None:
                 cap = run_cap(rule, p.plan.run_seconds(state.workload))
                 expected = len(state.runs) if state.done else remaining_runs(rule, state.primary_iops(), cap)
-                self.observer.cell_outlook(state.index, expected)
+                if expected is not None:  # one run tells no spread: the estimate's expectation stands
+                    self.observer.cell_outlook(state.index, expected)
 
     def record_fio(self, pid: int, job_dir: Path) -> None:
         """Store the fio process about to get its job with the run: what the next command stops if we are

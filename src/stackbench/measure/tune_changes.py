@@ -33,6 +33,7 @@ from stackbench.tune import actions
 from stackbench.tune.actions import ActionFailed
 from stackbench.tune.knob import Knob, State, Subject, differing_views
 from stackbench.tune.knobs import lookup
+from stackbench.tune.user_knobs import KnobFileError, declaration_of, from_journal
 
 CRASH_ENV = "STACKBENCH_TUNE_CRASH_AT"
 _passed: dict[str, int] = {}
@@ -79,6 +80,14 @@ class Outcome:
             return (f"{where} left alone: it reads {now}, neither what tune set ({tune_set}) nor the original "
                     f"({original}), so someone else changed it; to restore the original: {undo}")
         return f"{where} could not be undone ({self.said}); to restore the original by hand: {undo}"
+
+
+def knob_of(journal: Journal, change: Change) -> Knob | None:
+    """The knob that made a change: a user knob rebuilt from the declaration its intent carries (its file is
+    not needed, and a file edited since cannot change what the undo does), else this version's catalogue."""
+    if change.declared is not None:
+        return from_journal(change.declared, str(journal.path))
+    return lookup(change.knob)
 
 
 def undo_change(journal: Journal, change: Change, knob: Knob | None) -> Outcome:
@@ -132,7 +141,8 @@ class Changes:
         change = Change(self._seq, knob.id, subject, value, original,
                         knob.access.expected(subject, value, original),
                         tuple(knob.access.apply(subject, value, original)),
-                        tuple(knob.access.undo(knob.undo, subject, original)))
+                        tuple(knob.access.undo(knob.undo, subject, original)),
+                        declaration_of(knob))
         self.journal.append(change.intent())
         self.open[change.seq] = change
         crash_point("after-intent")
@@ -148,7 +158,7 @@ class Changes:
         return change
 
     def undo(self, change: Change) -> Outcome:
-        outcome = undo_change(self.journal, change, lookup(change.knob))
+        outcome = undo_change(self.journal, change, knob_of(self.journal, change))
         self.open.pop(change.seq, None)
         return outcome
 
@@ -193,8 +203,8 @@ def rollback(journal: Journal, *, kept: bool, how: str) -> Rollback:
     for seq in sorted(chosen, reverse=True):
         change = state.changes[seq]
         try:
-            outcomes.append(undo_change(journal, change, lookup(change.knob)))
-        except ActionFailed as error:
+            outcomes.append(undo_change(journal, change, knob_of(journal, change)))
+        except (ActionFailed, KnobFileError) as error:
             outcomes.append(Outcome(change, FAILED, said=error.what))
     still = sorted({o.change.seq for o in outcomes if o.result == FAILED} | (set(state.left_applied) - chosen))
     journal.append({"t": "closed", "how": how, "left_applied": still})

@@ -13,7 +13,8 @@ session is dead, with no pid to be reused or clock to trust.
 
 Records (`t`): `session` (who, on what, when), `snapshot` (a subject's state before the session touched it,
 written once), `intent` (seq, knob, subject, the original state, the state the change will leave, the
-apply and undo actions), `applied` and `undone` (what was read back), `conflict` (a value someone else
+apply and undo actions, and for a user knob its whole declaration: its read is needed to undo it, and the
+TOML file may be gone or changed by then), `applied` and `undone` (what was read back), `conflict` (a value someone else
 changed, left alone), `verdict` (a knob's decision), and `closed` (how the session ended, and which
 changes it left applied).
 """
@@ -56,18 +57,22 @@ class Change:
     expected: State  # the views the change sets (a subset: the kernel chooses some coupled values)
     apply: tuple[Action, ...]
     undo: tuple[Action, ...]
+    declared: dict[str, Any] | None = None  # a user knob's declaration (tune/user_knobs.py): its read and undo
 
     def intent(self) -> dict[str, Any]:
-        return {"t": "intent", "seq": self.seq, "knob": self.knob, "subject": self.subject.to_json(),
-                "value": self.value, "from": dict(self.original), "to": dict(self.expected),
-                "apply": [a.to_json() for a in self.apply], "undo": [a.to_json() for a in self.undo]}
+        record = {"t": "intent", "seq": self.seq, "knob": self.knob, "subject": self.subject.to_json(),
+                  "value": self.value, "from": dict(self.original), "to": dict(self.expected),
+                  "apply": [a.to_json() for a in self.apply], "undo": [a.to_json() for a in self.undo]}
+        return record | ({"declared": self.declared} if self.declared is not None else {})
 
     @staticmethod
     def from_intent(record: dict[str, Any]) -> "Change":
+        declared = record.get("declared")
         return Change(int(record["seq"]), str(record["knob"]), Subject.from_json(record["subject"]),
                       str(record["value"]), dict(record["from"]), dict(record["to"]),
                       tuple(Action.from_json(a) for a in record["apply"]),
-                      tuple(Action.from_json(a) for a in record["undo"]))
+                      tuple(Action.from_json(a) for a in record["undo"]),
+                      dict(declared) if declared is not None else None)
 
 
 class Journal:

@@ -44,25 +44,32 @@ from stackbench.tune.knob import Knob, Persistence, Safety, State, Subject
 from stackbench.tune.knobs import BY_ID
 from stackbench.tune.knobs.forbidden import forbidden_knob, forbidden_value
 from stackbench.tune.subjects import TargetInfo, target_info
+from stackbench.tune.user_knobs import UserCommands
 
 KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
 
 
-def knob_by_id(knob_id: str) -> Knob:
-    """A catalogue knob; a forbidden one is refused with its reason, an unknown one with the catalogue."""
+def knob_by_id(knob_id: str, user: dict[str, Knob] | None = None) -> Knob:
+    """A catalogue knob, or one of `user` (a `--knobs` file's); a forbidden one is refused with its reason, an
+    unknown one with the catalogue."""
     refused = forbidden_knob(knob_id)
     if refused is not None:
         raise UsageError(f"tune never tries {knob_id} ({refused.values}): {refused.reason}",
                          f"{refused.safer[:1].upper()}{refused.safer[1:]}")
-    if knob_id not in BY_ID:
-        raise unknown("knob", knob_id, BY_ID)
-    return BY_ID[knob_id]
+    known = {**BY_ID, **(user or {})}
+    if knob_id not in known:
+        error = unknown("knob", knob_id, known)
+        raise UsageError(error.what, f"{error.fix}; a knob of your own is declared in a file given with --knobs")
+    return known[knob_id]
 
 
-def parse_knob_option(text: str) -> tuple[Knob, str | None]:
+def parse_knob_option(text: str, user: dict[str, Knob] | None = None) -> tuple[Knob, str | None]:
     """`--knob ID` or `--knob ID=VALUE`."""
     knob_id, sep, value = text.partition("=")
-    return knob_by_id(knob_id.strip()), (value.strip() if sep else None)
+    knob = knob_by_id(knob_id.strip(), user)
+    if sep and isinstance(knob.access, UserCommands):  # verify = "number": 8.0 names the value 8
+        return knob, knob.access.normalised(value.strip())
+    return knob, (value.strip() if sep else None)
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,9 @@ class PlannedKnob:
 
 def plan_knob(knob: Knob, value: str | None, info: TargetInfo, allow: frozenset[Safety]) -> PlannedKnob:
     """Check one `--knob` against the target and the flags, reading (never changing) its subjects' state."""
+    if knob.safety is Safety.FORBIDDEN:  # only a user knob can be: the catalogue lists forbidden ones apart
+        raise UsageError(f"{knob.id} is declared forbidden in {knob.source}: tune never tries it",
+                         "Change its safety in the file if it is safe to try; no flag overrides forbidden")
     if knob.safety is not Safety.SAFE and knob.safety not in allow:
         raise UsageError(f"{knob.id} is a {knob.safety.value} knob: {_SAFETY_WHY[knob.safety]}",
                          f"Add --allow {knob.safety.value} to try it")
@@ -229,7 +239,7 @@ class TuneResult:
 
 
 def persist_lines(kept: list[Change]) -> list[str]:
-    """How to make the kept values that a reboot would lose survive it (tune never writes these files)."""
+    """How to make the kept values that a reboot would lose survive it (`tune --persist SESSION --write` writes them)."""
     lines = []
     for change in kept:
         knob = BY_ID.get(change.knob)

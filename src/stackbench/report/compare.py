@@ -8,7 +8,7 @@ number per cell."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from stackbench.analysis.cells import runs_range
 from stackbench.report import plain
@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the statistics are imported by whoever computed them, not t
     from stackbench.analysis.between_runs import Estimate
     from stackbench.analysis.compare import RowComparison, RunComparison
     from stackbench.model.results import Cell
+    from stackbench.report.document import Report
 
 
 def comparison_table(result: RunComparison) -> Tabular:
@@ -159,3 +160,15 @@ def _estimate(estimate: Estimate | None, cell: Cell) -> str:
     if estimate is None:
         return format_iops(cell.result.iops)
     return describe(estimate.centre, estimate.low, estimate.high, runs=runs_range(cell), n=estimate.n)
+
+
+def comparison_report(result: RunComparison, data: dict[str, Any] | None = None) -> Report:
+    """What `compare` and `ab` print: the comparison, then what each layer did in both runs (shown, never
+    tested: report/layer_table.py); in `--json` the comparison's document, `data`'s keys and `layers`."""
+    from stackbench.report.document import Report
+    from stackbench.report.layer_table import comparison_layer_table, comparison_layers_json
+
+    layers = comparison_layer_table(result)
+    return Report(tables=(comparison_table(result), *([layers] if layers is not None else [])),
+                  data=result.to_json() | (data or {}) | {"layers": comparison_layers_json(result)},
+                  csv_tables=(comparison_csv_table(result),))

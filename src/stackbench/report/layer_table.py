@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from stackbench.analysis.layer_activity import CellLayers, LayerActivity, cell_layers
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
+from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.stack.layer import CountedLayer, counted_layers_of
 
@@ -66,6 +67,50 @@ def layer_table(run: Run) -> Tabular | None:
                    right_aligned=every - {0, 1}, no_wrap=every)
 
 
+# The spreadsheet's layer rows (CSV and the workbook): each column's header with its unit, and the decimals a
+# CSV cell keeps (None: words).
+EXPORT_COLUMNS: tuple[tuple[str, int | None], ...] = (
+    ("Cell", None), ("Layer", None), ("kind", None), ("depth", 0), ("runs", 0), ("seconds (s)", 2),
+    ("IOPS", 1), ("MB/s (10^6 bytes/s)", 3), ("size (bytes per I/O)", 0), ("await (ms)", 3), ("util (%)", 1),
+    ("queue depth", 2), ("read (bytes)", 0), ("written (bytes)", 0), ("read ampl. (layer / fio bytes)", 3),
+    ("write ampl. (layer / fio bytes)", 3), ("saturated", None), ("busiest", None), ("ARC hit ratio (%)", 1),
+)
+
+
+def layer_export_rows(run: Run) -> list[list[Any]]:
+    """The layer table's rows for a spreadsheet: the figures `show` prints per cell and layer (and the
+    bottom layers' sum where there are several), as numbers, None where a run did not record one; empty
+    where no cell has layer activity."""
+    places = places_of(run)
+    rows: list[list[Any]] = []
+    for cell in run.cells:
+        layers = cell_layers(cell, places)
+        if layers is None:
+            continue
+        for layer in layers.layers:
+            rows.append([cell.pattern, layer.device, layer.kind, layer.depth, layers.runs, layer.seconds, layer.iops,
+                         layer.mb_per_s, layer.avg_request_bytes, layer.await_ms, layer.util_pct, layer.queue_depth,
+                         layer.read_bytes, layer.write_bytes, layer.amplification.get("read"),
+                         layer.amplification.get("write"), "yes" if layer.saturated else "no",
+                         "yes" if layer.device == layers.busiest else "no", layers.arc_hit_pct])
+        bottom = layers.bottom_amplification
+        if sum(1 for layer in layers.layers if layer.bottom) > 1 and any(v is not None for v in bottom.values()):
+            rows.append([cell.pattern, "bottom layers, summed", "", None, layers.runs, *[None] * 9,
+                         bottom.get("read"), bottom.get("write"), "", "", layers.arc_hit_pct])
+    return rows
+
+
+def layer_export_table(run: Run) -> Tabular | None:
+    """`show --format csv`'s layer rows, after the cells: plain numbers, the units in the headers; None
+    where no cell has layer activity."""
+    rows = [[value if decimals is None else plain.number(value, decimals)
+             for value, (_, decimals) in zip(row, EXPORT_COLUMNS)] for row in layer_export_rows(run)]
+    if not rows:
+        return None
+    return Tabular(headers=[header for header, _ in EXPORT_COLUMNS], rows=rows, title="Layers during each cell",
+                   right_aligned=frozenset(i for i, (_, decimals) in enumerate(EXPORT_COLUMNS) if decimals is not None))
+
+
 def _label(layer: LayerActivity) -> str:
     """`loop3 (loop)`, indented by its depth in the stack: the tree's shape in the rows."""
     kind = "" if layer.kind == "device" else f" ({layer.kind})"
@@ -103,50 +148,104 @@ def comparison_layer_table(result: RunComparison) -> Tabular | None:
 
     B's figures go under A's rather than beside them: five figures a side beside each other need about 105
     columns, while this is readable at 80."""
-    places = places_of(result.base), places_of(result.other)
-    found = [(row.pattern, row.base.result.direction, cell_layers(row.base, places[0]),
-              cell_layers(row.other, places[1])) for row in result.rows]
-    if all(a is None and b is None for _, _, a, b in found):
-        return None
     a_name = result.base.label or result.base.id[:12]
     b_name = result.other.label or result.other.id[:12]
+    return _sides_table(
+        [("A", result.base, a_name), ("B", result.other, b_name)],
+        [(row.pattern, row.base.result.direction, (row.base, row.other)) for row in result.rows],
+        title="Layers during each cell, A and B", headers=COMPARE_HEADERS,
+        first_note=f"A = {a_name}, B = {b_name}; each figure is what the layer did during the cell, summed over "
+                   "the cell's runs: no interval and no test on them (they are not verdicts; the verdict is the "
+                   "comparison's)")
+
+
+LAYERS_HEADERS = ["Cell", "Device", "layer", "IOPS", "MB/s", "await", "util", "ampl."]
+
+
+def layers_runs_table(runs: Sequence[Run], names: Sequence[str]) -> Tabular | None:
+    """`layers RUN1 RUN2 ...`'s "Layers during each cell, every run": what every block device under each
+    run's target did during each cell the runs measured, the runs' rows of one device together, the bottom
+    layer's run first; None where no run sampled a device. The figures show where the bytes went (a VM's
+    disk amplified by its host's mirror); the gaps above are the verdicts."""
+    matched = _matched_cells(runs)
+    return _sides_table(
+        [(name, run, name) for name, run in zip(names, runs)],
+        [(cells[next(i for i, c in enumerate(cells) if c is not None)].pattern,
+          next(c for c in cells if c is not None).result.direction, cells) for cells in matched],
+        title="Layers during each cell, every run", headers=LAYERS_HEADERS,
+        first_note="layer = the run's name in the layers table (bottom first); each figure is what the device did "
+                   "during the cell, summed over the cell's runs: no interval and no test on them (the gaps above "
+                   "are the verdicts)")
+
+
+def layers_runs_json(runs: Sequence[Run], names: Sequence[str]) -> list[dict[str, Any]]:
+    """`layers --json`'s `layer_activity` (docs/json.md): per cell any run measured, each run's layers, null
+    for a run that sampled no device in it."""
+    places = [places_of(run) for run in runs]
+    return [{"pattern": next(c for c in cells if c is not None).pattern,
+             "runs": [{"name": name, "run_id": run.id,
+                       "layers": cell_layers_json(c, where) if c is not None else None}
+                      for name, run, c, where in zip(names, runs, cells, places)]}
+            for cells in _matched_cells(runs)]
+
+
+def _matched_cells(runs: Sequence[Run]) -> list[tuple[Cell | None, ...]]:
+    """Each cell any run measured, in the order they first appear, with every run's cell of that key (None
+    where a run lacks it): the cells `layer_gaps` lines up."""
+    from stackbench.analysis.compare import match_key  # the key `compare` and `layer_gaps` match cells by
+
+    by_run = [{match_key(c): c for c in run.cells} for run in runs]
+    return [tuple(found.get(key) for found in by_run) for key in dict.fromkeys(k for found in by_run for k in found)]
+
+
+def _sides_table(sides: Sequence[tuple[str, Run, str]],
+                 matched: Sequence[tuple[str, str, Sequence[Cell | None]]], *, title: str, headers: list[str],
+                 first_note: str) -> Tabular | None:
+    """The rows of several runs' layers, per cell, one device's rows together: a row per side that sampled
+    it, named by the side's tag (A, B, or the layer's name); None where no side sampled a device."""
+    places = [places_of(run) for _, run, _ in sides]
+    found = [(pattern, direction, [cell_layers(c, where) if c is not None else None for c, where in zip(cells, places)],
+              cells) for pattern, direction, cells in matched]
+    if all(layers is None for _, _, per_side, _ in found for layers in per_side):
+        return None
     rows: list[list[str]] = []
-    notes = [f"A = {a_name}, B = {b_name}; each figure is what the layer did during the cell, summed over the "
-             "cell's runs: no interval and no test on them (they are not verdicts; the verdict is the "
-             "comparison's)",
+    notes = [first_note,
              "MB/s = 10^6 bytes/s; await = time per completed I/O; util = share of the seconds with a request "
              "in flight; ampl. = the layer's bytes in the cell's direction / fio's"]
-    anywhere = {"A": any(a is not None for _, _, a, _ in found), "B": any(b is not None for _, _, _, b in found)}
-    for side, name in (("A", a_name), ("B", b_name)):
-        if not anywhere[side]:
-            notes.append(f"{side} ({name}) recorded no layer activity in any cell (a run from before layer "
-                         "telemetry, or an import)")
-    for pattern, direction, a, b in found:
-        if a is None and b is None:
+    anywhere = [any(per_side[i] is not None for _, _, per_side, _ in found) for i in range(len(sides))]
+    for (tag, _, name), sampled in zip(sides, anywhere):
+        if not sampled:
+            notes.append(f"{tag} ({name}) recorded no layer activity in any cell (a run from before layer "
+                         "telemetry, or an import)" if tag != name else
+                         f"{tag} recorded no layer activity in any cell (a run from before layer telemetry, or an "
+                         "import)")
+    for pattern, direction, per_side, cells in found:
+        if all(layers is None for layers in per_side):
             continue
         first = len(rows)
-        sides = [(side, layers) for side, layers in (("A", a), ("B", b)) if layers is not None]
-        notes += [f"{pattern}: {side} recorded no layer activity" for side, layers in (("A", a), ("B", b))
-                  if layers is None and anywhere[side]]
+        present = [(tag, layers) for (tag, _, _), layers in zip(sides, per_side) if layers is not None]
+        notes += [f"{pattern}: {tag} recorded no layer activity"  # a side without the cell says nothing of it
+                  for (tag, _, _), layers, sampled, measured in zip(sides, per_side, anywhere, cells)
+                  if layers is None and sampled and measured is not None]
         keys = list(dict.fromkeys((layer.depth, layer.device, layer.kind)
-                                  for _, layers in sides for layer in layers.layers))
+                                  for _, layers in present for layer in layers.layers))
         for key in keys:
             shown = False
-            for side, layers in sides:
+            for tag, layers in present:
                 layer = next((layer for layer in layers.layers if (layer.depth, layer.device, layer.kind) == key),
                              None)
                 if layer is None:
                     continue
-                rows.append(["", "" if shown else _label(layer), side, format_iops(layer.iops),
+                rows.append(["", "" if shown else _label(layer), tag, format_iops(layer.iops),
                              format_mb_per_s(layer.mb_per_s * 1e6),
                              format_latency_ns(layer.await_ms * 1e6 if layer.await_ms is not None else None),
                              f"{layer.util_pct:.0f} %", _times(layer.amplification.get(direction))])
                 shown = True
-        for side, layers in sides:
+        for tag, layers in present:
             bottom = layers.bottom_amplification.get(direction)
             if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
-                rows.append(["", "bottom layers, summed", side, "", "", "", "", _times(bottom)])
+                rows.append(["", "bottom layers, summed", tag, "", "", "", "", _times(bottom)])
         rows[first][0] = pattern
-    every = frozenset(range(len(COMPARE_HEADERS)))
-    return Tabular(headers=COMPARE_HEADERS, rows=rows, title="Layers during each cell, A and B", notes=notes,
-                   right_aligned=every - {0, 1, 2}, no_wrap=every)
+    every = frozenset(range(len(headers)))
+    return Tabular(headers=headers, rows=rows, title=title, notes=notes, right_aligned=every - {0, 1, 2},
+                   no_wrap=every)

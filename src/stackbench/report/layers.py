@@ -8,7 +8,7 @@ with plain numbers, the factors in "ratio" columns with their bounds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
@@ -17,6 +17,8 @@ from stackbench.base.units import format_iops, plural
 
 if TYPE_CHECKING:
     from stackbench.analysis.layers import LayerGap, LayerGaps, LayerRow
+    from stackbench.model.results import Run
+    from stackbench.report.document import Report
 
 
 def layers_table(gaps: LayerGaps) -> Tabular:
@@ -174,3 +176,15 @@ def proposal_table(layer_plan: Any) -> Tabular:
     return Tabular(headers=["layer", "how", "where", "cells", "why it is safe (or refused)"], rows=rows,
                    title=f"layers --auto {layer_plan.stack.target}: plan {layer_plan.plan.name}", notes=notes,
                    styles={i: "dim" for i, step in enumerate(layer_plan.steps) if step.refused}, fold=frozenset({2, 4}))
+
+
+def layers_report(gaps: LayerGaps, runs: Sequence[Run], data: dict[str, Any] | None = None) -> Report:
+    """What `layers` prints: the gaps (the verdicts), then what every device under each run's target did
+    during each cell (report/layer_table.py: shown, never tested), and in `--json` both, with `data` first."""
+    from stackbench.report.document import Report
+    from stackbench.report.layer_table import layers_runs_json, layers_runs_table
+
+    activity = layers_runs_table(runs, gaps.names)
+    return Report(tables=(layers_table(gaps), *([activity] if activity is not None else [])),
+                  data=(data or {}) | gaps.to_json() | {"layer_activity": layers_runs_json(runs, gaps.names)},
+                  csv_tables=(layers_csv_table(gaps),))

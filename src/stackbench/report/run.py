@@ -18,7 +18,7 @@ from stackbench.report import plain
 from stackbench.report.document import Report
 from stackbench.report.facts import ab_round_order
 from stackbench.report.goals import goals_table
-from stackbench.report.layer_table import layer_table
+from stackbench.report.layer_table import layer_export_table, layer_table
 from stackbench.report.run_json import run_json
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import SPREAD, TOO_NOISY, describe, noisy_note, readable
@@ -29,10 +29,13 @@ from stackbench.base.units import count, format_bytes, format_iops, format_laten
 def run_report(run: Run, goals: Sequence[GoalResult]) -> Report:
     """The run with its goals: the terminal and Markdown show the run's table, what each layer of the stack
     did during each cell where the run sampled them (report/layer_table.py) and the goals table, with
-    units; CSV the cells as one table of plain numbers; the JSON gets a `goals` list."""
+    units; CSV the cells as a table of plain numbers, and the layer rows as another where there are; the
+    JSON gets a `goals` list."""
     data = run_json(run)
     data["goals"] = [result.to_json() for result in goals]
-    return Report(tables=tuple(run_display(run, goals)), data=data, csv_tables=(run_export_table(run),))
+    layers = layer_export_table(run)
+    return Report(tables=tuple(run_display(run, goals)), data=data,
+                  csv_tables=(run_export_table(run), *([layers] if layers else [])))
 
 
 def run_display(run: Run, goals: Sequence[GoalResult]) -> list[Tabular]:

@@ -12,6 +12,7 @@ from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, describe
 from stackbench.tune.knob import Knob
+from stackbench.tune.user_knobs import command_lines
 
 
 def knob_row(knob: Knob) -> list[str]:
@@ -37,6 +38,8 @@ def explain_knob_lines(knob: Knob) -> list[str]:
              f"read: every view of {', '.join(knob.access.views)}; undo: {knob.undo.value}",
              f"affects: {', '.join(knob.affects) or '-'}; answers audit rules: {', '.join(knob.audit_rules) or '-'}",
              f"source: {knob.source}"]
+    user = command_lines(knob)
+    lines += ["", *user] if user else []
     for example in knob.examples:
         shown = ", ".join(f"{view}={value}" for view, value in example.original.items())
         lines += ["", f"example: {example.subject.name} with {shown}, set to {example.value}:",
@@ -52,6 +55,27 @@ def plan_table(planned: list[dict[str, Any]], *, dry_run: bool) -> Tabular:
     notes = ("dry run: nothing was changed; add --apply to run it",) if dry_run else ()
     return Tabular(("knob", "on", "now", "try", "safety", "cost", "apply", "undo"), rows,
                    title="tune plan", notes=notes, fold=frozenset({6, 7}))
+
+
+def audit_plan_tables(data: dict[str, Any]) -> tuple[Tabular, ...]:
+    """The plan `tune -t DIR` makes without --knob: per knob the findings it answers (rule, subject, evidence)
+    and its candidates; then what is left out and why (a class not allowed, a forbidden setting, no knob).
+    Without a knob the plan table is left out (the command says there is nothing to tune)."""
+    rows = [[p["knob"], ", ".join(p["subjects"]), p["from"], ", ".join(p["candidates"]), p["to"],
+             "; ".join(f"{w['rule']} on {w['subject']}: {w['evidence']}" for w in p["why"]), p["safety"], p["cost"],
+             "; ".join(p["apply"]), "; ".join(p["undo"])] for p in data["knobs"]]
+    notes = ["dry run: nothing was changed; add --apply to measure these knobs as if given by --knob"] \
+        if data["dry_run"] else []
+    plan = Tabular(("knob", "on", "now", "candidates", "try", "why (audit)", "safety", "cost", "apply", "undo"), rows,
+                   title=f"tune plan from the audit of {data['target']} ({data['audit_findings']} findings on the "
+                         "machine)", notes=tuple(notes), fold=frozenset({5, 8, 9}))
+    tables = (plan,) if rows else ()
+    if not data["not_proposed"]:
+        return tables
+    left = Tabular(("not proposed", "findings", "why"),
+                   [[n["what"], "; ".join(f"{f['rule']} on {f['subject']}: {f['evidence']}" for f in n["findings"]),
+                     n["why"]] for n in data["not_proposed"]], title="not proposed", fold=frozenset({1, 2}))
+    return (*tables, left)
 
 
 def _change(compare: dict[str, Any] | None) -> str:
@@ -90,6 +114,8 @@ def summary_table(session: dict[str, Any]) -> Tabular:
     if session["now_set"]:
         notes.append(f"undo all: {session['undo']}")
         notes += [f"volatile, gone at reboot; to keep it: {line}" for line in session.get("persist", [])]
+        if session.get("persist"):
+            notes.append(f"write those: stackbench tune --persist {session['session'][:12]} --write")
     return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
                    title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))
 

@@ -38,6 +38,8 @@ MODULES = (
     "host_init_on_alloc",
     "host_nvme_lba",
     "host_swap_zvol",
+    "blk_readahead_off",
+    "mnt_strictatime",
     "kvm_cache",
     "kvm_aio_native",
     "kvm_bus",

@@ -57,7 +57,7 @@ class ChartKind:
     order: str = ""  # how several are given, when it matters: "A then B"
     options: tuple[str, ...] = ()  # the KIND_OPTIONS it takes
     needs: Mapping[str, str] = field(default_factory=dict)  # of those, the ones it cannot draw without: a hint
-    cell: Callable[[Run, str | None], Cell] | None = None  # how it picks its one cell (--cell, or its default)
+    cell: Callable[[Run, str | None], Cell | None] | None = None  # how it picks its one cell (--cell, or its default)
     bins: bool = False  # the cell's json+ latency buckets, which the store holds, are passed in
     scan: bool = False  # it draws a stored smallblocks scan, not runs
 
@@ -158,6 +158,11 @@ def _why_no_samples(run: Run, cell: Cell) -> tuple[str, str]:
             "Measure again with --runtime 2 or more")
 
 
+def named_cell(run: Run, key: str | None) -> Cell | None:
+    """The cell --cell names, or None: a kind that draws every cell without it."""
+    return pick_cell(run, key, need_samples=False) if key is not None else None
+
+
 def write_cell(run: Run, key: str | None) -> Cell:
     """The write cell the cache chart draws: `key`, or the first sequential write with samples."""
     if key is None:
@@ -213,6 +218,9 @@ KINDS: dict[str, ChartKind] = by_name(
     ChartKind("hosts", "hosts", "a fleet run (`run --hosts`): per cell, a bar per host with the slowest host and "
               "the spread named, and the fleet's total", "stackbench chart rack4 -k hosts -o hosts.svg",
               options=("--metric",)),
+    ChartKind("stack", "stack", "what every layer under the target did per cell, fio down to the disks: IOPS or "
+              "MB/s, amplification against fio's bytes, the busiest layer", 'stackbench chart baseline -k stack -o '
+              'stack.png', options=("--metric", "--cell"), cell=named_cell),
     ChartKind("special", "special", "a stored `smallblocks --db` scan: files and bytes per size bin, cumulative "
               "bytes, the recommended special_small_blocks and the special device's capacity",
               "stackbench chart tank-scan -k special -o special.png", scan=True),

@@ -87,6 +87,7 @@ class Contents:
     command: str = ""  # the `stackbench report` command that made this report (redacted like the rest)
     version: str = ""  # stackbench's version
     audits: tuple[AuditPart, ...] = ()  # stored audits (`report --audit`)
+    layer_runs: tuple[Run, ...] = ()  # the runs of `layers`, bottom first, as redacted: their layer activity
 
     @property
     def title(self) -> str:

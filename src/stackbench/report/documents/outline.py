@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Union
 from stackbench.report.compare import comparison_table
 from stackbench.report.documents.contents import Contents, RunPart
 from stackbench.report.facts import facts_table
-from stackbench.report.layer_table import comparison_layer_table
+from stackbench.report.layer_table import comparison_layer_table, layers_runs_table
 from stackbench.report.layers import layers_table
 from stackbench.report.run import run_report
 from stackbench.report.tabular import Tabular
@@ -75,6 +75,8 @@ def outline(contents: Contents) -> list[Block]:
         blocks += [Text(str(w), "warning") for row in result.rows for w in row.warnings]
     if contents.layers is not None:
         blocks += [Heading(2, "Layers", "layers"), Table(layers_table(contents.layers))]
+        activity = layers_runs_table(contents.layer_runs, contents.layers.names) if contents.layer_runs else None
+        blocks += [Table(activity)] if activity is not None else []  # what each device did: shown, never tested
     if contents.figures:
         blocks.append(Heading(2, "Charts", "charts"))
         blocks += [Chart(number, figure) for number, figure in enumerate(contents.figures, 1)]

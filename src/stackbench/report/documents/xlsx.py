@@ -3,7 +3,8 @@ when asked. Numbers are numbers (units in the headers, never in the cells), the 
 (report/run_json.py, the comparison's `to_json`), and the charts are native Excel charts over those cells,
 so users can restyle them; no picture is pasted.
 
-A run's sheet holds, top to bottom: its cells (with an IOPS and a p99 latency bar chart beside them), goals,
+A run's sheet holds, top to bottom: its cells (with an IOPS and a p99 latency bar chart beside them), what
+each layer of the stack did during each cell (report/layer_table.py's rows, where the run sampled them), goals,
 warnings, facts, the commands to reproduce it, and the per-second samples (with a line chart of IOPS over
 time per cell). Sheet names come from labels, which are user text: characters Excel forbids are dropped,
 names are cut to 31 characters and made unique. Text that starts with `=` stays text, never a formula.
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from stackbench.report.compare import noisy_notes
 from stackbench.report.documents.contents import AuditPart, Contents, Document, RunPart
 from stackbench.report.facts import facts_table
+from stackbench.report.layer_table import EXPORT_COLUMNS as LAYER_COLUMNS
+from stackbench.report.layer_table import layer_export_rows
 from stackbench.report.layers import layers_notes
 from stackbench.report.layers import noisy_notes as layer_notes
 from stackbench.report.run_json import cell_json
@@ -150,6 +153,11 @@ def _run_sheet(ws: "Worksheet", part: RunPart) -> None:
         _bar(ws, "IOPS per cell", "IOPS", _col(CELL_COLUMNS, iops), first, last, f"{_letter(anchor)}{cells_top}")
         _bar(ws, "p99 completion latency per cell", "p99 clat (µs)", _col(CELL_COLUMNS, "clat_p99_us"), first, last,
              f"{_letter(anchor)}{cells_top + 16}")
+    layer_rows = layer_export_rows(run)
+    if layer_rows:
+        formats = {i: "#,##0" + ("." + "0" * decimals if decimals else "")
+                   for i, (_, decimals) in enumerate(LAYER_COLUMNS) if decimals is not None}
+        row = _block(ws, row, "Layers during each cell", [h for h, _ in LAYER_COLUMNS], layer_rows, formats)
     if part.goals:
         goals = []
         for result in part.goals:
@@ -174,6 +182,13 @@ def _run_sheet(ws: "Worksheet", part: RunPart) -> None:
     _widths(ws, {1: 26, 2: 14, 3: 40, 4: 40})
 
 
+def _second(sample: Any) -> list[Any]:
+    """A sample's fio run, time, IOPS, MB/s and mean latency (µs); a second fio logged no bandwidth or
+    latency for is left empty there."""
+    return [sample.segment + 1, sample.t_s, sample.iops, None if sample.bw_bytes is None else sample.bw_bytes / 1e6,
+            None if sample.clat_mean_ns is None else sample.clat_mean_ns / 1000]
+
+
 def _samples(ws: "Worksheet", row: int, run: Any) -> None:
     """Every stored per-second sample, one row each, and a line chart of IOPS against the sample number with
     one series per cell (ramp samples are listed, marked, and left out of the chart as the statistics do)."""
@@ -181,11 +196,9 @@ def _samples(ws: "Worksheet", row: int, run: Any) -> None:
     for cell in run.cells:
         start = len(rows)
         for number, sample in enumerate([s for s in cell.samples if not s.ramp], 1):
-            rows.append([cell.pattern, number, sample.segment + 1, sample.t_s, sample.iops, sample.bw_bytes / 1e6,
-                         None if sample.clat_mean_ns is None else sample.clat_mean_ns / 1000, "no"])
+            rows.append([cell.pattern, number, *_second(sample), "no"])
         spans.append((cell.pattern, start, len(rows)))
-        rows += [[cell.pattern, None, s.segment + 1, s.t_s, s.iops, s.bw_bytes / 1e6,
-                  None if s.clat_mean_ns is None else s.clat_mean_ns / 1000, "yes"] for s in cell.samples if s.ramp]
+        rows += [[cell.pattern, None, *_second(s), "yes"] for s in cell.samples if s.ramp]
     if not rows:
         _line(ws, row, "Per-second samples: none stored (an imported run, or fio runs shorter than two seconds).")
         return

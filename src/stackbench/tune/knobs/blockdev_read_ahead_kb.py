@@ -21,7 +21,7 @@ KNOB = Knob(
     values=Values(("128", "512", "2048", "8192"), ordinal=True, unit="KiB", special={"0": "read-ahead off"}),
     safety=Safety.SAFE, cost=Cost.INSTANT, persistence=Persistence.VOLATILE, affects=("read",),
     subjects=subjects.fs_device, source="https://docs.kernel.org/block/queue-sysfs.html", doc=DOC,
-    persist=udev_rule("queue/read_ahead_kb"),
+    persist=udev_rule("queue/read_ahead_kb"), audit_rules=("BLK-READAHEAD-OFF",),
     examples=(Example(_LOOP, {"read_ahead_kb": "0"}, "128",
                       apply=("echo 128 > /sys/block/loop3/queue/read_ahead_kb",),
                       undo=("echo 0 > /sys/block/loop3/queue/read_ahead_kb",)),),

@@ -22,6 +22,7 @@ KNOB = Knob(
     undo=Undo.REMOUNT_WITH, values=Values(("relatime", "noatime")), safety=Safety.SEMANTIC, cost=Cost.REMOUNT,
     persistence=Persistence.VOLATILE, affects=("read", "metadata"), subjects=subjects.mount(("ext4", "ext3", "xfs")),
     source="https://man7.org/linux/man-pages/man8/mount.8.html", doc=DOC, persist=persist,
+    audit_rules=("MNT-STRICTATIME",),
     settings=lambda value: [("mount:atime", value)],
     examples=(Example(_MNT, {"atime": "relatime", "diratime": "diratime"}, "noatime",
                       apply=("mount -o remount,noatime /dev/sdb1 /srv/data",),

@@ -29,6 +29,7 @@ def _layer_runs(request: Request, principal: Principal, runs: list[str]) -> list
 def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", metric: str = "iops") -> Response:
     """`stackbench layers RUN...` as a page: the layers table and chart of the runs, bottom first."""
     from stackbench.analysis.layers import layer_gaps
+    from stackbench.report.layer_table import layers_runs_table
     from stackbench.report.layers import layers_table
 
     principal = current(request)
@@ -50,8 +51,9 @@ def layers_page(request: Request, runs: list[str] = Query([]), names: str = "", 
         return page(request, "layers.html", 409 if views else 200, principal, problem=error.one_line(),
                     layers=None, charts=[], **values)
     query = urlencode({"runs": ids, "names": names, "metric": metric})
+    activity = layers_runs_table([v.run for v in views], gaps.names)
     return page(request, "layers.html", 200, principal, problem=None, layers=html_table(layers_table(gaps)),
-                charts=_layers_charts(request, views, names, metric), chart_src=f"/layers/chart.svg?{query}",
+                activity=html_table(activity) if activity is not None else None, charts=_layers_charts(request, views, names, metric), chart_src=f"/layers/chart.svg?{query}",
                 **values)
 
 
