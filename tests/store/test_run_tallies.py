@@ -120,18 +120,25 @@ def test_the_migration_tallies_the_runs_already_stored_and_goes_back(tmp_path: P
     accounts = Accounts(Store(url))
     viewers = _replay(accounts, MIXED)
     accounts.store.dispose()
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    engine = create_engine(url)
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0007_rate_events")
-        assert "run_tallies" not in inspect(connection).get_table_names()
-        assert connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).all() == []
-        command.upgrade(config, "head")
-    engine.dispose()
+    down_and_up(url, "0007_rate_events", "run_tallies", "%")
     accounts = Accounts(Store(url))
     try:
         _assert_tallies_count(accounts, viewers)
     finally:
         accounts.store.dispose()
+
+
+def down_and_up(url: str, revision: str, table: str, triggers_like: str) -> None:
+    """Take the SQLite store at `url` down to `revision`, check that `table` and the triggers named like
+    `triggers_like` are gone, and bring it back to the head (which tallies the runs stored again)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+        assert table not in inspect(connection).get_table_names()
+        assert connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE :like"),
+                                  {"like": triggers_like}).all() == []
+        command.upgrade(config, "head")
+    engine.dispose()

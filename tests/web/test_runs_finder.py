@@ -85,6 +85,10 @@ def test_the_search_finds_a_part_of_a_label_target_or_host_in_any_case(finder: S
     assert _found(alice, q="tank") == [runs["lookalike"], runs["percent"]]  # a part of the target, newest first
     assert _found(alice, q="DB01") == [runs["baseline"]]  # the host
     assert _found(alice, q="no-such-thing") == []
+    # the total under a search is the facets' (not counted again), the runs found
+    assert "2 runs you may see" in alice.get("/runs", params={"q": "tank"}).text
+    assert "1 run you may see" in alice.get("/runs", params={"q": "tank", "plan": "blog"}).text
+    assert "3 runs you may see" in alice.get("/runs", params={"plan": "quick"}).text  # from the kept tallies
 
 
 def test_like_wildcards_in_a_search_are_plain_text(finder: Site) -> None:

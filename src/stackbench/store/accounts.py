@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from sqlalchemy import and_, bindparam, delete, false, func, insert, or_, select, true, update
+from sqlalchemy import and_, bindparam, case, delete, false, func, insert, null, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.base.errors import StoreError
@@ -32,7 +32,7 @@ from stackbench.store.database import guard_public_methods
 from stackbench.store.reads import read_runs
 from stackbench.store.repository import Store
 from stackbench.store.rows import aware, run_from_row
-from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by
+from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by, tallied
 from stackbench.base.usertext import check
 
 SHARE_KINDS = ("run", "compare")
@@ -133,8 +133,10 @@ def _visible(viewer: Viewer, table: Any = schema.runs) -> Any:
 
 def _visible_to(account_id: Any, is_admin: bool, table: Any = schema.runs) -> Any:
     """`_visible`, with the account's id a value or a bound parameter (for statements built once). Also a
-    condition on `run_tallies` (migration 0008), which keeps runs without an owner under the owner ''."""
-    unowned = table.c.owner == "" if table is schema.run_tallies else table.c.owner.is_(None)
+    condition on `run_tallies` and `run_facet_tallies` (migrations 0008, 0016), which keep runs without an
+    owner under the owner ''."""
+    tallies = table is schema.run_tallies or table is schema.run_facet_tallies
+    unowned = table.c.owner == "" if tallies else table.c.owner.is_(None)
     return or_(
         table.c.owner == account_id,
         and_(table.c.visibility == "team", ~unowned),
@@ -415,6 +417,7 @@ class Accounts:
     def visible_runs(
         self, viewer: Viewer, where: RunFilter, *, offset: int, limit: int, whole: bool = True,
         older_than: str | None = None, newer_than: str | None = None, sort: str = NEWEST_FIRST,
+        total: int | None = None,
     ) -> tuple[list[tuple[Run | RunSummary, int, str | None, str]], int]:
         """A page of the runs `viewer` may see, newest first: (run, stored cells, owner name, visibility),
         and how many match in all. `whole=False` answers RunSummary rows, for lists that show no facts.
@@ -423,7 +426,9 @@ class Accounts:
         list instead of skipping `offset` runs: the database starts reading the listing index at that run,
         so a deep page costs what the first one does. A run the viewer may not see (or no longer stored) is
         no anchor: the page is empty, and the caller falls back to the offset. `sort` is a name of `SORTS`
-        (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`."""
+        (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`. A
+        `total` the caller knows already (`run_facets` answers it) is answered as it is, not counted again:
+        under a search, counting reads every visible run once more."""
         runs, cells, accounts = schema.runs, schema.cells, schema.accounts
         conditions = [_visible(viewer), *filtered(where)]
         # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
@@ -471,30 +476,42 @@ class Accounts:
             .select_from(joined)
             .order_by(*(newest_first if anchor_id else ordered))
         )
-        if len(conditions) > 1:
-            counted = select(func.count()).select_from(runs).where(*conditions)
-        else:  # unfiltered: the sum of a few kept counts, not a count of every run (migration 0008)
-            tallies = schema.run_tallies
-            counted = select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
         with self.reader.connect() as connection:
-            rows, total = _page_and_total(connection, query, counted)
+            if total is not None:
+                rows = list(connection.execute(query).mappings().all())
+            else:
+                rows, total = _page_and_total(connection, query, _counted(viewer, where, conditions))
         made = run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
-    def run_facets(self, viewer: Viewer, where: RunFilter) -> dict[str, list[tuple[str, int]]]:
+    def run_facets(self, viewer: Viewer, where: RunFilter) -> tuple[dict[str, list[tuple[str, int]]], int]:
         """How many of the runs `viewer` may see under `where` have each plan, file system, device model,
-        status, owner and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets.
+        status, owner and visibility (`FACETS`), the most frequent first, `FACET_VALUES` of each: as datasette's facets;
+        and how many they are in all (every run is in one combination), which `visible_runs` then need not count.
 
-        One statement and one pass over the runs (the finder index, `ix_runs_finder`, holds every column
-        it reads): the runs are counted per combination of the six, a few dozen rows, and each facet's
-        counts are summed from those here, rather than six GROUP BYs reading the runs six times."""
-        runs, accounts = schema.runs, schema.accounts
-        grouped = (select(runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
-                          runs.c.visibility, func.count().label("runs"))
-                   .where(_visible(viewer), *filtered(where))
-                   .group_by(runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
-                             runs.c.visibility)
-                   .subquery())
+        One statement that answers the runs' number per combination of the six, a few dozen rows, and each
+        facet's counts summed from those here, rather than six GROUP BYs. Under facet values only (or none)
+        the combinations are read as the database keeps them (`run_facet_tallies`, migration 0016): a
+        GROUP BY over 10,000 runs was a quarter of the list page's time. A search or dates count the runs
+        in one pass (the finder index, `ix_runs_finder`, holds every column it reads)."""
+        accounts, tally_conditions = schema.accounts, tallied(where)
+        if tally_conditions is None:  # a search or dates: the runs that match, counted
+            runs = schema.runs
+            keyed = (runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
+                     runs.c.visibility)
+            grouped = (select(*keyed, func.count().label("runs")).where(_visible(viewer), *filtered(where))
+                       .group_by(*keyed).subquery())
+        else:  # facet values only: the kept counts (0016), a few dozen rows whatever the number of runs
+            tallies = schema.run_facet_tallies
+
+            def value(name: str) -> Any:  # the runs' value back: NULL where `absent` says it is missing
+                return case((tallies.c.absent.op("&")(schema.ABSENT[name]) != 0, null()),
+                            else_=tallies.c[name]).label(name)
+
+            grouped = (select(value("plan_name"), value("fs_type"), value("device_model"), tallies.c.status,
+                              tallies.c.owner, tallies.c.visibility, tallies.c.run_count.label("runs"))
+                       .where(_visible(viewer, tallies), tallies.c.run_count > 0, *tally_conditions)
+                       .subquery())
         query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.device_model, grouped.c.status,
                         accounts.c.name, grouped.c.visibility, grouped.c.runs)
                  .select_from(grouped.outerjoin(accounts, accounts.c.id == grouped.c.owner)))
@@ -505,8 +522,8 @@ class Accounts:
             for name, value in zip(FACETS, values):
                 if value is not None:
                     found[name][str(value)] = found[name].get(str(value), 0) + int(count)
-        return {name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
-                for name, counts in found.items()}
+        return ({name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
+                 for name, counts in found.items()}, sum(int(count) for *_, count in rows))
 
     # -- share links -----------------------------------------------------------------------------
 
@@ -556,6 +573,20 @@ class Accounts:
         with self.reader.connect() as connection:
             row = connection.execute(_LINK_BY[column], {"value": value}).mappings().first()
         return None if row is None else _link(row)
+
+
+def _counted(viewer: Viewer, where: RunFilter, conditions: list[Any]) -> Any:
+    """The statement that counts the runs `visible_runs` lists under `conditions` (`where`'s and the
+    visibility rule): a sum of the few kept counts when the filter allows it, not a count of every run."""
+    if len(conditions) == 1:  # unfiltered: the counts per owner and visibility (migration 0008)
+        tallies = schema.run_tallies
+        return select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
+    tally_conditions = tallied(where)
+    if tally_conditions is not None:  # facet values only: the counts per combination of facets (0016)
+        tallies = schema.run_facet_tallies
+        return (select(func.coalesce(func.sum(tallies.c.run_count), 0))
+                .where(_visible(viewer, tallies), *tally_conditions))
+    return select(func.count()).select_from(schema.runs).where(*conditions)
 
 
 def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], int]:

@@ -82,6 +82,23 @@ def filtered(where: RunFilter) -> list[Any]:
     return conditions
 
 
+def tallied(where: RunFilter) -> list[Any] | None:
+    """`where` as conditions on `run_facet_tallies` (migration 0016) when it is made only of facet values,
+    so that its counts are read from the kept tallies; None when it needs the runs themselves (a search,
+    dates, the SLOG cell). A facet's value is never empty here (an empty one filters nothing, as in
+    `filtered`), so it cannot match a missing value's ''."""
+    if where.search or where.since or where.until or where.sync_writes:
+        return None
+    tallies = schema.run_facet_tallies
+    conditions = [column == value for column, value in (
+        (tallies.c.plan_name, where.plan), (tallies.c.fs_type, where.fs_type),
+        (tallies.c.device_model, where.device_model), (tallies.c.status, where.status),
+        (tallies.c.visibility, where.visibility)) if value]
+    if where.owner:
+        conditions.append(tallies.c.owner.in_(select(schema.accounts.c.id).where(schema.accounts.c.name == where.owner)))
+    return conditions
+
+
 def like_pattern(text: str) -> str:
     """`text` as the LIKE pattern of a search for it anywhere: its wildcards (`%`, `_`) and the escape
     character (`/`) escaped, so that they are plain text."""

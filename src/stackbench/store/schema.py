@@ -25,6 +25,7 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    func,
 )
 
 from stackbench.base.credentials import scrub
@@ -326,6 +327,10 @@ Index("ix_runs_listing", runs.c.created_at.desc(), runs.c.id, runs.c.owner, runs
 # the device model)
 Index("ix_runs_finder", runs.c.owner, runs.c.visibility, runs.c.status, runs.c.plan_name, runs.c.fs_type,
       runs.c.device_model, runs.c.created_at, runs.c.label, runs.c.host, runs.c.target)
+# 0017: the list sorted by label (lower(label) descending, then its tie-breaks) read in order; NULLS LAST on
+# PostgreSQL, which the migration says in SQL
+Index("ix_runs_label_order", func.lower(runs.c.label).desc(), runs.c.created_at.desc(), runs.c.id, runs.c.owner,
+      runs.c.visibility)
 
 # 0007: rate-limit events of `stackbench serve` (failed logins, lookups that found nothing), shared by
 # all its worker processes; the key (an address, an account name) only as a keyed hash
@@ -348,3 +353,20 @@ run_tallies = Table(
     Column("visibility", String(16), primary_key=True),
     Column("run_count", Integer, nullable=False),
 )
+
+# 0016: how many runs have each combination of the runs list's facets, kept by triggers on `runs` (see the
+# migration): the facets' counts without counting every run. A missing plan, file system or device model
+# is '' with its bit in `absent` (ABSENT), a run without an owner the owner ''.
+run_facet_tallies = Table(
+    "run_facet_tallies",
+    metadata,
+    Column("owner", String(32), primary_key=True),
+    Column("visibility", String(16), primary_key=True),
+    Column("status", String(16), primary_key=True),
+    Column("plan_name", String(100), primary_key=True),
+    Column("fs_type", String(64), primary_key=True),
+    Column("device_model", String(255), primary_key=True),
+    Column("absent", Integer, primary_key=True),
+    Column("run_count", Integer, nullable=False),
+)
+ABSENT = {"plan_name": 1, "fs_type": 2, "device_model": 4}

@@ -4,14 +4,14 @@ target and host, facets with their counts, sortable columns, a headline figure p
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from stackbench.base.units import format_iops, format_mb_per_s
-from stackbench.store.accounts import FACETS, KeyCell, Viewer
+from stackbench.store.accounts import FACETS, KeyCell, RunSummary, Viewer
 from stackbench.store.run_filter import NEWEST_FIRST, SORTS, RunFilter
 from stackbench.web.context import context_of
 from stackbench.web.pages.listing import page_anchor, paged
@@ -66,13 +66,34 @@ def runs_page(request: Request, q: str = "", plan: str = "", fs: str = "", devic
     ordered = {**filters, **({"sort": sort} if sort != NEWEST_FIRST else {})}
     viewer = Viewer(account.id, account.is_admin)
     accounts = context_of(request).accounts
+    counts, total = accounts.run_facets(viewer, where)  # the list's total too: not counted twice
     listing = paged(request, page_number,
-                    lambda **at: accounts.visible_runs(viewer, where, whole=False, sort=sort, **at),
+                    lambda **at: accounts.visible_runs(viewer, where, whole=False, sort=sort, total=total, **at),
                     lambda n, **key: "/runs?" + urlencode({**ordered, "page_number": n, **key}),
                     anchor, key_of=(lambda row: row[0].id) if sort == NEWEST_FIRST else None)
-    facets = _facet_links(accounts.run_facets(viewer, where), ordered)
+    facets = _facet_links(counts, ordered)
+    listing["rows"] = [_listed(*row) for row in listing["rows"]]
     return page(request, "runs.html", 200, principal, filters=filters, facets=facets,
-                columns=_sort_links(filters, sort), headline=headline, **listing)
+                columns=_sort_links(filters, sort), **listing)
+
+
+class ListedRun(NamedTuple):
+    """A row of the runs list with what the template would otherwise call for, per row: a call from a
+    template goes through Jinja's Context.call, a few microseconds each, three per row of 50 rows."""
+
+    run: RunSummary
+    cells: int
+    owner: str | None
+    visibility: str
+    name: str  # the label, or the id's first 12 characters for a run without one
+    headline: str
+    created_iso: str
+    created_shown: str  # one line: 2026-11-27 23:41
+
+
+def _listed(run: RunSummary, cells: int, owner: str | None, visibility: str) -> ListedRun:
+    return ListedRun(run, cells, owner, visibility, run.label or run.id[:12], headline(run.key_cell),
+                     run.created_at.isoformat(), run.created_at.strftime("%Y-%m-%d %H:%M"))
 
 
 def _facet_links(counts: dict[str, list[tuple[str, int]]], query: dict[str, str]) -> list[dict[str, Any]]:

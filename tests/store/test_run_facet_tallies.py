@@ -1,0 +1,153 @@
+"""The runs list's facets and their total come from `run_facet_tallies`, counts the database keeps with
+triggers (migration 0016), when the list's filter is made only of facet values. The tallies must equal a
+GROUP BY of the runs after anything that stores, finishes, deletes, claims, shares or unowns runs, on
+SQLite and PostgreSQL, and the facets and totals read from them must be what counting the runs answers
+(the same filter plus a date range that holds every run, which counts the runs), for every kind of viewer;
+a trigger that missed a path would show wrong counts beside the filters."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from stackbench.store import Store, schema
+from stackbench.store.accounts import Accounts, RunFilter, Viewer
+from store.test_run_tallies import down_and_up
+from web import test_postgres
+
+pg_database = test_postgres.pg_database
+
+OWNERS = ("alice", "bob", None)
+PLANS = ("quick", "slog", "", None)  # an upload may carry an empty plan name: not the same as none
+TARGETS = ({}, {"target": {"fs_type": "ext4"}}, {"target": {"fs_type": "zfs", "block_devices": [{"model": "SSD 1"}]}},
+           {"target": {"block_devices": [{"model": ""}, {"model": "SSD 2"}]}})
+
+# ("store", owner, visibility, plan, target), ("finish", i, status), ("delete", i), ("claim", i, owner),
+# ("visibility", i, visibility), ("remove", owner). `i` picks among the runs stored so far.
+step = st.one_of(
+    st.tuples(st.just("store"), st.sampled_from(OWNERS), st.sampled_from(schema.VISIBILITIES),
+              st.sampled_from(PLANS), st.integers(0, len(TARGETS) - 1)),
+    st.tuples(st.just("finish"), st.integers(0, 50), st.sampled_from(("complete", "failed", "incomplete"))),
+    st.tuples(st.just("delete"), st.integers(0, 50)),
+    st.tuples(st.just("claim"), st.integers(0, 50), st.sampled_from(OWNERS[:2])),
+    st.tuples(st.just("visibility"), st.integers(0, 50), st.sampled_from(schema.VISIBILITIES)),
+    st.tuples(st.just("remove"), st.sampled_from(OWNERS[:2])),
+)
+
+# The facet-only filters the tallies answer (each also asked with a date range, which counts the runs), and
+# searches, whose facets count the runs and answer the list's total.
+FILTERS = [RunFilter(), RunFilter(plan="quick"), RunFilter(status="complete"), RunFilter(fs_type="zfs"),
+           RunFilter(device_model="SSD 2"), RunFilter(visibility="team"), RunFilter(owner="bob"),
+           RunFilter(owner="alice", status="running", plan="slog"), RunFilter(owner="nobody"),
+           RunFilter(search="RUN-1"), RunFilter(search="run-2", plan="quick")]  # counted, total from the facets
+
+
+def _replay(accounts: Accounts, steps: list[tuple]) -> list[Viewer]:
+    """Carry out `steps` through the store's own API; the viewers to check (each account, an admin)."""
+    store = accounts.store
+    ids: dict[str | None, str] = {}
+
+    def account(name: str | None) -> str | None:
+        if name is not None and name not in ids:
+            ids[name] = accounts.add_account(name, "h", admin=False).id
+        return ids.get(name)
+
+    runs: list[str] = []
+    for kind, *args in steps:
+        if kind == "store":
+            owner_name, visibility, plan, target = args
+            run_id = store.create_run(source="imported", label=f"run-{len(runs)}", target=None, plan_name=plan,
+                                      planned_cells=0, facts=TARGETS[target])
+            owner = account(owner_name)
+            if owner is not None:
+                accounts.claim(owner, [run_id])
+            accounts.set_visibility(run_id, visibility)
+            runs.append(run_id)
+        elif kind == "remove" and args[0] in ids:
+            accounts.remove_account(args[0])
+            del ids[args[0]]
+        elif runs and kind != "remove":
+            run_id = runs[args[0] % len(runs)]
+            if kind == "delete":
+                store.delete_runs([run_id])
+                runs.remove(run_id)
+            elif kind == "finish":
+                store.finish_run(run_id, args[1])
+            elif kind == "claim":
+                accounts.claim(account(args[1]), [run_id], take=True)
+            else:
+                accounts.set_visibility(run_id, args[1])
+    admin = accounts.add_account("root", "h", admin=True)
+    return [Viewer(i, False) for i in ids.values()] + [Viewer(admin.id, True), Viewer("no-such-account", False)]
+
+
+def _assert_tallies_count(accounts: Accounts, viewers: list[Viewer]) -> None:
+    runs, tallies = schema.runs, schema.run_facet_tallies
+    with accounts.store.engine.connect() as connection:
+        kept = {tuple(row[:-1]): row[-1] for row in connection.execute(select(tallies)) if row[-1]}
+        grouped: dict[tuple, int] = {}
+        for owner, visibility, status, *values in connection.execute(
+                select(runs.c.owner, runs.c.visibility, runs.c.status, runs.c.plan_name, runs.c.fs_type,
+                       runs.c.device_model)):
+            absent = sum(bit for bit, value in zip((1, 2, 4), values) if value is None)
+            key = (owner or "", visibility, status, *(value or "" for value in values), absent)
+            grouped[key] = grouped.get(key, 0) + 1
+    assert kept == grouped
+    every_day = {"since": date(2000, 1, 1)}  # every run: a filter the tallies cannot answer
+    for viewer in viewers:
+        for where in FILTERS:
+            counting = RunFilter(**{**where.__dict__, **every_day})
+            assert accounts.run_facets(viewer, where) == accounts.run_facets(viewer, counting), (viewer, where)
+            rows, total = accounts.visible_runs(viewer, where, offset=0, limit=1000, whole=False)
+            counted = accounts.visible_runs(viewer, counting, offset=0, limit=1)[1]
+            # the facets' total (which the runs list passes on instead of counting again) is the same
+            assert (total, len(rows), accounts.run_facets(viewer, where)[1]) == (counted, counted, counted)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(step, max_size=25))
+def test_the_facet_tallies_equal_counting_the_runs(tmp_path: Path, steps: list[tuple]) -> None:
+    db = tmp_path / f"facets-{abs(hash(tuple(steps)))}.db"
+    db.unlink(missing_ok=True)
+    accounts = Accounts(Store(f"sqlite:///{db}"))
+    try:
+        _assert_tallies_count(accounts, _replay(accounts, steps))
+    finally:
+        accounts.store.dispose()
+        db.unlink(missing_ok=True)
+
+
+MIXED = [("store", "alice", "private", "quick", 1), ("store", "alice", "team", "slog", 2),
+         ("store", "bob", "team", "", 3), ("store", None, "private", None, 0), ("store", "bob", "private", "quick", 2),
+         ("finish", 0, "complete"), ("claim", 3, "bob"), ("visibility", 0, "team"), ("delete", 1),
+         ("store", None, "team", "slog", 1), ("finish", 2, "failed"), ("remove", "alice"),
+         ("visibility", 2, "private"), ("claim", 0, "bob"), ("store", "alice", "team", "quick", 3), ("delete", 5),
+         ("finish", 1, "complete")]
+
+
+@pytest.mark.postgres
+def test_the_facet_tallies_equal_counting_the_runs_on_postgresql(pg_database: str) -> None:
+    accounts = Accounts(Store(pg_database))
+    try:
+        _assert_tallies_count(accounts, _replay(accounts, MIXED))
+    finally:
+        accounts.store.dispose()
+
+
+def test_the_migration_tallies_the_runs_already_stored_and_goes_back(tmp_path: Path) -> None:
+    """A store at 0015 that holds runs gets their counts when it moves to 0016, and 0016 goes back."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    accounts = Accounts(Store(url))
+    viewers = _replay(accounts, MIXED)
+    accounts.store.dispose()
+    down_and_up(url, "0015_tune_sessions", "run_facet_tallies", "run_facet%")
+    accounts = Accounts(Store(url))
+    try:
+        _assert_tallies_count(accounts, viewers)
+    finally:
+        accounts.store.dispose()
