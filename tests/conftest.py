@@ -258,6 +258,71 @@ def fleet(fleet_rig):
     fleet_rig.reset()
 
 
+# With pytest-xdist (`scripts/test -n 2 -m "not slow"`, README "Development") every worker is a pytest session
+# of its own: function fixtures, tmp_path, the session's PostgreSQL server (tests/pg_server.py: a free port,
+# a directory of its own) and XDG_CACHE_HOME above are per worker. What must not be shared is one machine-wide
+# thing two workers would set up twice at once: the lab guests (one qemu boot per series, one build directory,
+# tests/lab_guest.py) and the fleet's network namespaces and sshds (tests/fleet_hosts.py). Their tests are
+# grouped (`xdist_group`), and every -n run schedules by group, so each group runs on one worker, once.
+SHARED_RIGS = {"guest": "lab-guest", "fleet_rig": "fleet-rig"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """`-n N` alone means `--dist load`, which ignores the groups: the controller makes it `loadgroup` before
+    its session reads it. A worker parses the command line again, without that: it is told in its
+    `workerinput` (below) to name each grouped test by its group, which `loadgroup` schedules by."""
+    if config.getoption("numprocesses", None) and config.getoption("dist", "no") == "load":
+        config.option.dist = "loadgroup"
+    workerinput = getattr(config, "workerinput", {})
+    if workerinput.get("stackbench_loadgroup"):
+        config.option.loadgroup = True
+    if "stackbench_columns" in workerinput:  # a worker starts with COLUMNS=80 where the suite had none
+        if workerinput["stackbench_columns"] is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = workerinput["stackbench_columns"]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    node.workerinput["stackbench_loadgroup"] = node.config.getoption("dist") == "loadgroup"
+    node.workerinput["stackbench_columns"] = os.environ.get("COLUMNS")  # the CLI's width off a terminal
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under `loadgroup` (which -n alone is, above): each rig's group on one worker, and each other test file
+    on one worker, whole and in order, as a serial run has it: its module fixtures (a server, a store of
+    runs) are made once rather than once per worker, and a file's tests see what its earlier ones left."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # as xdist's loadgroup: an `@` in a parameter is not one
+                return nodeid.rsplit("@", 1)[1]
+            return nodeid.split("::", 1)[0]
+
+    return FileOrGroup(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker names each grouped test by its group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        rigs = [group for fixture, group in SHARED_RIGS.items() if fixture in getattr(item, "fixturenames", ())]
+        if not rigs:
+            continue
+        item.add_marker(pytest.mark.xdist_group(rigs[0]))
+        if getattr(config.option, "loadgroup", False) and hasattr(item, "_id"):
+            # `loadgroup` schedules by the group after an `@` in the test's id, which xdist (3.8) writes to
+            # `_nodeid`; pytest 9 keeps the id in `_id`. tests/test_parallel.py fails if either moves again.
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(f"{item.nodeid}@{rigs[0]}")
+
+
 _LEFT_BEHIND = pytest.StashKey[set | None]()
 
 
@@ -268,13 +333,20 @@ def _untracked(root: Path) -> set[str] | None:
     return set(filter(None, done.stdout.split("\0"))) if done.returncode == 0 else None
 
 
+def _xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[_LEFT_BEHIND] = _untracked(session.config.rootpath)
+    if not _xdist_worker(session.config):  # under xdist the controller checks, around all the workers
+        session.config.stash[_LEFT_BEHIND] = _untracked(session.config.rootpath)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The suite leaves nothing in the checkout it runs from: a test whose command wrote a relative path
     there (a fuzzed `facts save 64G` once did, and the files were committed) fails the whole run here."""
+    if _xdist_worker(session.config):
+        return
     before = session.config.stash.get(_LEFT_BEHIND, None)
     after = _untracked(session.config.rootpath)
     if before is None or after is None:

@@ -7,6 +7,7 @@ the file that made it. Function-level imports count too.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "stackbench"
@@ -189,7 +190,6 @@ RAW_READS: dict[str, dict[str, str]] = {
         "(directory / 'fio-server.log').read_text(errors='replace')": "the log of the fio server the agent started",
     },
     "stackbench/fleet/ssh.py": {"Path(spec.origin).read_text()": "stackbench's own source, shipped to the agent"},
-    "stackbench/fleet/timing.py": {"open('/proc/self/stat')": "the kernel's view of this process"},
     "stackbench/probe/block.py": {
         "path.read_text()": "its _read helper, given only /sys/class/block attributes",
         "Path('/proc/self/mountinfo').read_text()": "the kernel's mount table",
@@ -206,13 +206,13 @@ RAW_READS: dict[str, dict[str, str]] = {
         "os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)": "an output's directory, opened to fsync and rename in it",
     },
     "stackbench/base/processes.py": {
-        "(PROC / str(pid) / 'stat').read_text()": "the kernel's view of a process",
+        "os.open(path, os.O_RDONLY | os.O_CLOEXEC)": "its stat_fields, given only /proc/PID/stat, read once with a "
+                                                     "4 KiB bound",
         "(PROC / str(pid) / 'cmdline').read_bytes()": "the kernel's view of a process",
         "(PROC / str(pid) / 'comm').read_text()": "the kernel's view of a process",
     },
     "stackbench/probe/conditions.py": {
         "open(path, errors='replace')": "its _read helper, given only /proc and /sys files",
-        "os.open(path, os.O_RDONLY)": "its _stat_ticks, given only /proc/PID/stat, read once with a 4 KiB bound",
     },
     "stackbench/probe/system.py": {
         "Path(path).read_text(errors='replace')": "its _read helper, given only /proc, /sys and /etc/os-release",
@@ -343,3 +343,12 @@ def test_the_cli_builds_no_progress_display_table_or_error_printer_of_its_own() 
             if isinstance(node, ast.FunctionDef) and node.name == "fail":
                 printers.append(name)
     assert (progress, tables, printers) == ([], [], [])
+
+
+def test_proc_pid_stat_has_one_parser() -> None:
+    """A /proc/PID/stat line is parsed by base/processes.py's stat_fields alone: the conditions sampler and
+    the fleet's process age each had a copy of the cut after the command name (which may hold ')')."""
+    cut = re.compile(r"""\.r?(split|partition)\(b?["']\)["']""")
+    copies = [f"{path.relative_to(PACKAGE.parent)}:{number}" for path in sorted(PACKAGE.rglob("*.py"))
+              for number, line in enumerate(path.read_text().splitlines(), 1) if cut.search(line)]
+    assert [copy.split(":")[0] for copy in copies] == ["stackbench/base/processes.py"], copies

@@ -42,7 +42,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("scan/walker.py", "os.open"): (3, "O_RDONLY | O_DIRECTORY: walking a directory, by path or (past PATH_MAX) "
                                        "one component at a time"),
     ("probe/loop.py", "os.open"): (1, "O_RDONLY: a loop device opened for its LOOP_GET_STATUS64 ioctl"),
-    ("probe/conditions.py", "os.open"): (1, "O_RDONLY: /proc/PID/stat, read each second for the processes' CPU time"),
+    ("base/processes.py", "os.open"): (1, "O_RDONLY: /proc/PID/stat, read each second for the processes' CPU time"),
     ("measure/tune_journal.py", "os.open"): (3, "tune's own journals, in its state directory (O_EXCL, O_APPEND), "
                                                 "and that directory opened to fsync it"),
     ("measure/tune_persist.py", "open"): (1, "the append-only log of `tune --persist --write`, beside the journals"),

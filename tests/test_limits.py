@@ -18,9 +18,6 @@ MAX_EXCEPTIONS = 5
 
 # path (under src/stackbench), or path::function -> why it stays as it is
 EXCEPTIONS: dict[str, str] = {
-    "measure/runner.py": "the runner's loop and its stopping, recording and clean-up are one lifecycle (its "
-                         "telemetry moved out to measure/telemetry.py); the clean-up on interruption is the next "
-                         "piece to move, noted on issue 33",
     "model/unsafe_settings.py": "the one table of unsafe settings (declared once for compare, ab, report and tune) "
                                 "and the one reader of where they are found: a table read whole, split only by an index",
 }

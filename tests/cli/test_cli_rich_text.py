@@ -15,7 +15,9 @@ import ast
 import json
 import re
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -37,17 +39,23 @@ def _verbatim(done, *, code: int = 0, markdown: bool = False) -> str:  # noqa: A
 
 
 @pytest.fixture
-def tricky(tmp_path: Path) -> tuple[Path, str]:
-    """A directory whose name holds an emoji code and markup, a store in it, two runs labelled alike."""
-    directory = tmp_path / TRICKY
+def tricky() -> Iterator[tuple[Path, str]]:
+    """A directory whose name holds an emoji code and markup, a store in it, two runs labelled alike. Under a
+    short directory of /tmp, not tmp_path: the tables print the path beside the label at a width of 160, and
+    a longer tmp_path (an xdist worker's) would wrap the label onto two lines."""
+    base = Path(tempfile.mkdtemp(prefix="sbt-", dir="/tmp"))
+    directory = base / TRICKY
     directory.mkdir(parents=True)  # `[/b]` makes it two directories: the path reads as TRICKY
     db = f"sqlite:///{directory / 'r.db'}"
     capture = directory / "capture.json"
     shutil.copyfile(DATA / "fio" / "randread-psync.json", capture)
-    for label in (TRICKY, TRICKY + " B"):
-        done = cli_here("import", str(capture), "--label", label, "--db", db)
-        _verbatim(done)  # import names its label
-    return directory, db
+    try:
+        for label in (TRICKY, TRICKY + " B"):
+            done = cli_here("import", str(capture), "--label", label, "--db", db)
+            _verbatim(done)  # import names its label
+        yield directory, db
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_commands_that_echo_a_label_or_a_path_print_them_verbatim(tricky: tuple[Path, str], monkeypatch) -> None:  # noqa: ANN001

@@ -67,7 +67,7 @@ OUTPUTS = {("report", "output"): "report", ("export", "openmetrics"): "export", 
            ("smallblocks", "chart"): "smallblocks --chart", ("facts save", "directory"): "facts save (below)"}
 INPUTS = {("audit", "from_dir"), ("audit", "vm_config"), ("audit", "storage_cfg"), ("crypto", "from_file"),
           ("crypto", "cpuinfo"), ("import", "files"), ("push", "token_file"), ("push", "ca_file"),
-          ("run", "hosts_file"), ("slog", "candidates"), ("stack", "host_facts"), ("slog", "pool_dataset"), ("smallblocks", "paths")}
+          ("run", "hosts_file"), ("tune", "knobs_file"), ("slog", "candidates"), ("stack", "host_facts"), ("slog", "pool_dataset"), ("smallblocks", "paths")}
 # A directory a command keeps as its own, not a file a user names for output: made private and refused when
 # it is not a directory or another user can write it, with its own tests named here.
 OWN_DIRECTORIES = {("serve", "chart_cache"): "web/chart_files.py: tests/web/test_chart_cache.py, test_serve_cli.py"}

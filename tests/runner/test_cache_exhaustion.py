@@ -19,7 +19,7 @@ from stackbench.engine.fio import job_file
 from stackbench.base.errors import UsageError
 from stackbench.model.plan import AUTO_FREE_SHARE, PLACEHOLDER_SIZE, auto_size, build_plan
 from stackbench.report.charts.cache import data_written
-from stackbench.measure.runner import settle_size
+from stackbench.measure.preparation import settle_size
 from stackbench.store import Store
 
 MiB, GiB = 1024**2, 1024**3

@@ -1,4 +1,4 @@
-"""`run --dry-run` is the run's own preparation (runner.prepare, runner.cell_job_file): the job files it
+"""`run --dry-run` is the run's own preparation (preparation.prepare, preparation.cell_job_file): the job files it
 prints are the ones the run passes to fio, after the O_DIRECT probe and the sizing; it refuses what the run
 refuses, with the same line and exit status; and it writes nothing, not even the store."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -35,7 +36,7 @@ SCRIPT = STOP_ON_SIGTERM + textwrap.dedent(
     start = spawn.popen if sys.argv[1] == "spawn" else subprocess.Popen
     child = None
     try:
-        child = start(["sleep", "30"])
+        child = start(["sleep", sys.argv[2]])
         child.wait(timeout=1)
         print("lost")
     except Stop:
@@ -47,8 +48,8 @@ SCRIPT = STOP_ON_SIGTERM + textwrap.dedent(
 )
 
 
-def _outcome(how: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", SCRIPT, how], capture_output=True, text=True, timeout=60)
+def _outcome(how: str, seconds: str = "30") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", SCRIPT, how, seconds], capture_output=True, text=True, timeout=60)
 
 
 def test_plain_popen_loses_a_signal_raised_in_an_at_fork_hook() -> None:
@@ -59,10 +60,11 @@ def test_plain_popen_loses_a_signal_raised_in_an_at_fork_hook() -> None:
 
 
 def test_spawn_delivers_it_after_the_fork_and_leaves_no_child() -> None:
-    done = _outcome("spawn")
+    seconds = f"30.{secrets.randbelow(10**9):09d}"  # its own: other tests (other xdist workers) sleep 30 too
+    done = _outcome("spawn", seconds)
     assert done.stdout.strip() == "delivered", done.stderr
     assert "Traceback" not in done.stderr
-    assert subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True).returncode == 1
+    assert subprocess.run(["pgrep", "-f", f"^sleep {seconds}$"], capture_output=True).returncode == 1
 
 
 def test_the_child_starts_with_the_callers_signal_mask() -> None:

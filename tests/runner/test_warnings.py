@@ -21,7 +21,7 @@ from stackbench.analysis.stability import run_warnings
 from stackbench.cli.synclat import warnings_to_print
 from stackbench.model.plan import Plan, Workload
 from stackbench.report.run_json import run_json
-from stackbench.measure.runner import SilentObserver, _settle_direct
+from stackbench.measure.preparation import SilentObserver, _settle_direct
 from stackbench.measure.safety import Target, cache_warning
 from stackbench.store import Store, schema
 from stackbench.model.warning import Warning, WarningCode

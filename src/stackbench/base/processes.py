@@ -33,14 +33,27 @@ def pids() -> Iterator[int]:
             yield int(name)
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name (which may hold spaces and parentheses), or None; index 0 is
-    the state (field 3 of proc(5))."""
+def stat_fields(path: str | os.PathLike[str]) -> list[str] | None:
+    """The fields of a /proc/PID/stat after the command name, or None (gone, unreadable or torn); index 0 is
+    the state (field 3 of proc(5)). The name sits in parentheses and may itself hold spaces and
+    parentheses, so the fields start after the last ')'. The one parser of that line: the conditions
+    sampler reads it for every process every second, hence a single bounded os.read and no file object."""
     try:
-        text = (PROC / str(pid) / "stat").read_text()
+        handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
-    return text.rsplit(")", 1)[1].split()
+    try:
+        raw = os.read(handle, 4096)  # a stat line is under 1 KiB: the name is at most 15 bytes
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+    _, paren, rest = raw.rpartition(b")")
+    return rest.decode("ascii", "replace").split() if paren else None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    return stat_fields(PROC / str(pid) / "stat")
 
 
 def _stat_number(pid: int, index: int) -> int | None:

@@ -108,7 +108,7 @@ def _measure(store: "Store", plan: "Plan", *, target: Path, label: Optional[str]
     from stackbench.base.credentials import scrub_text
     from stackbench.cli.progress import ProgressObserver
     from stackbench.measure.ab import AbRequest, execute_ab
-    from stackbench.measure.runner import RunRequest
+    from stackbench.measure.preparation import RunRequest
 
     observer = ProgressObserver(plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2, rounds=rounds)
 

@@ -22,7 +22,7 @@ from stackbench.measure.safety import check_target_text
 
 if TYPE_CHECKING:
     from stackbench.analysis.estimate import PlanTime
-    from stackbench.measure.runner import DryRun, RunRequest
+    from stackbench.measure.preparation import DryRun, RunRequest
 
 TARGET_PANEL = "Target"
 
@@ -88,13 +88,13 @@ def run_command(
 
         run_fleet(plan=plan, target=target, fleet=fleet, label=label, destroy_data=destroy_data, db=db, fmt=fmt)
         return
-    from stackbench.measure.runner import RunRequest
+    from stackbench.measure.preparation import RunRequest
 
     request = RunRequest(target=target, plan=plan, label=label, destroy_data=destroy_data, started=began)
     check_target_text(target)
     token = _push_token(push)
     if dry_run:
-        from stackbench.measure.runner import dry_run as prepare_dry_run
+        from stackbench.measure.preparation import dry_run as prepare_dry_run
         from stackbench.store import open_store_to_read
 
         shown = prepare_dry_run(request, open_store_to_read(db))  # the run's own checks; writes nothing
@@ -137,13 +137,13 @@ def _measure(request: "RunRequest", *, db: Optional[str], fmt: str, push: Option
 
 def _print_dry_run(shown: "DryRun", target: Path, fmt: str) -> None:
     """The run as it will be measured: the plan after the checks, the estimate and every cell's job file."""
-    from stackbench.measure.runner import DRY_RUN_SCRATCH_ID
+    from stackbench.measure.preparation import DRY_RUN_SCRATCH_ID
 
     prepared = shown.prepared
     for warning in prepared.warnings:
         warn(str(warning))
     if fmt == "json":
-        from stackbench.measure.runner import plan_facts
+        from stackbench.measure.preparation import plan_facts
 
         print_json({
             "dry_run": True,
@@ -170,7 +170,7 @@ def _print_fleet_plan(plan: Plan, target: Path, fleet: FleetOptions) -> None:
     from stackbench.analysis.estimate import plan_time
     from stackbench.engine.fio import job_file
     from stackbench.fleet.hosts import parse_hosts
-    from stackbench.measure.runner import DRY_RUN_SCRATCH_ID
+    from stackbench.measure.preparation import DRY_RUN_SCRATCH_ID
 
     names = parse_hosts(fleet.hosts, fleet.hosts_file)
     scratch = str(target / f"stackbench-{DRY_RUN_SCRATCH_ID}.scratch")

@@ -133,7 +133,7 @@ def tune_command(
     if _answered_another_mode(fmt, list_knobs, explain_knob, rollback, status, (persist, write), user):
         return
     from stackbench.base.units import parse_duration
-    from stackbench.measure.runner import RunRequest
+    from stackbench.measure.preparation import RunRequest
     from stackbench.measure.tune_session import TuneRequest, parse_knob_option
 
     target = _checked_target(target)

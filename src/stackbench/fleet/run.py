@@ -44,9 +44,8 @@ from stackbench.fleet.ssh import AgentFailed, Ssh, explain
 from stackbench.model.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import TOTAL_HOST, Run, new_id
-from stackbench.measure.runner import (
-    RunObserver, SilentObserver, interrupt_cause, plan_facts, replicate, signals_as_interrupt,
-)
+from stackbench.measure.preparation import RunObserver, SilentObserver, plan_facts
+from stackbench.measure.runner import interrupt_cause, replicate, signals_as_interrupt
 from stackbench.measure.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord

@@ -22,17 +22,19 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from stackbench.base import processes
+
 ENV = "STACKBENCH_FLEET_TIMING"
 
 
 def process_age() -> float | None:
     """Seconds since this process started (Linux: /proc/self/stat and the boot-time clock), else None."""
+    ticks = processes.start_ticks(os.getpid())
+    if ticks is None:
+        return None
     try:
-        with open("/proc/self/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime, after pid and comm
-        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
-    except (OSError, ValueError, IndexError, AttributeError):
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, AttributeError):
         return None
 
 

@@ -208,8 +208,8 @@ class Plan:
     runs: int = 1
     stopping: StoppingRule | None = None
     direct_auto: bool = False  # O_DIRECT where the target honours it, buffered with a warning where not
-    # The preset's size depends on the machine and the target (cache-exhaustion without --size): the
-    # workloads hold a placeholder until `with_size` gives the size `auto_size` chose (runner.settle_size).
+    # The preset's size depends on the machine and the target (cache-exhaustion without --size): the workloads
+    # hold a placeholder until `with_size` gives the size `auto_size` chose (measure/preparation.settle_size).
     size_from_target: bool = False
     # Each round is one fio process whose job file holds every cell still measured, one stonewalled job
     # each (synclat, slog): fio's start-up is paid once per round instead of once per cell.

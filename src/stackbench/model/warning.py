@@ -147,7 +147,8 @@ class WarningCode(enum.StrEnum):
     DISTURBED = (
         "DISTURBED",
         "(run, ab, synclat, slog) The machine was busy with something else during some of the cells' fio "
-        "runs (`subject`: the cells; `text`: what was seen in how many runs): CPU or memory pressure of 10 % "
+        "runs (`subject`: the cells, or past 4 of them their number, `6 of 48 cells`; `text`: what was seen in "
+        "how many runs, past 4 cells for the worst three): CPU or memory pressure of 10 % "
         "or more (PSI; without PSI more runnable tasks than CPUs), CPU steal of 5 % or more, a ZFS scrub or "
         "resilver, or I/O on the target's device that fio did not do of 25 % or more of fio's own bytes. "
         "The per-run figures are `measurement.replicates[].conditions`.",

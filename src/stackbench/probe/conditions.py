@@ -21,6 +21,7 @@ from collections import deque
 from typing import Any, Iterable
 
 from stackbench.base import spawn
+from stackbench.base.processes import stat_fields
 
 PROC = "/proc"
 KTHREADD = 2  # the kernel threads' parent
@@ -110,17 +111,13 @@ def read_process_ticks(leader: int | None, root: str = PROC) -> dict[str, dict[i
 def _stat_ticks(path: str) -> tuple[int, float, float] | None:
     """A /proc/PID/stat's parent pid, utime + stime, and cutime + cstime (its reaped children's), or None
     (gone or unreadable)."""
-    try:
-        handle = os.open(path, os.O_RDONLY)  # no buffered file object: this runs for every process, every second
-    except OSError:
+    fields = stat_fields(path)
+    if fields is None:
         return None
     try:
-        fields = os.read(handle, 4096).rsplit(b")", 1)[1].split()
         return int(fields[1]), float(int(fields[11]) + int(fields[12])), float(int(fields[13]) + int(fields[14]))
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return None
-    finally:
-        os.close(handle)
 
 
 def read_load(root: str = PROC) -> float | None:

@@ -1,4 +1,4 @@
-"""Accounts, sessions, share links and ownership of results: what `stackbench serve` stores.
+"""Accounts, sessions and ownership of results: what `stackbench serve` stores (share links: share_links.py).
 
 Who may see a stored run, scan or audit is decided here, once, as one SQL condition (`_visible`, the same
 for the tables in `OWNED`): the lists and the loading of a single item all use it, so a list can
@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
 
 from sqlalchemy import and_, bindparam, case, delete, false, func, insert, null, or_, select, true, update
@@ -33,9 +33,7 @@ from stackbench.store.reads import read_runs
 from stackbench.store.repository import Store
 from stackbench.store.rows import aware, run_from_row
 from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by, tallied
-from stackbench.base.usertext import check
-
-SHARE_KINDS = ("run", "compare")
+from stackbench.store.share_links import SHARE_KINDS, ShareLink, ShareLinks, now
 
 
 @dataclass(frozen=True)
@@ -60,29 +58,6 @@ class SessionRecord:
     csrf_secret: str
     created_at: datetime
     last_seen_at: datetime
-
-
-@dataclass(frozen=True)
-class ShareLink:
-    id: str
-    kind: str
-    object_id: str
-    other_id: str | None
-    owner: str
-    note: str
-    created_at: datetime
-    expires_at: datetime
-    revoked_at: datetime | None
-    last_used_at: datetime | None
-
-    @property
-    def run_ids(self) -> tuple[str, ...]:
-        """The runs this link lets its holder see: one run, or A and B of a comparison."""
-        return (self.object_id,) if self.other_id is None else (self.object_id, self.other_id)
-
-    def live(self, now: datetime) -> bool:
-        """Neither revoked nor expired."""
-        return self.revoked_at is None and now < self.expires_at
 
 
 @dataclass(frozen=True)
@@ -115,10 +90,6 @@ class KeyCell:
 
 FACETS = ("plan", "fs", "device", "status", "owner", "visibility")
 FACET_VALUES = 12  # the most frequent values of a facet that the list shows
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 # The results that have an owner and a visibility (migration 0005; tune sessions 0015), by kind.
@@ -164,23 +135,8 @@ def _runs_seen_query(is_admin: bool) -> Any:
                               _visible_to(bindparam("viewer"), is_admin))
 
 
-def _links_of(kind: str) -> Any:
-    """`share_links_of`'s statement for one kind of link, with the owner and the run ids bound."""
-    links = schema.share_links
-    other = links.c.other_id.is_(None) if kind == "run" else links.c.other_id == bindparam("other_id")
-    return (select(links).where(links.c.owner == bindparam("owner"), links.c.kind == kind,
-                                links.c.object_id == bindparam("object_id"), other)
-            .order_by(links.c.created_at.desc()))
-
-
-_LINKS_OF = {kind: _links_of(kind) for kind in SHARE_KINDS}
-# a share link by id (its owner's page) or by its token's hash (every view of a shared page)
-_LINK_BY = {column: select(schema.share_links).where(schema.share_links.c[column] == bindparam("value"))
-            for column in ("id", "token_hash")}
-
-
 @guard_public_methods  # every public method reports a database failure as one line, as Store's do
-class Accounts:
+class Accounts(ShareLinks):
     """The server's tables in a results store (the same SQLite file or PostgreSQL database)."""
 
     def __init__(self, store: Store) -> None:
@@ -525,56 +481,6 @@ class Accounts:
         return ({name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
                  for name, counts in found.items()}, sum(int(count) for *_, count in rows))
 
-    # -- share links -----------------------------------------------------------------------------
-
-    def add_share_link(
-        self, *, token_hash: str, kind: str, run_ids: Sequence[str], owner: str, note: str, expires_at: datetime
-    ) -> ShareLink:
-        if kind not in SHARE_KINDS or len(run_ids) != (1 if kind == "run" else 2):
-            raise StoreError(f"a {kind!r} share link cannot name {len(run_ids)} run(s)", "This is a bug")
-        check("a note", note)
-        link = ShareLink(
-            id=new_id(), kind=kind, object_id=run_ids[0], other_id=run_ids[1] if kind == "compare" else None,
-            owner=owner, note=note, created_at=now(), expires_at=expires_at, revoked_at=None, last_used_at=None,
-        )
-        with self.engine.begin() as connection:
-            connection.execute(insert(schema.share_links).values(
-                id=link.id, token_hash=token_hash, kind=kind, object_id=link.object_id, other_id=link.other_id,
-                owner=owner, note=note, created_at=link.created_at, expires_at=expires_at,
-            ))
-        return link
-
-    def share_link(self, link_id: str) -> ShareLink | None:
-        return self._one_link("id", link_id)
-
-    def share_link_by_hash(self, token_hash: str) -> ShareLink | None:
-        return self._one_link("token_hash", token_hash)
-
-    def share_links_of(self, owner: str, kind: str, run_ids: Sequence[str]) -> list[ShareLink]:
-        """The owner's links to one run or one comparison, newest first (revoked and expired included)."""
-        params = {"owner": owner, "object_id": run_ids[0], **({"other_id": run_ids[1]} if kind == "compare" else {})}
-        with self.reader.connect() as connection:
-            rows = connection.execute(_LINKS_OF[kind], params).mappings().all()
-        return [_link(row) for row in rows]
-
-    def revoke_share_link(self, link_id: str) -> None:
-        links = schema.share_links
-        with self.engine.begin() as connection:
-            connection.execute(update(links).where(links.c.id == link_id, links.c.revoked_at.is_(None))
-                               .values(revoked_at=now()))
-
-    def touch_share_link(self, link_id: str, moment: datetime) -> None:
-        with self.engine.begin() as connection:
-            connection.execute(update(schema.share_links).where(schema.share_links.c.id == link_id)
-                               .values(last_used_at=moment))
-
-    def _one_link(self, column: str, value: str) -> ShareLink | None:
-        """The link whose `column` (id or token_hash, both unique) is `value`."""
-        with self.reader.connect() as connection:
-            row = connection.execute(_LINK_BY[column], {"value": value}).mappings().first()
-        return None if row is None else _link(row)
-
-
 def _counted(viewer: Viewer, where: RunFilter, conditions: list[Any]) -> Any:
     """The statement that counts the runs `visible_runs` lists under `conditions` (`where`'s and the
     visibility rule): a sum of the few kept counts when the filter allows it, not a count of every run."""
@@ -603,14 +509,6 @@ def _account(row: Any) -> Account:
     return Account(id=row["id"], name=row["name"], is_admin=bool(row["is_admin"]), created_at=aware(row["created_at"]))
 
 
-def _link(row: Any) -> ShareLink:
-    return ShareLink(
-        id=row["id"], kind=row["kind"], object_id=row["object_id"], other_id=row["other_id"], owner=row["owner"],
-        note=row["note"], created_at=aware(row["created_at"]), expires_at=aware(row["expires_at"]),
-        revoked_at=aware(row["revoked_at"]), last_used_at=aware(row["last_used_at"]),
-    )
-
-
 _SUMMARY_COLUMNS = tuple(name for name in RunSummary.__dataclass_fields__ if name != "key_cell")
 
 
@@ -618,3 +516,7 @@ def _summary_from_row(row: Any) -> RunSummary:
     key = None if row["key_iops"] is None else KeyCell(row["key_pattern"], row["key_iops"], row["key_bw_bytes"])
     return RunSummary(**{name: row[name] for name in _SUMMARY_COLUMNS if name != "created_at"},
                       created_at=aware(row["created_at"]), key_cell=key)
+
+
+__all__ = ["Account", "Accounts", "FACETS", "FACET_VALUES", "KeyCell", "OWNED", "RunFilter", "RunSummary",
+           "SHARE_KINDS", "SessionRecord", "ShareLink", "Viewer", "now"]  # ShareLink, SHARE_KINDS, now: share_links.py
