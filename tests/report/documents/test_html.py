@@ -40,12 +40,13 @@ def test_it_holds_every_part_of_a_run(page: str, measured: Measured) -> None:
         assert run["run_id"] in page
         assert run["facts"]["fio_version"] in page
     # per run its cells, what its layers did (where the run sampled devices), goals and facts, and its warnings
-    # if any; then the comparison, both runs' layer rows (where either sampled them) and the layers
+    # if any; then the comparison, both runs' layer rows (where either sampled them), the layers and every
+    # layer's run's device rows (where any sampled them)
     layered = [any(cell.get("layers") for cell in run["cells"]) for run in (measured.first, measured.second)]
     assert all(layered), "the measured runs sampled the devices under their target"
     expected = sum(3 + bool(run["warnings"]) + has for run, has in zip((measured.first, measured.second), layered))
-    assert page.count("<table>") == expected + 2 + any(layered)
-    assert "Layers during each cell, A and B" in page
+    assert page.count("<table>") == expected + 2 + 2 * any(layered)
+    assert "Layers during each cell, A and B" in page and "Layers during each cell, every run" in page
 
 
 def test_user_text_is_escaped_not_interpreted(page: str) -> None:
