@@ -266,21 +266,28 @@ def test_max_time_stops_a_knob_after_an_even_round_and_decides_on_what_it_has(be
 
 @pytest.mark.slow
 def test_calibration_says_the_noise_and_refuses_an_effect_it_cannot_prove(bench: Path, state: Path) -> None:
-    """A/A rounds before any change: with --min-effect 0.1 % no machine is quiet enough, so the session stops
-    with the advice and changes nothing; with --force it goes on and reports the noise."""
+    """A/A rounds before any change: with --min-effect 0.1 % a session stops with the advice and changes
+    nothing when the calibration says more than 3 x 0.1 % is what 12 rounds could prove (almost always: page
+    cache reads of a quiet machine once came under it, and went on, as the rule says); with --force it goes
+    on and reports the noise."""
     db = str(bench.parent.parent / "s.db")
-    refused = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply",
+    refused = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json",
                        "--calibrate-rounds", "2", "--min-effect", "0.1", "--db", db, *PLAN)
-    error = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
-    assert refused.returncode == 1 and len(error) == 1 and "too noisy now to prove a change of 0.1%" in error[0]
-    assert "add --force" in error[0] and "undid" not in error[0]  # nothing had changed: no word about undoing
+    if refused.returncode == 0:  # measured, not assumed: the noise allowed it, so the rule let the session go on
+        went_on = json.loads(refused.stdout)
+        assert went_on["calibration"]["provable"] <= 3 * 0.001
+        cli_here("tune", "--rollback", went_on["session"])
+    else:
+        error = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+        assert refused.returncode == 1 and len(error) == 1 and "too noisy now to prove a change of 0.1%" in error[0]
+        assert "add --force" in error[0] and "undid" not in error[0]  # nothing had changed: no word about undoing
+        assert [r["t"] for r in journal_records(state)] == ["session", "closed"]
     assert read_ahead_file(bench.parent).read_text().strip() == "0"
-    assert [r["t"] for r in journal_records(state)] == ["session", "closed"]
     forced = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json", "--force",
                       "--calibrate-rounds", "2", "--min-effect", "0.1", "--db", db, *PLAN)
     assert forced.returncode == 0, forced.stderr
     calibration = json.loads(forced.stdout)["calibration"]
-    assert calibration["rounds"] == 2 and calibration["noise"] > 0 and calibration["provable"] > 0.003
+    assert calibration["rounds"] == 2 and calibration["noise"] > 0 and calibration["provable"] > 0
     cli_here("tune", "--rollback", json.loads(forced.stdout)["session"])
 
 
