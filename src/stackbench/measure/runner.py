@@ -203,7 +203,7 @@ class Measurement:
             )
         parsed = _check(invocation, what)
         conditions = sampler.result()
-        return self._record(state, parsed, invocation, _run_samples(invocation, parsed, state.workload),
+        return self._record(state, parsed, invocation, samples_of_run(invocation, parsed),
                             round_index=round_index, order=self.order, seconds=invocation.seconds, what=what,
                             conditions=(conditions, self._summary(conditions, parsed, end_of(parsed, invocation.measured_from))))
 
@@ -390,11 +390,11 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     return store.get_run(run_id)
 
 
-def _run_samples(invocation: FioInvocation, parsed: FioResult, workload: Workload) -> dict[str, list[Sample]]:
-    """fio's per-second samples of one run; a cell that writes its file once and was done before fio's
-    first one-second window closed (a small --size) gets the whole run as its one sample, rather than none."""
-    if workload.time_based:
-        return invocation.samples
+def samples_of_run(invocation: FioInvocation, parsed: FioResult) -> dict[str, list[Sample]]:
+    """fio's per-second samples of one run. fio logs a window only when it is full, so a run that ended
+    before its first one-second window closed gets the whole run as its one sample rather than none: a
+    write of the file once with a small --size, and a `--runtime 1` run whose one window ended a moment
+    after fio stopped (seen on a loaded machine: a time-based one-second run stored no sample)."""
     return {d.direction: invocation.samples.get(d.direction) or [whole_run_sample(d)] for d in parsed.directions}
 
 

@@ -1,0 +1,42 @@
+"""Which per-second samples a fio run stores: fio's own when its log has any, else the whole run as one.
+The empty-log case is made by handing over no samples with a real captured fio report (a time-based
+`runtime=1` randread, tests/data/fio/randread-psync.json): on a loaded CI machine such a run's one window
+closed after fio stopped and the run stored no sample, which the push test then found missing."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from stackbench.engine.fio import FioInvocation
+from stackbench.engine.fio_json import parse_fio_json
+from stackbench.measure.runner import samples_of_run
+from stackbench.model.results import Sample
+
+REPORT = Path(__file__).parent.parent / "data" / "fio" / "randread-psync.json"
+
+
+def _invocation(samples: dict[str, list[Sample]]) -> FioInvocation:
+    text = REPORT.read_text()
+    return FioInvocation(command=["fio"], job_file="", stdout=text, stderr="", exit_code=0,
+                         started_at=datetime.now(timezone.utc), seconds=1.0, samples=samples)
+
+
+def test_a_time_based_run_whose_log_is_empty_keeps_the_whole_run_as_its_one_sample() -> None:
+    invocation = _invocation({})
+    parsed = parse_fio_json(invocation.stdout, source=REPORT.name)
+    (read,) = parsed.directions
+    assert read.runtime_ms >= 1000  # a full second of I/O, still no full log window
+    assert samples_of_run(invocation, parsed) == {
+        "read": [Sample(t_s=pytest.approx(read.runtime_ms / 1000), iops=pytest.approx(read.iops),
+                        bw_bytes=pytest.approx(read.bw_bytes),
+                        clat_mean_ns=pytest.approx(read.clat.mean_ns) if read.clat else None)]}
+
+
+def test_fios_own_samples_are_kept_as_they_are() -> None:
+    logged = [Sample(t_s=1.0, iops=900.0, bw_bytes=3_686_400.0, clat_mean_ns=1_000.0)]
+    invocation = _invocation({"read": logged})
+    parsed = parse_fio_json(invocation.stdout, source=REPORT.name)
+    assert samples_of_run(invocation, parsed) == {"read": logged}
