@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,10 +18,12 @@ from sqlalchemy import select
 
 from stackbench.store import Store, schema
 from stackbench.store.accounts import Accounts, RunFilter, Viewer
+from store import test_run_tallies
 from store.test_run_tallies import down_and_up
 from web import test_postgres
 
 pg_database = test_postgres.pg_database
+new_accounts = test_run_tallies.new_accounts
 
 OWNERS = ("alice", "bob", None)
 PLANS = ("quick", "slog", "", None)  # an upload may carry an empty plan name: not the same as none
@@ -111,15 +114,9 @@ def _assert_tallies_count(accounts: Accounts, viewers: list[Viewer]) -> None:
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(step, max_size=25))
-def test_the_facet_tallies_equal_counting_the_runs(tmp_path: Path, steps: list[tuple]) -> None:
-    db = tmp_path / f"facets-{abs(hash(tuple(steps)))}.db"
-    db.unlink(missing_ok=True)
-    accounts = Accounts(Store(f"sqlite:///{db}"))
-    try:
-        _assert_tallies_count(accounts, _replay(accounts, steps))
-    finally:
-        accounts.store.dispose()
-        db.unlink(missing_ok=True)
+def test_the_facet_tallies_equal_counting_the_runs(new_accounts: Callable[[], Accounts], steps: list[tuple]) -> None:
+    accounts = new_accounts()
+    _assert_tallies_count(accounts, _replay(accounts, steps))
 
 
 MIXED = [("store", "alice", "private", "quick", 1), ("store", "alice", "team", "slog", 2),
