@@ -185,6 +185,17 @@ class Calibration:
         return (f"noise {self.noise:.1%} per round ({self.rounds} A/A rounds): {provable} can be proven in "
                 f"{self.max_rounds} rounds")
 
+    def refusal(self, min_effect: float, force: bool) -> StackbenchError | None:
+        """The error that stops a session before its first knob, or None to go on: a knob's rounds cannot
+        prove --min-effect when the smallest provable change is over three times it (no change at all is
+        provable: infinite), and measuring anyway would only spend the time; --force goes on regardless."""
+        if force or self.provable <= 3 * min_effect:
+            return None
+        return StackbenchError(
+            f"this machine is too noisy now to prove a change of {min_effect * 100:g}%: {self.describe()}",
+            "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
+            "tune anyway; nothing was changed")
+
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "noise": self.noise,
                 "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
@@ -341,12 +352,9 @@ def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Cha
     session = result.session
     if request.calibration_rounds:
         result.calibration = calibrate(store, request, prepared, session, looks, observer)
-        if result.calibration.provable > 3 * request.min_effect and not request.force:
-            raise StackbenchError(
-                f"this machine is too noisy now to prove a change of {request.min_effect * 100:g}%: "
-                f"{result.calibration.describe()}",
-                "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
-                "tune anyway; nothing was changed")
+        refusal = result.calibration.refusal(request.min_effect, request.force)
+        if refusal is not None:
+            raise refusal
     for plan in planned:
         if on_knob:
             on_knob(plan)
