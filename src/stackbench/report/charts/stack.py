@@ -113,7 +113,7 @@ def _title(cell: Cell, layers: CellLayers) -> str:
     """The cell, its runs, the bottom layers' sum, the ARC and what was not recorded."""
     parts = [f"{cell.pattern}: {layers.runs} fio run{'s' if layers.runs != 1 else ''}"]
     bottom = layers.bottom_amplification.get(cell.result.direction)
-    if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
+    if layers.several_bottom and bottom is not None:
         parts.append(f"bottom layers, summed: {bottom:.2f}x fio's bytes")
     if layers.arc_hit_pct is not None:
         parts.append(f"ARC hit ratio {layers.arc_hit_pct:.1f} %")
