@@ -57,10 +57,16 @@ def no_layers_error(run: Run) -> StackbenchError:
     )
 
 
+def layered_cells(run: Run) -> list[tuple[Cell, CellLayers]]:
+    """Every cell with layer activity, with its layers; none for a run from before layer telemetry or an
+    import."""
+    places = places_of(run)
+    return [(c, layers) for c in run.cells if (layers := cell_layers(c, places)) is not None]
+
+
 def chosen_cells(run: Run, cell: Cell | None) -> list[tuple[Cell, CellLayers]]:
     """The cell asked for, or every cell with layer activity (the first `MAX_CELLS`), with its layers."""
-    places = places_of(run)
-    found = [(c, layers) for c in run.cells if (layers := cell_layers(c, places)) is not None]
+    found = layered_cells(run)
     if not found:
         raise no_layers_error(run)
     if cell is None:
