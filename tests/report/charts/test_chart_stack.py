@@ -132,6 +132,17 @@ def test_a_real_run_on_a_loop_device_is_drawn(tmp_path: Path, ext4_loop: Path) -
     assert words.count("IOPS (I/O per second), log scale") == 1
 
 
+def test_the_tree_stays_indented_in_a_browser(layered: Store, tmp_path: Path) -> None:
+    """A browser collapses an SVG text's leading spaces: the depth is drawn with no-break spaces, which it
+    keeps, so md0's disks sit under it rather than beside it."""
+    out = tmp_path / "stack.svg"
+    assert chart(layered, out, "mirror", "-k", "stack").returncode == 0
+    raw = ["".join(node.itertext()) for node in svg_tree(out).iter("{http://www.w3.org/2000/svg}text")]
+    labels = [text for text in raw if "└" in text]
+    assert "└ md0 (md)" in labels and "\u00a0" * 3 + "└ sda (disk)" in labels
+    assert not [label for label in labels if label.startswith(" ")]
+
+
 def test_the_report_of_a_layered_run_has_the_stack_chart_and_of_a_run_without_layers_none(
     layered: Store, imported: Store, tmp_path: Path,
 ) -> None:

@@ -37,6 +37,7 @@ BUSIEST = style.PALETTE[3]  # vermillion
 SATURATED = style.PALETTE[1]
 ROW_IN = 0.34  # height of one bar's row
 PANEL_IN = 1.25  # a panel's title and axis label
+NO_BREAK_SPACE = "\u00a0"
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,10 @@ def rows_of(cell: Cell, layers: CellLayers, places: Sequence[CountedLayer] | Non
 
 
 def _label(device: str, kind: str, depth: int) -> str:
-    """`└ vda (disk)`, indented by its depth: the tree's shape down the panel."""
+    """`└ vda (disk)`, indented by its depth: the tree's shape down the panel. No-break spaces: a browser
+    showing the SVG collapses a text's leading spaces, which drew every layer at the tree's root."""
     named = device if kind == "device" else f"{device} ({kind})"
-    return f"{'   ' * depth}└ {named}"
+    return f"{NO_BREAK_SPACE * 3 * depth}└ {named}"
 
 
 def _title(cell: Cell, layers: CellLayers) -> str:
