@@ -105,8 +105,8 @@ def build_contents(
 def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
                     comparison: "RunComparison | None", gaps: "LayerGaps | None") -> list["Figure"]:
     """The report's charts, drawn from the redacted runs, comparison and layers, in the order shown: per
-    run its matrix, percentiles, timeline and latency histogram (json+ buckets from the store, where
-    the run has them), then the comparison, then the layers."""
+    run its matrix, percentiles, timeline, latency histogram (json+ buckets from the store, where
+    the run has them) and stack (where its cells recorded their layers), then the comparison, then the layers."""
     from stackbench.report.charts import compare_figures, layers_figures, representative_cell, run_figures
     from stackbench.store.latency_bins import bins_where_stored
 
