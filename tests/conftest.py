@@ -29,7 +29,7 @@ DATA = Path(__file__).parent / "data"
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# `serve` keeps its drawn charts in $XDG_CACHE_HOME/stackbench/charts (web/chart_files.py): the suite's servers
+# `serve` keeps its drawn charts in $XDG_CACHE_HOME/stackbench/charts (report/charts/files.py): the suite's servers
 # keep theirs in a directory of the session's own, never in the home of whoever runs the tests.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="stackbench-tests-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
