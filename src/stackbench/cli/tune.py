@@ -78,9 +78,10 @@ def tune_command(
         help="Directory on the storage under test (a scratch file is created and removed).",
     ),
     knob: Optional[list[str]] = typer.Option(
-        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=VALUE]",
+        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=V1,V2...]",
         help="A knob to try (repeatable; tried one at a time, each on top of the ones kept): "
-             "see --list-knobs. Without =VALUE, the one candidate other than its value now.",
+             "see --list-knobs. Several values race, and the winner is then proven against the value now; "
+             "without =VALUE, every candidate other than the value now (one: tried, several: raced).",
     ),
     apply: bool = typer.Option(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
@@ -313,9 +314,10 @@ def print_tune_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa
     knob's runs and of the confirmation's."""
     from stackbench.report.compare import comparison_table
     from stackbench.report.document import Report
-    from stackbench.report.tune import summary_table
+    from stackbench.report.tune import race_tables, summary_table
 
-    emit_report(fmt, Report(tables=(summary_table(data), *[comparison_table(c) for c in comparisons]), data=data))
+    emit_report(fmt, Report(tables=(summary_table(data), *race_tables(data), *[comparison_table(c) for c in comparisons]),
+                            data=data))
 
 
 def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Store and its StoredTuneSession
