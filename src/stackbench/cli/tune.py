@@ -248,10 +248,14 @@ def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> 
             emit_report(fmt, Report(tables=audit_plan_tables(data), data=data))
         return ()
     if fmt != "json":
-        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.value} ("
+        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.to_json()['to']} ("
                                                  f"{', '.join(dict.fromkeys(f.rule_id for f in p.findings))})"
                                                  for p in found.proposed), markup=False, highlight=False, soft_wrap=True)
-    return tuple((p.planned.knob, p.planned.value) for p in found.proposed)
+    return tuple((p.planned.knob, _tried(p.planned)) for p in found.proposed)
+
+
+def _tried(planned):  # noqa: ANN001, ANN202 - a PlannedKnob: its value, or the values it races
+    return tuple(c.value for c in planned.race) if planned.race else planned.value
 
 
 def _allowed(allow: Optional[list[str]]) -> frozenset:
