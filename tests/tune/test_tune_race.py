@@ -6,16 +6,16 @@ alone is proven against the original afresh; a race killed in the middle is undo
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import cli_here, run_cli
-from tune import test_tune_session
+from tune import test_tune_session, test_user_knobs
 from tune.test_tune_session import QUICK, device_of, journal_records, read_ahead_file
 
 bench = test_tune_session.bench  # the fixture: an ext4 loop device whose read-ahead is planted at 0
+null_knob = test_user_knobs.level_knob  # the fixture: a user knob storing 1, 2 or 3 in a file nothing reads
 
 RACE = "blockdev.read_ahead_kb=128,512,2048"
 
@@ -73,37 +73,13 @@ def test_a_race_picks_a_winner_that_is_then_proven_against_the_original_with_fre
     assert list(bench.iterdir()) == []
 
 
-@pytest.fixture
-def null_knob(tmp_path: Path) -> tuple[Path, Path]:
-    """A user knob over a real program that stores a number in a file nothing reads: every value is the same
-    to fio, so every candidate of its race is null."""
-    script, level = tmp_path / "level.py", tmp_path / "level"
-    script.write_text("import pathlib, sys\nstore = pathlib.Path(sys.argv[1])\n"
-                      "if sys.argv[2] == 'get':\n    print(store.read_text().strip())\n"
-                      "else:\n    store.write_text(sys.argv[3] + '\\n')\n")
-    level.write_text("1\n")
-    words = [sys.executable, str(script), str(level)]
-    knobs = tmp_path / "knobs.toml"
-    knobs.write_text(f"""[[knob]]
-id = "test.level"
-read = {json.dumps([*words, "get"])}
-apply = {json.dumps([*words, "set", "{value}"])}
-undo = "set-original"
-values = [1, 2, 3, 4]
-verify = "number"
-safety = "safe"
-cost = "instant"
-""")
-    return knobs, level
-
-
 NULL_PLAN = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "8M", "--runtime", "1", "--ramp", "0",
              "--calibrate-rounds", "0", "--rounds", "4"]
 
 
 @pytest.mark.slow
 def test_a_race_of_null_candidates_and_its_proof_keep_nothing(null_knob, tmpfs_mount, tmp_path) -> None:
-    """The user knob's own `values` raced (no value named: 2, 3 and 4 against 1). The winner of a race of
+    """The user knob's own `values` raced (no value named: 2 and 3 against 1). The winner of a race of
     equals is whichever looked best by chance; its proof against the original, from fresh rounds, must not
     keep it (bench/tune_truth.py's null sessions count this at scale)."""
     knobs, level = null_knob
@@ -112,26 +88,26 @@ def test_a_race_of_null_candidates_and_its_proof_keep_nothing(null_knob, tmpfs_m
                    "--db", str(tmp_path / "s.db"), *NULL_PLAN, env=env)
     assert done.returncode == 0, done.stderr
     [knob] = json.loads(done.stdout)["knobs"]
-    assert knob["race"]["candidates"] == ["2", "3", "4"]  # a drop of an equal arm is allowed (alpha), a keep not
+    assert knob["race"]["candidates"] == ["2", "3"]  # a drop of an equal arm is allowed (alpha), a keep not
     assert knob["decision"] != "kept" and level.read_text() == "1\n"
 
 
 @pytest.mark.parametrize("point", ["after-apply:4", "after-apply:6"])
 def test_kill_9_in_the_middle_of_a_race_is_rolled_back_to_the_snapshot(null_knob, tmpfs_mount, tmp_path,
                                                                        point) -> None:
-    """Three candidates: the reversibility checks make applies 1-3, the race's switches the next ones; the
+    """Two candidates: the reversibility checks make applies 1-2, the race's switches the next ones; the
     injected SIGKILL strands a candidate applied mid-race; `--rollback SESSION` restores the original (the
     snapshot of the knob's every view) and closes the journal; the next command that opens the session's store
 removes the killed runs' scratch file (abandoned.py), as after any kill."""
     knobs, level = null_knob
     target, env = tmpfs_mount("64M"), {"XDG_STATE_HOME": str(tmp_path / "state")}
-    killed = run_cli("tune", "-t", str(target), "--knobs", str(knobs), "--knob", "test.level=2,3,4", "--apply",
+    killed = run_cli("tune", "-t", str(target), "--knobs", str(knobs), "--knob", "test.level=2,3", "--apply",
                      "--db", str(tmp_path / "s.db"), *NULL_PLAN, env={**env, "STACKBENCH_TUNE_CRASH_AT": point})
     assert killed.returncode == -9, killed.stderr
     assert level.read_text() != "1\n"  # a candidate is left applied by the kill
     [journal] = list((tmp_path / "state" / "stackbench" / "tune").glob("*.jsonl"))
     records = [json.loads(line) for line in journal.read_text().splitlines()]
-    assert len([r for r in records if r["t"] == "intent"]) > 3  # past the reversibility checks: in the race
+    assert len([r for r in records if r["t"] == "intent"]) > 2  # past the reversibility checks: in the race
     back = run_cli("tune", "--rollback", records[0]["id"], env=env)
     assert back.returncode == 0, back.stderr
     assert level.read_text() == "1\n"
