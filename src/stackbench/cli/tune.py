@@ -78,9 +78,10 @@ def tune_command(
         help="Directory on the storage under test (a scratch file is created and removed).",
     ),
     knob: Optional[list[str]] = typer.Option(
-        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=VALUE]",
+        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=V1,V2...]",
         help="A knob to try (repeatable; tried one at a time, each on top of the ones kept): "
-             "see --list-knobs. Without =VALUE, the one candidate other than its value now.",
+             "see --list-knobs. Several values race, and the winner is then proven against the value now; "
+             "without =VALUE, every candidate other than the value now (one: tried, several: raced).",
     ),
     apply: bool = typer.Option(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
@@ -247,10 +248,14 @@ def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> 
             emit_report(fmt, Report(tables=audit_plan_tables(data), data=data))
         return ()
     if fmt != "json":
-        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.value} ("
+        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.to_json()['to']} ("
                                                  f"{', '.join(dict.fromkeys(f.rule_id for f in p.findings))})"
                                                  for p in found.proposed), markup=False, highlight=False, soft_wrap=True)
-    return tuple((p.planned.knob, p.planned.value) for p in found.proposed)
+    return tuple((p.planned.knob, _tried(p.planned)) for p in found.proposed)
+
+
+def _tried(planned):  # noqa: ANN001, ANN202 - a PlannedKnob: its value, or the values it races
+    return tuple(c.value for c in planned.race) if planned.race else planned.value
 
 
 def _allowed(allow: Optional[list[str]]) -> frozenset:
@@ -313,9 +318,10 @@ def print_tune_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa
     knob's runs and of the confirmation's."""
     from stackbench.report.compare import comparison_table
     from stackbench.report.document import Report
-    from stackbench.report.tune import summary_table
+    from stackbench.report.tune import race_tables, summary_table
 
-    emit_report(fmt, Report(tables=(summary_table(data), *[comparison_table(c) for c in comparisons]), data=data))
+    emit_report(fmt, Report(tables=(summary_table(data), *race_tables(data), *[comparison_table(c) for c in comparisons]),
+                            data=data))
 
 
 def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Store and its StoredTuneSession
