@@ -25,7 +25,8 @@ _ROUNDS = typer.Option(
     help="Most rounds per knob, A first and B first in turn (an odd number is raised by one).")
 _LOOKS = typer.Option(
     None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
-    help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
+    help="Rounds after which the verdict is looked at, alpha spent over them (O'Brien-Fleming: most at the "
+         "last); the first look that decides "
          "stops the knob [default: 4,6,8,12].")
 _CALIBRATE_ROUNDS = typer.Option(
     4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from stackbench.analysis.alpha_spending import alpha_left, look_alphas
 from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
@@ -188,7 +189,7 @@ class Calibration:
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "noise": self.noise,
                 "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
-                "alpha_per_look": self.alpha, "said": self.describe()}
+                "alpha_last_look": self.alpha, "said": self.describe()}
 
 
 @dataclass
@@ -387,7 +388,7 @@ def calibrate(store: Store, request: TuneRequest, prepared: Any, session: str, l
     more than a quarter of storage configurations vary over 10 % run to run), and so which change the knobs'
     rounds can prove at all."""
     orders = round_orders(even_rounds(request.calibration_rounds))
-    alpha_look = request.alpha / len(looks)
+    alpha_look = look_alphas(looks, request.alpha)[-1]  # what a knob's last look may spend
     same = {"session": session, "calibration": True}
     arms = _arms(store, request, prepared, observer, "calibration", f"{session}:calibration",
                  {"a": "(nothing changed)", "b": "(nothing changed)"}, orders, {"a": same, "b": same})
@@ -454,12 +455,14 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                   plans: list[PlannedKnob], applied: list[Change], name: str, pair: str, tune: dict[str, Any],
                   looks: tuple[int, ...], deadline: float | None) -> Paired:
     """A (the plans' values undone) against B (applied) in rounds AB, BA, ..., compare's verdict read after each
-    round of `looks` at alpha split over the looks (Bonferroni: valid whatever the looks' dependence); the
-    first look that decides (keep, revert, same) ends it. Before each pair of rounds, `--max-time` is checked
-    against how long the rounds so far took: out of time, it ends on the (even number of) rounds it has."""
+    round of `looks` at that look's share of alpha (O'Brien-Fleming-type spending, analysis/alpha_spending.py:
+    the shares sum to alpha, so valid whatever the looks' dependence); the first look that decides (keep,
+    revert, same) ends it. Before each pair of rounds, `--max-time` is checked against how long the rounds so
+    far took: out of time, it ends on the (even number of) rounds it has, tested at the alpha not yet spent."""
     orders = round_orders(looks[-1])
-    alpha_look = request.alpha / len(looks)
-    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_per_look": alpha_look} for arm in ("a", "b")}
+    alphas = look_alphas(looks, request.alpha)
+    alpha_look = alphas[-1]  # the alpha of the test that ends it; the last look's unless another ends it
+    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_looks": list(alphas)} for arm in ("a", "b")}
     commands = {"a": "; ".join(c for p in reversed(plans) for c in p.undo),
                 "b": "; ".join(c for p in plans for c in p.apply)}
     arms = _arms(store, request, prepared, observer, name, pair, commands, orders, facts)
@@ -470,6 +473,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
             pair_s = 2 * (time.monotonic() - started) / round_index if round_index else 0.0
             if deadline is not None and round_index % 2 == 0 and round_index \
                     and time.monotonic() + pair_s > deadline:
+                alpha_look = alpha_left(alphas, sum(look <= done for look in looks), request.alpha)
                 stop = f"out of time (--max-time) after round {done}"
                 break
             for arm in order.lower():
@@ -477,6 +481,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
             if done in looks:
+                alpha_look = alphas[looks.index(done)]
                 look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
                                     alpha=alpha_look, min_effect=request.min_effect)
                 stop = f"look {looks.index(done) + 1} of {len(looks)} (round {done}) at alpha {alpha_look:.4g}"
