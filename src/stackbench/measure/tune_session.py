@@ -36,6 +36,7 @@ from stackbench.measure.runner import (
 )
 from stackbench.measure.tune_changes import Changes, Outcome
 from stackbench.measure.tune_journal import Change, Journal, journal_dir, journals, replay
+from stackbench.model.plan import Plan
 from stackbench.model.results import Run, new_id
 from stackbench.model.round_order import even_rounds, round_orders
 from stackbench.probe.block import collect_target_facts
@@ -152,6 +153,23 @@ def looks_for(rounds: int, asked: tuple[int, ...] = DEFAULT_LOOKS) -> tuple[int,
         raise UsageError(f"--looks {','.join(map(str, asked))}: every look must be an even round of 2 or more",
                          "Use e.g. --looks 4,6,8,12: an even round has A first as often as B")
     return tuple(sorted({look for look in asked if look < rounds} | {rounds}))
+
+
+def plan_round_seconds(plan: Plan) -> float:
+    """A round's fio time as the plan says it (every cell once per arm): what the reserve for the
+    confirmation is worked out from when no calibration measured a round (the dry run, --calibrate-rounds 0)."""
+    return 2 * sum(plan.run_seconds(workload) for workload in plan.workloads)
+
+
+def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
+    """Seconds of --max-time kept back from the knobs for the confirmation: the rounds of its first look, where
+    it can first be decided, but never more than half the budget (the knobs keep the other half; a
+    confirmation cut short decides on the rounds it has). Without it the knobs could use the whole budget and
+    the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a budget or a
+    confirmation."""
+    if request.max_time is None or not request.confirm:
+        return 0.0
+    return min(looks[0] * round_s, request.max_time / 2)
 
 
 @dataclass(frozen=True)
@@ -340,18 +358,24 @@ def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Cha
     """The calibration, each knob, the confirmation: what `result` holds grows as they end, so that an
     interrupted session is stored with what it had."""
     session = result.session
+    round_s = plan_round_seconds(prepared.plan)
     if request.calibration_rounds:
+        started = time.monotonic()
         result.calibration = calibrate(store, request, prepared, session, looks, observer)
+        round_s = (time.monotonic() - started) / result.calibration.rounds  # measured here, now
         if result.calibration.provable > 3 * request.min_effect and not request.force:
             raise StackbenchError(
                 f"this machine is too noisy now to prove a change of {request.min_effect * 100:g}%: "
                 f"{result.calibration.describe()}",
                 "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
                 "tune anyway; nothing was changed")
+    reserve = confirmation_reserve(request, looks, round_s)
+    knobs_deadline = None if deadline is None else deadline - reserve
     for plan in planned:
         if on_knob:
             on_knob(plan)
-        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer, deadline))
+        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
+                                         knobs_deadline))
     result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session, looks,
                                                observer, deadline)
 
