@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here, run_cli
+from stackbench.analysis.alpha_spending import look_alphas
 from stackbench.model.plan import RUN_OVERHEAD_S
 
 PLAN = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "16M", "--runtime", "1", "--ramp", "0"]
@@ -121,6 +122,8 @@ def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench
     knob = result["knobs"][0]
     assert (knob["decision"], knob["compare"]["verdict"]) == ("kept", "keep")
     assert knob["stop"].startswith("decided at look") and knob["orders"] == ["AB", "BA"] * (knob["rounds"] // 2)
+    looks = (4, 6, 8, 12)  # the default; each look tested at its O'Brien-Fleming share of alpha
+    assert knob["stop"].endswith(f"at alpha {look_alphas(looks, 0.05)[looks.index(knob['rounds'])]:.4g}")
     low, high = knob["compare"]["geomean_ratio_ci"]
     assert low > 1.05
     assert read_ahead_file(bench.parent).read_text().strip() == "128"
