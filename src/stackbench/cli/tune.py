@@ -25,7 +25,8 @@ _ROUNDS = typer.Option(
     help="Most rounds per knob, A first and B first in turn (an odd number is raised by one).")
 _LOOKS = typer.Option(
     None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
-    help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
+    help="Rounds after which the verdict is looked at, alpha spent over them (O'Brien-Fleming: most at the "
+         "last); the first look that decides "
          "stops the knob [default: 4,6,8,12].")
 _CALIBRATE_ROUNDS = typer.Option(
     4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
@@ -43,7 +44,7 @@ _KEEP_UNCONFIRMED = typer.Option(
 _MAX_TIME = typer.Option(
     None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
     help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
-         "after it are not measured.")
+         "after it are not measured; the confirmation's first look is kept back from the knobs.")
 _KNOBS_FILE = typer.Option(
     None, "--knobs", rich_help_panel=KNOBS_PANEL, metavar="FILE.toml", show_default=False,
     help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
@@ -285,16 +286,25 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.tune_session import execute_tune, looks_for, plan_session
+    from stackbench.measure.tune_session import (
+        confirmation_reserve, execute_tune, looks_for, plan_round_seconds, plan_session,
+    )
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
 
     looks = looks_for(even_rounds(request.rounds), request.looks)
     if not apply:
         info, planned = plan_session(request)
+        round_s = plan_round_seconds(request.run.plan)
+        reserve = confirmation_reserve(request, looks, round_s)
         data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
+                "max_time_s": request.max_time, "confirmation_reserve_s": reserve if request.max_time else None,
                 "knobs": [p.to_json() for p in planned]}
-        emit(fmt, plan_table(data["knobs"], dry_run=True), data)
+        capped = ", capped at half the budget" if reserve < looks[0] * round_s else ""
+        budget = (f"--max-time {request.max_time:g} s: {reserve:.0f} s of it kept for the confirmation (its first "
+                  f"look: {looks[0]} rounds of ~{round_s:.1f} s by the plan's fio time{capped}; the calibration's "
+                  "rounds measure it afresh)",) if request.max_time and reserve else ()
+        emit(fmt, plan_table(data["knobs"], dry_run=True, budget=budget), data)
         return
     store = open_store_from(db)
     observer = ProgressObserver(request.run.plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2,

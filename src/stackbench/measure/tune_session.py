@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from stackbench.analysis.alpha_spending import alpha_left, look_alphas
 from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
 from stackbench.analysis.race import Dropped, Look, compare_arms, race_look
@@ -36,6 +37,7 @@ from stackbench.measure.runner import (
 )
 from stackbench.measure.tune_changes import Changes, Outcome
 from stackbench.measure.tune_journal import Change, Journal, journal_dir, journals, replay
+from stackbench.model.plan import Plan
 from stackbench.model.results import Run, new_id
 from stackbench.model.round_order import even_rounds, race_orders, round_orders
 from stackbench.probe.block import collect_target_facts
@@ -177,6 +179,23 @@ def looks_for(rounds: int, asked: tuple[int, ...] = DEFAULT_LOOKS) -> tuple[int,
     return tuple(sorted({look for look in asked if look < rounds} | {rounds}))
 
 
+def plan_round_seconds(plan: Plan) -> float:
+    """A round's fio time as the plan says it (every cell once per arm): what the reserve for the
+    confirmation is worked out from when no calibration measured a round (the dry run, --calibrate-rounds 0)."""
+    return 2 * sum(plan.run_seconds(workload) for workload in plan.workloads)
+
+
+def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
+    """Seconds of --max-time kept back from the knobs for the confirmation: the rounds of its first look, where
+    it can first be decided, but never more than half the budget (the knobs keep the other half; a
+    confirmation cut short decides on the rounds it has). Without it the knobs could use the whole budget and
+    the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a budget or a
+    confirmation."""
+    if request.max_time is None or not request.confirm:
+        return 0.0
+    return min(looks[0] * round_s, request.max_time / 2)
+
+
 @dataclass(frozen=True)
 class TuneRequest:
     run: RunRequest
@@ -223,7 +242,7 @@ class Calibration:
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "noise": self.noise,
                 "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
-                "alpha_per_look": self.alpha, "said": self.describe()}
+                "alpha_last_look": self.alpha, "said": self.describe()}
 
 
 @dataclass
@@ -377,15 +396,21 @@ def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Cha
     """The calibration, each knob, the confirmation: what `result` holds grows as they end, so that an
     interrupted session is stored with what it had."""
     session = result.session
+    round_s = plan_round_seconds(prepared.plan)
     if request.calibration_rounds:
+        started = time.monotonic()
         result.calibration = calibrate(store, request, prepared, session, looks, observer)
+        round_s = (time.monotonic() - started) / result.calibration.rounds  # measured here, now
         refusal = result.calibration.refusal(request.min_effect, request.force)
         if refusal is not None:
             raise refusal
+    reserve = confirmation_reserve(request, looks, round_s)
+    knobs_deadline = None if deadline is None else deadline - reserve
     for plan in planned:
         if on_knob:
             on_knob(plan)
-        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer, deadline))
+        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
+                                         knobs_deadline))
     result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session, looks,
                                                observer, deadline)
 
@@ -422,7 +447,7 @@ def calibrate(store: Store, request: TuneRequest, prepared: Any, session: str, l
     more than a quarter of storage configurations vary over 10 % run to run), and so which change the knobs'
     rounds can prove at all."""
     orders = round_orders(even_rounds(request.calibration_rounds))
-    alpha_look = request.alpha / len(looks)
+    alpha_look = look_alphas(looks, request.alpha)[-1]  # what a knob's last look may spend
     same = {"session": session, "calibration": True}
     arms = _arms(store, request, prepared, observer, "calibration", f"{session}:calibration",
                  {"a": "(nothing changed)", "b": "(nothing changed)"}, orders, {"a": same, "b": same})
@@ -489,12 +514,14 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                   plans: list[PlannedKnob], applied: list[Change], name: str, pair: str, tune: dict[str, Any],
                   looks: tuple[int, ...], deadline: float | None) -> Paired:
     """A (the plans' values undone) against B (applied) in rounds AB, BA, ..., compare's verdict read after each
-    round of `looks` at alpha split over the looks (Bonferroni: valid whatever the looks' dependence); the
-    first look that decides (keep, revert, same) ends it. Before each pair of rounds, `--max-time` is checked
-    against how long the rounds so far took: out of time, it ends on the (even number of) rounds it has."""
+    round of `looks` at that look's share of alpha (O'Brien-Fleming-type spending, analysis/alpha_spending.py:
+    the shares sum to alpha, so valid whatever the looks' dependence); the first look that decides (keep,
+    revert, same) ends it. Before each pair of rounds, `--max-time` is checked against how long the rounds so
+    far took: out of time, it ends on the (even number of) rounds it has, tested at the alpha not yet spent."""
     orders = round_orders(looks[-1])
-    alpha_look = request.alpha / len(looks)
-    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_per_look": alpha_look} for arm in ("a", "b")}
+    alphas = look_alphas(looks, request.alpha)
+    alpha_look = alphas[-1]  # the alpha of the test that ends it; the last look's unless another ends it
+    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_looks": list(alphas)} for arm in ("a", "b")}
     commands = {"a": "; ".join(c for p in reversed(plans) for c in p.undo),
                 "b": "; ".join(c for p in plans for c in p.apply)}
     arms = _arms(store, request, prepared, observer, name, pair, commands, orders, facts)
@@ -505,6 +532,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
             pair_s = 2 * (time.monotonic() - started) / round_index if round_index else 0.0
             if deadline is not None and round_index % 2 == 0 and round_index \
                     and time.monotonic() + pair_s > deadline:
+                alpha_look = alpha_left(alphas, sum(look <= done for look in looks), request.alpha)
                 stop = f"out of time (--max-time) after round {done}"
                 break
             for arm in order.lower():
@@ -512,6 +540,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
             if done in looks:
+                alpha_look = alphas[looks.index(done)]
                 look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
                                     alpha=alpha_look, min_effect=request.min_effect)
                 stop = f"look {looks.index(done) + 1} of {len(looks)} (round {done}) at alpha {alpha_look:.4g}"

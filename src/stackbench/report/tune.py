@@ -48,11 +48,12 @@ def explain_knob_lines(knob: Knob) -> list[str]:
     return lines
 
 
-def plan_table(planned: list[dict[str, Any]], *, dry_run: bool) -> Tabular:
-    """The knobs a session will try, with the exact commands of each change and its undo."""
+def plan_table(planned: list[dict[str, Any]], *, dry_run: bool, budget: tuple[str, ...] = ()) -> Tabular:
+    """The knobs a session will try, with the exact commands of each change and its undo; `budget` says what
+    of --max-time is kept for the confirmation."""
     rows = [[p["knob"], ", ".join(p["subjects"]), p["from"], p["to"], p["safety"], p["cost"],
              "; ".join(p["apply"]), "; ".join(p["undo"])] for p in planned]
-    notes = ("dry run: nothing was changed; add --apply to run it",) if dry_run else ()
+    notes = (*budget, "dry run: nothing was changed; add --apply to run it") if dry_run else budget
     return Tabular(("knob", "on", "now", "try", "safety", "cost", "apply", "undo"), rows,
                    title="tune plan", notes=notes, fold=frozenset({6, 7}))
 
