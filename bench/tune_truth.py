@@ -10,13 +10,16 @@ kind of machine too noisy for a 5 % change, and the goals are about what tune th
   <= 3 min), then `--rollback` brings the planted 0 back for the next session;
 - null: read-ahead 128 -> 8192 under 4K random reads with O_DIRECT, which read-ahead does not touch: no
   session may keep it (G2: 0 keeps in 60);
+- races: the same two with every candidate raced (`--knob blockdev.read_ahead_kb=128,512,2048,8192` from the
+  planted 0; 512, 2048, 8192 from 128 under O_DIRECT random reads, all null): the winner of the planted race
+  kept in every session (its proof's verdict), the null races' winners kept in none;
 - kills: a session killed with SIGKILL at a random instant of its rounds, then the next stackbench command:
   the read-ahead must be back at its value before the session, the journal closed and the scratch
   directory empty (G5).
 
 Prints each session and a summary to paste into bench/RESULTS.md. Root only (a loop device and a mount).
 
-    python bench/tune_truth.py --planted 10 --null 60 --kills 25
+    python bench/tune_truth.py --planted 10 --null 60 --kills 25 --planted-races 10 --null-races 60
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def main() -> None:
     parser.add_argument("--planted", type=int, default=10)
     parser.add_argument("--null", type=int, default=60)
     parser.add_argument("--kills", type=int, default=25)
+    parser.add_argument("--planted-races", type=int, default=10)
+    parser.add_argument("--null-races", type=int, default=60)
     parser.add_argument("--size", default="256M")
     parser.add_argument("--runtime", default="2")
     parser.add_argument("--ramp", default="0.5")
@@ -90,14 +95,20 @@ def main() -> None:
                 knob = result["knobs"][0]
                 kept += knob["decision"] == "kept"
                 seconds.append(took)
-                print(f"{name} {index + 1}: {knob['decision']} ({knob['compare']['verdict']}, "
-                      f"{knob['compare']['geomean_ratio']:.2f}x) after {knob['rounds']} rounds, {took:.0f} s "
+                compare = knob.get("compare") or {}  # a race whose every candidate was dropped proves nothing
+                race = knob.get("race")
+                raced = (f"race of {len(race['candidates'])}: {race['rounds']} rounds, "
+                         f"{len(race['dropped'])} dropped, winner {race['winner']}; ") if race else ""
+                print(f"{name} {index + 1}: {knob['decision']} ({compare.get('verdict', '-')}, "
+                      f"{compare.get('geomean_ratio') or 0:.2f}x) after {raced}{knob['rounds']} rounds, {took:.0f} s "
                       f"({knob['stop']}; {result['calibration']['said']})", flush=True)
                 cli("tune", "--rollback", result["session"], env=env)
             return kept, seconds
 
         kept, times = sessions("planted", args.planted, "0", "128", PLANTED)
         null_keeps, _ = sessions("null", args.null, "128", "8192", NULL)
+        race_kept, race_times = sessions("planted race", args.planted_races, "0", "128,512,2048,8192", PLANTED)
+        race_null_keeps, _ = sessions("null race", args.null_races, "128", "512,2048,8192", NULL)
         restored = 0
         for index in range(args.kills):
             read_ahead.write_text("0")
@@ -117,6 +128,9 @@ def main() -> None:
         print(f"\nplanted read_ahead_kb=0: kept in {kept}/{args.planted}, mean "
               f"{sum(times) / max(1, len(times)):.0f} s, longest {max(times, default=0):.0f} s")
         print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {null_keeps}/{args.null} kept")
+        print(f"planted read_ahead_kb=0 raced over 128, 512, 2048, 8192: kept in {race_kept}/{args.planted_races}, "
+              f"mean {sum(race_times) / max(1, len(race_times)):.0f} s, longest {max(race_times, default=0):.0f} s")
+        print(f"null race 128 -> 512, 2048, 8192 under O_DIRECT random reads: {race_null_keeps}/{args.null_races} kept")
         print(f"kill -9 at a random instant, then the next command: restored {restored}/{args.kills}")
     finally:
         read_ahead.write_text(original)

@@ -29,7 +29,7 @@ DATA = Path(__file__).parent / "data"
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# `serve` keeps its drawn charts in $XDG_CACHE_HOME/stackbench/charts (web/chart_files.py): the suite's servers
+# `serve` keeps its drawn charts in $XDG_CACHE_HOME/stackbench/charts (report/charts/files.py): the suite's servers
 # keep theirs in a directory of the session's own, never in the home of whoever runs the tests.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="stackbench-tests-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
@@ -179,10 +179,13 @@ def blank_loop(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def ext4_loop(tmp_path: Path, blank_loop: Path) -> Iterator[Path]:
-    """ext4 made by mkfs.ext4 on a real loop device, mounted."""
+    """ext4 made by mkfs.ext4 on a real loop device, mounted; a device that does no I/O while nobody uses it.
+    Its inode tables and journal are zeroed by mkfs, not by the kernel's ext4lazyinit thread in the seconds
+    after mount (4 MiB of writes up to 5 s in, which the conditions tests would read as I/O fio did not do)."""
     mount_point = tmp_path / "ext4"
     mount_point.mkdir()
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(blank_loop)], check=True, capture_output=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(blank_loop)],
+                   check=True, capture_output=True)
     subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
     try:
         yield mount_point

@@ -198,7 +198,7 @@ RAW_READS: dict[str, dict[str, str]] = {
         "path.read_text()": "its _read helper, given only /sys/class/block attributes",
         "os.open(f'/dev/{name}', os.O_RDONLY | os.O_CLOEXEC)": "a loop device opened for its status ioctl, never read",
     },
-    "stackbench/web/chart_files.py": {
+    "stackbench/report/charts/files.py": {
         "os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)":
             "the server's own chart files, in its private directory: a regular file, bounded read, no symlink",
     },

@@ -47,9 +47,9 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
                                                 "and that directory opened to fsync it"),
     ("measure/tune_persist.py", "open"): (1, "the append-only log of `tune --persist --write`, beside the journals"),
     ("tune/actions.py", "os.open"): (1, "O_WRONLY without O_CREAT: a kernel setting under /sys or /proc/sys"),
-    ("web/chart_files.py", "os.open"): (3, "the server's drawn charts and their lock files, in its private "
+    ("report/charts/files.py", "os.open"): (3, "drawn charts (the server's, reports') and their lock files, in their private "
                                           "cache directory (written whole under a temporary name), and a read"),
-    ("web/chart_files.py", "os.replace"): (1, "that temporary file renamed into place"),
+    ("report/charts/files.py", "os.replace"): (1, "that temporary file renamed into place"),
     ("measure/layer_plan.py", "os.open"): (1, "O_RDONLY: a block device opened to see that it can be, then closed"),
     ("base/user_commands.py", "tempfile.TemporaryFile"): (2, "a user command's stdout and stderr, unnamed files"),
 }

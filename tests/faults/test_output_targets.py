@@ -70,7 +70,7 @@ INPUTS = {("audit", "from_dir"), ("audit", "vm_config"), ("audit", "storage_cfg"
           ("run", "hosts_file"), ("tune", "knobs_file"), ("slog", "candidates"), ("stack", "host_facts"), ("slog", "pool_dataset"), ("smallblocks", "paths")}
 # A directory a command keeps as its own, not a file a user names for output: made private and refused when
 # it is not a directory or another user can write it, with its own tests named here.
-OWN_DIRECTORIES = {("serve", "chart_cache"): "web/chart_files.py: tests/web/test_chart_cache.py, test_serve_cli.py"}
+OWN_DIRECTORIES = {("serve", "chart_cache"): "report/charts/files.py: tests/web/test_chart_cache.py, test_serve_cli.py"}
 
 
 def test_every_path_option_is_classified() -> None:

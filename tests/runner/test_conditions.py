@@ -256,6 +256,23 @@ def _summaries(run) -> list[dict]:  # noqa: ANN001 - a stored run
     return [r["conditions"] for c in run.cells for r in c.measurement["replicates"]]
 
 
+def _sectors_written(device: str) -> int:
+    """The device's sectors written since it was made (/sys/block/DEV/stat, field 7)."""
+    return int(Path(f"/sys/block/{device}/stat").read_text().split()[6])
+
+
+@pytest.mark.slow
+def test_the_private_device_does_no_io_of_its_own(ext4_loop: Path, blank_loop: Path) -> None:
+    """The quiet-device tests judge I/O fio did not do on the test's own loop device, so nothing but fio may
+    write to it: ext4's lazy init zeroed the inode tables, 4 MiB, within 5 s of the mount (the kernel's
+    random start delay), 1 % of a quiet run's bytes here and over 5 % of a run slowed by a busy machine.
+    Seven seconds after the mount, nothing at all has been written."""
+    device = blank_loop.name  # the device under ext4_loop
+    before = _sectors_written(device)
+    time.sleep(7)
+    assert _sectors_written(device) == before
+
+
 @pytest.mark.slow
 def test_a_quiet_device_counts_fio_s_own_io_and_no_foreign(tmp_path: Path, ext4_loop: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")

@@ -18,12 +18,12 @@ from sqlalchemy import select
 
 from stackbench.store import Store, schema
 from stackbench.store.accounts import Accounts, RunFilter, Viewer
-from store import test_run_tallies
-from store.test_run_tallies import down_and_up
+from store import run_steps
+from store.run_steps import accounts_of, down_and_up, replay
 from web import test_postgres
 
 pg_database = test_postgres.pg_database
-new_accounts = test_run_tallies.new_accounts
+new_accounts = run_steps.new_accounts
 
 OWNERS = ("alice", "bob", None)
 PLANS = ("quick", "slog", "", None)  # an upload may carry an empty plan name: not the same as none
@@ -50,43 +50,9 @@ FILTERS = [RunFilter(), RunFilter(plan="quick"), RunFilter(status="complete"), R
            RunFilter(search="RUN-1"), RunFilter(search="run-2", plan="quick")]  # counted, total from the facets
 
 
-def _replay(accounts: Accounts, steps: list[tuple]) -> list[Viewer]:
-    """Carry out `steps` through the store's own API; the viewers to check (each account, an admin)."""
-    store = accounts.store
-    ids: dict[str | None, str] = {}
-
-    def account(name: str | None) -> str | None:
-        if name is not None and name not in ids:
-            ids[name] = accounts.add_account(name, "h", admin=False).id
-        return ids.get(name)
-
-    runs: list[str] = []
-    for kind, *args in steps:
-        if kind == "store":
-            owner_name, visibility, plan, target = args
-            run_id = store.create_run(source="imported", label=f"run-{len(runs)}", target=None, plan_name=plan,
-                                      planned_cells=0, facts=TARGETS[target])
-            owner = account(owner_name)
-            if owner is not None:
-                accounts.claim(owner, [run_id])
-            accounts.set_visibility(run_id, visibility)
-            runs.append(run_id)
-        elif kind == "remove" and args[0] in ids:
-            accounts.remove_account(args[0])
-            del ids[args[0]]
-        elif runs and kind != "remove":
-            run_id = runs[args[0] % len(runs)]
-            if kind == "delete":
-                store.delete_runs([run_id])
-                runs.remove(run_id)
-            elif kind == "finish":
-                store.finish_run(run_id, args[1])
-            elif kind == "claim":
-                accounts.claim(account(args[1]), [run_id], take=True)
-            else:
-                accounts.set_visibility(run_id, args[1])
-    admin = accounts.add_account("root", "h", admin=True)
-    return [Viewer(i, False) for i in ids.values()] + [Viewer(admin.id, True), Viewer("no-such-account", False)]
+def _create(store: Store, stored: int, plan: str | None, target: int) -> str:
+    return store.create_run(source="imported", label=f"run-{stored}", target=None, plan_name=plan, planned_cells=0,
+                            facts=TARGETS[target])
 
 
 def _assert_tallies_count(accounts: Accounts, viewers: list[Viewer]) -> None:
@@ -116,7 +82,7 @@ def _assert_tallies_count(accounts: Accounts, viewers: list[Viewer]) -> None:
 @given(steps=st.lists(step, max_size=25))
 def test_the_facet_tallies_equal_counting_the_runs(new_accounts: Callable[[], Accounts], steps: list[tuple]) -> None:
     accounts = new_accounts()
-    _assert_tallies_count(accounts, _replay(accounts, steps))
+    _assert_tallies_count(accounts, replay(accounts, steps, _create))
 
 
 MIXED = [("store", "alice", "private", "quick", 1), ("store", "alice", "team", "slog", 2),
@@ -129,22 +95,15 @@ MIXED = [("store", "alice", "private", "quick", 1), ("store", "alice", "team", "
 
 @pytest.mark.postgres
 def test_the_facet_tallies_equal_counting_the_runs_on_postgresql(pg_database: str) -> None:
-    accounts = Accounts(Store(pg_database))
-    try:
-        _assert_tallies_count(accounts, _replay(accounts, MIXED))
-    finally:
-        accounts.store.dispose()
+    with accounts_of(pg_database) as accounts:
+        _assert_tallies_count(accounts, replay(accounts, MIXED, _create))
 
 
 def test_the_migration_tallies_the_runs_already_stored_and_goes_back(tmp_path: Path) -> None:
     """A store at 0015 that holds runs gets their counts when it moves to 0016, and 0016 goes back."""
     url = f"sqlite:///{tmp_path / 'r.db'}"
-    accounts = Accounts(Store(url))
-    viewers = _replay(accounts, MIXED)
-    accounts.store.dispose()
+    with accounts_of(url) as accounts:
+        viewers = replay(accounts, MIXED, _create)
     down_and_up(url, "0015_tune_sessions", "run_facet_tallies", "run_facet%")
-    accounts = Accounts(Store(url))
-    try:
+    with accounts_of(url) as accounts:
         _assert_tallies_count(accounts, viewers)
-    finally:
-        accounts.store.dispose()

@@ -82,3 +82,17 @@ def test_apply_runs_the_proposed_knobs_as_if_given_by_knob(planted: Path, state:
         ("blockdev.read_ahead_kb", "0", "128", 2)]
     cli_here("tune", "--rollback", result["session"][:8])
     assert read_ahead_file(planted.parent).read_text().strip() == "0"
+
+
+def test_a_finding_whose_fix_names_no_candidate_races_them_all(planted: Path) -> None:
+    """Read-ahead off, with a fix that names no value: every candidate is proposed, raced (no first one
+    chosen by its place in the list), and the plan says so."""
+    from stackbench.tune.knobs import BY_ID
+    from stackbench.tune.subjects import target_info
+
+    device = device_of(planted.parent)
+    finding = Finding("BLK-READAHEAD-OFF", "warn", device, "read_ahead_kb = 0", "raise the read-ahead")
+    [proposal] = propose(target_info(planted), [finding], frozenset(), knobs=(BY_ID["blockdev.read_ahead_kb"],)).proposed
+    assert [p.value for p in proposal.planned.race] == ["128", "512", "2048", "8192"]
+    assert proposal.chosen == "the knob's candidates, raced"
+    assert proposal.planned.to_json()["to"] == "race: 128, 512, 2048, 8192"

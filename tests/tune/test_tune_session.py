@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here, run_cli
+from stackbench.analysis.alpha_spending import look_alphas
+from stackbench.model.plan import RUN_OVERHEAD_S
 
 PLAN = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "16M", "--runtime", "1", "--ramp", "0"]
 QUICK = [*PLAN, "--calibrate-rounds", "0"]  # calibration has tests of its own; this shared machine is too noisy
@@ -120,6 +122,8 @@ def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench
     knob = result["knobs"][0]
     assert (knob["decision"], knob["compare"]["verdict"]) == ("kept", "keep")
     assert knob["stop"].startswith("decided at look") and knob["orders"] == ["AB", "BA"] * (knob["rounds"] // 2)
+    looks = (4, 6, 8, 12)  # the default; each look tested at its O'Brien-Fleming share of alpha
+    assert knob["stop"].endswith(f"at alpha {look_alphas(looks, 0.05)[looks.index(knob['rounds'])]:.4g}")
     low, high = knob["compare"]["geomean_ratio_ci"]
     assert low > 1.05
     assert read_ahead_file(bench.parent).read_text().strip() == "128"
@@ -375,3 +379,36 @@ def test_show_leaves_out_a_comparison_whose_runs_were_removed_and_says_so(tmp_pa
     assert " ".join(shown.stderr.split()) == ("Warning: the runs of blockdev.read_ahead_kb are no longer stored: "
                                               "its comparison table is left out")
     assert json.loads(cli_here("rm", "gone", "--yes", "--json", "--db", db).stdout) == {"deleted": [session_id]}
+
+
+def test_the_dry_run_shows_the_reserve(bench: Path, state: Path) -> None:
+    """One cell of 1 s with no ramp: a round is two fio runs of it, the first look 4 of them."""
+    args = ["tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--max-time", "10m", *QUICK]
+    done = cli_here(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["max_time_s"] == 600 and plan["confirmation_reserve_s"] == pytest.approx(4 * 2 * (1 + RUN_OVERHEAD_S))
+    text = cli_here(*args)
+    assert text.returncode == 0, text.stderr
+    assert "12 s of it kept for the confirmation (its first look: 4 rounds" in " ".join(text.stdout.split())
+    without = json.loads(cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--json",
+                                  *QUICK).stdout)
+    assert without["confirmation_reserve_s"] is None and not state.exists()
+
+
+@pytest.mark.slow
+def test_a_knob_that_cannot_decide_leaves_time_to_confirm_what_it_kept(bench: Path, state: Path) -> None:
+    """--looks 100: the knob is read only when time runs out, on the rounds it has; before the reserve it
+    used the whole budget and the kept set was undone unconfirmed."""
+    done = cli_here("tune", "-t", str(bench), "--knob", "blockdev.read_ahead_kb=128", "--apply", "--json",
+                    "--rounds", "100", "--looks", "100", "--max-time", "60s",
+                    "--db", str(bench.parent.parent / "s.db"), *QUICK)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    knob = result["knobs"][0]
+    assert knob["stop"].startswith("out of time (--max-time)") and knob["decision"] == "kept", (knob["why"], knob["stop"], knob["rounds"])
+    confirmation = result["confirmation"]
+    assert confirmation["rounds"] >= 2 and confirmation["compare"] is not None, confirmation
+    assert not confirmation["why"].startswith("--max-time left no time")
+    cli_here("tune", "--rollback", result["session"])
+    assert read_ahead_file(bench.parent).read_text().strip() == "0"

@@ -61,7 +61,7 @@ def test_a_cached_page_does_not_wait_for_another_pages_drawing() -> None:
     assert "slow" in cache.charts("slow", lambda: [])[0].alt
 
 
-# The charts kept on disk (web/chart_files.py) and drawn before anyone asks (web/chart_warmer.py).
+# The charts kept on disk (report/charts/files.py) and drawn before anyone asks (web/chart_warmer.py).
 
 def _counting(calls: list[str], name: str):  # noqa: ANN202
     return lambda: (calls.append(name), [Drawn(name)])[1]
@@ -75,7 +75,7 @@ def test_kept_charts_are_drawn_again_when_the_run_or_the_renderer_changes(tmp_pa
 
     from stackbench.report.charts import figure
     from stackbench.web import charts as web_charts
-    from stackbench.web.chart_files import ChartFiles
+    from stackbench.report.charts.files import ChartFiles
     from stored_runs import runs
 
     run = runs()[0]
@@ -100,7 +100,7 @@ def test_kept_charts_are_drawn_again_when_the_run_or_the_renderer_changes(tmp_pa
 
 @pytest.mark.slow  # real charts drawn
 def test_a_damaged_entry_reads_as_missing_and_is_drawn_again(tmp_path) -> None:
-    from stackbench.web.chart_files import ChartFiles
+    from stackbench.report.charts.files import ChartFiles
     from stackbench.web.charts import renderer
 
     calls: list[str] = []
@@ -124,7 +124,7 @@ def test_processes_sharing_the_directory_draw_a_run_once(tmp_path) -> None:
     script = f"""
 import sys, time
 sys.path[:0] = [{str(tests)!r}, {str(tests / 'web')!r}]
-from stackbench.web.chart_files import ChartFiles
+from stackbench.report.charts.files import ChartFiles
 from stackbench.web.charts import ChartCache
 from test_chart_cache import Drawn
 def draw():
@@ -148,7 +148,7 @@ def test_user_text_in_a_kept_chart_stays_text(tmp_path) -> None:
     element of it comes from the label."""
     from xml.etree import ElementTree
 
-    from stackbench.web.chart_files import ChartFiles
+    from stackbench.report.charts.files import ChartFiles
 
     label = '<script>alert(1)</script> ]]> & "quoted" \u202e'
     ChartCache(files=ChartFiles(tmp_path)).charts("k", lambda: [Drawn(label)])
@@ -162,7 +162,7 @@ def test_user_text_in_a_kept_chart_stays_text(tmp_path) -> None:
 
 def test_a_chart_directory_another_user_can_write_is_refused(tmp_path) -> None:
     from stackbench.base.errors import StackbenchError
-    from stackbench.web.chart_files import ChartFiles
+    from stackbench.report.charts.files import ChartFiles
 
     open_to_all = tmp_path / "charts"
     open_to_all.mkdir(mode=0o777)
@@ -219,7 +219,7 @@ def replace_settings(settings, **changes):  # noqa: ANN001, ANN201
 def test_a_run_the_warmer_cannot_draw_is_logged_once_and_the_others_are_drawn(tmp_path, monkeypatch, caplog) -> None:
     from stackbench.store import open_store
     from stackbench.web import chart_warmer
-    from stackbench.web.chart_files import ChartFiles
+    from stackbench.report.charts.files import ChartFiles
     from stored_runs import build_store
 
     url = f"sqlite:///{tmp_path / 'r.db'}"
@@ -250,7 +250,7 @@ def test_a_chart_directory_that_is_not_a_directory_is_refused(tmp_path) -> None:
     import os
 
     from stackbench.base.errors import StackbenchError
-    from stackbench.web.chart_files import ChartFiles
+    from stackbench.report.charts.files import ChartFiles
 
     (tmp_path / "real").mkdir(mode=0o700)
     (tmp_path / "link").symlink_to(tmp_path / "real")

@@ -88,6 +88,12 @@ class CellLayers:
     arc_hit_pct: float | None
     not_recorded: tuple[str, ...]
 
+    @property
+    def several_bottom(self) -> bool:
+        """Whether more than one layer is at the bottom (both legs of a mirror): only then is their sum a
+        figure of its own, beside each layer's."""
+        return sum(1 for layer in self.layers if layer.bottom) > 1
+
     def to_json(self) -> dict[str, Any]:
         return {
             "runs": self.runs,

@@ -98,6 +98,9 @@ def ab_command(
                       "rounds as the other", markup=False, highlight=False, soft_wrap=True)
     result = _measure(store, plan, target=target, label=label, commands=(command_a, command_b, prepare_command),
                       command_timeout=command_timeout, rounds=rounds, fmt=fmt)
+    from stackbench.cli.report_charts import draw_report_charts
+
+    draw_report_charts(store, [result.a.id, result.b.id])  # the arms' reports (docs/report.md)
     comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
     _print(comparison, result, fmt=fmt, commands=(command_a, command_b, prepare_command), rounds=rounds)
 

@@ -90,9 +90,14 @@ def report_command(
         if is_stdout(output) and json_output:
             raise UsageError("--json and -o - both write to standard output", "Give -o FILE, or leave out --json")
         check([output], force=force, destination=destination)  # before the work, and again when writing
+    charts = None
+    if fmt.name == "html":  # its charts are SVG: those kept by content are read, not drawn (docs/report.md)
+        from stackbench.cli.report_charts import report_chart_files
+
+        charts = report_chart_files()
     contents = build_contents(open_store_from(db), runs or [], compare=compare, layers=split_list(layers),
                               names=split_list([names]) if names else None, keep_identifiers=keep_identifiers,
-                              argv=sys.argv[1:], audits=audits or ())
+                              argv=sys.argv[1:], audits=audits or (), charts=charts)
     if output is None:
         first = contents.runs[0].run.id[:12] if contents.runs else "layers" if layers else "audit"
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")

@@ -83,7 +83,7 @@ def _checked_server(db: Optional[str], host: str, port: int, allowed_host: list[
     what uvicorn will serve: the app, or the workers' factory."""
     from stackbench.cli.common import open_store_from
     from stackbench.store.accounts import Accounts
-    from stackbench.web.chart_files import ChartFiles, default_directory
+    from stackbench.report.charts.files import ChartFiles, default_directory
     from stackbench.web.server import WorkerApp, allowed_hosts, check_host, check_port
     from stackbench.web.settings import Settings
 

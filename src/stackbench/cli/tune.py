@@ -25,7 +25,8 @@ _ROUNDS = typer.Option(
     help="Most rounds per knob, A first and B first in turn (an odd number is raised by one).")
 _LOOKS = typer.Option(
     None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
-    help="Rounds after which the verdict is looked at, alpha split over them; the first look that decides "
+    help="Rounds after which the verdict is looked at, alpha spent over them (O'Brien-Fleming: most at the "
+         "last); the first look that decides "
          "stops the knob [default: 4,6,8,12].")
 _CALIBRATE_ROUNDS = typer.Option(
     4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
@@ -43,7 +44,7 @@ _KEEP_UNCONFIRMED = typer.Option(
 _MAX_TIME = typer.Option(
     None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
     help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
-         "after it are not measured.")
+         "after it are not measured; the confirmation's first look is kept back from the knobs.")
 _KNOBS_FILE = typer.Option(
     None, "--knobs", rich_help_panel=KNOBS_PANEL, metavar="FILE.toml", show_default=False,
     help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
@@ -78,9 +79,10 @@ def tune_command(
         help="Directory on the storage under test (a scratch file is created and removed).",
     ),
     knob: Optional[list[str]] = typer.Option(
-        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=VALUE]",
+        None, "--knob", "-k", rich_help_panel=KNOBS_PANEL, metavar="ID[=V1,V2...]",
         help="A knob to try (repeatable; tried one at a time, each on top of the ones kept): "
-             "see --list-knobs. Without =VALUE, the one candidate other than its value now.",
+             "see --list-knobs. Several values race, and the winner is then proven against the value now; "
+             "without =VALUE, every candidate other than the value now (one: tried, several: raced).",
     ),
     apply: bool = typer.Option(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
@@ -247,10 +249,14 @@ def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> 
             emit_report(fmt, Report(tables=audit_plan_tables(data), data=data))
         return ()
     if fmt != "json":
-        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.value} ("
+        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.to_json()['to']} ("
                                                  f"{', '.join(dict.fromkeys(f.rule_id for f in p.findings))})"
                                                  for p in found.proposed), markup=False, highlight=False, soft_wrap=True)
-    return tuple((p.planned.knob, p.planned.value) for p in found.proposed)
+    return tuple((p.planned.knob, _tried(p.planned)) for p in found.proposed)
+
+
+def _tried(planned):  # noqa: ANN001, ANN202 - a PlannedKnob: its value, or the values it races
+    return tuple(c.value for c in planned.race) if planned.race else planned.value
 
 
 def _allowed(allow: Optional[list[str]]) -> frozenset:
@@ -280,16 +286,25 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.tune_session import execute_tune, looks_for, plan_session
+    from stackbench.measure.tune_session import (
+        confirmation_reserve, execute_tune, looks_for, plan_round_seconds, plan_session,
+    )
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
 
     looks = looks_for(even_rounds(request.rounds), request.looks)
     if not apply:
         info, planned = plan_session(request)
+        round_s = plan_round_seconds(request.run.plan)
+        reserve = confirmation_reserve(request, looks, round_s)
         data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
+                "max_time_s": request.max_time, "confirmation_reserve_s": reserve if request.max_time else None,
                 "knobs": [p.to_json() for p in planned]}
-        emit(fmt, plan_table(data["knobs"], dry_run=True), data)
+        capped = ", capped at half the budget" if reserve < looks[0] * round_s else ""
+        budget = (f"--max-time {request.max_time:g} s: {reserve:.0f} s of it kept for the confirmation (its first "
+                  f"look: {looks[0]} rounds of ~{round_s:.1f} s by the plan's fio time{capped}; the calibration's "
+                  "rounds measure it afresh)",) if request.max_time and reserve else ()
+        emit(fmt, plan_table(data["knobs"], dry_run=True, budget=budget), data)
         return
     store = open_store_from(db)
     observer = ProgressObserver(request.run.plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2,
@@ -313,9 +328,10 @@ def print_tune_session(data: dict, comparisons: list, fmt: str) -> None:  # noqa
     knob's runs and of the confirmation's."""
     from stackbench.report.compare import comparison_table
     from stackbench.report.document import Report
-    from stackbench.report.tune import summary_table
+    from stackbench.report.tune import race_tables, summary_table
 
-    emit_report(fmt, Report(tables=(summary_table(data), *[comparison_table(c) for c in comparisons]), data=data))
+    emit_report(fmt, Report(tables=(summary_table(data), *race_tables(data), *[comparison_table(c) for c in comparisons]),
+                            data=data))
 
 
 def show_tune_session(store, stored, fmt: str) -> None:  # noqa: ANN001 - a Store and its StoredTuneSession

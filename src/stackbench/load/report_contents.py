@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from stackbench.analysis.compare import RunComparison
     from stackbench.analysis.layers import LayerGaps
     from stackbench.report.charts.figure import Figure
+    from stackbench.report.charts.files import ChartFiles
     from stackbench.report.documents.contents import AuditPart, Contents
     from stackbench.model.results import Run
 
@@ -24,11 +25,13 @@ def build_contents(
     store: Any, refs: Sequence[str], *, compare: Sequence[str] | None = None, layers: Sequence[str] | None = None,
     names: Sequence[str] | None = None, keep_identifiers: bool = False, argv: Sequence[str] = (),
     figures: Callable[..., Sequence["Figure"]] | None = None, audits: Sequence[str] = (),
+    charts: "ChartFiles | None" = None,
 ) -> "Contents":
     """Everything the report shows, from the store, redacted before any analysis, table or chart sees it.
 
     `figures(runs, comparison, layers)` draws the charts from the redacted objects (default: the report's
-    charts); tests pass their own to check that what a chart is given is redacted too.
+    charts); tests pass their own to check that what a chart is given is redacted too. With `charts` (a chart
+    directory), each run's charts are read from it, or drawn and kept there, as SVG (report/charts/stored.py).
     """
     from stackbench import __version__
     from stackbench.analysis.compare import compare_runs
@@ -87,7 +90,7 @@ def build_contents(
     gaps = None
     if layers:
         gaps = layer_gaps([safe[run.id] for run in layered], [redact.text(n) for n in names] if names else None)
-    drawn = (figures or functools.partial(_report_figures, store, [safe[run.id] for run in layered]))(
+    drawn = (figures or functools.partial(_report_figures, store, [safe[run.id] for run in layered], charts))(
         [part.run for part in parts], comparison, gaps)
     return Contents(
         runs=tuple(parts),
@@ -102,22 +105,31 @@ def build_contents(
     )
 
 
-def _report_figures(store: Any, layered: Sequence["Run"], runs: Sequence["Run"],
-                    comparison: "RunComparison | None", gaps: "LayerGaps | None") -> list["Figure"]:
+def _report_figures(store: Any, layered: Sequence["Run"], charts: "ChartFiles | None", runs: Sequence["Run"],
+                    comparison: "RunComparison | None", gaps: "LayerGaps | None") -> list[Any]:
     """The report's charts, drawn from the redacted runs, comparison and layers, in the order shown: per
-    run its matrix, percentiles, timeline and latency histogram (json+ buckets from the store, where
-    the run has them), then the comparison, then the layers."""
+    run its matrix, percentiles, timeline, latency histogram (json+ buckets from the store, where
+    the run has them) and stack (where its cells recorded their layers), kept in `charts` when given; then
+    the comparison, then the layers."""
     from stackbench.report.charts import compare_figures, layers_figures, representative_cell, run_figures
+    from stackbench.report.charts.stored import stored_run_figures
     from stackbench.store.latency_bins import bins_where_stored
 
-    drawn: list["Figure"] = []
+    drawn: list[Any] = []
     for run in runs:
-        drawn += run_figures(run, bins=bins_where_stored(store, run, [representative_cell(run)]))
+        bins = bins_where_stored(store, run, [representative_cell(run)])
+        drawn += run_figures(run, bins=bins) if charts is None else stored_run_figures(charts, run, bins)
     if comparison is not None:
         drawn += compare_figures(comparison)
     if gaps is not None:
         drawn += layers_figures(gaps, layered)
     return drawn
+
+
+def store_report_charts(store: Any, run_id: str, charts: "ChartFiles") -> None:
+    """Draw a stored run's charts as its report (`report RUN`, redacted) will want them, into `charts`, so
+    that the first report of the run reads them instead of drawing (`run` and `import` call it)."""
+    build_contents(store, [run_id], charts=charts)
 
 
 def _audit_part(audit: Any, redact: Any) -> "AuditPart":

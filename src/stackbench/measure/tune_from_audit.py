@@ -8,7 +8,7 @@ target when it is about one of the knob's subjects for this target (its disk, it
 knob acts host-wide (a ZFS module parameter, a sysctl).
 
 The value tried is the one the finding's fix names when it is one of the knob's candidates, else the knob's
-only candidate other than the value now, else its first (racing several is not built yet). Nothing is decided
+only candidate other than the value now, else all of them, raced (the winner then proven). Nothing is decided
 by the finding beyond that: the session still proves the change before keeping it.
 """
 
@@ -119,11 +119,13 @@ def _proposal(knob: Knob, findings: tuple[Finding, ...], info: TargetInfo, allow
     candidates = tuple(c for c in knob.values.candidates(first, now)
                        if (offered is None or c in offered) and c != current)
     named = [c for c in candidates if any(c in _words(f.fix) for f in findings)]
+    value: str | tuple[str, ...]
     if named:
         value, chosen = named[0], f"the fix of {findings[0].rule_id}"
+    elif len(candidates) > 1:
+        value, chosen = candidates, "the knob's candidates, raced"
     elif candidates:
-        value, chosen = candidates[0], "the knob's candidates" + (" (the first; racing is not built yet)"
-                                                                  if len(candidates) > 1 else "")
+        value, chosen = candidates[0], "the knob's candidates"
     else:
         raise UsageError(f"{knob.id} has no candidate other than its value now ({current})", "")
     return Proposal(plan_knob(knob, value, info, allow | {knob.safety}), candidates, findings, chosen)

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from stackbench.analysis.alpha_spending import alpha_left, look_alphas
 from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
+from stackbench.analysis.race import Dropped, Look, compare_arms, race_look
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
 from stackbench.base.registry import unknown
 from stackbench.measure.runner import (
@@ -35,8 +37,9 @@ from stackbench.measure.runner import (
 )
 from stackbench.measure.tune_changes import Changes, Outcome
 from stackbench.measure.tune_journal import Change, Journal, journal_dir, journals, replay
+from stackbench.model.plan import Plan
 from stackbench.model.results import Run, new_id
-from stackbench.model.round_order import even_rounds, round_orders
+from stackbench.model.round_order import even_rounds, race_orders, round_orders
 from stackbench.probe.block import collect_target_facts
 from stackbench.store import Store
 from stackbench.tune.actions import ActionFailed
@@ -63,13 +66,18 @@ def knob_by_id(knob_id: str, user: dict[str, Knob] | None = None) -> Knob:
     return known[knob_id]
 
 
-def parse_knob_option(text: str, user: dict[str, Knob] | None = None) -> tuple[Knob, str | None]:
-    """`--knob ID` or `--knob ID=VALUE`."""
-    knob_id, sep, value = text.partition("=")
+def parse_knob_option(text: str, user: dict[str, Knob] | None = None) -> tuple[Knob, str | tuple[str, ...] | None]:
+    """`--knob ID`, `--knob ID=VALUE`, or `--knob ID=V1,V2,...`: several values are raced."""
+    knob_id, sep, given = text.partition("=")
     knob = knob_by_id(knob_id.strip(), user)
-    if sep and isinstance(knob.access, UserCommands):  # verify = "number": 8.0 names the value 8
-        return knob, knob.access.normalised(value.strip())
-    return knob, (value.strip() if sep else None)
+    if not sep:
+        return knob, None
+    values = [v.strip() for v in given.split(",")] if "," in given else [given.strip()]
+    if isinstance(knob.access, UserCommands):  # verify = "number": 8.0 names the value 8
+        values = [knob.access.normalised(v) for v in values]
+    if len(set(values)) != len(values) or not all(values):
+        raise UsageError(f"--knob {text}: a value is empty or named twice", f"Use e.g. --knob {knob.id}=V1,V2")
+    return knob, (values[0] if len(values) == 1 else tuple(values))
 
 
 @dataclass(frozen=True)
@@ -83,19 +91,29 @@ class PlannedKnob:
     value: str
     apply: tuple[str, ...]
     undo: tuple[str, ...]
+    race: tuple[PlannedKnob, ...] = ()  # several candidates: each planned as if alone, raced, the winner proven
 
     def to_json(self) -> dict[str, Any]:
-        return {"knob": self.knob.id, "subjects": [s.name for s in self.subjects], "now": [dict(s) for s in self.now],
+        data = {"knob": self.knob.id, "subjects": [s.name for s in self.subjects], "now": [dict(s) for s in self.now],
                 "from": self.from_value, "to": self.value, "safety": self.knob.safety.value,
                 "cost": self.knob.cost.value, "apply": list(self.apply), "undo": list(self.undo)}
+        if self.race:
+            data["to"] = "race: " + ", ".join(p.value for p in self.race)
+            data["race"] = [{"to": p.value, "apply": list(p.apply), "undo": list(p.undo)} for p in self.race]
+        return data
 
     @property
     def from_value(self) -> str:
         return ", ".join(dict.fromkeys(self.knob.access.value_of(state) for state in self.now))
 
 
-def plan_knob(knob: Knob, value: str | None, info: TargetInfo, allow: frozenset[Safety]) -> PlannedKnob:
-    """Check one `--knob` against the target and the flags, reading (never changing) its subjects' state."""
+def plan_knob(knob: Knob, value: str | tuple[str, ...] | None, info: TargetInfo, allow: frozenset[Safety]
+              ) -> PlannedKnob:
+    """Check one `--knob` against the target and the flags, reading (never changing) its subjects' state.
+    Several values (given, or the knob's candidates other than its value now when none is named) make a race:
+    each candidate checked as if named alone."""
+    if isinstance(value, tuple):
+        return _race_plan([plan_knob(knob, v, info, allow) for v in value])
     if knob.safety is Safety.FORBIDDEN:  # only a user knob can be: the catalogue lists forbidden ones apart
         raise UsageError(f"{knob.id} is declared forbidden in {knob.source}: tune never tries it",
                          "Change its safety in the file if it is safe to try; no flag overrides forbidden")
@@ -112,10 +130,11 @@ def plan_knob(knob: Knob, value: str | None, info: TargetInfo, allow: frozenset[
     candidates = [c for c in knob.values.candidates(subjects[0], now[0]) if offered is None or c in offered]
     if value is None:
         different = [c for c in candidates if c not in current]
-        if len(different) != 1:
-            raise UsageError(f"{knob.id} has {len(different)} candidates other than its value now "
-                             f"({', '.join(sorted(current))}): {', '.join(different) or 'none'}",
-                             f"Name the one to try: --knob {knob.id}=VALUE (racing several is not built yet)")
+        if not different:
+            raise UsageError(f"{knob.id} has no candidate other than its value now ({', '.join(sorted(current))})",
+                             "Choose another knob")
+        if len(different) > 1:
+            return plan_knob(knob, tuple(different), info, allow)
         value = different[0]
     if forbidden_value(knob, value) is not None:
         entry = forbidden_value(knob, value)
@@ -129,6 +148,13 @@ def plan_knob(knob: Knob, value: str | None, info: TargetInfo, allow: frozenset[
     apply = tuple(a.shown() for s, st in zip(subjects, now) for a in knob.access.apply(s, value, st))
     undo = tuple(a.shown() for s, st in zip(subjects, now) for a in knob.access.undo(knob.undo, s, st))
     return PlannedKnob(knob, subjects, now, value, apply, undo)
+
+
+def _race_plan(candidates: list[PlannedKnob]) -> PlannedKnob:
+    """The plan of a race: the first candidate's, with every candidate's (their commands differ by value)."""
+    first = candidates[0]
+    return PlannedKnob(first.knob, first.subjects, first.now, first.value,
+                       tuple(c for p in candidates for c in p.apply), first.undo, tuple(candidates))
 
 
 _SAFETY_WHY = {
@@ -153,10 +179,27 @@ def looks_for(rounds: int, asked: tuple[int, ...] = DEFAULT_LOOKS) -> tuple[int,
     return tuple(sorted({look for look in asked if look < rounds} | {rounds}))
 
 
+def plan_round_seconds(plan: Plan) -> float:
+    """A round's fio time as the plan says it (every cell once per arm): what the reserve for the
+    confirmation is worked out from when no calibration measured a round (the dry run, --calibrate-rounds 0)."""
+    return 2 * sum(plan.run_seconds(workload) for workload in plan.workloads)
+
+
+def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
+    """Seconds of --max-time kept back from the knobs for the confirmation: the rounds of its first look, where
+    it can first be decided, but never more than half the budget (the knobs keep the other half; a
+    confirmation cut short decides on the rounds it has). Without it the knobs could use the whole budget and
+    the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a budget or a
+    confirmation."""
+    if request.max_time is None or not request.confirm:
+        return 0.0
+    return min(looks[0] * round_s, request.max_time / 2)
+
+
 @dataclass(frozen=True)
 class TuneRequest:
     run: RunRequest
-    knobs: tuple[tuple[Knob, str | None], ...]
+    knobs: tuple[tuple[Knob, str | tuple[str, ...] | None], ...]
     rounds: int = 12  # the most rounds per knob
     alpha: float = 0.05
     min_effect: float = 0.05
@@ -185,10 +228,21 @@ class Calibration:
         return (f"noise {self.noise:.1%} per round ({self.rounds} A/A rounds): {provable} can be proven in "
                 f"{self.max_rounds} rounds")
 
+    def refusal(self, min_effect: float, force: bool) -> StackbenchError | None:
+        """The error that stops a session before its first knob, or None to go on: a knob's rounds cannot
+        prove --min-effect when the smallest provable change is over three times it (no change at all is
+        provable: infinite), and measuring anyway would only spend the time; --force goes on regardless."""
+        if force or self.provable <= 3 * min_effect:
+            return None
+        return StackbenchError(
+            f"this machine is too noisy now to prove a change of {min_effect * 100:g}%: {self.describe()}",
+            "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
+            "tune anyway; nothing was changed")
+
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "noise": self.noise,
                 "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
-                "alpha_per_look": self.alpha, "said": self.describe()}
+                "alpha_last_look": self.alpha, "said": self.describe()}
 
 
 @dataclass
@@ -201,10 +255,13 @@ class KnobResult:
     kept: tuple[Change, ...] = ()
     stop: str = ""  # which look decided, or that the last one did not
     round_s: float = 0.0
+    race: Race | None = None  # the race that chose the candidate proven here (`planned` is the winner's)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {**self.planned.to_json(), "decision": self.decision, "why": self.why,
                                 "rounds": len(self.orders), "orders": list(self.orders), "stop": self.stop}
+        if self.race is not None:
+            data["race"] = self.race.to_json()
         if self.comparison is not None:
             data["compare"] = self.comparison.to_json()
         return data
@@ -339,18 +396,21 @@ def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Cha
     """The calibration, each knob, the confirmation: what `result` holds grows as they end, so that an
     interrupted session is stored with what it had."""
     session = result.session
+    round_s = plan_round_seconds(prepared.plan)
     if request.calibration_rounds:
+        started = time.monotonic()
         result.calibration = calibrate(store, request, prepared, session, looks, observer)
-        if result.calibration.provable > 3 * request.min_effect and not request.force:
-            raise StackbenchError(
-                f"this machine is too noisy now to prove a change of {request.min_effect * 100:g}%: "
-                f"{result.calibration.describe()}",
-                "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
-                "tune anyway; nothing was changed")
+        round_s = (time.monotonic() - started) / result.calibration.rounds  # measured here, now
+        refusal = result.calibration.refusal(request.min_effect, request.force)
+        if refusal is not None:
+            raise refusal
+    reserve = confirmation_reserve(request, looks, round_s)
+    knobs_deadline = None if deadline is None else deadline - reserve
     for plan in planned:
         if on_knob:
             on_knob(plan)
-        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer, deadline))
+        result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
+                                         knobs_deadline))
     result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session, looks,
                                                observer, deadline)
 
@@ -387,7 +447,7 @@ def calibrate(store: Store, request: TuneRequest, prepared: Any, session: str, l
     more than a quarter of storage configurations vary over 10 % run to run), and so which change the knobs'
     rounds can prove at all."""
     orders = round_orders(even_rounds(request.calibration_rounds))
-    alpha_look = request.alpha / len(looks)
+    alpha_look = look_alphas(looks, request.alpha)[-1]  # what a knob's last look may spend
     same = {"session": session, "calibration": True}
     arms = _arms(store, request, prepared, observer, "calibration", f"{session}:calibration",
                  {"a": "(nothing changed)", "b": "(nothing changed)"}, orders, {"a": same, "b": same})
@@ -454,12 +514,14 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                   plans: list[PlannedKnob], applied: list[Change], name: str, pair: str, tune: dict[str, Any],
                   looks: tuple[int, ...], deadline: float | None) -> Paired:
     """A (the plans' values undone) against B (applied) in rounds AB, BA, ..., compare's verdict read after each
-    round of `looks` at alpha split over the looks (Bonferroni: valid whatever the looks' dependence); the
-    first look that decides (keep, revert, same) ends it. Before each pair of rounds, `--max-time` is checked
-    against how long the rounds so far took: out of time, it ends on the (even number of) rounds it has."""
+    round of `looks` at that look's share of alpha (O'Brien-Fleming-type spending, analysis/alpha_spending.py:
+    the shares sum to alpha, so valid whatever the looks' dependence); the first look that decides (keep,
+    revert, same) ends it. Before each pair of rounds, `--max-time` is checked against how long the rounds so
+    far took: out of time, it ends on the (even number of) rounds it has, tested at the alpha not yet spent."""
     orders = round_orders(looks[-1])
-    alpha_look = request.alpha / len(looks)
-    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_per_look": alpha_look} for arm in ("a", "b")}
+    alphas = look_alphas(looks, request.alpha)
+    alpha_look = alphas[-1]  # the alpha of the test that ends it; the last look's unless another ends it
+    facts = {arm: {**tune[arm], "looks": list(looks), "alpha_looks": list(alphas)} for arm in ("a", "b")}
     commands = {"a": "; ".join(c for p in reversed(plans) for c in p.undo),
                 "b": "; ".join(c for p in plans for c in p.apply)}
     arms = _arms(store, request, prepared, observer, name, pair, commands, orders, facts)
@@ -470,6 +532,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
             pair_s = 2 * (time.monotonic() - started) / round_index if round_index else 0.0
             if deadline is not None and round_index % 2 == 0 and round_index \
                     and time.monotonic() + pair_s > deadline:
+                alpha_look = alpha_left(alphas, sum(look <= done for look in looks), request.alpha)
                 stop = f"out of time (--max-time) after round {done}"
                 break
             for arm in order.lower():
@@ -477,6 +540,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
             if done in looks:
+                alpha_look = alphas[looks.index(done)]
                 look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
                                     alpha=alpha_look, min_effect=request.min_effect)
                 stop = f"look {looks.index(done) + 1} of {len(looks)} (round {done}) at alpha {alpha_look:.4g}"
@@ -496,20 +560,140 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
 
 def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
                session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> KnobResult:
-    """One knob: the reversibility check, then its value now (A) against the candidate (B)."""
+    """One knob: the reversibility check, then its value now (A) against the candidate (B). A knob of several
+    candidates races them first (`_race`); the winner alone is then measured against A afresh, and only that
+    verdict decides."""
     if deadline is not None and time.monotonic() >= deadline:
         return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
-    failure = reversibility_failure(changes, plan)
-    if failure:
-        return KnobResult(plan, NOT_MEASURED, failure)
+    race = None
+    if plan.race:
+        race = _race(store, request, prepared, changes, plan, session, looks, observer, deadline)
+        winner = next((p for p in plan.race if p.value == race.winner), None)
+        if winner is None:
+            return KnobResult(plan, UNDONE_DECISION if race.rounds else NOT_MEASURED, race.stop, race=race)
+        plan = winner
+    else:
+        failure = reversibility_failure(changes, plan)
+        if failure:
+            return KnobResult(plan, NOT_MEASURED, failure)
     tune = {arm: {"session": session, "knob": plan.knob.id, "value": value}
             for arm, value in (("a", plan.from_value), ("b", plan.value))}
-    measured = _measure_pair(store, request, prepared, observer, changes, [plan], [], plan.knob.id,
-                             f"{session}:{plan.knob.id}", tune, looks, deadline)
+    name = f"{plan.knob.id}={plan.value}-proof" if race else plan.knob.id
+    measured = _measure_pair(store, request, prepared, observer, changes, [plan], [], name,
+                             f"{session}:{name}", tune, looks, deadline)
     decision, why = decide(measured.comparison, plan.knob, request.allow)
     applied = _switch(changes, [plan], decision == KEPT, measured.applied)
     return KnobResult(plan, decision, why, measured.comparison, measured.orders, tuple(applied), measured.stop,
-                      measured.round_s)
+                      measured.round_s, race)
+
+
+@dataclass
+class Race:
+    """What a race over several candidates of one knob gave: who was measured, who was dropped at which look
+    and why, and the winner handed to the proof (None: no candidate was left, or none could be measured)."""
+
+    original: str
+    candidates: tuple[str, ...]
+    not_raced: dict[str, str] = field(default_factory=dict)  # candidate -> why (its reversibility check)
+    dropped: list[Dropped] = field(default_factory=list)
+    orders: list[list[str]] = field(default_factory=list)
+    looks: list[Look] = field(default_factory=list)
+    winner: str | None = None
+    stop: str = ""
+    alpha_per_look: float = 0.0
+    ratios: dict[str, float | None] = field(default_factory=dict)  # each raced candidate to the original, all its rounds
+
+    @property
+    def rounds(self) -> int:
+        return len(self.orders)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"original": self.original, "candidates": list(self.candidates), "rounds": self.rounds,
+                "orders": self.orders, "alpha_per_look": self.alpha_per_look,
+                "not_raced": [{"value": v, "why": why} for v, why in self.not_raced.items()],
+                "dropped": [d.to_json() for d in self.dropped],
+                "looks": [{"round": look.round, "best": look.best, "ratios": look.ratios,
+                           "alpha_each": look.alpha_each, "dropped": [d.arm for d in look.dropped]}
+                          for look in self.looks],
+                "ratios": self.ratios, "winner": self.winner, "stop": self.stop,
+                "said": "the race only chooses; the winner's verdict comes from fresh rounds against the original"}
+
+
+def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change]) -> list[Change]:
+    """To one arm of a race: what is applied undone newest first (compare-and-swap, journaled), then the arm's
+    candidate applied on every subject (None: the original, nothing applied)."""
+    if applied and plan is not None and all(c.value == plan.value for c in applied):
+        return applied
+    applied = _switch(changes, [], False, applied)
+    return _switch(changes, [plan], True, []) if plan is not None else []
+
+
+def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob, session: str,
+          looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> Race:
+    """The original and every candidate in rounds of race_orders (each round visits every arm left once);
+    after each look, analysis/race.py drops the candidates proven worse than another arm, at alpha split over
+    the looks and, within a look, over its pairs. It stops at one candidate left, none, the last look, or
+    --max-time; the candidate with the best ratio to the original wins. Every switch is a journaled change
+    or its undo, as a single candidate's are; the race ends with everything it applied undone."""
+    original = plan.from_value
+    race = Race(original, tuple(p.value for p in plan.race), alpha_per_look=request.alpha / len(looks))
+    arms: dict[str, PlannedKnob | None] = {original: None}
+    for candidate in plan.race:
+        failure = reversibility_failure(changes, candidate)
+        if failure:
+            race.not_raced[candidate.value] = failure
+        else:
+            arms[candidate.value] = candidate
+    if len(arms) < 2:
+        race.stop = "no candidate passed the reversibility check"
+        return race
+    pair = f"{session}:{plan.knob.id}:race"
+    base = request.run.label or f"tune-{pair[:8]}"
+    measured = {value: Measurement(store, prepared, observer, label=f"{base}-{plan.knob.id}={value}-race",
+                                   target_text=str(request.run.target),
+                                   extra_facts={"race": {"session": pair, "arm": value},
+                                                "tune": {"session": session, "knob": plan.knob.id, "value": value,
+                                                         "race": True}})
+                for value in arms}
+    observer.run_started(measured[original].run_id, prepared.plan, prepared.target)
+    alive, applied, status, started = list(arms), [], "failed", time.monotonic()
+    try:
+        while race.rounds < looks[-1]:
+            if len(alive) < 3:  # the original and one candidate, or the original alone
+                break
+            if deadline is not None and race.rounds and \
+                    time.monotonic() + 2 * (time.monotonic() - started) / race.rounds > deadline:
+                race.stop = f"out of time (--max-time) after round {race.rounds}"
+                break
+            for order in race_orders(len(alive), 2, start=race.rounds):
+                for arm in (alive[i] for i in order):
+                    applied = _switch_arm(changes, arms[arm], applied)
+                    measured[arm].round(race.rounds, every_cell=True)
+                race.orders.append([alive[i] for i in order])
+            if race.rounds in looks:
+                runs = {value: store.get_run(m.run_id) for value, m in measured.items()}
+                look = race_look(runs, race.orders, alive, original, alpha=race.alpha_per_look,
+                                 min_effect=request.min_effect)
+                race.looks.append(look)
+                race.dropped.extend(look.dropped)
+                alive = [arm for arm in alive if arm not in {d.arm for d in look.dropped}]
+        _switch_arm(changes, None, applied)  # on an error or interruption the session undoes everything
+        status = "complete"
+    finally:
+        runs = {value: m.finish(status if status == "complete" else ("incomplete" if m.order else "failed"))
+                for value, m in measured.items()}
+    left = [arm for arm in alive if arm != original]
+    race.ratios = {arm: compare_arms(runs, race.orders, original, arm, alpha=race.alpha_per_look,
+                                     min_effect=request.min_effect).geomean_ratio
+                   for arm in arms if arm != original and race.rounds}
+    if not left:
+        race.stop = race.stop or f"no candidate left at round {race.rounds}: each was proven worse than another arm"
+        return race
+    race.winner = max(left, key=lambda arm: -math.inf if race.ratios.get(arm) is None else race.ratios[arm])
+    race.stop = race.stop or (f"one candidate left at round {race.rounds}" if len(left) == 1
+                              else f"{len(left)} candidates left at the last look (round {race.rounds}): "
+                                   "the best ratio to the original wins")
+    return race
 
 
 @dataclass

@@ -66,3 +66,34 @@ def arm_orders(arms: int, rounds: int) -> list[list[int]]:
         raise ValueError(f"arms must be >= 1 and rounds >= 0, got {arms} and {rounds}")
     forward = list(range(arms))
     return [forward if index % 2 == 0 else forward[::-1] for index in range(rounds)]
+
+
+def race_orders(arms: int, rounds: int, start: int = 0) -> list[list[int]]:
+    """The order of `arms` arms (0 = the original, then the candidates) in rounds `start` .. `start + rounds - 1`
+    of a race (tune's races over several candidates).
+
+    Rounds come in pairs: round 2p visits the arms rotated by p (p, p+1, ..., 0, ..., p-1) and round 2p+1 the
+    same rotation backwards. Why: `arm_orders`' plain mirror keeps a middle arm in the middle for ever (with
+    three arms the second is never first nor last), so an effect of the first or last place alone (the first
+    measurement after a switch of every knob's subject, a cache cold at the start) would favour or hurt it.
+    With the rotation:
+
+    - any two arms each go first of the two in one round of every pair: after every even round each pair of
+      arms has as many rounds with one first as with the other (what compare's paired rounds assume, and why
+      the race looks only after even rounds);
+    - every arm's mean place is the middle one after every even round, so a place effect that grows with the
+      place cancels in every pairwise ratio;
+    - after 2 x arms rounds every arm has held every place exactly twice, so any place effect cancels;
+    - within a pair the backward round starts with the arm that ended the forward one (the mirror's carry-over
+      property, kept for half of the round boundaries).
+
+    `start` continues the sequence after candidates were dropped: the survivors are re-numbered and the
+    rotation goes on from the round reached (an even one: drops happen at looks)."""
+    if arms < 1 or rounds < 0 or start < 0:
+        raise ValueError(f"arms must be >= 1, rounds and start >= 0, got {arms}, {rounds} and {start}")
+    orders = []
+    for index in range(start, start + rounds):
+        shift = (index // 2) % arms
+        rotated = [(shift + place) % arms for place in range(arms)]
+        orders.append(rotated if index % 2 == 0 else rotated[::-1])
+    return orders

@@ -54,7 +54,7 @@ def layer_table(run: Run) -> Tabular | None:
                          format_latency_ns(layer.await_ms * 1e6 if layer.await_ms is not None else None),
                          f"{layer.util_pct:.0f} %", _times(layer.amplification.get(direction))])
         bottom = layers.bottom_amplification.get(direction)
-        if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
+        if layers.several_bottom and bottom is not None:
             rows.append(["", "bottom layers, summed", "", "", "", "", "", _times(bottom)])
         rows[first][0] = cell.pattern
         notes += _cell_notes(cell, layers)
@@ -94,7 +94,7 @@ def layer_export_rows(run: Run) -> list[list[Any]]:
                          layer.amplification.get("write"), "yes" if layer.saturated else "no",
                          "yes" if layer.device == layers.busiest else "no", layers.arc_hit_pct])
         bottom = layers.bottom_amplification
-        if sum(1 for layer in layers.layers if layer.bottom) > 1 and any(v is not None for v in bottom.values()):
+        if layers.several_bottom and any(v is not None for v in bottom.values()):
             rows.append([cell.pattern, "bottom layers, summed", "", None, layers.runs, *[None] * 9,
                          bottom.get("read"), bottom.get("write"), "", "", layers.arc_hit_pct])
     return rows
@@ -170,8 +170,8 @@ def layers_runs_table(runs: Sequence[Run], names: Sequence[str]) -> Tabular | No
     matched = _matched_cells(runs)
     return _sides_table(
         [(name, run, name) for name, run in zip(names, runs)],
-        [(cells[next(i for i, c in enumerate(cells) if c is not None)].pattern,
-          next(c for c in cells if c is not None).result.direction, cells) for cells in matched],
+        [(first.pattern, first.result.direction, cells) for first, cells in
+         zip(map(_first_measured, matched), matched)],
         title="Layers during each cell, every run", headers=LAYERS_HEADERS,
         first_note="layer = the run's name in the layers table (bottom first); each figure is what the device did "
                    "during the cell, summed over the cell's runs: no interval and no test on them (the gaps above "
@@ -182,7 +182,7 @@ def layers_runs_json(runs: Sequence[Run], names: Sequence[str]) -> list[dict[str
     """`layers --json`'s `layer_activity` (docs/json.md): per cell any run measured, each run's layers, null
     for a run that sampled no device in it."""
     places = [places_of(run) for run in runs]
-    return [{"pattern": next(c for c in cells if c is not None).pattern,
+    return [{"pattern": _first_measured(cells).pattern,
              "runs": [{"name": name, "run_id": run.id,
                        "layers": cell_layers_json(c, where) if c is not None else None}
                       for name, run, c, where in zip(names, runs, cells, places)]}
@@ -196,6 +196,11 @@ def _matched_cells(runs: Sequence[Run]) -> list[tuple[Cell | None, ...]]:
 
     by_run = [{match_key(c): c for c in run.cells} for run in runs]
     return [tuple(found.get(key) for found in by_run) for key in dict.fromkeys(k for found in by_run for k in found)]
+
+
+def _first_measured(cells: Sequence[Cell | None]) -> Cell:
+    """The first run's cell of a matched key that has one (every key has at least one: `_matched_cells`)."""
+    return next(c for c in cells if c is not None)
 
 
 def _sides_table(sides: Sequence[tuple[str, Run, str]],
@@ -243,7 +248,7 @@ def _sides_table(sides: Sequence[tuple[str, Run, str]],
                 shown = True
         for tag, layers in present:
             bottom = layers.bottom_amplification.get(direction)
-            if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
+            if layers.several_bottom and bottom is not None:
                 rows.append(["", "bottom layers, summed", tag, "", "", "", "", _times(bottom)])
         rows[first][0] = pattern
     every = frozenset(range(len(headers)))

@@ -48,11 +48,12 @@ def explain_knob_lines(knob: Knob) -> list[str]:
     return lines
 
 
-def plan_table(planned: list[dict[str, Any]], *, dry_run: bool) -> Tabular:
-    """The knobs a session will try, with the exact commands of each change and its undo."""
+def plan_table(planned: list[dict[str, Any]], *, dry_run: bool, budget: tuple[str, ...] = ()) -> Tabular:
+    """The knobs a session will try, with the exact commands of each change and its undo; `budget` says what
+    of --max-time is kept for the confirmation."""
     rows = [[p["knob"], ", ".join(p["subjects"]), p["from"], p["to"], p["safety"], p["cost"],
              "; ".join(p["apply"]), "; ".join(p["undo"])] for p in planned]
-    notes = ("dry run: nothing was changed; add --apply to run it",) if dry_run else ()
+    notes = (*budget, "dry run: nothing was changed; add --apply to run it") if dry_run else budget
     return Tabular(("knob", "on", "now", "try", "safety", "cost", "apply", "undo"), rows,
                    title="tune plan", notes=notes, fold=frozenset({6, 7}))
 
@@ -92,7 +93,9 @@ def summary_table(session: dict[str, Any]) -> Tabular:
     rows = []
     for knob in session["knobs"]:
         compare = knob.get("compare")
-        rows.append([knob["knob"], ", ".join(knob["subjects"]), f"{knob['from']} -> {knob['to']}", str(knob["rounds"]),
+        race = knob.get("race") if isinstance(knob.get("race"), dict) else None
+        won = f" (won a race of {len(race['candidates'])})" if race and race.get("winner") else ""
+        rows.append([knob["knob"], ", ".join(knob["subjects"]), f"{knob['from']} -> {knob['to']}{won}", str(knob["rounds"]),
                      _change(compare), compare["verdict"] if compare else "-", knob["decision"]])
     confirmation = session.get("confirmation")
     if confirmation:
@@ -118,6 +121,41 @@ def summary_table(session: dict[str, Any]) -> Tabular:
             notes.append(f"write those: stackbench tune --persist {session['session'][:12]} --write")
     return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
                    title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))
+
+
+def race_tables(session: dict[str, Any]) -> tuple[Tabular, ...]:
+    """Per knob that raced several candidates: each candidate, its ratio to the original at the race's last
+    look, when and why it was dropped (or left out, or the winner); the winner's proof is the knob's row of
+    the summary and its own compare table."""
+    tables = []
+    for knob in session["knobs"]:
+        race = knob.get("race")
+        if not isinstance(race, dict) or "candidates" not in race:
+            continue
+        dropped = {d["value"]: d for d in race["dropped"]}
+        not_raced = {n["value"]: n["why"] for n in race["not_raced"]}
+        rows = []
+        for value in race["candidates"]:
+            ratio = race["ratios"].get(value)
+            shown = "-" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+            if value in not_raced:
+                fate, why = "not raced", not_raced[value]
+            elif value in dropped:
+                fate, why = f"dropped at round {dropped[value]['round']}", dropped[value]["why"]
+            elif value == race["winner"]:
+                fate, why = "winner", "proven against the original afresh: " + knob["why"]
+            else:
+                fate, why = "left", "not the best ratio to the original"
+            rows.append([value, shown, fate, why])
+        notes = (f"{race['rounds']} rounds, each visiting the original ({race['original']}) and every candidate "
+                 f"left once; alpha {race['alpha_per_look']:.4g} per look, split over its pairs; "
+                 f"stopped: {race['stop']}",
+                 "the race only chooses: its ratios lean high for the winner; the verdict is the proof's, from "
+                 "fresh rounds")
+        tables.append(Tabular(("candidate", "vs original (race)", "race", "why"), rows,
+                              title=f"race of {knob['knob']} from {race['original']}", notes=notes,
+                              fold=frozenset({3})))
+    return tuple(tables)
 
 
 def status_table(rows: list[list[str]]) -> Tabular:
@@ -158,7 +196,7 @@ def stored_session_tables(session_id: str, document: Any, arm_runs: ArmRuns) -> 
     data = stored_session_document(session_id, document)
     compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
     compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
-    tables, left_out = [summary_table(data)], []
+    tables, left_out = [summary_table(data), *race_tables(data)], []
     for name, compare in compared:
         if not compare:
             continue

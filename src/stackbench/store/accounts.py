@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
 
-from sqlalchemy import and_, bindparam, case, delete, false, func, insert, null, or_, select, true, update
+from sqlalchemy import Integer, and_, bindparam, case, delete, false, func, insert, null, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.base.errors import StoreError
@@ -32,7 +32,7 @@ from stackbench.store.database import guard_public_methods
 from stackbench.store.reads import read_runs
 from stackbench.store.repository import Store
 from stackbench.store.rows import aware, run_from_row
-from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by, tallied
+from stackbench.store.run_filter import NEWEST_FIRST, RunFilter, filtered, order_by, parameters_of, shape_of, tallied
 from stackbench.store.share_links import SHARE_KINDS, ShareLink, ShareLinks, now
 
 
@@ -385,58 +385,19 @@ class Accounts(ShareLinks):
         (`-name` reverses it); in any order but the newest first, pages are skipped to by `offset`. A
         `total` the caller knows already (`run_facets` answers it) is answered as it is, not counted again:
         under a search, counting reads every visible run once more."""
-        runs, cells, accounts = schema.runs, schema.cells, schema.accounts
-        conditions = [_visible(viewer), *filtered(where)]
-        # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
-        # index), and only those runs are read whole: skipping to a deep page walks the index, not every
-        # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed
-        # run_id). Both keep the list fast with 10,000 runs (bench/serve_bench.py).
-        newest_first = (runs.c.created_at.desc(), runs.c.id)
-        ordered = order_by(sort)
         anchor_id = older_than or newer_than
         if sort != NEWEST_FIRST:  # keyset paging follows the newest-first index; other orders skip
-            anchor_id = older_than = newer_than = None
-        if anchor_id is None:
-            page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*ordered)
-                        .offset(offset).limit(limit).subquery())
-        else:
-            anchor = select(runs.c.created_at).where(runs.c.id == anchor_id, _visible(viewer)).scalar_subquery()
-            # The plain range on created_at is what lets the database start its index scan at the anchor;
-            # the OR only breaks ties between runs created in the same microsecond.
-            if older_than:  # after the anchor in the list's order: older, or as old with a greater id
-                beyond = and_(runs.c.created_at <= anchor,
-                              or_(runs.c.created_at < anchor, runs.c.id > anchor_id))
-                order = newest_first
-            else:  # before it, read from the anchor upwards (the page is put back in the list's order below)
-                beyond = and_(runs.c.created_at >= anchor,
-                              or_(runs.c.created_at > anchor, runs.c.id < anchor_id))
-                order = (runs.c.created_at.asc(), runs.c.id.desc())
-            page_ids = (select(runs.c.id.label("page_id")).where(*conditions, beyond).order_by(*order)
-                        .limit(limit).subquery())
-        cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
-                      .correlate(runs).scalar_subquery())
-        joined = runs.join(page_ids, page_ids.c.page_id == runs.c.id).outerjoin(accounts, accounts.c.id == runs.c.owner)
-        if whole:
-            columns = [runs]
-        else:  # the summary's columns and its key cell, found for the page's runs only (cells' run_id index)
-            key = cells.alias("key_cell")
-            first_cell = (select(cells.c.id).where(cells.c.run_id == runs.c.id)
-                          .order_by(cells.c.seq, (cells.c.host == TOTAL_HOST).desc(), cells.c.id)
-                          .limit(1).correlate(runs).scalar_subquery())
-            joined = joined.outerjoin(key, key.c.id == first_cell)
-            columns = [*(runs.c[name] for name in (*_SUMMARY_COLUMNS, "visibility")),
-                       key.c.pattern.label("key_pattern"), key.c.iops.label("key_iops"),
-                       key.c.bw_bytes.label("key_bw_bytes")]
-        query = (
-            select(*columns, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
-            .select_from(joined)
-            .order_by(*(newest_first if anchor_id else ordered))
-        )
+            anchor_id = None
+        anchor = None if anchor_id is None else ("older" if older_than else "newer")
+        shape = shape_of(where)
+        values = {**parameters_of(where), "viewer": viewer.account_id, "offset": offset, "limit": limit,
+                  "anchor_id": anchor_id}
+        query = _page_query(viewer.is_admin, shape, sort, anchor, whole, total is None)
         with self.reader.connect() as connection:
-            if total is not None:
-                rows = list(connection.execute(query).mappings().all())
-            else:
-                rows, total = _page_and_total(connection, query, _counted(viewer, where, conditions))
+            rows = list(connection.execute(query, values).mappings().all())
+            if total is None:  # counted along as a column of every row; a page past the end has none
+                total = int(rows[0]["list_total"]) if rows else \
+                    int(connection.execute(_count_query(viewer.is_admin, shape), values).scalar_one())
         made = run_from_row if whole else _summary_from_row
         return [(made(r), int(r["cell_count"]), r["owner_name"], r["visibility"]) for r in rows], total
 
@@ -446,33 +407,10 @@ class Accounts(ShareLinks):
         and how many they are in all (every run is in one combination), which `visible_runs` then need not count.
 
         One statement that answers the runs' number per combination of the six, a few dozen rows, and each
-        facet's counts summed from those here, rather than six GROUP BYs. Under facet values only (or none)
-        the combinations are read as the database keeps them (`run_facet_tallies`, migration 0016): a
-        GROUP BY over 10,000 runs was a quarter of the list page's time. A search or dates count the runs
-        in one pass (the finder index, `ix_runs_finder`, holds every column it reads)."""
-        accounts, tally_conditions = schema.accounts, tallied(where)
-        if tally_conditions is None:  # a search or dates: the runs that match, counted
-            runs = schema.runs
-            keyed = (runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
-                     runs.c.visibility)
-            grouped = (select(*keyed, func.count().label("runs")).where(_visible(viewer), *filtered(where))
-                       .group_by(*keyed).subquery())
-        else:  # facet values only: the kept counts (0016), a few dozen rows whatever the number of runs
-            tallies = schema.run_facet_tallies
-
-            def value(name: str) -> Any:  # the runs' value back: NULL where `absent` says it is missing
-                return case((tallies.c.absent.op("&")(schema.ABSENT[name]) != 0, null()),
-                            else_=tallies.c[name]).label(name)
-
-            grouped = (select(value("plan_name"), value("fs_type"), value("device_model"), tallies.c.status,
-                              tallies.c.owner, tallies.c.visibility, tallies.c.run_count.label("runs"))
-                       .where(_visible(viewer, tallies), tallies.c.run_count > 0, *tally_conditions)
-                       .subquery())
-        query = (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.device_model, grouped.c.status,
-                        accounts.c.name, grouped.c.visibility, grouped.c.runs)
-                 .select_from(grouped.outerjoin(accounts, accounts.c.id == grouped.c.owner)))
+        facet's counts summed from those here, rather than six GROUP BYs (`_facets_query`)."""
         with self.reader.connect() as connection:
-            rows = connection.execute(query).all()
+            rows = connection.execute(_facets_query(viewer.is_admin, shape_of(where)),
+                                      {**parameters_of(where), "viewer": viewer.account_id}).all()
         found: dict[str, dict[str, int]] = {name: {} for name in FACETS}
         for *values, count in rows:
             for name, value in zip(FACETS, values):
@@ -481,18 +419,112 @@ class Accounts(ShareLinks):
         return ({name: sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:FACET_VALUES]
                  for name, counts in found.items()}, sum(int(count) for *_, count in rows))
 
-def _counted(viewer: Viewer, where: RunFilter, conditions: list[Any]) -> Any:
-    """The statement that counts the runs `visible_runs` lists under `conditions` (`where`'s and the
-    visibility rule): a sum of the few kept counts when the filter allows it, not a count of every run."""
-    if len(conditions) == 1:  # unfiltered: the counts per owner and visibility (migration 0008)
+
+# The runs list's statements are built once per process for each shape of request (who: an admin or not;
+# which filters are set; the order; an anchor; whole runs or summaries; whether the total is counted along),
+# every value a bound parameter (`viewer`, the filter's as `parameters_of` names them, `offset`, `limit`,
+# `anchor_id`), as `_SESSION` is: building the page's statement and the cache key SQLAlchemy derives from a
+# new one cost about 3 ms of a list page's ~10 ms of CPU at 10,000 runs; the same statement object keeps its
+# cache key and finds its compiled form in the engine's cache. Bounded: the shapes are the requester's choice.
+_SHAPES = 512
+
+
+@functools.lru_cache(maxsize=_SHAPES)
+def _page_query(is_admin: bool, shape: tuple[str, ...], sort: str, anchor: str | None, whole: bool,
+                with_total: bool) -> Any:
+    """The statement of a page of `visible_runs` (its docstring), with its total as a column when
+    `with_total`."""
+    runs, cells, accounts = schema.runs, schema.cells, schema.accounts
+    conditions = [_visible_to(bindparam("viewer"), is_admin), *filtered(shape)]
+    # The page's ids are picked first from ix_runs_listing alone (newest first, visibility in the
+    # index), and only those runs are read whole: skipping to a deep page walks the index, not every
+    # run's facts. Cells are counted for the page's runs only (a correlated count over the indexed
+    # run_id). Both keep the list fast with 10,000 runs (bench/serve_bench.py).
+    newest_first = (runs.c.created_at.desc(), runs.c.id)
+    ordered = order_by(sort)
+    limit = bindparam("limit", type_=Integer)
+    if anchor is None:
+        page_ids = (select(runs.c.id.label("page_id")).where(*conditions).order_by(*ordered)
+                    .offset(bindparam("offset", type_=Integer)).limit(limit).subquery())
+    else:
+        anchor_id = bindparam("anchor_id", type_=runs.c.id.type)
+        moment = (select(runs.c.created_at).where(runs.c.id == anchor_id, _visible_to(bindparam("viewer"), is_admin))
+                  .scalar_subquery())
+        # The plain range on created_at is what lets the database start its index scan at the anchor;
+        # the OR only breaks ties between runs created in the same microsecond.
+        if anchor == "older":  # after the anchor in the list's order: older, or as old with a greater id
+            beyond = and_(runs.c.created_at <= moment, or_(runs.c.created_at < moment, runs.c.id > anchor_id))
+            order = newest_first
+        else:  # before it, read from the anchor upwards (the page is put back in the list's order below)
+            beyond = and_(runs.c.created_at >= moment, or_(runs.c.created_at > moment, runs.c.id < anchor_id))
+            order = (runs.c.created_at.asc(), runs.c.id.desc())
+        page_ids = (select(runs.c.id.label("page_id")).where(*conditions, beyond).order_by(*order)
+                    .limit(limit).subquery())
+    cell_count = (select(func.count()).select_from(cells).where(cells.c.run_id == runs.c.id)
+                  .correlate(runs).scalar_subquery())
+    joined = runs.join(page_ids, page_ids.c.page_id == runs.c.id).outerjoin(accounts, accounts.c.id == runs.c.owner)
+    if whole:
+        columns = [runs]
+    else:  # the summary's columns and its key cell, found for the page's runs only (cells' run_id index)
+        key = cells.alias("key_cell")
+        first_cell = (select(cells.c.id).where(cells.c.run_id == runs.c.id)
+                      .order_by(cells.c.seq, (cells.c.host == TOTAL_HOST).desc(), cells.c.id)
+                      .limit(1).correlate(runs).scalar_subquery())
+        joined = joined.outerjoin(key, key.c.id == first_cell)
+        columns = [*(runs.c[name] for name in (*_SUMMARY_COLUMNS, "visibility")),
+                   key.c.pattern.label("key_pattern"), key.c.iops.label("key_iops"),
+                   key.c.bw_bytes.label("key_bw_bytes")]
+    query = (select(*columns, cell_count.label("cell_count"), accounts.c.name.label("owner_name"))
+             .select_from(joined).order_by(*(newest_first if anchor else ordered)))
+    if with_total:  # the count rides along as a column of every row (an uncorrelated subquery, computed once),
+        # so a list page costs one round trip to the database, not two
+        query = query.add_columns(_count_query(is_admin, shape).scalar_subquery().label("list_total"))
+    return query
+
+
+@functools.lru_cache(maxsize=_SHAPES)
+def _count_query(is_admin: bool, shape: tuple[str, ...]) -> Any:
+    """The statement that counts the runs `visible_runs` lists under a filter of `shape` and the visibility
+    rule: a sum of the few kept counts when the filter allows it, not a count of every run."""
+    viewer = bindparam("viewer")
+    if not shape:  # unfiltered: the counts per owner and visibility (migration 0008)
         tallies = schema.run_tallies
-        return select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible(viewer, tallies))
-    tally_conditions = tallied(where)
+        return select(func.coalesce(func.sum(tallies.c.run_count), 0)).where(_visible_to(viewer, is_admin, tallies))
+    tally_conditions = tallied(shape)
     if tally_conditions is not None:  # facet values only: the counts per combination of facets (0016)
         tallies = schema.run_facet_tallies
         return (select(func.coalesce(func.sum(tallies.c.run_count), 0))
-                .where(_visible(viewer, tallies), *tally_conditions))
-    return select(func.count()).select_from(schema.runs).where(*conditions)
+                .where(_visible_to(viewer, is_admin, tallies), *tally_conditions))
+    return select(func.count()).select_from(schema.runs).where(_visible_to(viewer, is_admin), *filtered(shape))
+
+
+@functools.lru_cache(maxsize=_SHAPES)
+def _facets_query(is_admin: bool, shape: tuple[str, ...]) -> Any:
+    """`run_facets`' statement: the runs' number per combination of the six facets. Under facet values only
+    (or none) the combinations are read as the database keeps them (`run_facet_tallies`, migration 0016): a
+    GROUP BY over 10,000 runs was a quarter of the list page's time. A search or dates count the runs in one
+    pass (the finder index, `ix_runs_finder`, holds every column it reads)."""
+    accounts, tally_conditions, viewer = schema.accounts, tallied(shape), bindparam("viewer")
+    if tally_conditions is None:  # a search or dates: the runs that match, counted
+        runs = schema.runs
+        keyed = (runs.c.plan_name, runs.c.fs_type, runs.c.device_model, runs.c.status, runs.c.owner,
+                 runs.c.visibility)
+        grouped = (select(*keyed, func.count().label("runs")).where(_visible_to(viewer, is_admin), *filtered(shape))
+                   .group_by(*keyed).subquery())
+    else:  # facet values only: the kept counts (0016), a few dozen rows whatever the number of runs
+        tallies = schema.run_facet_tallies
+
+        def value(name: str) -> Any:  # the runs' value back: NULL where `absent` says it is missing
+            return case((tallies.c.absent.op("&")(schema.ABSENT[name]) != 0, null()),
+                        else_=tallies.c[name]).label(name)
+
+        grouped = (select(value("plan_name"), value("fs_type"), value("device_model"), tallies.c.status,
+                          tallies.c.owner, tallies.c.visibility, tallies.c.run_count.label("runs"))
+                   .where(_visible_to(viewer, is_admin, tallies), tallies.c.run_count > 0, *tally_conditions)
+                   .subquery())
+    return (select(grouped.c.plan_name, grouped.c.fs_type, grouped.c.device_model, grouped.c.status,
+                   accounts.c.name, grouped.c.visibility, grouped.c.runs)
+            .select_from(grouped.outerjoin(accounts, accounts.c.id == grouped.c.owner)))
 
 
 def _page_and_total(connection: Any, page: Any, count: Any) -> tuple[list[Any], int]:

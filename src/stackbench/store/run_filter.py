@@ -56,47 +56,69 @@ def has_sync_write_cell() -> Any:
     )
 
 
-def filtered(where: RunFilter) -> list[Any]:
-    """`where` as SQL conditions on `runs`, every value a bound parameter; the search a LIKE with its
-    wildcards escaped, so that `50%_mix` finds that text and nothing else."""
+# The filter's fields that are values of a run's own columns, each its bound parameter's name
+_VALUE_COLUMNS = {"plan": "plan_name", "fs_type": "fs_type", "device_model": "device_model", "status": "status",
+                  "visibility": "visibility"}
+
+
+def shape_of(where: RunFilter) -> tuple[str, ...]:
+    """Which of `where`'s fields are set (the names of RunFilter's fields, in their order): a list's
+    statements depend on that alone, so that they are built once per shape (store/accounts.py) and its
+    values are sent as parameters (`parameters_of`). At most 2**10 shapes; a cache of them is bounded."""
+    return tuple(name for name in RunFilter.__dataclass_fields__ if getattr(where, name))
+
+
+def parameters_of(where: RunFilter) -> dict[str, Any]:
+    """`where`'s values as the bound parameters of `filtered(shape_of(where))` and `tallied`: the search
+    as its LIKE pattern, the days as the moments they start and end."""
+    values: dict[str, Any] = {name: getattr(where, name) for name in ("owner", *_VALUE_COLUMNS) if getattr(where, name)}
+    if where.search:
+        values["search"] = like_pattern(where.search)
+    if where.since:
+        values["since"] = datetime.combine(where.since, datetime.min.time(), timezone.utc)
+    if where.until:
+        values["until"] = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
+    return values
+
+
+def filtered(shape: tuple[str, ...]) -> list[Any]:
+    """A filter of `shape` as SQL conditions on `runs`, every value a bound parameter named as
+    `parameters_of` names it; the search a LIKE whose pattern has its wildcards escaped, so that `50%_mix`
+    finds that text and nothing else."""
     runs = schema.runs
     conditions = []
-    if where.search:
-        pattern = bindparam("search", like_pattern(where.search))
+    if "search" in shape:
+        pattern = bindparam("search")
         conditions.append(or_(*(ContainsAnyCase(column, pattern)
                                 for column in (runs.c.label, runs.c.target, runs.c.host))))
-    for column, value in ((runs.c.plan_name, where.plan), (runs.c.fs_type, where.fs_type),
-                          (runs.c.device_model, where.device_model), (runs.c.status, where.status),
-                          (runs.c.visibility, where.visibility)):
-        if value:
-            conditions.append(column == value)
-    if where.owner:
-        conditions.append(runs.c.owner.in_(select(schema.accounts.c.id).where(schema.accounts.c.name == where.owner)))
-    if where.since:
-        conditions.append(runs.c.created_at >= datetime.combine(where.since, datetime.min.time(), timezone.utc))
-    if where.until:
-        end = datetime.combine(where.until, datetime.min.time(), timezone.utc) + timedelta(days=1)
-        conditions.append(runs.c.created_at < end)
-    if where.sync_writes:
+    conditions += [runs.c[column] == bindparam(name) for name, column in _VALUE_COLUMNS.items() if name in shape]
+    if "owner" in shape:
+        conditions.append(runs.c.owner.in_(_owner_ids()))
+    if "since" in shape:
+        conditions.append(runs.c.created_at >= bindparam("since"))
+    if "until" in shape:
+        conditions.append(runs.c.created_at < bindparam("until"))
+    if "sync_writes" in shape:
         conditions.append(has_sync_write_cell())
     return conditions
 
 
-def tallied(where: RunFilter) -> list[Any] | None:
-    """`where` as conditions on `run_facet_tallies` (migration 0016) when it is made only of facet values,
-    so that its counts are read from the kept tallies; None when it needs the runs themselves (a search,
-    dates, the SLOG cell). A facet's value is never empty here (an empty one filters nothing, as in
-    `filtered`), so it cannot match a missing value's ''."""
-    if where.search or where.since or where.until or where.sync_writes:
+def tallied(shape: tuple[str, ...]) -> list[Any] | None:
+    """A filter of `shape` as conditions on `run_facet_tallies` (migration 0016) when it is made only of
+    facet values, so that its counts are read from the kept tallies; None when it needs the runs themselves
+    (a search, dates, the SLOG cell). A facet's value is never empty here (an empty one filters nothing, as
+    in `filtered`), so it cannot match a missing value's ''."""
+    if {"search", "since", "until", "sync_writes"} & set(shape):
         return None
     tallies = schema.run_facet_tallies
-    conditions = [column == value for column, value in (
-        (tallies.c.plan_name, where.plan), (tallies.c.fs_type, where.fs_type),
-        (tallies.c.device_model, where.device_model), (tallies.c.status, where.status),
-        (tallies.c.visibility, where.visibility)) if value]
-    if where.owner:
-        conditions.append(tallies.c.owner.in_(select(schema.accounts.c.id).where(schema.accounts.c.name == where.owner)))
+    conditions = [tallies.c[column] == bindparam(name) for name, column in _VALUE_COLUMNS.items() if name in shape]
+    if "owner" in shape:
+        conditions.append(tallies.c.owner.in_(_owner_ids()))
     return conditions
+
+
+def _owner_ids() -> Any:
+    return select(schema.accounts.c.id).where(schema.accounts.c.name == bindparam("owner"))
 
 
 def like_pattern(text: str) -> str:

@@ -1,5 +1,5 @@
 """Runs' charts drawn before anyone asks: a server thread that draws the charts of the newest stored runs
-into the chart directory (web/chart_files.py), so that a run page's first view reads them instead of
+into the chart directory (report/charts/files.py), so that a run page's first view reads them instead of
 drawing them (issue 34: the first view took p50 336 ms, p95 534 ms, drawing).
 
 It looks at the newest `Settings.warm_runs` runs when the server starts, again every `warm_interval_s`

@@ -7,7 +7,7 @@ matplotlib's SVG carries a `<style>` element and style attributes, which the str
 in it can run. Drawing costs a tenth of a second per chart, so the page draws its charts once and keeps
 them in a small LRU cache keyed by what they show (the object ids, their labels, whether redacted); the
 image route then only reads the cache, or draws again when the entry has been pushed out. With a chart
-directory (`serve --chart-cache`, web/chart_files.py) the charts are also kept on disk, shared by the worker
+directory (`serve --chart-cache`, report/charts/files.py) the charts are also kept on disk, shared by the worker
 processes and across restarts, and web/chart_warmer.py draws a run's charts there before anyone asks, so a
 run page's first view reads a file. The cache is never consulted before the authorization check: its key is
 built from objects already loaded. A report download (its charts drawn into an HTML document, a second or
@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from functools import cache
 from typing import TYPE_CHECKING, Callable, Generic, Hashable, Sequence, TypeVar
 
-from stackbench.web.chart_files import Chart, ChartFiles
+from stackbench.report.charts.files import Chart, ChartFiles, renderer
 
 if TYPE_CHECKING:
     from stackbench.model.results import Run
@@ -68,16 +67,6 @@ def draw_run_charts(store: "Store", run: "Run") -> list["Figure"]:
             pass  # no finished write size to draw: the table says what there is
     return figures
 
-
-@cache
-def renderer() -> str:
-    """How charts are drawn, for the keys of the charts kept on disk: the charts' own version and
-    matplotlib's (its drawing of the same figure changes between releases)."""
-    from importlib.metadata import version
-
-    from stackbench.report.charts.figure import RENDERER_VERSION
-
-    return f"stackbench charts {RENDERER_VERSION}, matplotlib {version('matplotlib')}"
 
 
 class DrawnCache(Generic[Made]):

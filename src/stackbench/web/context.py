@@ -18,7 +18,7 @@ from stackbench.base.usertext import shown_in_template
 from stackbench.store.accounts import Accounts
 from stackbench.store.rate_limits import RateEvents
 from stackbench.store.repository import Store
-from stackbench.web.chart_files import ChartFiles
+from stackbench.report.charts.files import ChartFiles
 from stackbench.web.chart_warmer import ChartWarmer
 from stackbench.web.charts import REPORT_ENTRIES, ChartCache, DrawnCache
 from stackbench.web.limits import SlidingWindow

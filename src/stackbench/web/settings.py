@@ -30,7 +30,7 @@ class Settings:
     # Host names the server answers to besides the address a request arrived on (and `localhost` on
     # loopback): `serve --allowed-host`, STACKBENCH_ALLOWED_HOSTS (web/origin.py).
     allowed_hosts: tuple[str, ...] = ()
-    # Drawn charts kept on disk (`serve --chart-cache`, web/chart_files.py): None keeps them in memory only.
+    # Drawn charts kept on disk (`serve --chart-cache`, report/charts/files.py): None keeps them in memory only.
     chart_cache: Path | None = None
     # The newest runs whose charts a server thread draws before anyone asks (web/chart_warmer.py), looked at
     # on start, every `warm_interval_s` and on every push; 0: none (charts drawn on a page's first view).

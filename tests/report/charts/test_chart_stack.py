@@ -130,3 +130,34 @@ def test_a_real_run_on_a_loop_device_is_drawn(tmp_path: Path, ext4_loop: Path) -
     assert f"└ {loop['device']} (loop)" in words and bars == sum(1 for layer in layers["layers"] if layer["iops"] > 0)
     assert f"ampl. {loop['write_amplification']:.2f}x" in _notes(root)[1]
     assert words.count("IOPS (I/O per second), log scale") == 1
+
+
+def test_the_tree_stays_indented_in_a_browser(layered: Store, tmp_path: Path) -> None:
+    """A browser collapses an SVG text's leading spaces: the depth is drawn with no-break spaces, which it
+    keeps, so md0's disks sit under it rather than beside it."""
+    out = tmp_path / "stack.svg"
+    assert chart(layered, out, "mirror", "-k", "stack").returncode == 0
+    raw = ["".join(node.itertext()) for node in svg_tree(out).iter("{http://www.w3.org/2000/svg}text")]
+    labels = [text for text in raw if "└" in text]
+    assert "└ md0 (md)" in labels and "\u00a0" * 3 + "└ sda (disk)" in labels
+    assert not [label for label in labels if label.startswith(" ")]
+
+
+def test_the_report_of_a_layered_run_has_the_stack_chart_and_of_a_run_without_layers_none(
+    layered: Store, imported: Store, tmp_path: Path,
+) -> None:
+    from stackbench.report.charts import run_figures
+
+    store = Repository(layered.url)
+    figures = run_figures(store.get_run("mirror"))
+    store.dispose()
+    assert [f.kind for f in figures] == ["matrix", "percentiles", "stack"]
+    pages = {}
+    for name, where in (("mirror", layered), ("jsonplus", imported)):
+        out = tmp_path / f"{name}.html"
+        done = cli_here("report", name, "-o", str(out), "--db", where.url)
+        assert done.returncode == 0, done.stderr
+        pages[name] = out.read_text()
+    alt = "Bars of IOPS per layer, from fio down to the disks, for 2 cell(s) of run mirror (5555eeee)"
+    assert pages["mirror"].count("<figure") == len(figures) and alt in pages["mirror"]
+    assert "per layer under" not in pages["jsonplus"] and "<figure" in pages["jsonplus"]

@@ -95,7 +95,7 @@ def test_custom_lines_per_depth(measured: Store, tmp_path: Path) -> None:
     assert "p99 completion latency (µs)" in texts(root)
 
 
-def test_run_figures_of_a_stored_run_are_matrix_percentiles_timeline_and_histogram(measured: Store) -> None:
+def test_run_figures_of_a_stored_run_are_matrix_percentiles_timeline_histogram_and_stack(measured: Store) -> None:
     from stackbench.store.latency_bins import cell_bins
     from stackbench.report.charts import representative_cell, run_figures
 
@@ -103,7 +103,8 @@ def test_run_figures_of_a_stored_run_are_matrix_percentiles_timeline_and_histogr
     run = store.get_run("timeline")
     cell = representative_cell(run)
     figures = run_figures(run, bins={cell.id: cell_bins(store, run, cell)})
-    assert [f.kind for f in figures] == ["matrix", "percentiles", "timeline", "histogram"]
+    # `stackbench run` recorded what the devices under its target did: the stack chart comes last
+    assert [f.kind for f in figures] == ["matrix", "percentiles", "timeline", "histogram", "stack"]
     again = run_figures(run, bins={cell.id: cell_bins(store, run, cell)})
     for figure, twin in zip(figures, again):
         assert figure.title and figure.alt.endswith(".")

@@ -25,7 +25,8 @@ def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, m
                 cell: "Cell | None" = None) -> list[Figure]:
     """The charts of one run: matrix bars, latency percentiles (when the cells have them), and for one cell
     (`cell`, default `representative_cell`) its per-second timeline (when it has samples) and its latency
-    histogram (when `bins`, json+ clat buckets keyed by cell id, hold it); for a fleet run, its hosts side by
+    histogram (when `bins`, json+ clat buckets keyed by cell id, hold it), its layers per cell (when its cells
+    recorded what the layers under the target did, stack.py); for a fleet run, its hosts side by
     side with the total (hosts.py)."""
     from stackbench.model.results import is_fleet
     from stackbench.report.charts.histogram import histogram_figure
@@ -41,6 +42,7 @@ def run_figures(run: "Run", *, bins: Mapping[str, Counter[int]] | None = None, m
         figures.append(timeline_figure(run, chosen, metric))
     if chosen is not None and bins and sum((bins.get(chosen.id) or Counter()).values()):
         figures.append(histogram_figure(run, chosen, bins[chosen.id]))
+    figures += stack_figures(run, metric)
     if is_fleet(run):
         figures += hosts_figures(run, metric)
     return figures
@@ -52,6 +54,14 @@ def hosts_figures(run: "Run", metric: str = "iops") -> list[Figure]:
     from stackbench.report.charts.hosts import hosts_figure
 
     return [hosts_figure(run, metric)]
+
+
+def stack_figures(run: "Run", metric: str = "iops") -> list[Figure]:
+    """What every layer under the run's target did per cell; none for a run whose cells recorded no layer
+    activity (measured before layer telemetry, or imported), which has no such chart rather than an error."""
+    from stackbench.report.charts.stack import layered_cells, stack_figure
+
+    return [stack_figure(run, metric)] if layered_cells(run) else []
 
 
 def compare_figures(comparison: "RunComparison") -> list[Figure]:
@@ -97,5 +107,5 @@ def custom_figures(runs: Sequence["Run"], *, x: str, y: str, series: str | None 
 __all__ = [
     "IMAGE_FORMATS", "Figure", "cache_figures", "compare_figures", "custom_figures", "hosts_figures",
     "layers_figures",
-    "representative_cell", "run_figures", "scan_figures", "synclat_figures",
+    "representative_cell", "run_figures", "scan_figures", "stack_figures", "synclat_figures",
 ]

@@ -20,8 +20,8 @@ ImageFormat = Literal["svg", "png"]
 IMAGE_FORMATS: tuple[ImageFormat, ...] = ("svg", "png")
 WIDTH_PX = 800  # every chart is drawn to be legible at this width (issue 13)
 # Raise it with any change to what a chart draws or how: the server keeps drawn charts on disk under keys
-# that carry it (web/chart_files.py), and an entry drawn by another version is never served.
-RENDERER_VERSION = 1
+# that carry it (report/charts/files.py), and an entry drawn by another version is never served.
+RENDERER_VERSION = 2  # 2: a run with layer activity has the stack chart too
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ BUSIEST = style.PALETTE[3]  # vermillion
 SATURATED = style.PALETTE[1]
 ROW_IN = 0.34  # height of one bar's row
 PANEL_IN = 1.25  # a panel's title and axis label
+NO_BREAK_SPACE = "\u00a0"
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,16 @@ def no_layers_error(run: Run) -> StackbenchError:
     )
 
 
+def layered_cells(run: Run) -> list[tuple[Cell, CellLayers]]:
+    """Every cell with layer activity, with its layers; none for a run from before layer telemetry or an
+    import."""
+    places = places_of(run)
+    return [(c, layers) for c in run.cells if (layers := cell_layers(c, places)) is not None]
+
+
 def chosen_cells(run: Run, cell: Cell | None) -> list[tuple[Cell, CellLayers]]:
     """The cell asked for, or every cell with layer activity (the first `MAX_CELLS`), with its layers."""
-    places = places_of(run)
-    found = [(c, layers) for c in run.cells if (layers := cell_layers(c, places)) is not None]
+    found = layered_cells(run)
     if not found:
         raise no_layers_error(run)
     if cell is None:
@@ -104,16 +111,17 @@ def rows_of(cell: Cell, layers: CellLayers, places: Sequence[CountedLayer] | Non
 
 
 def _label(device: str, kind: str, depth: int) -> str:
-    """`└ vda (disk)`, indented by its depth: the tree's shape down the panel."""
+    """`└ vda (disk)`, indented by its depth: the tree's shape down the panel. No-break spaces: a browser
+    showing the SVG collapses a text's leading spaces, which drew every layer at the tree's root."""
     named = device if kind == "device" else f"{device} ({kind})"
-    return f"{'   ' * depth}└ {named}"
+    return f"{NO_BREAK_SPACE * 3 * depth}└ {named}"
 
 
 def _title(cell: Cell, layers: CellLayers) -> str:
     """The cell, its runs, the bottom layers' sum, the ARC and what was not recorded."""
     parts = [f"{cell.pattern}: {layers.runs} fio run{'s' if layers.runs != 1 else ''}"]
     bottom = layers.bottom_amplification.get(cell.result.direction)
-    if sum(1 for layer in layers.layers if layer.bottom) > 1 and bottom is not None:
+    if layers.several_bottom and bottom is not None:
         parts.append(f"bottom layers, summed: {bottom:.2f}x fio's bytes")
     if layers.arc_hit_pct is not None:
         parts.append(f"ARC hit ratio {layers.arc_hit_pct:.1f} %")

@@ -1,4 +1,5 @@
-"""`stackbench layers RUN...` as a page: the layers table and chart of the checked runs, bottom first."""
+"""`stackbench layers RUN...` as a page: the layers table and chart of the checked runs, bottom first, and
+the stack chart of each run that recorded its layers' activity."""
 
 from __future__ import annotations
 
@@ -94,11 +95,14 @@ def _layers_charts(request: Request, views: list[RunView], names: str, metric: s
 
     def draw() -> list:
         from stackbench.analysis.layers import layer_gaps
-        from stackbench.report.charts import layers_figures
+        from stackbench.report.charts import layers_figures, stack_figures
 
         try:
-            return layers_figures(layer_gaps(runs, _names(names), metric), runs)
+            gaps = layer_gaps(runs, _names(names), metric)  # which also refuses a metric it does not know
         except StackbenchError:
             return []
+        # then what the devices under each run's target did, for the runs that recorded it, bottom first
+        stack_metric = "iops" if metric == "iops" else "mb_s"  # layers' "bw" is the charts' "mb_s"
+        return layers_figures(gaps, runs) + [figure for run in runs for figure in stack_figures(run, stack_metric)]
 
     return context_of(request).charts.charts(("layers", tuple(drawn_from(r) for r in runs), names, metric), draw)

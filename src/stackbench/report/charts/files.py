@@ -1,16 +1,19 @@
-"""The server's drawn charts on disk (`serve --chart-cache DIR`), shared by its worker processes and kept
-across restarts, so that a run's page is answered from a file instead of drawing its charts with matplotlib
-(a few tenths of a second to a second per page: docs/server.md, "Pages").
+"""Drawn charts on disk, by what they show: the server's (`serve --chart-cache DIR`), shared by its worker
+processes and kept across restarts, so that a run's page is answered from a file instead of drawing its
+charts with matplotlib (a few tenths of a second to a second per page: docs/server.md, "Pages"), and
+`report`'s (report/charts/stored.py: drawn when a run is stored, so that its HTML report imports no
+matplotlib; docs/report.md). Both keep theirs in `default_directory()` unless told otherwise.
 
-An entry is one file per page's charts, named by a hash of its key: the key says what the charts show and
-how they were drawn (the run's id, label, status and number of cells, whether redacted, the renderer's
-version and matplotlib's), so a relabelled run, a run still measuring or a new renderer gets a new entry and
-an old one is never served for it; stale entries age out (the oldest past `entries` are removed). A file is
+An entry is one file per page's (or report run's) charts, named by a hash of its key: the key says what the
+charts show and how they were drawn (for a page the run's id, label, status and number of cells, whether
+redacted; for a report the redacted run itself; and the renderer's version and matplotlib's), so a
+relabelled run, a run still measuring or a new renderer gets a new entry and an old one is never served for
+it; stale entries age out (the oldest past `entries` files or `max_bytes` in all are removed). A file is
 written whole to a temporary name and renamed into place, so a reader sees an entry whole or not at all, and
 one that is damaged anyway (a full disk, a hand edit) reads as missing and is drawn again. A per-entry lock
 file (flock) makes the processes that miss the same entry at once draw it once: the others wait, then read
 it. The directory is the server's own: made private (0700), and refused when another user could write it,
-since what it holds is served as the server's images.
+since what it holds is served as the server's images and embedded in reports.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Hashable, Iterator, Sequence
 
@@ -29,6 +33,7 @@ from stackbench.base.errors import StackbenchError
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # a 48-cell run's charts are about 250 KiB
 ENTRIES = 2000
+MAX_BYTES = 256 * 1024 * 1024  # about a thousand 48-cell runs' charts
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,18 @@ class Chart:
     title: str
     alt: str
     svg: bytes
+    kind: str = ""  # the chart kind (report/charts/kinds.py), where the entry says it
+
+
+@cache
+def renderer() -> str:
+    """How charts are drawn, for the keys of the charts kept on disk: the charts' own version and
+    matplotlib's (its drawing of the same figure changes between releases), read without importing it."""
+    from importlib.metadata import version
+
+    from stackbench.report.charts.figure import RENDERER_VERSION
+
+    return f"stackbench charts {RENDERER_VERSION}, matplotlib {version('matplotlib')}"
 
 
 def default_directory() -> Path:
@@ -47,12 +64,12 @@ def default_directory() -> Path:
 
 
 class ChartFiles:
-    """Drawn charts by key, one file each in `directory`, at most `entries` files (the oldest written or
-    read dropped first)."""
+    """Drawn charts by key, one file each in `directory`, at most `entries` files and `max_bytes` in all (the
+    oldest written or read dropped first)."""
 
-    def __init__(self, directory: Path, entries: int = ENTRIES) -> None:
+    def __init__(self, directory: Path, entries: int = ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self.directory = Path(directory)
-        self.entries = entries
+        self.entries, self.max_bytes = entries, max_bytes
         _private_directory(self.directory)
 
     def _path(self, key: Hashable, suffix: str) -> Path:
@@ -76,7 +93,7 @@ class ChartFiles:
                 document = json.loads(entry.read(MAX_ENTRY_BYTES + 1))
             if document.get("key") != repr(key):
                 return None
-            charts = [Chart(c["title"], c["alt"], c["svg"].encode()) for c in document["charts"]]
+            charts = [Chart(c["title"], c["alt"], c["svg"].encode(), c.get("kind", "")) for c in document["charts"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         finally:
@@ -92,7 +109,7 @@ class ChartFiles:
         A failure to write (a full disk) leaves no entry and is not an error: the charts are drawn again."""
         path = self._path(key, ".json")
         document = json.dumps({"key": repr(key), "charts": [
-            {"title": c.title, "alt": c.alt, "svg": c.svg.decode()} for c in charts]}).encode()
+            {"title": c.title, "alt": c.alt, "svg": c.svg.decode(), "kind": c.kind} for c in charts]}).encode()
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -119,20 +136,23 @@ class ChartFiles:
 
     def _prune(self) -> None:
         try:
-            entries = [(e.stat().st_mtime, e.path) for e in os.scandir(self.directory)
-                       if e.name.endswith(".json") and e.is_file(follow_symlinks=False)]
+            entries = [(info.st_mtime, info.st_size, e.path) for e in os.scandir(self.directory)
+                       if e.name.endswith(".json") and e.is_file(follow_symlinks=False) for info in [e.stat()]]
         except OSError:
             return
-        if len(entries) <= self.entries:
-            return
-        for _, path in sorted(entries)[:len(entries) - self.entries]:
+        left, size = len(entries), sum(size for _, size, _ in entries)
+        for _, bytes_, path in sorted(entries):
+            if left <= self.entries and size <= self.max_bytes:
+                return
             for gone in (Path(path), Path(path).with_suffix(".lock")):
                 gone.unlink(missing_ok=True)
+            left, size = left - 1, size - bytes_
 
 
 def _private_directory(directory: Path) -> None:
     """Make `directory` (0700) or check that only this user can write it."""
-    fix = "Give --chart-cache a directory of your own that no other user can write"
+    fix = ("Give `serve --chart-cache` a directory of your own that no other user can write, or make this one "
+           "yours (chmod 700)")
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = os.stat(directory, follow_symlinks=False)
