@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -96,11 +98,13 @@ def ab_command(
         if fmt != "json":
             err.print(f"Note: {rounds} rounds, not {rounds - 1}: with an even number each arm goes first in as many "
                       "rounds as the other", markup=False, highlight=False, soft_wrap=True)
+    started = time.monotonic()
     result = _measure(store, plan, target=target, label=label, commands=(command_a, command_b, prepare_command),
                       command_timeout=command_timeout, rounds=rounds, fmt=fmt)
-    from stackbench.cli.report_charts import draw_report_charts
+    from stackbench.cli.report_charts import charts_ahead, draw_report_charts
 
-    draw_report_charts(store, [result.a.id, result.b.id])  # the arms' reports (docs/report.md)
+    if charts_ahead(None, time.monotonic() - started):  # the arms' reports (docs/reports.md, "Charts kept")
+        draw_report_charts(store, [result.a.id, result.b.id])
     comparison = compare_runs(result.a, result.b, alpha=alpha, min_effect=min_effect / 100)
     _print(comparison, result, fmt=fmt, commands=(command_a, command_b, prepare_command), rounds=rounds)
 

@@ -10,6 +10,12 @@ from typing import TYPE_CHECKING, Sequence
 
 from stackbench.cli.app import warn
 
+# Drawing a run's report charts costs about 2-3 s of CPU, whatever the run's size (matplotlib's import and four
+# figures). After a minute of measuring that is a few percent of the command, and the report it speeds up is a
+# big run's (2.2 s for 48 cells); after a short run it would double the command, and a small run's report is
+# quick to draw then. So `run` and `ab` draw ahead on their own only past this; --charts/--no-charts decide.
+AHEAD_AFTER_S = 60.0
+
 if TYPE_CHECKING:
     from stackbench.report.charts.files import ChartFiles
     from stackbench.store.repository import Store
@@ -26,6 +32,12 @@ def report_chart_files() -> "ChartFiles | None":
     except StackbenchError as error:
         warn(f"{error.what}; charts are drawn, not kept ({error.fix})")
         return None
+
+
+def charts_ahead(asked: bool | None, measured_s: float) -> bool:
+    """Whether a command draws its runs' report charts once they are stored: as --charts/--no-charts say,
+    else only after measuring for AHEAD_AFTER_S or more (an import measures nothing: 0 s)."""
+    return asked if asked is not None else measured_s >= AHEAD_AFTER_S
 
 
 def draw_report_charts(store: "Store", run_ids: Sequence[str]) -> None:
@@ -46,4 +58,4 @@ def draw_report_charts(store: "Store", run_ids: Sequence[str]) -> None:
              "`stackbench report` draws them")
 
 
-__all__ = ["draw_report_charts", "report_chart_files"]
+__all__ = ["AHEAD_AFTER_S", "charts_ahead", "draw_report_charts", "report_chart_files"]

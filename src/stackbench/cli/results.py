@@ -236,9 +236,9 @@ def import_command(
     input_format: str = typer.Option(
         AUTO, "--input-format", help=f"{AUTO} (detect each file's), {one_of(FORMATS)}."
     ),
-    no_charts: bool = typer.Option(
-        False, "--no-charts", help="Do not draw each run's report charts once it is stored (about 2.5 s of CPU for "
-        "48 cells); its first `stackbench report` draws them instead.",
+    charts: bool = typer.Option(
+        False, "--charts", help="Draw each run's report charts once it is stored, so that its first `stackbench "
+        "report` reads them (2-3 s of CPU a run; an import is otherwise quick).",
     ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
@@ -266,7 +266,7 @@ def import_command(
     say_kept(lambda cause: interrupted(cause, kept, len(files)))  # also once every file is stored, while printing
     store = open_store_from(db)
     runs = import_files(store, files, label=label, fmt=input_format, stored=kept)
-    if not no_charts:
+    if charts:
         from stackbench.cli.report_charts import draw_report_charts
 
         draw_report_charts(store, [r.id for r in runs])

@@ -55,10 +55,10 @@ def run_command(
         help="After the run is stored, push it to this stackbench server (token: $STACKBENCH_TOKEN; see "
         "`stackbench push`).",
     ),
-    no_charts: bool = typer.Option(
-        False, "--no-charts", rich_help_panel=OUTPUT_PANEL,
-        help="Do not draw the run's report charts once it is stored (about 2.5 s of CPU for 48 cells); its first "
-        "`stackbench report` draws them instead.",
+    charts: Optional[bool] = typer.Option(
+        None, "--charts/--no-charts", rich_help_panel=OUTPUT_PANEL, show_default=False,
+        help="Draw the run's report charts once it is stored, so that its first `stackbench report` reads them "
+        "(2-3 s of CPU). Default: only after a minute or more of measuring.",
     ),
     db: Optional[str] = DbOption,
     output_format: str = FormatOption,
@@ -105,7 +105,7 @@ def run_command(
         shown = prepare_dry_run(request, open_store_to_read(db))  # the run's own checks; writes nothing
         _print_dry_run(shown, target, fmt)
         return
-    _measure(request, db=db, fmt=fmt, push=push, token=token, charts=not no_charts)
+    _measure(request, db=db, fmt=fmt, push=push, token=token, charts=charts)
 
 
 def _push_token(push: Optional[str]) -> Optional[str]:
@@ -120,15 +120,21 @@ def _push_token(push: Optional[str]) -> Optional[str]:
 
 
 def _measure(request: "RunRequest", *, db: Optional[str], fmt: str, push: Optional[str], token: Optional[str],
-             charts: bool = True) -> None:
-    """Measure, draw its report's charts (`charts`), print the run and its warnings, and push it when asked."""
+             charts: Optional[bool] = None) -> None:
+    """Measure, draw its report's charts (`charts`; None: cli/report_charts.charts_ahead decides), print the
+    run and its warnings, and push it when asked."""
+    import time
+
     from stackbench.measure.runner import execute_run
 
     store = open_store_from(db)
     observer = ProgressObserver(request.plan, enabled=err.is_terminal and fmt == "table", quiet=fmt == "json")
+    started = time.monotonic()
     with observer:
         run = execute_run(store, request, observer)
-    if charts:
+    from stackbench.cli.report_charts import charts_ahead
+
+    if charts_ahead(charts, time.monotonic() - started):
         from stackbench.cli.report_charts import draw_report_charts
 
         draw_report_charts(store, [run.id])
