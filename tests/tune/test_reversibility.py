@@ -49,7 +49,8 @@ def test_every_candidate_round_trips_to_every_original_view(knob, mounted: Path)
     from stackbench.base.errors import UsageError
     from stackbench.measure.tune_changes import Changes
     from stackbench.measure.tune_journal import Journal
-    from stackbench.measure.tune_session import plan_knob, reversibility_failure
+    from stackbench.measure.tune_session import reversibility_failure
+    from stackbench.measure.tune_plan import plan_knob
     from stackbench.tune.subjects import target_info
 
     info = target_info(mounted)
@@ -78,7 +79,8 @@ def test_the_scheduler_knob_restores_the_queue_size_the_kernel_resets_and_a_naiv
 
     from stackbench.measure.tune_changes import Changes
     from stackbench.measure.tune_journal import Journal
-    from stackbench.measure.tune_session import plan_knob, reversibility_failure
+    from stackbench.measure.tune_session import reversibility_failure
+    from stackbench.measure.tune_plan import plan_knob
     from stackbench.tune.knob import Undo
     from stackbench.tune.knobs import BY_ID
     from stackbench.tune.subjects import target_info

@@ -81,7 +81,8 @@ def test_the_reversibility_check_catches_an_undo_that_does_not_restore(ext4_loop
     catalogue's mount.atime passes it. The naive knob is a declaration made here; the mounts are real."""
     from stackbench.measure.tune_changes import Changes
     from stackbench.measure.tune_journal import Journal
-    from stackbench.measure.tune_session import check_reversible, plan_knob, reversibility_failure
+    from stackbench.measure.tune_session import check_reversible, reversibility_failure
+    from stackbench.measure.tune_plan import plan_knob
     from stackbench.tune.access.mount import ATIME
     from stackbench.tune.actions import ActionFailed
     from stackbench.tune.knob import Safety, argv
@@ -224,7 +225,7 @@ def test_a_kept_change_of_a_class_that_needed_allow_says_what_it_gives_up() -> N
 
 def test_looks_are_even_rounds_up_to_the_most_rounds(bench: Path, state: Path) -> None:
     from stackbench.base.errors import UsageError
-    from stackbench.measure.tune_session import looks_for
+    from stackbench.measure.tune_plan import looks_for
 
     assert looks_for(12) == (4, 6, 8, 12) and looks_for(6) == (4, 6) and looks_for(20) == (4, 6, 8, 12, 20)
     with pytest.raises(UsageError, match="every look must be an even round"):
@@ -298,7 +299,7 @@ def test_calibration_says_the_noise_and_refuses_an_effect_it_cannot_prove(bench:
 def test_the_plan_tries_derived_candidates_not_their_description(bench: Path) -> None:
     """A knob whose candidates come from the state read (zfs_dirty_data_max's multiples) was planned with the
     words that describe them ('x2'). Here a read-ahead knob declared the same way, on a real device."""
-    from stackbench.measure.tune_session import plan_knob
+    from stackbench.measure.tune_plan import plan_knob
     from stackbench.tune.knob import Values
     from stackbench.tune.knobs import BY_ID
     from stackbench.tune.subjects import target_info

@@ -358,7 +358,7 @@ def test_a_journals_knob_is_rebuilt_even_in_a_namespace_a_later_version_took(tmp
 
 
 def test_a_number_knob_takes_its_value_written_another_way() -> None:
-    from stackbench.measure.tune_session import parse_knob_option
+    from stackbench.measure.tune_plan import parse_knob_option
 
     [knob] = parse(_with('cost = "instant"', 'cost = "instant"\nverify = "number"'), "k.toml")
     assert parse_knob_option("mydb.io_threads=8.0", {knob.id: knob}) == (knob, "8")

@@ -136,7 +136,8 @@ def tune_command(
         return
     from stackbench.base.units import parse_duration
     from stackbench.measure.preparation import RunRequest
-    from stackbench.measure.tune_session import TuneRequest, parse_knob_option
+    from stackbench.measure.tune_session import TuneRequest
+    from stackbench.measure.tune_plan import parse_knob_option
 
     target = _checked_target(target)
     chosen = tuple(parse_knob_option(text, user) for text in knob) if knob else _knobs_from_audit(
@@ -212,7 +213,7 @@ def _list_knobs(fmt: str, user: dict) -> None:
 
 
 def _explain(knob_id: str, fmt: str, user: dict) -> None:
-    from stackbench.measure.tune_session import knob_by_id
+    from stackbench.measure.tune_plan import knob_by_id
     from stackbench.report.tune import explain_knob_lines
 
     found = knob_by_id(knob_id, user)
@@ -274,7 +275,7 @@ def _allowed(allow: Optional[list[str]]) -> frozenset:
 
 def _looks(text: Optional[str]) -> tuple[int, ...]:
     from stackbench.base.errors import UsageError
-    from stackbench.measure.tune_session import DEFAULT_LOOKS
+    from stackbench.measure.tune_plan import DEFAULT_LOOKS
 
     if text is None:
         return DEFAULT_LOOKS
@@ -286,9 +287,8 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.tune_session import (
-        confirmation_reserve, execute_tune, looks_for, plan_round_seconds, plan_session,
-    )
+    from stackbench.measure.tune_session import confirmation_reserve, execute_tune, plan_session
+    from stackbench.measure.tune_plan import looks_for, plan_round_seconds
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
 

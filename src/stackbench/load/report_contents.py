@@ -38,16 +38,10 @@ def build_contents(
     from stackbench.base.credentials import scrub_argv
     from stackbench.analysis.goals import evaluate
     from stackbench.analysis.layers import layer_gaps
-    from stackbench.base.errors import UsageError
     from stackbench.report.documents.contents import Contents, FioJob, RunPart, fio_jobs, without_db
     from stackbench.report.redact import describe, redactor, strings_of
 
-    if compare is not None and len(compare) != 2:
-        raise UsageError(f"--compare takes two runs, A and B, not {len(compare)}", "e.g. --compare baseline lz4")
-    if layers is not None and len(layers) < 2:
-        raise UsageError("--layers needs at least two runs, bottom layer first", "e.g. --layers host-zfs,vm")
-    if names is not None and layers is None:
-        raise UsageError("--names names the layers of --layers, which is not given", "Add --layers R1,R2,...")
+    _check_options(compare, layers, names)
     loaded: dict[str, Run] = {}
 
     def load(ref: str) -> "Run":
@@ -103,6 +97,18 @@ def build_contents(
         version=__version__,
         audits=tuple(_audit_part(audit, redact) for audit in stored_audits),
     )
+
+
+def _check_options(compare: Sequence[str] | None, layers: Sequence[str] | None, names: Sequence[str] | None) -> None:
+    """The report's run options that only make sense together, refused before the store is read."""
+    from stackbench.base.errors import UsageError
+
+    if compare is not None and len(compare) != 2:
+        raise UsageError(f"--compare takes two runs, A and B, not {len(compare)}", "e.g. --compare baseline lz4")
+    if layers is not None and len(layers) < 2:
+        raise UsageError("--layers needs at least two runs, bottom layer first", "e.g. --layers host-zfs,vm")
+    if names is not None and layers is None:
+        raise UsageError("--names names the layers of --layers, which is not given", "Add --layers R1,R2,...")
 
 
 def _report_figures(store: Any, layered: Sequence["Run"], charts: "ChartFiles | None", runs: Sequence["Run"],

@@ -23,7 +23,7 @@ from stackbench.audit.rule import Finding
 from stackbench.audit.rules import REGISTRY as RULES
 from stackbench.audit.service import gather_facts
 from stackbench.base.errors import UsageError
-from stackbench.measure.tune_session import PlannedKnob, plan_knob
+from stackbench.measure.tune_plan import PlannedKnob, plan_knob
 from stackbench.tune.knob import Knob, Safety, Scope, Subject
 from stackbench.tune.knobs import REGISTRY as KNOBS
 from stackbench.tune.knobs.forbidden import FORBIDDEN

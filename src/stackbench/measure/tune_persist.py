@@ -29,7 +29,7 @@ from typing import Any
 
 from stackbench.base.errors import StackbenchError, UsageError
 from stackbench.base.output_files import Destination, write_files
-from stackbench.measure.tune_journal import Journal, journal_dir, journals, replay
+from stackbench.measure.tune_journal import Change, Journal, journal_dir, journals, replay
 from stackbench.tune.knob import Persistence
 from stackbench.tune.knobs import BY_ID
 
@@ -197,3 +197,13 @@ def _log(log: Path, record: dict[str, Any]) -> None:
         handle.write(json.dumps({**record, "at": time.time()}) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def persist_lines(kept: list[Change]) -> list[str]:
+    """How to make the kept values that a reboot would lose survive it (`tune --persist SESSION --write` writes them)."""
+    lines = []
+    for change in kept:
+        knob = BY_ID.get(change.knob)
+        if knob is not None and knob.persistence is Persistence.VOLATILE and knob.persist is not None:
+            lines.append(knob.persist(change.subject, change.value))
+    return lines

@@ -18,7 +18,6 @@ kept unless its class was allowed.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -30,159 +29,28 @@ from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
 from stackbench.analysis.race import Dropped, Look, compare_arms, race_look
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
-from stackbench.base.registry import unknown
 from stackbench.measure.runner import (
     Measurement, RunObserver, RunRequest, SilentObserver, interrupt_cause, prepare, remove_scratch,
     signals_as_interrupt,
 )
 from stackbench.measure.tune_changes import Changes, Outcome
-from stackbench.measure.tune_journal import Change, Journal, journal_dir, journals, replay
-from stackbench.model.plan import Plan
+from stackbench.measure.tune_journal import Change, Journal
+from stackbench.measure.tune_persist import persist_lines
+from stackbench.measure.tune_plan import (
+    DEFAULT_LOOKS, SAFETY_WHY, PlannedKnob, looks_for, plan_knob, plan_round_seconds,
+)
+from stackbench.measure.tune_preflight import refuse_journal_under_test, refuse_second_session
 from stackbench.model.results import Run, new_id
 from stackbench.model.round_order import even_rounds, race_orders, round_orders
-from stackbench.probe.block import collect_target_facts
 from stackbench.store import Store
 from stackbench.tune.actions import ActionFailed
-from stackbench.tune.knob import Knob, Persistence, Safety, State, Subject
-from stackbench.tune.knobs import BY_ID
-from stackbench.tune.knobs.forbidden import forbidden_knob, forbidden_value
+from stackbench.tune.knob import Knob, Safety
 from stackbench.tune.subjects import TargetInfo, target_info
-from stackbench.tune.user_knobs import UserCommands
 
 KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
 
 
-def knob_by_id(knob_id: str, user: dict[str, Knob] | None = None) -> Knob:
-    """A catalogue knob, or one of `user` (a `--knobs` file's); a forbidden one is refused with its reason, an
-    unknown one with the catalogue."""
-    refused = forbidden_knob(knob_id)
-    if refused is not None:
-        raise UsageError(f"tune never tries {knob_id} ({refused.values}): {refused.reason}",
-                         f"{refused.safer[:1].upper()}{refused.safer[1:]}")
-    known = {**BY_ID, **(user or {})}
-    if knob_id not in known:
-        error = unknown("knob", knob_id, known)
-        raise UsageError(error.what, f"{error.fix}; a knob of your own is declared in a file given with --knobs")
-    return known[knob_id]
-
-
-def parse_knob_option(text: str, user: dict[str, Knob] | None = None) -> tuple[Knob, str | tuple[str, ...] | None]:
-    """`--knob ID`, `--knob ID=VALUE`, or `--knob ID=V1,V2,...`: several values are raced."""
-    knob_id, sep, given = text.partition("=")
-    knob = knob_by_id(knob_id.strip(), user)
-    if not sep:
-        return knob, None
-    values = [v.strip() for v in given.split(",")] if "," in given else [given.strip()]
-    if isinstance(knob.access, UserCommands):  # verify = "number": 8.0 names the value 8
-        values = [knob.access.normalised(v) for v in values]
-    if len(set(values)) != len(values) or not all(values):
-        raise UsageError(f"--knob {text}: a value is empty or named twice", f"Use e.g. --knob {knob.id}=V1,V2")
-    return knob, (values[0] if len(values) == 1 else tuple(values))
-
-
-@dataclass(frozen=True)
-class PlannedKnob:
-    """One knob as the dry run shows it and the session runs it: its subjects, their state now, the value
-    tried, and the exact commands of the change and its undo."""
-
-    knob: Knob
-    subjects: tuple[Subject, ...]
-    now: tuple[State, ...]
-    value: str
-    apply: tuple[str, ...]
-    undo: tuple[str, ...]
-    race: tuple[PlannedKnob, ...] = ()  # several candidates: each planned as if alone, raced, the winner proven
-
-    def to_json(self) -> dict[str, Any]:
-        data = {"knob": self.knob.id, "subjects": [s.name for s in self.subjects], "now": [dict(s) for s in self.now],
-                "from": self.from_value, "to": self.value, "safety": self.knob.safety.value,
-                "cost": self.knob.cost.value, "apply": list(self.apply), "undo": list(self.undo)}
-        if self.race:
-            data["to"] = "race: " + ", ".join(p.value for p in self.race)
-            data["race"] = [{"to": p.value, "apply": list(p.apply), "undo": list(p.undo)} for p in self.race]
-        return data
-
-    @property
-    def from_value(self) -> str:
-        return ", ".join(dict.fromkeys(self.knob.access.value_of(state) for state in self.now))
-
-
-def plan_knob(knob: Knob, value: str | tuple[str, ...] | None, info: TargetInfo, allow: frozenset[Safety]
-              ) -> PlannedKnob:
-    """Check one `--knob` against the target and the flags, reading (never changing) its subjects' state.
-    Several values (given, or the knob's candidates other than its value now when none is named) make a race:
-    each candidate checked as if named alone."""
-    if isinstance(value, tuple):
-        return _race_plan([plan_knob(knob, v, info, allow) for v in value])
-    if knob.safety is Safety.FORBIDDEN:  # only a user knob can be: the catalogue lists forbidden ones apart
-        raise UsageError(f"{knob.id} is declared forbidden in {knob.source}: tune never tries it",
-                         "Change its safety in the file if it is safe to try; no flag overrides forbidden")
-    if knob.safety is not Safety.SAFE and knob.safety not in allow:
-        raise UsageError(f"{knob.id} is a {knob.safety.value} knob: {_SAFETY_WHY[knob.safety]}",
-                         f"Add --allow {knob.safety.value} to try it")
-    found = knob.subjects(info)
-    if isinstance(found, str):
-        raise UsageError(f"{knob.id} does not apply to {info.describe()}: {found}", "Choose another knob")
-    subjects = tuple(found)
-    now = tuple(knob.access.read(subject) for subject in subjects)
-    current = {knob.access.value_of(state) for state in now}
-    offered = knob.access.offered(subjects[0], now[0])
-    candidates = [c for c in knob.values.candidates(subjects[0], now[0]) if offered is None or c in offered]
-    if value is None:
-        different = [c for c in candidates if c not in current]
-        if not different:
-            raise UsageError(f"{knob.id} has no candidate other than its value now ({', '.join(sorted(current))})",
-                             "Choose another knob")
-        if len(different) > 1:
-            return plan_knob(knob, tuple(different), info, allow)
-        value = different[0]
-    if forbidden_value(knob, value) is not None:
-        entry = forbidden_value(knob, value)
-        raise UsageError(f"tune never sets {knob.id} to {value}: {entry.risk}", entry.safer)  # type: ignore[union-attr]
-    if value not in candidates:
-        raise UsageError(f"{value!r} is not a value {knob.id} tries on {subjects[0].name}",
-                         f"Use one of: {', '.join(candidates)}")
-    if value in current and len(current) == 1:
-        raise UsageError(f"{knob.id} is already {value} on {', '.join(s.name for s in subjects)}",
-                         "Name another value")
-    apply = tuple(a.shown() for s, st in zip(subjects, now) for a in knob.access.apply(s, value, st))
-    undo = tuple(a.shown() for s, st in zip(subjects, now) for a in knob.access.undo(knob.undo, s, st))
-    return PlannedKnob(knob, subjects, now, value, apply, undo)
-
-
-def _race_plan(candidates: list[PlannedKnob]) -> PlannedKnob:
-    """The plan of a race: the first candidate's, with every candidate's (their commands differ by value)."""
-    first = candidates[0]
-    return PlannedKnob(first.knob, first.subjects, first.now, first.value,
-                       tuple(c for p in candidates for c in p.apply), first.undo, tuple(candidates))
-
-
-_SAFETY_WHY = {
-    Safety.SEMANTIC: "it changes what programs can observe (access times)",
-    Safety.TRADEOFF: "it trades durability or memory for speed (a longer window of unwritten data)",
-    Safety.RESTART: "it restarts a virtual machine",
-}
-
-
-DEFAULT_LOOKS = (4, 6, 8, 12)
 DECIDED = (KEEP, REVERT, SAME)
-
-
-def looks_for(rounds: int, asked: tuple[int, ...] = DEFAULT_LOOKS) -> tuple[int, ...]:
-    """The rounds after which a knob's verdict is looked at: the asked ones up to `rounds`, and `rounds`.
-
-    Even rounds only: with the mirrored order AB, BA, ... a look after an odd round has one more round with B
-    second than with A second, so the position effect the order cancels would leak into that look."""
-    if any(look < 2 or look % 2 for look in asked):
-        raise UsageError(f"--looks {','.join(map(str, asked))}: every look must be an even round of 2 or more",
-                         "Use e.g. --looks 4,6,8,12: an even round has A first as often as B")
-    return tuple(sorted({look for look in asked if look < rounds} | {rounds}))
-
-
-def plan_round_seconds(plan: Plan) -> float:
-    """A round's fio time as the plan says it (every cell once per arm): what the reserve for the
-    confirmation is worked out from when no calibration measured a round (the dry run, --calibrate-rounds 0)."""
-    return 2 * sum(plan.run_seconds(workload) for workload in plan.workloads)
 
 
 def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
@@ -295,46 +163,10 @@ class TuneResult:
                 "undo": f"stackbench tune --rollback {self.session}"}
 
 
-def persist_lines(kept: list[Change]) -> list[str]:
-    """How to make the kept values that a reboot would lose survive it (`tune --persist SESSION --write` writes them)."""
-    lines = []
-    for change in kept:
-        knob = BY_ID.get(change.knob)
-        if knob is not None and knob.persistence is Persistence.VOLATILE and knob.persist is not None:
-            lines.append(knob.persist(change.subject, change.value))
-    return lines
-
-
 def plan_session(request: TuneRequest) -> tuple[TargetInfo, list[PlannedKnob]]:
     """The dry run: every knob checked and its commands made, nothing changed."""
     info = target_info(request.run.target)
     return info, [plan_knob(knob, value, info, request.allow) for knob, value in request.knobs]
-
-
-def refuse_second_session() -> None:
-    """One live session at a time: two would measure each other's changes."""
-    for path in journals():
-        state = replay(path)
-        if state.closed is None and state.header:
-            journal = Journal.take_over(path)
-            if journal is None:
-                raise StackbenchError(f"tune session {state.session[:12]} is running (pid {state.header.get('pid')})",
-                                      "Wait for it to end, or stop it with Ctrl-C, which restores what it changed")
-            journal.close()
-
-
-def refuse_journal_under_test(info: TargetInfo) -> None:
-    """The journal must outlive what the session does to the storage under test: never on its file system,
-    nor on a dataset of its ZFS pool (a crash there could take the record of what to undo with it)."""
-    place = journal_dir()
-    while not place.exists() and place != place.parent:
-        place = place.parent
-    same_fs = os.stat(place).st_dev == os.stat(info.path).st_dev
-    pool = (collect_target_facts(place).get("zfs_dataset") or "").split("/", 1)[0] if info.pool else ""
-    if same_fs or (info.pool and pool == info.pool):
-        raise StackbenchError(f"the tune journal would be written in {journal_dir()}, on the "
-                              f"{'file system' if same_fs else 'ZFS pool'} under test",
-                              "Set XDG_STATE_HOME to a directory on other storage; nothing was changed")
 
 
 def _restored(outcomes: list[Outcome]) -> str:
@@ -757,5 +589,5 @@ def decide(comparison: RunComparison, knob: Knob, allow: frozenset[Safety]) -> t
     if comparison.safety.less_safe == "B" and Safety.TRADEOFF not in allow:
         return UNDONE_DECISION, "faster because it is less safe (add --allow tradeoff to keep such a change)"
     if knob.safety is not Safety.SAFE:  # allowed, and said: what the kept value gives up
-        return KEPT, f"{comparison.reason}; LESS SAFE: a {knob.safety.value} change, {_SAFETY_WHY[knob.safety]}"
+        return KEPT, f"{comparison.reason}; LESS SAFE: a {knob.safety.value} change, {SAFETY_WHY[knob.safety]}"
     return KEPT, comparison.reason
