@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 CONFTEST = f"""
@@ -80,6 +82,7 @@ def test_plain(made_once, n):
 """
 
 
+@pytest.mark.slow
 def test_the_tests_of_each_shared_rig_run_on_one_worker_and_set_it_up_once(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()

@@ -28,6 +28,7 @@ def test_median_ci_uses_the_binomial_order_statistics() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(min_value=1, max_value=800), confidence=st.floats(min_value=0.5, max_value=0.999))
+@pytest.mark.slow
 def test_median_ci_picks_the_pair_scipys_binomial_picks(n: int, confidence: float) -> None:
     """The order statistics chosen agree with the binomial coverage computed by SciPy, for any sample size
     and level (the interval itself is computed without SciPy, which a run command should not import)."""

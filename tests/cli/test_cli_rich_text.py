@@ -58,6 +58,7 @@ def tricky() -> Iterator[tuple[Path, str]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_commands_that_echo_a_label_or_a_path_print_them_verbatim(tricky: tuple[Path, str], monkeypatch) -> None:  # noqa: ANN001
     directory, db = tricky
     b = TRICKY + " B"
@@ -123,6 +124,7 @@ def _keyword(call: ast.Call, name: str) -> object:
     return None
 
 
+@pytest.mark.slow
 def test_no_rich_console_or_column_reads_user_text_as_markup_or_emoji() -> None:
     """The mechanism: every Rich Console the package makes is a UserTextConsole (cli/app.py, which sets
     them) or is made with emoji=False and markup=False; every progress TextColumn with markup=False (with markup on, Rich

@@ -10,6 +10,7 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,7 @@ def _paths(node, prefix=()):
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(TEXTS)), data=st.data())
+@pytest.mark.slow
 def test_mutated_real_documents_give_a_result_or_a_clear_error(name: str, data) -> None:
     preamble, documents = SPLIT[name]
     documents = copy.deepcopy(documents)

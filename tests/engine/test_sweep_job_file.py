@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from stackbench.engine.fio import job_log_prefix, run_fio, section_name, sweep_job_file
 from stackbench.engine.fio_json import parse_fio_jobs, parse_fio_json
 from stackbench.engine.jobtext import read_back
@@ -32,6 +34,7 @@ def test_each_job_is_stonewalled_and_logs_under_its_own_prefix() -> None:
     assert [(o, v) for s, o, v in options if s == "global"] == [("filename", "/srv/x.scratch"), ("group_reporting", "1")]
 
 
+@pytest.mark.slow
 def test_one_fio_process_gives_each_job_its_own_result_histogram_and_samples(tmp_path: Path, fio_path: str) -> None:
     """fio 3.x reports each stonewalled job in its own group; the json+ histogram of a job counts exactly
     that job's writes (not the process's so far), and its latencies are its own: the 8 MiB job's median

@@ -51,6 +51,7 @@ def _error(stderr: str) -> str:
 
 
 @pytest.mark.parametrize("sig, cause", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
+@pytest.mark.slow
 def test_a_signal_while_b_runs_stops_b_and_what_it_started_and_says_b_was_interrupted(
     ab, tmp_path: Path, scratch_dir: Path, sig: signal.Signals, cause: str
 ) -> None:
@@ -81,6 +82,7 @@ def test_a_signal_while_fio_measures_names_the_last_command_applied(ab, tmp_path
     assert f"Ctrl-C stopped the ab session: the last command applied was --a (echo a > {applied});" in line, line
 
 
+@pytest.mark.slow
 def test_a_command_still_running_at_its_timeout_is_stopped_with_its_children(
     ab, tmp_path: Path, scratch_dir: Path
 ) -> None:

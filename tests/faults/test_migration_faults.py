@@ -137,6 +137,7 @@ def _every_statement_fails_in_turn(url: str, start: str | None) -> int:
 
 
 @pytest.mark.parametrize("start", STARTS)
+@pytest.mark.slow
 def test_sqlite_every_statement_of_every_migration_fails_without_a_trace(tmp_path: Path, start: str | None) -> None:
     failures = _every_statement_fails_in_turn(f"sqlite:///{tmp_path / 'r.db'}", start)
     assert failures >= 3 * (len(REVISIONS) - REVISIONS.index(start or REVISIONS[0]) - (start is not None))
@@ -165,6 +166,7 @@ def _page_budget(pages: int) -> Iterator[None]:
 
 
 @pytest.mark.parametrize("start", [None, "0004_scans_audits", "0007_rate_events"], ids=["new", "0004", "0007"])
+@pytest.mark.slow
 def test_sqlite_a_real_full_database_at_every_size_keeps_the_old_version(tmp_path: Path, start: str | None) -> None:
     db = tmp_path / "r.db"
     url = f"sqlite:///{db}"
@@ -194,6 +196,7 @@ def _free(mount: Path, free: int) -> None:
 
 
 @pytest.mark.parametrize("start", [None, "0007_rate_events"], ids=["new", "0007"])
+@pytest.mark.slow
 def test_sqlite_a_full_file_system_at_every_step_keeps_the_old_version(tmp_path: Path, tmpfs_mount,
                                                                         start: str | None) -> None:
     """The issue's case (0007 -> 0008 on a full disk created run_tallies without the version, and every

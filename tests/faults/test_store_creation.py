@@ -74,6 +74,7 @@ def _killed_at(db: Path, number: int, sig: signal.Signals) -> int:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)],
                          ids=["SIGKILL", "SIGTERM"])
+@pytest.mark.slow
 def test_a_kill_at_every_statement_of_the_creation_leaves_a_store_that_opens(tmp_path: Path,
                                                                               sig: signal.Signals) -> None:
     """After a kill at any statement the file holds no table (the next open finds a new store); every

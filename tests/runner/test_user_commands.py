@@ -61,6 +61,7 @@ def test_the_exit_status_of_the_command_decides_and_its_last_words_are_kept() ->
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_an_interruption_ends_the_group_with_the_same_signal_and_is_raised_again(tmp_path: Path, sig) -> None:
     """SIGTERM is raised as `Terminated` by the runner's handler, as in a real run."""
     from stackbench.measure.runner import signals_as_interrupt

@@ -90,6 +90,7 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_read_only_run_reads_a_device_that_holds_data_and_leaves_it(tmp_path: Path, blank_loop: Path) -> None:
     """ext4 on a loop device: `run` refuses it (it holds data), a read-only run reads it and the bytes of
     its backing file stay the same; a read-only run with a write cell is refused before anything runs."""

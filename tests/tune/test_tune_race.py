@@ -93,6 +93,7 @@ def test_a_race_of_null_candidates_and_its_proof_keep_nothing(null_knob, tmpfs_m
 
 
 @pytest.mark.parametrize("point", ["after-apply:4", "after-apply:6"])
+@pytest.mark.slow
 def test_kill_9_in_the_middle_of_a_race_is_rolled_back_to_the_snapshot(null_knob, tmpfs_mount, tmp_path,
                                                                        point) -> None:
     """Two candidates: the reversibility checks make applies 1-2, the race's switches the next ones; the

@@ -283,6 +283,7 @@ def test_a_session_measures_a_user_knob_and_its_rollback_restores_it(level_knob,
 
 
 @pytest.mark.parametrize("point", ["after-intent:1", "after-apply:1", "after-apply:2"])
+@pytest.mark.slow
 def test_kill_9_is_undone_by_the_next_command_from_the_journal_without_the_file(level_knob, tmpfs_mount, tmp_path,
                                                                                point) -> None:
     """STACKBENCH_TUNE_CRASH_AT kills the session with SIGKILL before its apply ran, in the reversibility

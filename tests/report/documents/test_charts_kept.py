@@ -53,6 +53,7 @@ def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
     return db, cache
 
 
+@pytest.mark.slow
 def test_a_stored_runs_report_reads_its_charts_without_matplotlib_the_same_bytes(stored, tmp_path: Path) -> None:
     db, cache = stored
     before = _entries(cache)
@@ -67,6 +68,7 @@ def test_a_stored_runs_report_reads_its_charts_without_matplotlib_the_same_bytes
     assert _entries(cache) == before  # read, nothing added
 
 
+@pytest.mark.slow
 def test_the_charts_of_another_run_redaction_or_renderer_are_never_reused(stored, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from stackbench.load.report_contents import build_contents
@@ -99,6 +101,7 @@ def test_the_charts_of_another_run_redaction_or_renderer_are_never_reused(stored
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not json", "another key"])
+@pytest.mark.slow
 def test_a_damaged_kept_chart_is_drawn_again_not_embedded(stored, tmp_path: Path, damage: str) -> None:
     db, cache = stored
     _report(cache, db, tmp_path / "good", FIRST)
@@ -136,6 +139,7 @@ def test_a_chart_directory_that_cannot_be_used_costs_a_warning_never_the_import(
     assert not _entries(shared)
 
 
+@pytest.mark.slow
 def test_run_draws_its_charts_when_asked_and_a_short_run_does_not_by_default(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A one-second run is under charts_ahead's minute: it draws only with --charts (the rule itself is
