@@ -243,6 +243,7 @@ def test_files_below_paths_longer_than_path_max_are_counted(tmp_path: Path) -> N
     assert result.histogram == _find_reference(root) and result.histogram.files == 4
 
 
+@pytest.mark.slow
 def test_a_large_directory_is_read_by_several_readers_with_the_pipelines_bins(tmp_path: Path) -> None:
     """One directory of many files is split into batches that idle readers stat, rather than left to the
     reader that listed it; every file still counts once. The batches go to readers that are idle when a batch
@@ -291,6 +292,7 @@ def test_the_walk_starts_before_the_report_the_store_and_the_progress_display_ar
         assert not store & before_walk if not extra else "sqlalchemy" in before_walk
 
 
+@pytest.mark.slow
 def test_readers_double_while_they_wait_and_not_on_a_warm_cache(tmp_path: Path) -> None:
     """A cold cache cannot be made here without emptying the whole machine's page cache, so the readers'
     wait for the device is stood in for by SIGSTOP: a stopped reader, like one waiting for a read, is neither

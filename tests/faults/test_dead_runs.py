@@ -84,6 +84,7 @@ def _commands(url: str, tmp_path: Path) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("command", ["runs", "rm", "import", "run", "report", "compare"])
+@pytest.mark.slow
 def test_a_dead_run_whose_scratch_gives_eacces_breaks_no_command(dead_run, tmp_path: Path, command: str) -> None:
     url, scratch = dead_run
     done = _stackbench(*_commands(url, tmp_path)[command])

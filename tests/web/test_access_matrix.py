@@ -124,6 +124,7 @@ def _random(names: list[str]) -> dict[str, str]:
                    secrets.token_urlsafe(32))
 
 
+@pytest.mark.slow
 def test_everyone_but_the_owner_gets_the_random_id_404(web: Site, as_user: dict) -> None:
     assert_matrix(web, as_user["alice"], as_user["bob"], as_user["carol"])
 
