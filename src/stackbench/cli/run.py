@@ -132,11 +132,9 @@ def _measure(request: "RunRequest", *, db: Optional[str], fmt: str, push: Option
     started = time.monotonic()
     with observer:
         run = execute_run(store, request, observer)
-    from stackbench.cli.report_charts import charts_ahead
+    from stackbench.cli.report_charts import charts_ahead, draw_report_charts
 
     if charts_ahead(charts, time.monotonic() - started):
-        from stackbench.cli.report_charts import draw_report_charts
-
         draw_report_charts(store, [run.id])
     print_run(store, run, fmt)
     for warning in run.warnings:

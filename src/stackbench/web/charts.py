@@ -119,7 +119,7 @@ class ChartCache(DrawnCache[list[Chart]]):
 
     def charts(self, key: Hashable, draw: Callable[[], Sequence["Figure"]]) -> list[Chart]:
         if self.files is None:
-            return self.get(key, lambda: [_chart(figure) for figure in draw()])
+            return self.get(key, lambda: [Chart.of(figure) for figure in draw()])
         files, stored_key = self.files, (key, renderer())
         found = self._get(key)
         if found is None:
@@ -133,7 +133,7 @@ class ChartCache(DrawnCache[list[Chart]]):
             with files.drawing(stored_key):  # another worker process drawing it: wait, then read its file
                 made = files.read(stored_key)
                 if made is None:
-                    made = [_chart(figure) for figure in draw()]
+                    made = [Chart.of(figure) for figure in draw()]
                     files.write(stored_key, made)
                 return made
 
@@ -142,8 +142,3 @@ class ChartCache(DrawnCache[list[Chart]]):
     def stored(self, key: Hashable) -> bool:
         """Whether `key`'s charts are in memory or on disk (the warmer's question)."""
         return self._get(key) is not None or (self.files is not None and self.files.has((key, renderer())))
-
-
-def _chart(figure: "Figure") -> Chart:
-    # the charts draw on matplotlib's object API (no pyplot state): the drawing is freed with the Figure
-    return Chart(figure.title, figure.alt, figure.render("svg"))

@@ -27,9 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Hashable, Iterator, Sequence
+from typing import TYPE_CHECKING, Hashable, Iterator, Sequence
 
 from stackbench.base.errors import StackbenchError
+
+if TYPE_CHECKING:
+    from stackbench.report.charts.figure import Figure, ImageFormat
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # a 48-cell run's charts are about 250 KiB
 ENTRIES = 2000
@@ -44,6 +47,18 @@ class Chart:
     alt: str
     svg: bytes
     kind: str = ""  # the chart kind (report/charts/kinds.py), where the entry says it
+
+    @classmethod
+    def of(cls, figure: "Figure") -> "Chart":
+        """A drawn figure rendered as SVG (matplotlib's object API, no pyplot state: the drawing is freed
+        with the figure)."""
+        return cls(figure.title, figure.alt, figure.render("svg"), figure.kind)
+
+    def render(self, fmt: "ImageFormat") -> bytes:
+        """As `Figure.render`, so that a document embeds a kept chart as it embeds a drawn one: SVG only."""
+        if fmt != "svg":
+            raise ValueError(f"a kept chart has no {fmt}: only its SVG is kept")
+        return self.svg
 
 
 @cache

@@ -14,29 +14,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from stackbench.report.charts.files import Chart, ChartFiles, renderer
 
 if TYPE_CHECKING:
     from stackbench.model.results import Run
-    from stackbench.report.charts.figure import ImageFormat
-
-
-@dataclass(frozen=True)
-class StoredFigure:
-    """A chart as `Figure` renders it as SVG, read from the chart directory instead of drawn."""
-
-    kind: str
-    title: str
-    alt: str
-    svg: bytes
-
-    def render(self, fmt: "ImageFormat") -> bytes:
-        if fmt != "svg":
-            raise ValueError(f"a kept chart has no {fmt}: only its SVG is kept")
-        return self.svg
 
 
 def report_run_key(run: "Run", bins: Mapping[str, Counter[int]] | None) -> tuple[str, str, str]:
@@ -46,16 +29,17 @@ def report_run_key(run: "Run", bins: Mapping[str, Counter[int]] | None) -> tuple
 
 
 def stored_run_figures(files: ChartFiles, run: "Run",
-                       bins: Mapping[str, Counter[int]] | None) -> list["StoredFigure"]:
-    """`run_figures(run, bins=bins)` as SVG: read from `files`, else drawn and kept there."""
+                       bins: Mapping[str, Counter[int]] | None) -> list[Chart]:
+    """`run_figures(run, bins=bins)` as SVG: read from `files`, else drawn and kept there. A Chart renders
+    its SVG as a Figure does, so a document embeds either."""
     key = report_run_key(run, bins)
     found = files.read(key)
     if found is None:
         from stackbench.report.charts import run_figures
 
-        found = [Chart(f.title, f.alt, f.render("svg"), f.kind) for f in run_figures(run, bins=bins)]
+        found = [Chart.of(figure) for figure in run_figures(run, bins=bins)]
         files.write(key, found)
-    return [StoredFigure(chart.kind, chart.title, chart.alt, chart.svg) for chart in found]
+    return found
 
 
-__all__ = ["StoredFigure", "report_run_key", "stored_run_figures"]
+__all__ = ["report_run_key", "stored_run_figures"]
