@@ -188,12 +188,16 @@ def nice_below(value: float) -> float:
 
 
 LOG_TICK_STEPS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10)))
+LABELLED_END = 1 / 3  # no more than this share of a log axis (in decades) unnumbered at either end
 
 
 def readable_log_ticks(low: float, high: float, *, fewest: int = 3, most: int = 10) -> list[float]:
     """Tick positions for a log axis from `low` to `high`: powers of ten when they give `fewest` ticks or
     more (every second or third one past `most`), else 1-2-5 of each decade, else every digit (3,000,
-    4,000, 5,000), else, for a range inside one digit step (3,100 to 3,900), evenly spaced round numbers."""
+    4,000, 5,000), else, for a range inside one digit step (3,100 to 3,900), evenly spaced round numbers.
+    Each choice must also label both ends' neighbourhood (`LABELLED_END`): every digit of 400 to 1,900
+    stops at 1,000, which left the top 40 % of the axis without a number, so that axis gets 500, 1,000,
+    1,500 instead."""
     from matplotlib.ticker import MaxNLocator
 
     low, high = sorted((low, high))
@@ -201,12 +205,24 @@ def readable_log_ticks(low: float, high: float, *, fewest: int = 3, most: int = 
         return []
     low = low if low > 0 else high / 1000
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    enough: list[float] = []  # the first choice with enough ticks, should no choice label both ends
     for steps in LOG_TICK_STEPS:
         ticks = [m * 10.0**e for e in range(first, last + 1) for m in steps if low <= m * 10.0**e <= high * (1 + 1e-9)]
         if len(ticks) >= fewest:
-            return ticks[::math.ceil(len(ticks) / most)]  # only powers of ten over many decades are thinned
-    return [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
-            if low <= t <= high]
+            ticks = ticks[::math.ceil(len(ticks) / most)]  # only powers of ten over many decades are thinned
+            if _ends_labelled(ticks, low, high):
+                return ticks
+            enough = enough or ticks
+    even = [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high) if low <= t <= high]
+    return even if not enough or (len(even) >= 2 and _ends_labelled(even, low, high)) else enough
+
+
+def _ends_labelled(ticks: Sequence[float], low: float, high: float) -> bool:
+    """Whether a tick lies near each end of the axis: within `LABELLED_END` of its length, in decades."""
+    span = math.log10(high / low)
+    if span <= 0 or not ticks:
+        return span <= 0
+    return max(math.log10(ticks[0] / low), math.log10(high / ticks[-1])) <= LABELLED_END * span * (1 + 1e-9)
 
 
 def plain_number(value: float) -> str:
