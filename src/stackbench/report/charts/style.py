@@ -61,6 +61,8 @@ RC: dict[str, Any] = {
     "text.parse_math": False,  # labels are data: `$x$` stays `$x$`
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
+    "figure.autolayout": False,  # each drawing's layout is its own (constrained), found once (figure.py)
+    "figure.constrained_layout.use": False,
 }
 
 
@@ -74,13 +76,18 @@ def styled() -> Iterator[None]:
 
 
 def new_drawing(
-    height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None
+    height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None,
+    layout: str | None = "constrained",
 ) -> tuple["Drawing", list["Axes"]]:
-    """A fresh matplotlib Figure (object API, Agg canvas, no pyplot state) with `panels` axes in a grid."""
+    """A fresh matplotlib Figure (object API, Agg canvas, no pyplot state) with `panels` axes in a grid;
+    `layout` None for a chart that places its axes itself."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as Drawing
 
-    drawing = Drawing(figsize=(WIDTH_IN, height_in), layout="constrained")
+    from stackbench.report.charts.figure import WIDTH_PX
+
+    # At the PNG's resolution: a layout measures text as the PNG draws it, hinted, its widest.
+    drawing = Drawing(figsize=(WIDTH_IN, height_in), layout=layout, dpi=WIDTH_PX / WIDTH_IN)
     FigureCanvasAgg(drawing)
     if panels == 0:
         return drawing, []
@@ -116,7 +123,9 @@ def footer(drawing: "Drawing", runs: Sequence["Run"] = (), *, extra: str = "") -
     parts.append("stackbench")
     drawing.text(0.005, 0.003, " · ".join(parts), fontsize=9, color="#555555", ha="left", va="bottom",
                  gid="footer", wrap=True)
-    drawing.get_layout_engine().set(h_pad=0.04, rect=(0, 0.035, 1, 0.965))
+    engine = drawing.get_layout_engine()
+    if engine is not None:  # a chart placing its axes itself leaves the footer its room
+        engine.set(h_pad=0.04, rect=(0, 0.035, 1, 0.965))
 
 
 def color(index: int) -> str:
