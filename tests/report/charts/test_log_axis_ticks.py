@@ -46,3 +46,24 @@ def test_the_ticks_chosen_stay_round_numbers() -> None:
     assert style.readable_log_ticks(3000, 6000) == [3000, 4000, 5000, 6000]
     assert style.readable_log_ticks(100, 10_000) == [100, 1000, 10_000]
     assert style.readable_log_ticks(400, 1900) == [500, 1000, 1500]
+
+
+@pytest.mark.parametrize("which, size_in", [("x", 6.0), ("y", 1.5)])
+def test_the_numbers_of_a_crowded_decade_do_not_touch(which: str, size_in: float) -> None:
+    """20,000 to 92,000 on the stack chart's 6 in wide axis: every digit is a tick, and 70,000, 80,000 and
+    90,000 ran into each other. Measured on the drawn labels: none overlaps the next, and the top one stays."""
+    with style.styled():
+        drawing, _ = style.new_drawing(4.0, 0, layout=None)
+        width, height = (size_in, 1.0) if which == "x" else (1.0, size_in)
+        ax = drawing.add_axes((1 / 10, 0.5 / 4, width / 10, height / 4))
+        getattr(ax, f"set_{which}scale")("log")
+        getattr(ax, f"set_{which}lim")(20_000, 92_000)
+        style.set_log_ticks(ax, which)
+    ax = drawn(Figure(kind="test", title="crowded", alt="", drawing=drawing)).axes[0]
+    renderer = drawing.canvas.get_renderer()
+    labels = [t for t in getattr(ax, f"get_{which}ticklabels")() if t.get_text()
+              and inside(t.get_position()[0 if which == "x" else 1], (20_000, 92_000))]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    assert len(boxes) >= 3 and labels[-1].get_text() == "90,000", [t.get_text() for t in labels]
+    assert not [(a, b) for a, b in zip(labels, labels[1:]) if a.get_window_extent(renderer).overlaps(
+        b.get_window_extent(renderer))], [t.get_text() for t in labels]

@@ -22,7 +22,7 @@ WIDTH_PX = 800  # every chart is drawn to be legible at this width (issue 13)
 # Raise it with any change to what a chart draws or how: the server keeps drawn charts on disk under keys
 # that carry it (report/charts/files.py), and an entry drawn by another version is never served.
 RENDERER_VERSION = 3  # 2: a run with layer activity has the stack chart too; 3: the layout found once, at the
-# PNG's resolution (the stack chart's fixed), and log axes numbered near both ends
+# PNG's resolution (the stack chart's fixed), and log axes numbered near both ends, no number touching another
 
 
 @dataclass(frozen=True)

@@ -169,13 +169,16 @@ def set_log_ticks(ax: "Axes", which: str = "y", *, fewest: int = 3) -> None:
     """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly, and
     always several of them: the ticks are chosen when the chart is drawn, from the axis's final range
     (`readable_log_ticks`), so an axis within one decade (3,000 to 6,000 IOPS) is numbered too. `fewest`
-    is how many ticks a coarser step must give to be chosen over a finer one."""
+    is how many ticks a coarser step must give to be chosen over a finer one. On the drawn axis, a number
+    that would touch the one before it is left out (`apart`)."""
     from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 
     class ReadableLogLocator(Locator):
         def __call__(self) -> list[float]:
             low, high = self.axis.get_view_interval()  # type: ignore[union-attr]
-            return self.tick_values(low, high)
+            box = ax.get_window_extent()
+            length_pt = (box.width if which == "x" else box.height) * 72 / ax.figure.dpi
+            return apart(self.tick_values(low, high), low, high, length_pt, which)
 
         def tick_values(self, vmin: float, vmax: float) -> list[float]:
             return readable_log_ticks(vmin, vmax, fewest=fewest)
@@ -184,6 +187,39 @@ def set_log_ticks(ax: "Axes", which: str = "y", *, fewest: int = 3) -> None:
     axis.set_major_locator(ReadableLogLocator())
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
     axis.set_minor_formatter(NullFormatter())
+
+
+LABEL_EM = 0.62  # a tick label's width per character, in its font size (DejaVu Sans digits: 0.64)
+LABEL_GAP_PT = 6.0
+
+
+def apart(ticks: Sequence[float], low: float, high: float, length_pt: float, which: str) -> list[float]:
+    """The ticks of a log axis `length_pt` long whose numbers do not touch the one kept before them (every
+    digit at the top of a decade is crowded: 70,000 80,000 90,000 ran into each other on a 6 in axis), the
+    top one always kept, in place of the one before it where both do not fit."""
+    import matplotlib
+    from matplotlib.font_manager import FontProperties
+
+    if len(ticks) < 3 or low <= 0 or high <= low:
+        return list(ticks)
+    size = FontProperties(size=matplotlib.rcParams[f"{which}tick.labelsize"]).get_size_in_points()
+
+    def at(tick: float) -> float:
+        return math.log(tick / low) / math.log(high / low) * length_pt
+
+    def room(tick: float) -> float:  # along the axis: a number's width on x, its height on y
+        return len(plain_number(tick)) * LABEL_EM * size if which == "x" else 1.2 * size
+
+    def fits(first: float, second: float) -> bool:
+        return at(second) - at(first) >= (room(first) + room(second)) / 2 + LABEL_GAP_PT
+
+    kept = [ticks[0]]
+    for tick in ticks[1:-1]:
+        if fits(kept[-1], tick):
+            kept.append(tick)
+    while len(kept) > 1 and not fits(kept[-1], ticks[-1]):
+        kept.pop()
+    return kept + [ticks[-1]] if fits(kept[-1], ticks[-1]) else kept
 
 
 def nice_below(value: float) -> float:
