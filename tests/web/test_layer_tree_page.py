@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from report.test_layers_activity import three_layers
 from stored_runs import store_run
 from tree_offsets import CHROMIUM, assert_depth_drawn, tree_offsets
 from web.site import PASSWORD, SHARED
+
+pytestmark = pytest.mark.slow  # a browser, a server and a login's password hash: 3-4 s
 
 
 def test_run_and_layers_pages_draw_nested_layers_indented(fresh_site) -> None:  # noqa: ANN001
