@@ -13,12 +13,13 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from stackbench.report.charts.style import WIDTH_PX
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as Drawing
 
 ImageFormat = Literal["svg", "png"]
 IMAGE_FORMATS: tuple[ImageFormat, ...] = ("svg", "png")
-WIDTH_PX = 800  # every chart is drawn to be legible at this width (issue 13)
 # Raise it with any change to what a chart draws or how: the server keeps drawn charts on disk under keys
 # that carry it (report/charts/files.py), and an entry drawn by another version is never served.
 RENDERER_VERSION = 3  # 2: a run with layer activity has the stack chart too; 3: the layout found once, at the

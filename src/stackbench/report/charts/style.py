@@ -3,7 +3,7 @@
 - Colours are Okabe and Ito's palette ("Color Universal Design", 2008), which stays distinguishable under
   the common colour-vision deficiencies; series also differ by marker (lines) or hatch (bars), so colour is
   never the only cue, and a chart printed in grey still reads.
-- Sizes are chosen for an 800 px wide PNG (figure.WIDTH_PX): a 10 in wide drawing at 80 dpi, with 11-13 pt
+- Sizes are chosen for an 800 px wide PNG (WIDTH_PX): a 10 in wide drawing at 80 dpi, with 11-13 pt
   text, gives text about 12-14 px high.
 - Every chart carries a footer with the fio version(s) and the runs it shows (label and short id), so a
   screenshot posted on a forum still says what it is.
@@ -44,6 +44,7 @@ VERDICT_STYLE = {
 }
 
 WIDTH_IN = 10.0
+WIDTH_PX = 800  # every chart is drawn to be legible at this width (issue 13): its PNG's width
 RC: dict[str, Any] = {
     "font.size": 11,
     "axes.titlesize": 13,
@@ -83,8 +84,6 @@ def new_drawing(
     `layout` None for a chart that places its axes itself."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as Drawing
-
-    from stackbench.report.charts.figure import WIDTH_PX
 
     # At the PNG's resolution: a layout measures text as the PNG draws it, hinted, its widest.
     drawing = Drawing(figsize=(WIDTH_IN, height_in), layout=layout, dpi=WIDTH_PX / WIDTH_IN)
