@@ -21,6 +21,7 @@ disturbed:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from typing import Any, Iterable, Sequence
 
 from stackbench.base.units import count, format_bytes
@@ -167,10 +168,34 @@ def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tup
 
 def _fio_within(timeline: FioTimeline, spans: list[tuple[float, float]]) -> dict[str, float]:
     """fio's bytes per direction in these spans of time: each second of its timeline prorated by its part in
-    them, so a steady rate is assumed within a second of fio's logs, never across them."""
+    them, so a steady rate is assumed within a second of fio's logs, never across them. Each second of fio's
+    is set against the spans that can meet it (`_Spans.meeting`), not every span: a run of hours has as many
+    seconds of each, and every pair would cost minutes; the terms left out are the 0.0 of spans that do not
+    meet it, so the sum is the same."""
+    within = _Spans(spans)
     return {direction: sum(moved * max(0.0, min(end, stop) - max(start, begin)) / (end - start)
-                           for start, end, moved in pieces for begin, stop in spans if end > start)
+                           for start, end, moved in pieces if end > start
+                           for begin, stop in within.meeting(start, end))
             for direction, pieces in timeline.items()}
+
+
+class _Spans:
+    """Spans of time, found by where they end: the sampler's seconds, in order."""
+
+    def __init__(self, spans: list[tuple[float, float]]) -> None:
+        self.spans = spans
+        self.stops = [stop for _, stop in spans]
+        self.ordered = all(earlier <= later for earlier, later in zip(self.stops, self.stops[1:]))
+        # a span begins no earlier than its end less the longest span; a second more against rounding
+        self.reach = max((stop - begin for begin, stop in spans), default=0.0) + 1.0
+
+    def meeting(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The spans, in order, that may overlap [start, end]: from the first that ends after `start` to the
+        last that ends before `end` plus the longest span; all of them where their ends are not in order."""
+        if not self.ordered:
+            return self.spans
+        first = bisect_right(self.stops, start)
+        return self.spans[first:bisect_left(self.stops, end + self.reach, lo=first)]
 
 
 def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
