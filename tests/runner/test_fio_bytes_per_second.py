@@ -12,7 +12,10 @@ moment fio moves it.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from stackbench.analysis.conditions import _fio_within
 from stackbench.analysis.layer_activity import PRORATED, cell_layers
 from stackbench.measure.telemetry import fio_timeline, run_summary
 from stackbench.model.fio_result import DirectionResult, FioResult, Sample
@@ -100,3 +103,36 @@ def test_logs_that_cannot_place_fio_s_bytes_leave_the_mean_rate_and_say_so() -> 
     assert fio_timeline(parsed, {}, START) is None
     assert fio_timeline(parsed, {"read": logged()["write"]}, START) is None
     assert fio_timeline(parsed, logged((0.0, 0.0, 0.0)), START) is None
+
+
+def _every_pair(timeline: dict[str, list[tuple[float, float, float]]],
+                spans: list[tuple[float, float]]) -> dict[str, float]:
+    """The sum over every pair of a second of fio's and a counted second: what `_fio_within` must equal."""
+    return {direction: sum(moved * max(0.0, min(end, stop) - max(start, begin)) / (end - start)
+                           for start, end, moved in pieces if end > start for begin, stop in spans)
+            for direction, pieces in timeline.items()}
+
+
+_length = st.sampled_from([1.0, 0.999, 1.002, 0.4, 2.5])
+_gap = st.sampled_from([0.0, 0.0, 0.001, -0.003])
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.tuples(_length, _gap, st.floats(0, 1e9)), max_size=30),
+       spans=st.lists(st.tuples(_length, _gap), max_size=30), offset=st.floats(-2.0, 2.0), shuffled=st.booleans())
+def test_fio_s_bytes_in_the_counted_seconds_are_the_sum_over_every_pair(
+        pieces: list[tuple[float, float, float]], spans: list[tuple[float, float]], offset: float,
+        shuffled: bool) -> None:
+    """Only the counted seconds that can meet a second of fio's are looked at, and the sum is the every-pair
+    sum exactly (jittered, overlapping and unordered seconds included)."""
+    timeline, t = {"write": [], "read": []}, 1e9
+    for length, gap, moved in pieces:
+        timeline["write"].append((t, t + length, moved))
+        t += length + gap
+    counted, t = [], 1e9 + offset
+    for length, gap in spans:
+        counted.append((t, t + length))
+        t += length + gap
+    if shuffled:
+        counted.reverse()
+    assert _fio_within(timeline, counted) == _every_pair(timeline, counted)
