@@ -39,7 +39,7 @@ def test_the_table_and_json_show_each_cell_s_layers_with_names_as_data() -> None
         "device": "sda", "kind": "disk", "depth": 1, "bottom": True, "seconds": 10.0, "iops": 256.0,
         "mb_per_s": 1.0, "avg_request_bytes": 3906, "await_ms": 0.5, "util_pct": 50.0, "queue_depth": 0.5,
         "read_bytes": 0.0, "write_bytes": 10_000_000.0, "read_amplification": None, "write_amplification": 1.0,
-        "queue_growing": None, "saturated": False}
+        "queue_growing": None, "saturated": False, "throttle": None}
     from stackbench.report.document import Report
     from stackbench.report.formats import Screen, exporter
 

@@ -4,8 +4,8 @@ with, beside it, the layer's amplification against fio's bytes and its utilisati
 
 The figures are the layer table's (analysis/layer_activity.cell_layers over the run's saved stack, as
 report/layer_table.py shows them): nothing is computed here. fio's own bar is the cell's result, the
-number `show` prints for it. The busiest saturated layer (the deepest, as the table names it) is drawn in
-vermillion, hatched and outlined, and says so in words; another saturated layer is hatched. A layer of the
+number `show` prints for it. The busiest layer (as the table names it: where the saturated layers' time is
+spent) is drawn in vermillion, hatched and outlined, and says so in words; another saturated layer is hatched. A layer of the
 saved stack that has no counts in a cell gets a row that says so, and figures the runs did not record are
 named in the panel's title.
 """
