@@ -1,5 +1,5 @@
 """The layer table (analysis/layer_activity.py) on synthetic conditions summaries whose answers are
-computed by hand: amplification at each layer and at the bottom of the stack, the busiest saturated layer,
+computed by hand: amplification at each layer and at the bottom of the stack, the busiest layer,
 and runs whose summaries predate the table's figures."""
 
 from __future__ import annotations

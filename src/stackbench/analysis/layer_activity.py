@@ -41,6 +41,11 @@ SATURATED_UTIL = 90.0  # % of the window with a request in flight
 QUEUE_RISE_MIN = 2.0  # requests the in-flight level must rise by over a run to count as growing
 DIRECTIONS = ("read", "write")
 PRORATED = "fio's bytes per second"  # not_recorded: the amplification took fio's bytes at its mean rate
+# what the busiest layer is, in the words the layer table, the stack chart and docs/stack.md use for it
+BUSIEST_MEANS = "where the saturated layers' time is spent"
+BUSIEST_RULE = (f"busiest layer = {BUSIEST_MEANS}: the lowest of the saturated layers (util >= "
+                f"{SATURATED_UTIL:.0f} % or queue growing) under the topmost one, or the cgroup-throttled device "
+                "under it")
 
 
 class Place(Protocol):
@@ -90,8 +95,8 @@ class LayerActivity:
 @dataclass(frozen=True)
 class CellLayers:
     """A cell's layer table: its layers top down, the amplification at the bottom of the stack (the sum
-    over the layers nothing counted is under: both legs of a mirror), the busiest saturated layer, the ARC's
-    hit ratio, and the figures its runs did not record."""
+    over the layers nothing counted is under: both legs of a mirror), the busiest layer (where the
+    saturated layers' time is spent), the ARC's hit ratio, and the figures its runs did not record."""
 
     runs: int
     layers: tuple[LayerActivity, ...]
