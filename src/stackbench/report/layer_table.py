@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from stackbench.analysis.layer_activity import PRORATED, CellLayers, LayerActivity, cell_layers
+from stackbench.analysis.layer_activity import BUSIEST_RULE, PRORATED, CellLayers, LayerActivity, cell_layers
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
 from stackbench.report import plain
@@ -59,6 +59,8 @@ def layer_table(run: Run) -> Tabular | None:
         rows[first][0] = cell.pattern
         notes += _cell_notes(cell, layers)
         missing.update(layers.not_recorded)
+    if any(layers.busiest for _, layers in found):
+        notes.insert(1, BUSIEST_RULE)
     if PRORATED in missing:
         missing.discard(PRORATED)
         notes.append("ampl. of some runs takes fio's bytes at its mean rate over the layer's seconds (runs "
@@ -127,7 +129,8 @@ def _times(value: float | None) -> str:
 
 
 def _cell_notes(cell: Cell, layers: CellLayers) -> list[str]:
-    """The busiest saturated layer and the ARC's hit ratio of one cell, where there are."""
+    """The busiest layer (where the saturated layers' time is spent) and the ARC's hit ratio of one cell, where
+    there are."""
     notes = []
     if layers.busiest:
         notes.append(f"{cell.pattern}: busiest layer {layers.busiest} ({layers.busiest_reason})")

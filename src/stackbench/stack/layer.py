@@ -105,6 +105,7 @@ class CountedLayer:
     name: str  # its layer's name: /dev/loop3
     depth: int
     bottom: bool
+    throttle: str | None = None  # a cgroup throttle that held the discovering process's requests to it
 
 
 @dataclass
@@ -166,7 +167,9 @@ class Stack:
             counted = [device for device in layer.devices if device not in found]
             below = depth + 1 if counted else depth  # a row met again (a leaf vdev's partition) is no level
             for device in counted:
-                found[device] = CountedLayer(device, layer.kind, layer.name, depth, True)
+                throttle = layer.settings.get("cgroup_throttle")
+                found[device] = CountedLayer(device, layer.kind, layer.name, depth, True,
+                                             throttle if isinstance(throttle, str) else None)
             under = [visit(child, below) for child in layer.children]
             if any(under):
                 for device in counted:

@@ -4,8 +4,8 @@ with, beside it, the layer's amplification against fio's bytes and its utilisati
 
 The figures are the layer table's (analysis/layer_activity.cell_layers over the run's saved stack, as
 report/layer_table.py shows them): nothing is computed here. fio's own bar is the cell's result, the
-number `show` prints for it. The busiest saturated layer (the deepest, as the table names it) is drawn in
-vermillion, hatched and outlined, and says so in words; another saturated layer is hatched. A layer of the
+number `show` prints for it. The busiest layer (as the table names it: where the saturated layers' time is
+spent) is drawn in vermillion, hatched and outlined, and says so in words; another saturated layer is hatched. A layer of the
 saved stack that has no counts in a cell gets a row that says so, and figures the runs did not record are
 named in the panel's title.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from stackbench.analysis.layer_activity import SATURATED_UTIL, CellLayers, LayerActivity, cell_layers
+from stackbench.analysis.layer_activity import BUSIEST_MEANS, SATURATED_UTIL, CellLayers, LayerActivity, cell_layers
 from stackbench.base.errors import StackbenchError
 from stackbench.model.results import Cell, Run
 from stackbench.report.charts import style
@@ -102,11 +102,17 @@ def rows_of(cell: Cell, layers: CellLayers, places: Sequence[CountedLayer] | Non
                 f"ampl. {amplification:.2f}x" if amplification is not None else "ampl. not recorded",
                 f"util {layer.util_pct:.0f} %"]
         look = "busiest" if layer.device == layers.busiest else "saturated" if layer.saturated else "layer"
-        if look == "busiest":
-            note.append(f"BUSIEST ({layers.busiest_reason})")
+        text = " · ".join(note)
+        if look == "busiest" and layer.throttle:
+            # the table's reason names the limits, the cgroup and the layer above: too long for a line beside
+            # the bar, which says on a line of its own where the time went (the table says the rest)
+            text += ("\nBUSIEST (saturated, and a cgroup throttle on it)" if layer.saturated else
+                     "\nBUSIEST: its cgroup throttle held the layer above")
+        elif look == "busiest":
+            text += f" · BUSIEST ({layers.busiest_reason})"
         elif look == "saturated":
-            note.append("saturated")
-        rows.append(Row(_label(layer.device, layer.kind, depth), value, " · ".join(note), look))
+            text += " · saturated"
+        rows.append(Row(_label(layer.device, layer.kind, depth), value, text, look))
     return rows
 
 
@@ -196,7 +202,7 @@ def stack_figure(run: Run, metric: str = "iops", cell: Cell | None = None) -> Fi
         title=f"{what} per layer under {run.target}, run {style.run_name(run)}",
         alt=f"Bars of {what} per layer, from fio down to the disks, for {len(shown)} cell(s) of run "
             f"{style.run_name(run)}, each with its amplification against fio's bytes and its utilisation; "
-            + (f"busiest saturated layer: {'; '.join(busiest)}." if busiest else "no layer saturated."),
+            + (f"busiest layer ({BUSIEST_MEANS}): {'; '.join(busiest)}." if busiest else "no layer saturated."),
         drawing=drawing,
     )
 
@@ -208,10 +214,13 @@ def _legend(drawing: "Drawing", panels: list[tuple[Cell, CellLayers, list[Row]]]
     used = {row.look for _, _, rows in panels for row in rows}
     words = {"fio": "fio (the cell's result)", "layer": "a layer",
              "saturated": f"saturated (util >= {SATURATED_UTIL:.0f} % or queue growing)",
-             "busiest": "busiest saturated layer"}
+             "busiest": f"busiest layer: {BUSIEST_MEANS}"}
     handles = [Patch(facecolor=LOOKS[look][0], hatch=LOOKS[look][1], edgecolor=LOOKS[look][2],
                      linewidth=LOOKS[look][3], label=words[look]) for look in LOOKS if look in used]
-    drawing.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+    # keys of more than about 100 characters side by side run off an 800 px chart: then two rows
+    wide = sum(len(handle.get_label()) for handle in handles) > 100
+    drawing.legend(handles=handles, loc="outside lower center", ncol=2 if wide else len(handles),
+                   frameon=False)
 
 
 def draw(request: "ChartRequest") -> Figure:
