@@ -78,6 +78,7 @@ class TuneRequest:
     force: bool = False  # tune although the calibration says --min-effect cannot be proven
     confirm: bool = True  # the kept set against the original, afresh, before it stays
     keep_unconfirmed: bool = False
+    audit: dict[str, Any] | None = None  # the stored audit the knobs answer (--audit): tune_stored_audit.py
 
 
 @dataclass(frozen=True)
@@ -148,12 +149,13 @@ class TuneResult:
     status: str = "completed"  # completed | interrupted | failed
     finished_at: datetime | None = None
     error: str | None = None  # why it did not complete: the error line, what was undone included
+    audit: dict[str, Any] | None = None  # as TuneRequest's
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session, "status": self.status, "error": self.error,
                 "created_at": self.created_at.isoformat(),
                 "finished_at": self.finished_at.isoformat() if self.finished_at else None,
-                "journal": self.journal, "target": self.target,
+                "journal": self.journal, "target": self.target, "audit": self.audit,
                 "calibration": self.calibration.to_json() if self.calibration else None,
                 "confirmation": self.confirmation.to_json() if self.confirmation else None,
                 "knobs": [r.to_json() for r in self.results],
@@ -194,7 +196,7 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv,
                                        "knobs": [p.to_json() for p in planned]})
     changes = Changes(journal)
-    result = TuneResult(session, str(journal.path), info.describe(), created_at)
+    result = TuneResult(session, str(journal.path), info.describe(), created_at, audit=request.audit)
     how, error = "failed", None
     try:
         with signals_as_interrupt():

@@ -5,9 +5,11 @@ decision), from the records and the session's JSON; the per-knob comparison tabl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from stackbench.base.errors import StoreError
+from stackbench.base.units import count
 from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, describe
@@ -58,6 +60,16 @@ def plan_table(planned: list[dict[str, Any]], *, dry_run: bool, budget: tuple[st
                    title="tune plan", notes=notes, fold=frozenset({6, 7}))
 
 
+def stored_audit_name(audit: dict[str, Any] | None) -> str:
+    """The audit a plan came from, as it names it: `audit 1a2b3c4d5e6f (LABEL) of 2026-11-28 10:41:07 UTC`
+    for a stored one (`--audit`), `the audit` for the one run as tune started."""
+    if not audit:
+        return "the audit"
+    label = f" ({audit['label']})" if audit.get("label") else ""
+    when = datetime.fromisoformat(audit["created_at"]).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"audit {audit['audit_id'][:12]}{label} of {when}"
+
+
 def audit_plan_tables(data: dict[str, Any]) -> tuple[Tabular, ...]:
     """The plan `tune -t DIR` makes without --knob: per knob the findings it answers (rule, subject, evidence)
     and its candidates; then what is left out and why (a class not allowed, a forbidden setting, no knob).
@@ -67,9 +79,15 @@ def audit_plan_tables(data: dict[str, Any]) -> tuple[Tabular, ...]:
              "; ".join(p["apply"]), "; ".join(p["undo"])] for p in data["knobs"]]
     notes = ["dry run: nothing was changed; add --apply to measure these knobs as if given by --knob"] \
         if data["dry_run"] else []
+    stored = data.get("audit")
+    if stored and stored["new_since"]:
+        notes.append(f"found now and not in {stored_audit_name(stored)}: {count(len(stored['new_since']), 'finding')} "
+                     "(`stackbench audit` lists them; tune without --audit answers them)")
+    title = (f"tune plan for {data['target']} from {stored_audit_name(stored)} ({data['audit_findings']} findings "
+             "on the machine then)") if stored else \
+        f"tune plan from the audit of {data['target']} ({data['audit_findings']} findings on the machine)"
     plan = Tabular(("knob", "on", "now", "candidates", "try", "why (audit)", "safety", "cost", "apply", "undo"), rows,
-                   title=f"tune plan from the audit of {data['target']} ({data['audit_findings']} findings on the "
-                         "machine)", notes=tuple(notes), fold=frozenset({5, 8, 9}))
+                   title=title, notes=tuple(notes), fold=frozenset({5, 8, 9}))
     tables = (plan,) if rows else ()
     if not data["not_proposed"]:
         return tables
@@ -107,6 +125,7 @@ def summary_table(session: dict[str, Any]) -> Tabular:
     ended = session.get("status", "completed")
     how = {"interrupted": "was interrupted", "failed": "failed"}.get(ended, f"ended {ended}")
     notes = [] if ended == "completed" else [f"the session {how}: {session.get('error') or 'no reason stored'}"]
+    notes += [f"the knobs answer the findings of {stored_audit_name(session['audit'])}"] if session.get("audit") else []
     notes += [session["calibration"]["said"]] if session.get("calibration") else []
     notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
               for k in session["knobs"]]
