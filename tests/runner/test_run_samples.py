@@ -7,6 +7,7 @@ fio process (synclat, slog) are checked on a real short run."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -45,6 +46,19 @@ def test_fios_own_samples_are_kept_as_they_are() -> None:
     parsed = parse_fio_json(invocation.stdout, source=REPORT.name)
     assert samples_of_run(invocation, parsed) == {"read": logged}
 
+
+
+def test_a_fleet_hosts_samples_are_its_own_log_or_its_whole_run() -> None:
+    """`fio --client`: each host's samples come from its own log (by its job file's log prefix), never the
+    client process's, and a host whose log is empty (a run shorter than a second) keeps its whole run as one
+    sample as a local run does; tests/fleet/test_fleet_samples.py runs it for real."""
+    logged = [Sample(t_s=1.0, iops=900.0, bw_bytes=3_686_400.0, clat_mean_ns=1_000.0)]
+    elsewhere = [Sample(t_s=1.0, iops=1.0, bw_bytes=4096.0, clat_mean_ns=1.0)]
+    invocation = replace(_invocation({"read": elsewhere}), client_samples={"host-a": {"read": logged}})
+    parsed = parse_fio_json(invocation.stdout, source=REPORT.name)
+    assert samples_of_run(invocation, parsed, client="host-a") == {"read": logged}
+    (whole,) = samples_of_run(invocation, parsed, client="host-b")["read"]
+    assert whole.iops == pytest.approx(parsed.directions[0].iops) and whole != elsewhere[0]
 
 
 def test_every_job_of_a_sweep_shorter_than_a_second_keeps_its_whole_run_as_its_one_sample(tmp_path: Path) -> None:
