@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here
-from report.documents.shared import MARKUP, SCRIPT, artefacts
+from report.documents.shared import MARKUP, SCRIPT, artefacts, at_each_size
 from stored_runs import build_store
 from store.test_tune_sessions_store import session_document
 from stackbench.model.results import new_id
@@ -154,20 +154,11 @@ def test_in_a_browser_the_report_fetches_nothing_fits_a_phone_and_passes_axe(sto
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
         try:
-            for name, viewport in (("desktop", {"width": 1280, "height": 900}), ("phone", {"width": 390, "height": 844})):
-                page = browser.new_page(viewport=viewport)
-                requests: list[str] = []
-                page.on("request", lambda request: requests.append(request.url))
-                page.goto(path.as_uri())
-                page.wait_for_load_state("load")
-                assert requests == [path.as_uri()], requests
-                widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth, innerWidth]")
-                assert max(widths[:2]) <= widths[2], (name, widths)
+            for name, page in at_each_size(browser, path):
                 page.screenshot(path=str(artefacts() / f"report-tune-{name}.png"), full_page=True)
                 result = Axe().run(page)
                 if result.violations_count:
                     found[name] = result.generate_report()
-                page.close()
         finally:
             browser.close()
     assert found == {}
