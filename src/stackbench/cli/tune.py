@@ -10,8 +10,8 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit,
-    emit_report, open_store_from, split_list, target_path,
+    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, IntBetween, JsonOption, MinEffectOption, check_label,
+    chosen_format, emit, emit_report, open_store_from, split_list, target_path,
 )
 from stackbench.cli.plan_options import PlanOptions, with_plan_options
 
@@ -21,16 +21,16 @@ TARGET_PANEL, KNOBS_PANEL, ROUNDS_PANEL, SESSIONS_PANEL = "Target", "Knobs", "Ro
 
 # tune_command's rounds and sessions options, declared here so that its signature stays readable
 _ROUNDS = typer.Option(
-    12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, min=2, max=100,
-    help="Most rounds per knob, A first and B first in turn (an odd number is raised by one).")
+    12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, click_type=IntBetween(2, 100), metavar="N",
+    help="Most rounds per knob (2-100), A first and B first in turn (an odd number is raised by one).")
 _LOOKS = typer.Option(
     None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
     help="Rounds after which the verdict is looked at, alpha spent over them (O'Brien-Fleming: most at the "
          "last); the first look that decides "
          "stops the knob [default: 4,6,8,12].")
 _CALIBRATE_ROUNDS = typer.Option(
-    4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
-    help="A/A rounds before the first knob (nothing changed): the noise now, and the smallest change the "
+    4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, click_type=IntBetween(0, 100), metavar="N",
+    help="A/A rounds (0-100) before the first knob (nothing changed): the noise now, and the smallest change the "
          "rounds can prove; 0 skips them.")
 _FORCE = typer.Option(
     False, "--force", rich_help_panel=ROUNDS_PANEL,

@@ -18,6 +18,7 @@ kept unless its class was allowed.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -193,7 +194,11 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     session = new_id()
     created_at = datetime.now(timezone.utc)
     prepared = prepare(request.run, session, observer)
-    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv,
+    # the scratch file (an absolute path), when stackbench creates it, and the fio that writes it: what a
+    # rollback after a kill -9 removes and stops (tune_changes.py)
+    scratch = prepared.target.fio_filename if prepared.target.remove_after else None
+    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv, "scratch": scratch,
+                                       "fio_path": prepared.fio_path, "uid": os.geteuid(),
                                        "knobs": [p.to_json() for p in planned]})
     changes = Changes(journal)
     result = TuneResult(session, str(journal.path), info.describe(), created_at, audit=request.audit)

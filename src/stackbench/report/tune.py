@@ -205,6 +205,14 @@ def stored_session_document(session_id: str, document: Any) -> dict[str, Any]:
     return document
 
 
+def session_comparisons(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each comparison a session made, named (its knob, or "the confirmation"): the arms' runs are named in
+    each (`base`, `other`), and `report TUNE` loads them before anything is redacted."""
+    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
+    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
+    return [(name, compare) for name, compare in compared if compare]
+
+
 def stored_session_tables(session_id: str, document: Any, arm_runs: ArmRuns) -> StoredTuneTables:
     """`show TUNE` and the web's session page: each comparison made again by compare from the arms' stored
     runs at the alpha and minimum effect the session used, so both show what the session printed. A
@@ -213,12 +221,8 @@ def stored_session_tables(session_id: str, document: Any, arm_runs: ArmRuns) -> 
     from stackbench.report.compare import comparison_table
 
     data = stored_session_document(session_id, document)
-    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
-    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
     tables, left_out = [summary_table(data), *race_tables(data)], []
-    for name, compare in compared:
-        if not compare:
-            continue
+    for name, compare in session_comparisons(data):
         runs = arm_runs(compare["base"]["run_id"], compare["other"]["run_id"])
         if isinstance(runs, str):
             left_out.append((name, runs))
