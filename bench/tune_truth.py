@@ -15,11 +15,15 @@ kind of machine too noisy for a 5 % change, and the goals are about what tune th
   kept in every session (its proof's verdict), the null races' winners kept in none;
 - kills: a session killed with SIGKILL at a random instant of its rounds, then the next stackbench command:
   the read-ahead must be back at its value before the session, the journal closed and the scratch
-  directory empty (G5).
+  directory empty (G5);
+- race kills: a session racing 128, 512, 2048 and 8192 from the planted 0, killed with SIGKILL at a random
+  instant of its race (after the candidates' reversibility checks, while it switches arms), then
+  `tune --rollback SESSION`: every view of every snapshot the journal took must read as the snapshot, the
+  journal closed, and after the next command no scratch file.
 
 Prints each session and a summary to paste into bench/RESULTS.md. Root only (a loop device and a mount).
 
-    python bench/tune_truth.py --planted 10 --null 60 --kills 25 --planted-races 10 --null-races 60
+    python bench/tune_truth.py --planted 10 --null 60 --kills 25 --planted-races 10 --null-races 60 --race-kills 20
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import time
 from pathlib import Path
 
 PLANTED = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered"]
+RACE = "blockdev.read_ahead_kb=128,512,2048,8192"
 NULL = ["--rw", "randread", "--bs", "4k", "--qd", "16", "--direct"]
 
 
@@ -54,6 +59,47 @@ def session(bench: Path, value: str, plan: list[str], common: list[str], env: di
     return json.loads(done.stdout), time.monotonic() - clock
 
 
+def race_kill(bench: Path, read_ahead: Path, common: list[str], env: dict[str, str], state: Path,
+              longest: float) -> tuple[bool, bool, str]:
+    """One race killed at a random instant of its rounds (up to `longest` seconds after the race's first
+    switch), then rolled back by its session id: (restored, killed in the race, what was wrong)."""
+    from stackbench.measure.tune_journal import read_records
+    from stackbench.tune.knob import Subject
+    from stackbench.tune.knobs import BY_ID
+
+    read_ahead.write_text("0")
+    directory = state / "stackbench" / "tune"
+    before = set(directory.glob("*.jsonl"))
+    process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob", RACE,
+                                "--apply", "--force", "--calibrate-rounds", "0", *PLANTED, *common],
+                               env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal, give_up = None, time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < give_up:  # the race's first switch: a fifth apply
+        journal = next(iter(set(directory.glob("*.jsonl")) - before), None)
+        if journal is not None and sum(r["t"] == "intent" for r in read_records(journal)) > 4:
+            break
+        time.sleep(0.05)
+    time.sleep(random.uniform(0.0, longest))
+    in_race = process.poll() is None
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    if journal is None:
+        return False, in_race, "no journal was written"
+    records = read_records(journal)
+    back = cli("tune", "--rollback", records[0]["id"], env=env)
+    cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command settles the killed runs' scratch
+    wrong = [f"{r['knob']} on {r['subject']['name']}: {now} instead of {r['state']}"
+             for r in records if r["t"] == "snapshot"
+             for now in [dict(BY_ID[r["knob"]].access.read(Subject.from_json(r["subject"])))] if now != r["state"]]
+    if read_records(journal)[-1]["t"] != "closed":
+        wrong.append("the journal is not closed")
+    if any(bench.iterdir()):
+        wrong.append(f"left in the scratch directory: {[p.name for p in bench.iterdir()]}")
+    if back.returncode != 0:
+        wrong.append(f"--rollback exited {back.returncode}: {back.stderr.strip()[-200:]}")
+    return not wrong, in_race, "; ".join(wrong)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--planted", type=int, default=10)
@@ -61,6 +107,9 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=25)
     parser.add_argument("--planted-races", type=int, default=10)
     parser.add_argument("--null-races", type=int, default=60)
+    parser.add_argument("--race-kills", type=int, default=20)
+    parser.add_argument("--race-kill-within", type=float, default=60.0,
+                        help="seconds after the race's first switch within which each race is killed")
     parser.add_argument("--size", default="256M")
     parser.add_argument("--runtime", default="2")
     parser.add_argument("--ramp", default="0.5")
@@ -125,6 +174,13 @@ def main() -> None:
             restored += ok
             print(f"kill {index + 1}: {'restored' if ok else 'NOT RESTORED'}"
                   f"{' (' + after.stderr.strip()[-200:] + ')' if not ok else ''}", flush=True)
+        race_restored, in_race = 0, 0
+        for index in range(args.race_kills):
+            ok, killed_in_race, wrong = race_kill(bench, read_ahead, common, env, state, args.race_kill_within)
+            race_restored += ok
+            in_race += killed_in_race
+            print(f"race kill {index + 1}: {'restored' if ok else 'NOT RESTORED: ' + wrong}"
+                  f"{'' if killed_in_race else ' (the session had ended before the kill)'}", flush=True)
         print(f"\nplanted read_ahead_kb=0: kept in {kept}/{args.planted}, mean "
               f"{sum(times) / max(1, len(times)):.0f} s, longest {max(times, default=0):.0f} s")
         print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {null_keeps}/{args.null} kept")
@@ -132,6 +188,8 @@ def main() -> None:
               f"mean {sum(race_times) / max(1, len(race_times)):.0f} s, longest {max(race_times, default=0):.0f} s")
         print(f"null race 128 -> 512, 2048, 8192 under O_DIRECT random reads: {race_null_keeps}/{args.null_races} kept")
         print(f"kill -9 at a random instant, then the next command: restored {restored}/{args.kills}")
+        print(f"kill -9 at a random instant of a race of 4, then --rollback: every view equal to its snapshot "
+              f"{race_restored}/{args.race_kills} ({in_race} killed while running)")
     finally:
         read_ahead.write_text(original)
         subprocess.run(["umount", str(mount)], capture_output=True)
