@@ -394,7 +394,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                 applied = _switch(changes, plans, arm == "b", applied)
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
-            if done in looks:
+            if done in looks and alphas[looks.index(done)] > 0:  # a share that underflows to 0 decides nothing
                 alpha_look = alphas[looks.index(done)]
                 look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
                                     alpha=alpha_look, min_effect=request.min_effect)
@@ -530,7 +530,7 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                     applied = _switch_arm(changes, arms[arm], applied)
                     measured[arm].round(race.rounds, every_cell=True)
                 race.orders.append([alive[i] for i in order])
-            if race.rounds in looks:
+            if race.rounds in looks and alphas[looks.index(race.rounds)] > 0:  # see _measure_pair
                 runs = {value: store.get_run(m.run_id) for value, m in measured.items()}
                 look = race_look(runs, race.orders, alive, original, alpha=alphas[looks.index(race.rounds)],
                                  min_effect=request.min_effect)
