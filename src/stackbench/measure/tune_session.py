@@ -423,10 +423,7 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
         return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
     race = None
     if plan.race:
-        reserve = 0.0 if deadline is None else first_look_reserve(looks, round_s, deadline - time.monotonic())
-        race = _race(store, request, prepared, changes, plan, session, looks, observer,
-                     None if deadline is None else deadline - reserve)
-        race.proof_reserve_s = reserve if deadline is not None else None
+        race = _race(store, request, prepared, changes, plan, session, looks, observer, deadline, round_s)
         winner = next((p for p in plan.race if p.value == race.winner), None)
         if winner is None:
             return KnobResult(plan, UNDONE_DECISION if race.rounds else NOT_MEASURED, race.stop, race=race)
@@ -487,8 +484,20 @@ def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change
     return _switch(changes, [plan], True, []) if plan is not None else []
 
 
+def race_proof_reserve(looks: tuple[int, ...], round_s: float, budget_s: float, race_s: float,
+                       arm_visits: int) -> float:
+    """Seconds a race keeps back for its winner's proof, worked out again before each pair of its rounds: the
+    proof's first look at the slower of two round times, the calibration's `round_s` and two of the race's
+    own arm visits (`race_s` over `arm_visits`: a proof round visits two arms), never more than half of
+    `budget_s`, the knobs' time left when the race started. The calibration's alone was measured minutes
+    before, at another load and with no switch between its arms: a proof slower than it was cut off
+    after 2 rounds, too few to decide."""
+    pace = 2 * race_s / arm_visits if arm_visits else 0.0
+    return first_look_reserve(looks, max(round_s, pace), budget_s)
+
+
 def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob, session: str,
-          looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> Race:
+          looks: tuple[int, ...], observer: RunObserver, deadline: float | None, round_s: float) -> Race:
     """The original and every candidate in rounds of race_orders (each round visits every arm left once);
     after each look, analysis/race.py drops the candidates proven worse than another arm, at the look's
     O'Brien-Fleming share of alpha spent over its pairs by Holm's step-down. It stops at one candidate left,
@@ -496,8 +505,11 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
     or --max-time; the candidate with the best ratio to the original wins. Every switch is a journaled
     change or its undo, as a single candidate's are; the race ends with everything it applied undone."""
     original = plan.from_value
+    budget = None if deadline is None else deadline - time.monotonic()
     alphas = look_alphas(looks, request.alpha)
     race = Race(original, tuple(p.value for p in plan.race), alpha_looks=alphas)
+    if budget is not None:
+        race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, 0.0, 0)
     arms: dict[str, PlannedKnob | None] = {original: None}
     for candidate in plan.race:
         failure = reversibility_failure(changes, candidate)
@@ -522,7 +534,11 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
         while race.rounds < looks[-1]:
             if len(alive) < 3:  # the original and one candidate, or the original alone
                 break
-            if out_of_time(deadline, started, race.rounds):
+            if budget is not None:
+                race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, time.monotonic() - started,
+                                                          sum(len(order) for order in race.orders))
+            if out_of_time(None if deadline is None else deadline - (race.proof_reserve_s or 0.0), started,
+                           race.rounds):
                 race.stop = f"out of time (--max-time) after round {race.rounds}"
                 break
             for order in race_orders(len(alive), 2, start=race.rounds):
