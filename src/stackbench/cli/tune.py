@@ -317,7 +317,7 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.tune_session import confirmation_reserve, execute_tune, plan_session
+    from stackbench.measure.tune_session import confirmation_reserve, execute_tune, plan_session, proof_reserve
     from stackbench.measure.tune_plan import looks_for, plan_round_seconds
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
@@ -327,13 +327,21 @@ def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa
         info, planned = plan_session(request)
         round_s = plan_round_seconds(request.run.plan)
         reserve = confirmation_reserve(request, looks, round_s)
+        races = any(p.race for p in planned)
+        proof = proof_reserve(request, looks, round_s) if races else 0.0
         data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
                 "max_time_s": request.max_time, "confirmation_reserve_s": reserve if request.max_time else None,
+                "proof_reserve_s": proof if request.max_time and races else None,
                 "knobs": [p.to_json() for p in planned]}
         capped = ", capped at half the budget" if reserve < looks[0] * round_s else ""
         budget = (f"--max-time {request.max_time:g} s: {reserve:.0f} s of it kept for the confirmation (its first "
                   f"look: {looks[0]} rounds of ~{round_s:.1f} s by the plan's fio time{capped}; the calibration's "
                   "rounds measure it afresh)",) if request.max_time and reserve else ()
+        if request.max_time and proof:
+            capped = ", capped at half of what the knobs have" if proof < looks[0] * round_s else ""
+            budget += (f"--max-time: each race keeps {proof:.0f} s of the knobs' time back for its winner's proof "
+                       f"(its first look: {looks[0]} rounds{capped}; worked out again from the time left when the "
+                       "race starts)",)
         emit(fmt, plan_table(data["knobs"], dry_run=True, budget=budget), data)
         return
     store = open_store_from(db)

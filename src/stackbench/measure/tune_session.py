@@ -54,15 +54,40 @@ KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
 DECIDED = (KEEP, REVERT, SAME)
 
 
+def first_look_reserve(looks: tuple[int, ...], round_s: float, budget_s: float) -> float:
+    """Seconds kept back for a paired measurement that comes later (the confirmation, a race's proof): the
+    rounds of its first look, where it can first be decided, but never more than half of `budget_s` (what
+    comes before keeps the other half; a measurement cut short decides on the rounds it has)."""
+    return max(0.0, min(looks[0] * round_s, budget_s / 2))
+
+
 def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
-    """Seconds of --max-time kept back from the knobs for the confirmation: the rounds of its first look, where
-    it can first be decided, but never more than half the budget (the knobs keep the other half; a
-    confirmation cut short decides on the rounds it has). Without it the knobs could use the whole budget and
-    the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a budget or a
-    confirmation."""
+    """Seconds of --max-time kept back from the knobs for the confirmation. Without it the knobs could use the
+    whole budget and the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a
+    budget or a confirmation."""
     if request.max_time is None or not request.confirm:
         return 0.0
-    return min(looks[0] * round_s, request.max_time / 2)
+    return first_look_reserve(looks, round_s, request.max_time)
+
+
+def proof_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
+    """Seconds of the knobs' share of --max-time (the budget less the confirmation's reserve) a race keeps back
+    for its winner's proof, as the dry run shows it; a session works it out again from the time left when the
+    race starts. Without it a race out of time left its winner two rounds of proof at most, too few to
+    decide anything. 0 without a budget."""
+    if request.max_time is None:
+        return 0.0
+    return first_look_reserve(looks, round_s, request.max_time - confirmation_reserve(request, looks, round_s))
+
+
+def out_of_time(deadline: float | None, started: float, rounds: int) -> bool:
+    """Whether another pair of rounds, at the mean time of the `rounds` measured since `started`, would pass
+    `deadline` (None: no --max-time). A pair, not one round: tune stops only after an even round, where each
+    arm has gone first as often as the other. Before any round there is nothing to go by: never out of time."""
+    if deadline is None or not rounds:
+        return False
+    now = time.monotonic()
+    return now + 2 * (now - started) / rounds > deadline
 
 
 @dataclass(frozen=True)
@@ -249,7 +274,7 @@ def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Cha
         if on_knob:
             on_knob(plan)
         result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
-                                         knobs_deadline))
+                                         knobs_deadline, round_s))
     result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session, looks,
                                                observer, deadline)
 
@@ -368,9 +393,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
     started = time.monotonic()
     try:
         for round_index, order in enumerate(orders):
-            pair_s = 2 * (time.monotonic() - started) / round_index if round_index else 0.0
-            if deadline is not None and round_index % 2 == 0 and round_index \
-                    and time.monotonic() + pair_s > deadline:
+            if round_index % 2 == 0 and out_of_time(deadline, started, round_index):
                 alpha_look = alpha_left(alphas, sum(look <= done for look in looks), request.alpha)
                 stop = f"out of time (--max-time) after round {done}"
                 break
@@ -378,7 +401,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                 applied = _switch(changes, plans, arm == "b", applied)
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
-            if done in looks:
+            if done in looks and alphas[looks.index(done)] > 0:  # a share that underflows to 0 decides nothing
                 alpha_look = alphas[looks.index(done)]
                 look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
                                     alpha=alpha_look, min_effect=request.min_effect)
@@ -398,15 +421,16 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
 
 
 def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
-               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> KnobResult:
+               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None,
+               round_s: float) -> KnobResult:
     """One knob: the reversibility check, then its value now (A) against the candidate (B). A knob of several
-    candidates races them first (`_race`); the winner alone is then measured against A afresh, and only that
-    verdict decides."""
+    candidates races them first (`_race`), keeping the first look of its winner's proof back from --max-time;
+    the winner alone is then measured against A afresh, and only that verdict decides."""
     if deadline is not None and time.monotonic() >= deadline:
         return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
     race = None
     if plan.race:
-        race = _race(store, request, prepared, changes, plan, session, looks, observer, deadline)
+        race = _race(store, request, prepared, changes, plan, session, looks, observer, deadline, round_s)
         winner = next((p for p in plan.race if p.value == race.winner), None)
         if winner is None:
             return KnobResult(plan, UNDONE_DECISION if race.rounds else NOT_MEASURED, race.stop, race=race)
@@ -439,8 +463,9 @@ class Race:
     looks: list[Look] = field(default_factory=list)
     winner: str | None = None
     stop: str = ""
-    alpha_per_look: float = 0.0
+    alpha_looks: tuple[float, ...] = ()  # each look's share of alpha (O'Brien-Fleming-type, as a knob's)
     ratios: dict[str, float | None] = field(default_factory=dict)  # each raced candidate to the original, all its rounds
+    proof_reserve_s: float | None = None  # of --max-time, kept back from the race for its winner's proof
 
     @property
     def rounds(self) -> int:
@@ -448,13 +473,12 @@ class Race:
 
     def to_json(self) -> dict[str, Any]:
         return {"original": self.original, "candidates": list(self.candidates), "rounds": self.rounds,
-                "orders": self.orders, "alpha_per_look": self.alpha_per_look,
+                "orders": self.orders, "alpha_looks": list(self.alpha_looks),
                 "not_raced": [{"value": v, "why": why} for v, why in self.not_raced.items()],
                 "dropped": [d.to_json() for d in self.dropped],
-                "looks": [{"round": look.round, "best": look.best, "ratios": look.ratios,
-                           "alpha_each": look.alpha_each, "dropped": [d.arm for d in look.dropped]}
-                          for look in self.looks],
+                "looks": [look.to_json() for look in self.looks],
                 "ratios": self.ratios, "winner": self.winner, "stop": self.stop,
+                "proof_reserve_s": self.proof_reserve_s,
                 "said": "the race only chooses; the winner's verdict comes from fresh rounds against the original"}
 
 
@@ -467,15 +491,32 @@ def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change
     return _switch(changes, [plan], True, []) if plan is not None else []
 
 
+def race_proof_reserve(looks: tuple[int, ...], round_s: float, budget_s: float, race_s: float,
+                       arm_visits: int) -> float:
+    """Seconds a race keeps back for its winner's proof, worked out again before each pair of its rounds: the
+    proof's first look at the slower of two round times, the calibration's `round_s` and two of the race's
+    own arm visits (`race_s` over `arm_visits`: a proof round visits two arms), never more than half of
+    `budget_s`, the knobs' time left when the race started. The calibration's alone was measured minutes
+    before, at another load and with no switch between its arms: a proof slower than it was cut off
+    after 2 rounds, too few to decide."""
+    pace = 2 * race_s / arm_visits if arm_visits else 0.0
+    return first_look_reserve(looks, max(round_s, pace), budget_s)
+
+
 def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob, session: str,
-          looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> Race:
+          looks: tuple[int, ...], observer: RunObserver, deadline: float | None, round_s: float) -> Race:
     """The original and every candidate in rounds of race_orders (each round visits every arm left once);
-    after each look, analysis/race.py drops the candidates proven worse than another arm, at alpha split over
-    the looks and, within a look, over its pairs. It stops at one candidate left, none, the last look, or
-    --max-time; the candidate with the best ratio to the original wins. Every switch is a journaled change
-    or its undo, as a single candidate's are; the race ends with everything it applied undone."""
+    after each look, analysis/race.py drops the candidates proven worse than another arm, at the look's
+    O'Brien-Fleming share of alpha spent over its pairs by Holm's step-down. It stops at one candidate left,
+    none, every arm left `same` as every other (no candidate can be proven better: no winner), the last look,
+    or --max-time; the candidate with the best ratio to the original wins. Every switch is a journaled
+    change or its undo, as a single candidate's are; the race ends with everything it applied undone."""
     original = plan.from_value
-    race = Race(original, tuple(p.value for p in plan.race), alpha_per_look=request.alpha / len(looks))
+    budget = None if deadline is None else deadline - time.monotonic()
+    alphas = look_alphas(looks, request.alpha)
+    race = Race(original, tuple(p.value for p in plan.race), alpha_looks=alphas)
+    if budget is not None:
+        race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, 0.0, 0)
     arms: dict[str, PlannedKnob | None] = {original: None}
     for candidate in plan.race:
         failure = reversibility_failure(changes, candidate)
@@ -495,13 +536,16 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                                                          "race": True}})
                 for value in arms}
     observer.run_started(measured[original].run_id, prepared.plan, prepared.target)
-    alive, applied, status, started = list(arms), [], "failed", time.monotonic()
+    alive, applied, status, started, all_same = list(arms), [], "failed", time.monotonic(), False
     try:
         while race.rounds < looks[-1]:
             if len(alive) < 3:  # the original and one candidate, or the original alone
                 break
-            if deadline is not None and race.rounds and \
-                    time.monotonic() + 2 * (time.monotonic() - started) / race.rounds > deadline:
+            if budget is not None:
+                race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, time.monotonic() - started,
+                                                          sum(len(order) for order in race.orders))
+            if out_of_time(None if deadline is None else deadline - (race.proof_reserve_s or 0.0), started,
+                           race.rounds):
                 race.stop = f"out of time (--max-time) after round {race.rounds}"
                 break
             for order in race_orders(len(alive), 2, start=race.rounds):
@@ -509,22 +553,30 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                     applied = _switch_arm(changes, arms[arm], applied)
                     measured[arm].round(race.rounds, every_cell=True)
                 race.orders.append([alive[i] for i in order])
-            if race.rounds in looks:
+            if race.rounds in looks and alphas[looks.index(race.rounds)] > 0:  # see _measure_pair
                 runs = {value: store.get_run(m.run_id) for value, m in measured.items()}
-                look = race_look(runs, race.orders, alive, original, alpha=race.alpha_per_look,
+                look = race_look(runs, race.orders, alive, original, alpha=alphas[looks.index(race.rounds)],
                                  min_effect=request.min_effect)
                 race.looks.append(look)
                 race.dropped.extend(look.dropped)
                 alive = [arm for arm in alive if arm not in {d.arm for d in look.dropped}]
+                if look.all_same:
+                    all_same = True
+                    race.stop = (f"all remaining candidates within ±{request.min_effect * 100:g} % of each other "
+                                 f"and of the original at round {race.rounds}: none can be proven better, the "
+                                 "original is kept")
+                    break
         _switch_arm(changes, None, applied)  # on an error or interruption the session undoes everything
         status = "complete"
     finally:
         runs = {value: m.finish(status if status == "complete" else ("incomplete" if m.order else "failed"))
                 for value, m in measured.items()}
     left = [arm for arm in alive if arm != original]
-    race.ratios = {arm: compare_arms(runs, race.orders, original, arm, alpha=race.alpha_per_look,
+    race.ratios = {arm: compare_arms(runs, race.orders, original, arm, alpha=request.alpha,
                                      min_effect=request.min_effect).geomean_ratio
                    for arm in arms if arm != original and race.rounds}
+    if all_same:
+        return race
     if not left:
         race.stop = race.stop or f"no candidate left at round {race.rounds}: each was proven worse than another arm"
         return race

@@ -167,14 +167,22 @@ def race_tables(session: dict[str, Any]) -> tuple[Tabular, ...]:
                 fate, why = "left", "not the best ratio to the original"
             rows.append([value, shown, fate, why])
         notes = (f"{race['rounds']} rounds, each visiting the original ({race['original']}) and every candidate "
-                 f"left once; alpha {race['alpha_per_look']:.4g} per look, split over its pairs; "
-                 f"stopped: {race['stop']}",
+                 f"left once; {_race_alpha(race)}; stopped: {race['stop']}",
                  "the race only chooses: its ratios lean high for the winner; the verdict is the proof's, from "
                  "fresh rounds")
         tables.append(Tabular(("candidate", "vs original (race)", "race", "why"), rows,
                               title=f"race of {knob['knob']} from {race['original']}", notes=notes,
                               fold=frozenset({3})))
     return tuple(tables)
+
+
+def _race_alpha(race: dict[str, Any]) -> str:
+    """How a race spent alpha: over its looks O'Brien-Fleming-style with Holm over each look's pairs; a
+    session stored before that (`alpha_per_look`) split it evenly, and Bonferroni over the pairs."""
+    if "alpha_looks" in race:
+        shares = ", ".join(f"{a:.4g}" for a in race["alpha_looks"])
+        return f"alpha {shares} at its looks (O'Brien-Fleming), Holm over each look's pairs"
+    return f"alpha {race['alpha_per_look']:.4g} per look, split over its pairs"
 
 
 def status_table(rows: list[list[str]]) -> Tabular:
