@@ -71,7 +71,7 @@ def layer_table(run: Run) -> Tabular | None:
                      "runs of 3 s or more): " + ", ".join(sorted(missing)))
     every = frozenset(range(len(HEADERS)))
     return Tabular(headers=HEADERS, rows=rows, title="Layers during each cell", notes=notes,
-                   right_aligned=every - {0, 1}, no_wrap=every)
+                   right_aligned=every - {0, 1}, no_wrap=every, tree=frozenset({1}))
 
 
 # The spreadsheet's layer rows (CSV and the workbook): each column's header with its unit, and the decimals a
@@ -261,4 +261,4 @@ def _sides_table(sides: Sequence[tuple[str, Run, str]],
         rows[first][0] = pattern
     every = frozenset(range(len(headers)))
     return Tabular(headers=headers, rows=rows, title=title, notes=notes, right_aligned=every - {0, 1, 2},
-                   no_wrap=every)
+                   no_wrap=every, tree=frozenset({1}))
