@@ -115,6 +115,14 @@ def described(knob: dict) -> str:
             f"{compare.get('geomean_ratio') or 0:.2f}x) after {raced}{knob['rounds']} rounds ({knob['stop']})")
 
 
+def confirmed(result: dict) -> str:
+    """What the session left: the confirmation's decision where one ran (a knob's `kept` is provisional until
+    the kept set is proven against the original afresh), and what is set at the end."""
+    confirmation = result.get("confirmation")
+    said = f"confirmation: {confirmation['decision']}" if confirmation else "no confirmation"
+    return f"{said}, left set: {', '.join(result['now_set']) or 'nothing'}"
+
+
 def user_knob(path: Path, knob_id: str, setting: Path, prefix: str, values: list[int], helper: Path) -> Path:
     """A TOML file declaring one user knob over SETTING's line PREFIX, read and written by `helper`."""
     words = [sys.executable, str(helper), str(setting), prefix]
@@ -275,7 +283,7 @@ def main() -> None:
                 plant()
                 result, took = session(bench, knobs, plan, common, env, preexec)
                 done.append((result, took))
-                print(f"{name} {index + 1}: {described(result['knobs'][0])}, {took:.0f} s "
+                print(f"{name} {index + 1}: {described(result['knobs'][0])}; {confirmed(result)}, {took:.0f} s "
                       f"({result['calibration']['said']})", flush=True)
                 cli("tune", "--rollback", result["session"], env=env)
             return done
@@ -283,8 +291,12 @@ def main() -> None:
         def read_ahead_at(value: str) -> Callable[[], None]:
             return lambda: read_ahead.write_text(value)
 
-        def kept(done: list[tuple[dict, float]]) -> int:
-            return sum(result["knobs"][0]["decision"] == "kept" for result, _ in done)
+        def kept(done: list[tuple[dict, float]]) -> str:
+            """Sessions that left the knob set at their end (after the confirmation), and how many more the
+            knob's own rounds kept but the confirmation undid: a knob's `kept` alone is not the session's."""
+            final = sum(bool(result["now_set"]) for result, _ in done)
+            undone = sum(result["knobs"][0]["decision"] == "kept" and not result["now_set"] for result, _ in done)
+            return f"{final}" + (f" (and {undone} kept by the knob's rounds, undone by the confirmation)" if undone else "")
 
         def times(done: list[tuple[dict, float]]) -> str:
             seconds = [took for _, took in done]
