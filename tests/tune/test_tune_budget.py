@@ -7,9 +7,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from stackbench.measure.tune_session import (
-    TuneRequest, confirmation_reserve, out_of_time, proof_reserve, race_proof_reserve,
-)
+from stackbench.measure.tune_budget import confirmation_reserve, out_of_time, proof_reserve, race_proof_reserve
+from stackbench.measure.tune_session import TuneRequest
 
 REQUEST = TuneRequest(run=None, knobs=(), max_time=600.0)  # type: ignore[arg-type] - the reserve reads no run
 

@@ -83,7 +83,7 @@ def report_command(
         stackbench report TUNE_ID -o tune.html
     """
     from stackbench.base.errors import UsageError
-    from stackbench.base.output_files import Destination, check, is_stdout, write_files
+    from stackbench.base.output_files import Destination, check, is_stdout
     from stackbench.report.documents import document_format
     from stackbench.load.report_contents import build_contents
 
@@ -96,11 +96,7 @@ def report_command(
         if is_stdout(output) and json_output:
             raise UsageError("--json and -o - both write to standard output", "Give -o FILE, or leave out --json")
         check([output], force=force, destination=destination)  # before the work, and again when writing
-    charts = None
-    if fmt.name == "html":  # its charts are SVG: those kept by content are read, not drawn (docs/report.md)
-        from stackbench.cli.report_charts import report_chart_files
-
-        charts = report_chart_files()
+    charts = _chart_files() if fmt.name == "html" else None
     store = open_store_from(db)
     named = [store.resolve_any(ref, kinds=("run", "tune")) for ref in runs or []]
     tunes = [item for kind, item in named if kind == "tune"]
@@ -112,6 +108,24 @@ def report_command(
         first = contents.runs[0].run.id[:12] if contents.runs else f"tune-{tunes[0][:12]}" if tunes \
             else "layers" if layers else "audit"
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")
+    files = _write(fmt, contents, output, force=force, destination=destination)
+    if not is_stdout(output):
+        _reply(fmt, files, contents, json_output=json_output, redacted=not keep_identifiers, tunes=tunes)
+
+
+def _chart_files() -> Any:
+    """An HTML report's charts are SVG: those kept by content are read, not drawn (docs/report.md)."""
+    from stackbench.cli.report_charts import report_chart_files
+
+    return report_chart_files()
+
+
+def _write(fmt: Any, contents: Any, output: Path, *, force: bool, destination: Any) -> list[tuple[Path, bytes]]:
+    """Render the document and write it with the files beside it (a Markdown report's PNG charts), all or none
+    (base/output_files.write_files); what was written, for the reply."""
+    from stackbench.base.errors import UsageError
+    from stackbench.base.output_files import is_stdout, write_files
+
     stem = output.name[: -len(output.suffix)] if output.suffix else output.name
     main, beside = fmt.render(contents, stem)
     if is_stdout(output) and beside:
@@ -119,8 +133,7 @@ def report_command(
                          "Give -o FILE.md, or --format html for one self-contained file")
     files = [(output, main), *((output.with_name(name), data) for name, data in beside)]
     write_files(files, force=force, destination=destination)
-    if not is_stdout(output):
-        _reply(fmt, files, contents, json_output=json_output, redacted=not keep_identifiers, tunes=tunes)
+    return files
 
 
 def _reply(fmt: Any, files: list[tuple[Path, bytes]], contents: Any, *, json_output: bool, redacted: bool,

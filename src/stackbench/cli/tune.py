@@ -317,7 +317,8 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.tune_session import confirmation_reserve, execute_tune, plan_session, proof_reserve
+    from stackbench.measure.tune_budget import confirmation_reserve, proof_reserve
+    from stackbench.measure.tune_session import execute_tune, plan_session
     from stackbench.measure.tune_plan import looks_for, plan_round_seconds
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table

@@ -42,7 +42,7 @@ def build_contents(
     from stackbench.analysis.layers import layer_gaps
     from stackbench.base.errors import StoreError
     from stackbench.report.documents.contents import Contents, FioJob, RunPart, fio_jobs, without_db
-    from stackbench.report.redact import describe, redactor, strings_of
+    from stackbench.report.redact import describe, redactor
 
     _check_options(compare, layers, names)
     loaded: dict[str, Run] = {}
@@ -51,9 +51,7 @@ def build_contents(
         run = store.get_run(ref)
         return loaded.setdefault(run.id, run)
 
-    shown = [load(ref) for ref in refs]
-    compared = [load(ref) for ref in compare or ()]
-    layered = [load(ref) for ref in layers or ()]
+    shown, compared, layered = ([load(ref) for ref in group or ()] for group in (refs, compare, layers))
     if not shown:
         shown = list({run.id: run for run in [*compared, *layered]}.values())
     stored_tunes = [store.get_tune_session(ref) for ref in tunes]
@@ -69,14 +67,7 @@ def build_contents(
         job_texts = [text for job in jobs.get(run.id, ()) for text in (*job.command, job.job_file or "")]
         redact.learn_run(run, job_texts)
     stored_audits = [store.get_audit(store.resolve_any(ref, kinds=("audit",))[1]) for ref in audits]
-    for audit in stored_audits:
-        redact.learn("host", audit.subject_name)
-        for text in strings_of(audit.document):
-            redact.learn_text(text)
-    for text in [text for tune in stored_tunes for text in strings_of([tune.label, tune.target, tune.document])]:
-        redact.learn_text(text)
-    for text in [*(names or ()), *argv]:
-        redact.learn_text(text)
+    _learn_documents(redact, stored_audits, stored_tunes, [*(names or ()), *argv])
     safe = {run_id: redact.run(run) for run_id, run in loaded.items()}
     goals = [replace_text(goal, redact.text(goal.text)) for _, goal in store.list_goals()]
 
@@ -109,6 +100,22 @@ def build_contents(
         audits=tuple(_audit_part(audit, redact) for audit in stored_audits),
         tunes=tuple(_tune_part(tune, redact, safe) for tune in stored_tunes),
     )
+
+
+def _learn_documents(redact: Any, stored_audits: Sequence[Any], stored_tunes: Sequence[Any],
+                     texts: Sequence[str]) -> None:
+    """Teach the redactor what the audits, tune sessions and the command line name (hosts, paths, labels)
+    before anything is shown, so that a name is redacted alike wherever it appears."""
+    from stackbench.report.redact import strings_of
+
+    for audit in stored_audits:
+        redact.learn("host", audit.subject_name)
+        for text in strings_of(audit.document):
+            redact.learn_text(text)
+    for text in [text for tune in stored_tunes for text in strings_of([tune.label, tune.target, tune.document])]:
+        redact.learn_text(text)
+    for text in texts:
+        redact.learn_text(text)
 
 
 def _check_options(compare: Sequence[str] | None, layers: Sequence[str] | None, names: Sequence[str] | None) -> None:

@@ -21,22 +21,25 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
 from stackbench.analysis.alpha_spending import alpha_left, look_alphas
 from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
-from stackbench.analysis.race import Dropped, Look, compare_arms, race_look
+from stackbench.analysis.race import compare_arms, race_look
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
 from stackbench.measure.runner import (
     Measurement, RunObserver, RunRequest, SilentObserver, interrupt_cause, prepare, remove_scratch,
     signals_as_interrupt,
 )
+from stackbench.measure.tune_budget import (
+    confirmation_reserve, out_of_time, race_proof_reserve,
+)
 from stackbench.measure.tune_changes import Changes, Outcome
 from stackbench.measure.tune_journal import Change, Journal
-from stackbench.measure.tune_persist import persist_lines
+from stackbench.measure.tune_result import Calibration, Confirmation, KnobResult, Paired, Race, TuneResult
 from stackbench.measure.tune_plan import (
     DEFAULT_LOOKS, SAFETY_WHY, PlannedKnob, looks_for, plan_knob, plan_round_seconds,
 )
@@ -54,42 +57,6 @@ KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
 DECIDED = (KEEP, REVERT, SAME)
 
 
-def first_look_reserve(looks: tuple[int, ...], round_s: float, budget_s: float) -> float:
-    """Seconds kept back for a paired measurement that comes later (the confirmation, a race's proof): the
-    rounds of its first look, where it can first be decided, but never more than half of `budget_s` (what
-    comes before keeps the other half; a measurement cut short decides on the rounds it has)."""
-    return max(0.0, min(looks[0] * round_s, budget_s / 2))
-
-
-def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
-    """Seconds of --max-time kept back from the knobs for the confirmation. Without it the knobs could use the
-    whole budget and the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a
-    budget or a confirmation."""
-    if request.max_time is None or not request.confirm:
-        return 0.0
-    return first_look_reserve(looks, round_s, request.max_time)
-
-
-def proof_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
-    """Seconds of the knobs' share of --max-time (the budget less the confirmation's reserve) a race keeps back
-    for its winner's proof, as the dry run shows it; a session works it out again from the time left when the
-    race starts. Without it a race out of time left its winner two rounds of proof at most, too few to
-    decide anything. 0 without a budget."""
-    if request.max_time is None:
-        return 0.0
-    return first_look_reserve(looks, round_s, request.max_time - confirmation_reserve(request, looks, round_s))
-
-
-def out_of_time(deadline: float | None, started: float, rounds: int) -> bool:
-    """Whether another pair of rounds, at the mean time of the `rounds` measured since `started`, would pass
-    `deadline` (None: no --max-time). A pair, not one round: tune stops only after an even round, where each
-    arm has gone first as often as the other. Before any round there is nothing to go by: never out of time."""
-    if deadline is None or not rounds:
-        return False
-    now = time.monotonic()
-    return now + 2 * (now - started) / rounds > deadline
-
-
 @dataclass(frozen=True)
 class TuneRequest:
     run: RunRequest
@@ -105,90 +72,6 @@ class TuneRequest:
     confirm: bool = True  # the kept set against the original, afresh, before it stays
     keep_unconfirmed: bool = False
     audit: dict[str, Any] | None = None  # the stored audit the knobs answer (--audit): tune_stored_audit.py
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """What A/A rounds (the same settings in both arms) say about this machine now: the sd of the per-round log
-    ratio (the largest over the plan's cells) and the smallest change a knob's rounds can prove."""
-
-    rounds: int
-    noise: float
-    provable: float
-    max_rounds: int
-    alpha: float
-
-    def describe(self) -> str:
-        provable = "no change" if math.isinf(self.provable) else f"changes of {self.provable:.0%} or more"
-        return (f"noise {self.noise:.1%} per round ({self.rounds} A/A rounds): {provable} can be proven in "
-                f"{self.max_rounds} rounds")
-
-    def refusal(self, min_effect: float, force: bool) -> StackbenchError | None:
-        """The error that stops a session before its first knob, or None to go on: a knob's rounds cannot
-        prove --min-effect when the smallest provable change is over three times it (no change at all is
-        provable: infinite), and measuring anyway would only spend the time; --force goes on regardless."""
-        if force or self.provable <= 3 * min_effect:
-            return None
-        return StackbenchError(
-            f"this machine is too noisy now to prove a change of {min_effect * 100:g}%: {self.describe()}",
-            "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
-            "tune anyway; nothing was changed")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rounds": self.rounds, "noise": self.noise,
-                "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
-                "alpha_last_look": self.alpha, "said": self.describe()}
-
-
-@dataclass
-class KnobResult:
-    planned: PlannedKnob
-    decision: str  # kept, undone, not measured
-    why: str
-    comparison: RunComparison | None = None
-    orders: tuple[str, ...] = ()
-    kept: tuple[Change, ...] = ()
-    stop: str = ""  # which look decided, or that the last one did not
-    round_s: float = 0.0
-    race: Race | None = None  # the race that chose the candidate proven here (`planned` is the winner's)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {**self.planned.to_json(), "decision": self.decision, "why": self.why,
-                                "rounds": len(self.orders), "orders": list(self.orders), "stop": self.stop}
-        if self.race is not None:
-            data["race"] = self.race.to_json()
-        if self.comparison is not None:
-            data["compare"] = self.comparison.to_json()
-        return data
-
-
-@dataclass
-class TuneResult:
-    session: str
-    journal: str
-    target: str
-    created_at: datetime
-    results: list[KnobResult] = field(default_factory=list)
-    calibration: Calibration | None = None
-    confirmation: Confirmation | None = None
-    kept: list[Change] = field(default_factory=list)  # what the session left applied
-    status: str = "completed"  # completed | interrupted | failed
-    finished_at: datetime | None = None
-    error: str | None = None  # why it did not complete: the error line, what was undone included
-    audit: dict[str, Any] | None = None  # as TuneRequest's
-
-    def to_json(self) -> dict[str, Any]:
-        return {"session": self.session, "status": self.status, "error": self.error,
-                "created_at": self.created_at.isoformat(),
-                "finished_at": self.finished_at.isoformat() if self.finished_at else None,
-                "journal": self.journal, "target": self.target, "audit": self.audit,
-                "calibration": self.calibration.to_json() if self.calibration else None,
-                "confirmation": self.confirmation.to_json() if self.confirmation else None,
-                "knobs": [r.to_json() for r in self.results],
-                "now_set": [c.apply[0].shown() if len(c.apply) == 1 else "; ".join(a.shown() for a in c.apply)
-                            for c in self.kept],
-                "persist": persist_lines(self.kept),
-                "undo": f"stackbench tune --rollback {self.session}"}
 
 
 def plan_session(request: TuneRequest) -> tuple[TargetInfo, list[PlannedKnob]]:
@@ -362,18 +245,6 @@ def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
     return None
 
 
-@dataclass
-class Paired:
-    """What one knob's (or the confirmation's) rounds gave: compare's result of the two runs, the rounds run
-    and why they stopped, and the changes left applied by the last round."""
-
-    comparison: RunComparison
-    orders: tuple[str, ...]
-    stop: str
-    applied: list[Change]
-    round_s: float = 0.0  # seconds a round took, on average
-
-
 def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: RunObserver, changes: Changes,
                   plans: list[PlannedKnob], applied: list[Change], name: str, pair: str, tune: dict[str, Any],
                   looks: tuple[int, ...], deadline: float | None) -> Paired:
@@ -450,38 +321,6 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
                       measured.round_s, race)
 
 
-@dataclass
-class Race:
-    """What a race over several candidates of one knob gave: who was measured, who was dropped at which look
-    and why, and the winner handed to the proof (None: no candidate was left, or none could be measured)."""
-
-    original: str
-    candidates: tuple[str, ...]
-    not_raced: dict[str, str] = field(default_factory=dict)  # candidate -> why (its reversibility check)
-    dropped: list[Dropped] = field(default_factory=list)
-    orders: list[list[str]] = field(default_factory=list)
-    looks: list[Look] = field(default_factory=list)
-    winner: str | None = None
-    stop: str = ""
-    alpha_looks: tuple[float, ...] = ()  # each look's share of alpha (O'Brien-Fleming-type, as a knob's)
-    ratios: dict[str, float | None] = field(default_factory=dict)  # each raced candidate to the original, all its rounds
-    proof_reserve_s: float | None = None  # of --max-time, kept back from the race for its winner's proof
-
-    @property
-    def rounds(self) -> int:
-        return len(self.orders)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"original": self.original, "candidates": list(self.candidates), "rounds": self.rounds,
-                "orders": self.orders, "alpha_looks": list(self.alpha_looks),
-                "not_raced": [{"value": v, "why": why} for v, why in self.not_raced.items()],
-                "dropped": [d.to_json() for d in self.dropped],
-                "looks": [look.to_json() for look in self.looks],
-                "ratios": self.ratios, "winner": self.winner, "stop": self.stop,
-                "proof_reserve_s": self.proof_reserve_s,
-                "said": "the race only chooses; the winner's verdict comes from fresh rounds against the original"}
-
-
 def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change]) -> list[Change]:
     """To one arm of a race: what is applied undone newest first (compare-and-swap, journaled), then the arm's
     candidate applied on every subject (None: the original, nothing applied)."""
@@ -491,16 +330,17 @@ def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change
     return _switch(changes, [plan], True, []) if plan is not None else []
 
 
-def race_proof_reserve(looks: tuple[int, ...], round_s: float, budget_s: float, race_s: float,
-                       arm_visits: int) -> float:
-    """Seconds a race keeps back for its winner's proof, worked out again before each pair of its rounds: the
-    proof's first look at the slower of two round times, the calibration's `round_s` and two of the race's
-    own arm visits (`race_s` over `arm_visits`: a proof round visits two arms), never more than half of
-    `budget_s`, the knobs' time left when the race started. The calibration's alone was measured minutes
-    before, at another load and with no switch between its arms: a proof slower than it was cut off
-    after 2 rounds, too few to decide."""
-    pace = 2 * race_s / arm_visits if arm_visits else 0.0
-    return first_look_reserve(looks, max(round_s, pace), budget_s)
+def _race_arms(changes: Changes, plan: PlannedKnob, race: Race) -> dict[str, PlannedKnob | None]:
+    """The race's arms: the original (None: nothing to apply) and each candidate whose undo was proven to
+    restore every view; a candidate that failed its check is named in `race.not_raced` with why."""
+    arms: dict[str, PlannedKnob | None] = {plan.from_value: None}
+    for candidate in plan.race:
+        failure = reversibility_failure(changes, candidate)
+        if failure:
+            race.not_raced[candidate.value] = failure
+        else:
+            arms[candidate.value] = candidate
+    return arms
 
 
 def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob, session: str,
@@ -517,13 +357,7 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
     race = Race(original, tuple(p.value for p in plan.race), alpha_looks=alphas)
     if budget is not None:
         race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, 0.0, 0)
-    arms: dict[str, PlannedKnob | None] = {original: None}
-    for candidate in plan.race:
-        failure = reversibility_failure(changes, candidate)
-        if failure:
-            race.not_raced[candidate.value] = failure
-        else:
-            arms[candidate.value] = candidate
+    arms = _race_arms(changes, plan, race)
     if len(arms) < 2:
         race.stop = "no candidate passed the reversibility check"
         return race
@@ -585,22 +419,6 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                               else f"{len(left)} candidates left at the last look (round {race.rounds}): "
                                    "the best ratio to the original wins")
     return race
-
-
-@dataclass
-class Confirmation:
-    """The kept set against the original, measured afresh: the effect to quote (a knob's own estimate, taken
-    at the look that stopped it, leans high), and whether the set stays."""
-
-    decision: str  # kept, undone
-    why: str
-    measured: Paired | None  # None: no time was left to measure it
-
-    def to_json(self) -> dict[str, Any]:
-        measured = self.measured
-        return {"decision": self.decision, "why": self.why, "rounds": len(measured.orders) if measured else 0,
-                "orders": list(measured.orders) if measured else [], "stop": measured.stop if measured else "",
-                "compare": measured.comparison.to_json() if measured else None}
 
 
 def confirm(store: Store, request: TuneRequest, prepared: Any, changes: Changes, results: list[KnobResult],
