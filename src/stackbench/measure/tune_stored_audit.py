@@ -30,6 +30,7 @@ from typing import Any
 from stackbench.audit.history import compare_audits
 from stackbench.audit.rule import Finding
 from stackbench.base.errors import StackbenchError, StoreError
+from stackbench.base.units import format_utc
 from stackbench.measure.tune_from_audit import live_audit
 from stackbench.probe.system import boot_time
 from stackbench.store import Store
@@ -71,8 +72,8 @@ def stored_audit_findings(store: Store, ref: str) -> StoredAuditFindings:
     booted = boot_time()
     if booted is not None and stored.created_at.timestamp() < booted:
         raise StackbenchError(
-            f"audit {short} was made at {_when(stored.created_at)}, before this machine last booted "
-            f"({_when(datetime.fromtimestamp(booted, timezone.utc))}): the kernel names disks anew at boot and "
+            f"audit {short} was made at {format_utc(stored.created_at)}, before this machine last booted "
+            f"({format_utc(datetime.fromtimestamp(booted, timezone.utc))}): the kernel names disks anew at boot and "
             "resets the values it saw", FIX)
     changes, marks = compare_audits(
         {"audit_id": stored.id, "created_at": stored.created_at.isoformat(), "facts": stored.facts},
@@ -105,10 +106,6 @@ def _other_machine(short: str, stored: StoredAudit, machine_then: str, machine_n
         return f"this machine has no machine id and no host name, so audit {short} cannot be told to be of it"
     return (f"audit {short} is of another machine ({machine_then}{', ' + stored.subject_name if stored.subject_name else ''}"
             f") than this one ({machine_now})")
-
-
-def _when(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _finding(entry: dict[str, Any]) -> Finding:

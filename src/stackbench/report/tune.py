@@ -5,11 +5,11 @@ decision), from the records and the session's JSON; the per-knob comparison tabl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Callable, Iterable
 
 from stackbench.base.errors import StoreError
-from stackbench.base.units import count
+from stackbench.base.units import count, format_utc
 from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, describe
@@ -66,8 +66,7 @@ def stored_audit_name(audit: dict[str, Any] | None) -> str:
     if not audit:
         return "the audit"
     label = f" ({audit['label']})" if audit.get("label") else ""
-    when = datetime.fromisoformat(audit["created_at"]).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return f"audit {audit['audit_id'][:12]}{label} of {when}"
+    return f"audit {audit['audit_id'][:12]}{label} of {format_utc(datetime.fromisoformat(audit['created_at']))}"
 
 
 def audit_plan_tables(data: dict[str, Any]) -> tuple[Tabular, ...]:
