@@ -114,6 +114,15 @@ class KillBench:
         return [f"`stackbench {command[0]}{' --rollback' if command[0] == 'tune' else ''}` exited {d.returncode}: "
                 f"{d.stderr.strip()[-200:]}" for command, d in zip(commands, done) if d.returncode != 0]
 
+    def queue_and_scratch(self, queue_before: dict[str, str]) -> list[str]:
+        """The queue's views that differ from `queue_before`, and what is left in the scratch directory."""
+        queue_now = queue_state(self.device)
+        wrong = [f"{view} reads {queue_now[view]}, was {queue_before[view]}" for view in QUEUE_VIEWS
+                 if queue_now[view] != queue_before[view]]
+        if any(self.bench.iterdir()):
+            wrong.append(f"left in the scratch directory: {sorted(p.name for p in self.bench.iterdir())}")
+        return wrong
+
     def after_kill(self, journal: Path | None, queue_before: dict[str, str]) -> list[str]:
         """The four checks of the module's docstring: what is not as it was (empty when everything is)."""
         from stackbench.measure.tune_journal import read_records
@@ -126,13 +135,9 @@ class KillBench:
             now = dict(BY_ID[record["knob"]].access.read(Subject.from_json(record["subject"])))
             if now != record["state"]:
                 wrong.append(f"{record['knob']} on {record['subject']['name']}: {now} instead of {record['state']}")
-        queue_now = queue_state(self.device)
-        wrong += [f"{view} reads {queue_now[view]}, was {queue_before[view]}" for view in QUEUE_VIEWS
-                  if queue_now[view] != queue_before[view]]
+        wrong += self.queue_and_scratch(queue_before)
         if records and records[-1]["t"] != "closed":
             wrong.append("the journal is not closed")
-        if any(self.bench.iterdir()):
-            wrong.append(f"left in the scratch directory: {sorted(p.name for p in self.bench.iterdir())}")
         if any(self.tmp.iterdir()):
             wrong.append(f"left in the sessions' TMPDIR: {sorted(p.name for p in self.tmp.iterdir())}")
         strays = stray_processes([self.bench, self.tmp])
@@ -210,14 +215,10 @@ class KillBench:
         files_before = {ours, *ours.rglob("*")} if ours.exists() else set()
         done = self.cli("tune", "-t", str(self.bench), "--knob", ONE, *PLANTED, *self.common)
         wrong = [] if done.returncode == 0 else [f"exited {done.returncode}: {done.stderr.strip()[-200:]}"]
-        queue_now = queue_state(self.device)
-        wrong += [f"{view} reads {queue_now[view]}, was {queue_before[view]}" for view in QUEUE_VIEWS
-                  if queue_now[view] != queue_before[view]]
+        wrong += self.queue_and_scratch(queue_before)
         written = ({ours, *ours.rglob("*")} if ours.exists() else set()) - files_before
         if written:
             wrong.append(f"wrote {sorted(str(path) for path in written)}")
-        if any(self.bench.iterdir()):
-            wrong.append(f"left in the scratch directory: {sorted(p.name for p in self.bench.iterdir())}")
         return wrong
 
 
