@@ -25,13 +25,17 @@ kind of machine too noisy for a 5 % change, and the goals are about what tune th
   the scheduler raced over every other one the device offers, and `nr_requests` one value, on a one-cell
   plan (4K sequential buffered read), with calibration and confirmation: its wall time against 10 minutes,
   then `--rollback` must bring back every view of the three;
-- kills: a session killed with SIGKILL at a random instant of its rounds, then the next stackbench command:
-  the read-ahead must be back at its value before the session, the journal closed and the scratch
-  directory empty (G5);
-- race kills: a session racing 128, 512, 2048 and 8192 from the planted 0, killed with SIGKILL at a random
-  instant of its race (after the candidates' reversibility checks, while it switches arms), then
-  `tune --rollback SESSION`: every view of every snapshot the journal took must read as the snapshot, the
-  journal closed, and after the next command no scratch file.
+- kills (G5, bench/tune_kills.py): a dry run (`tune` without `--apply`) must change no view and write no
+  journal; then sessions are killed with SIGKILL: one-knob sessions (read-ahead 0 -> 128) at a random
+  instant 1 to `--kill-within` s after their start (calibration, reversibility check, rounds or
+  confirmation), followed by the next stackbench command (`stackbench runs`); races of 128, 512, 2048 and
+  8192 from the planted 0 at a random instant of their race, followed by `tune --rollback SESSION`; and
+  races killed at the injected crash points (after-intent, after-apply, mid-undo, at passes spread over
+  1-8: different candidates, the reversibility checks and the race's switches; a mid-undo kill's first
+  rollback is itself killed mid-undo, and a second finishes), followed by `--rollback`. After every kill,
+  all of: every view of every subject the journal snapshotted equal to its snapshot (and the loop device's
+  queue as before the session), no scratch file and no run's job directory left, no stray process (fio)
+  in either, the session's journal closed. `G5: N/N` counts the kills that passed all four.
 
 `--load` runs all of it under a background load the script starts and stops (bench/ab_truth.py's hogs:
 two busy loops per CPU and a fio writing 64K O_DIRECT to a file of its own on the same loop device): G2 asks
@@ -43,10 +47,10 @@ back as found before it is detached) and the throttle of its own cgroup (removed
 Prints each session and a summary to paste into bench/RESULTS.md. Root only (a loop device, a mount, a
 cgroup).
 
-    python bench/tune_truth.py --planted 10 --null 60 --true-null 60 --kills 25 --planted-races 10 \\
-        --null-races 60 --race-kills 20 --throttle 30 --whole 1
+    python bench/tune_truth.py --planted 10 --null 60 --true-null 60 --kills 10 --race-kills 10 --injected 5 \\
+        --planted-races 10 --null-races 60 --throttle 30 --whole 1
     python bench/tune_truth.py --load --planted 0 --null 60 --true-null 60 --kills 0 --planted-races 0 \\
-        --null-races 0 --race-kills 0 --throttle 0 --whole 0
+        --null-races 0 --race-kills 0 --injected 0 --dry-runs 0 --throttle 0 --whole 0
 """
 
 from __future__ import annotations
@@ -56,7 +60,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -67,11 +70,9 @@ from typing import Callable, Iterator
 
 from ab_truth import start_hog, stop_hog
 from claims_truth import CGROUP_ROOT, joiner, throttled_cgroup
+from tune_kills import PLANTED, QUEUE_VIEWS, RACE, KillBench, injected_point, queue_state
 
-PLANTED = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered"]
-RACE = "blockdev.read_ahead_kb=128,512,2048,8192"
 NULL = ["--rw", "randread", "--bs", "4k", "--qd", "16", "--direct"]
-QUEUE_VIEWS = ("read_ahead_kb", "scheduler", "nr_requests")  # what the sessions change on the loop device
 WHOLE_GOAL_S = 600.0
 CALM_NOISE = 0.05  # G4 counts a throttle session only when its calibration says the noise is at most this
 
@@ -139,12 +140,6 @@ cost = "instant"
     return path
 
 
-def queue_state(device: str) -> dict[str, str]:
-    """Every view of the loop device's queue that a session changes, as the kernel shows it."""
-    queue = Path(f"/sys/block/{Path(device).name}/queue")
-    return {view: (queue / view).read_text().strip() for view in QUEUE_VIEWS}
-
-
 def restore_queue(device: str, state: dict[str, str]) -> None:
     """Put back what `queue_state` read: the scheduler first, since writing it resets nr_requests. A loop
     device keeps its queue settings after it is detached, so the next user of the device would see them."""
@@ -171,47 +166,6 @@ def background_load(enabled: bool, directory: Path) -> Iterator[str]:
         stop_hog(hogs, str(directory))
 
 
-def race_kill(bench: Path, read_ahead: Path, common: list[str], env: dict[str, str], state: Path,
-              longest: float) -> tuple[bool, bool, str]:
-    """One race killed at a random instant of its rounds (up to `longest` seconds after the race's first
-    switch), then rolled back by its session id: (restored, killed in the race, what was wrong)."""
-    from stackbench.measure.tune_journal import read_records
-    from stackbench.tune.knob import Subject
-    from stackbench.tune.knobs import BY_ID
-
-    read_ahead.write_text("0")
-    directory = state / "stackbench" / "tune"
-    before = set(directory.glob("*.jsonl"))
-    process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob", RACE,
-                                "--apply", "--force", "--calibrate-rounds", "0", *PLANTED, *common],
-                               env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    journal, give_up = None, time.monotonic() + 120
-    while process.poll() is None and time.monotonic() < give_up:  # the race's first switch: a fifth apply
-        journal = next(iter(set(directory.glob("*.jsonl")) - before), None)
-        if journal is not None and sum(r["t"] == "intent" for r in read_records(journal)) > 4:
-            break
-        time.sleep(0.05)
-    time.sleep(random.uniform(0.0, longest))
-    in_race = process.poll() is None
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    if journal is None:
-        return False, in_race, "no journal was written"
-    records = read_records(journal)
-    back = cli("tune", "--rollback", records[0]["id"], env=env)
-    cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command settles the killed runs' scratch
-    wrong = [f"{r['knob']} on {r['subject']['name']}: {now} instead of {r['state']}"
-             for r in records if r["t"] == "snapshot"
-             for now in [dict(BY_ID[r["knob"]].access.read(Subject.from_json(r["subject"])))] if now != r["state"]]
-    if read_records(journal)[-1]["t"] != "closed":
-        wrong.append("the journal is not closed")
-    if any(bench.iterdir()):
-        wrong.append(f"left in the scratch directory: {[p.name for p in bench.iterdir()]}")
-    if back.returncode != 0:
-        wrong.append(f"--rollback exited {back.returncode}: {back.stderr.strip()[-200:]}")
-    return not wrong, in_race, "; ".join(wrong)
-
-
 def whole_session(bench: Path, device: str, common: list[str], env: dict[str, str]) -> tuple[dict, float, str]:
     """G12: three block knobs, two of them raced, from a planted read-ahead of 0, then `--rollback`: the
     session, its wall time, and what the rollback did not bring back ("" when every view is back)."""
@@ -234,12 +188,18 @@ def main() -> None:
     parser.add_argument("--planted", type=int, default=10)
     parser.add_argument("--null", type=int, default=60)
     parser.add_argument("--true-null", type=int, default=60)
-    parser.add_argument("--kills", type=int, default=25)
+    parser.add_argument("--kills", type=int, default=10, help="one-knob sessions killed at a random instant")
+    parser.add_argument("--kill-within", type=float, default=60.0,
+                        help="seconds after its start within which each one-knob session is killed (from 1)")
     parser.add_argument("--planted-races", type=int, default=10)
     parser.add_argument("--null-races", type=int, default=60)
-    parser.add_argument("--race-kills", type=int, default=20)
+    parser.add_argument("--race-kills", type=int, default=10, help="races killed at a random instant")
     parser.add_argument("--race-kill-within", type=float, default=60.0,
                         help="seconds after the race's first switch within which each race is killed")
+    parser.add_argument("--injected", type=int, default=5,
+                        help="races killed at an injected crash point (after-intent, after-apply, mid-undo in turn)")
+    parser.add_argument("--dry-runs", type=int, default=1,
+                        help="dry runs checked to change nothing and write no journal")
     parser.add_argument("--throttle", type=int, default=30, help="sessions of the controlled +10 %% effect")
     parser.add_argument("--throttle-iops", type=int, default=1000,
                         help="the planted read IOPS limit; the session tries 10 %% more")
@@ -334,31 +294,22 @@ def main() -> None:
                 print(f"whole {index + 1}: {took:.0f} s; " + "; ".join(described(k) for k in result["knobs"])
                       + f"; confirmation: {(result['confirmation'] or {}).get('decision', 'none')}"
                       + f"; rollback: {wrong or 'every view back'}", flush=True)
-            restored = 0
-            for index in range(args.kills):
-                read_ahead.write_text("0")
-                process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob",
-                                            "blockdev.read_ahead_kb=128", "--apply", "--force", *PLANTED, *common],
-                                           env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL)
-                time.sleep(random.uniform(1.0, 25.0))  # in the calibration (nothing changed yet) or the rounds
-                process.send_signal(signal.SIGKILL)
-                process.wait()
-                after = cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command restores
-                journals = [json.loads(p.read_text().splitlines()[-1])
-                            for p in (state / "stackbench" / "tune").glob("*.jsonl")]
-                ok = (read_ahead.read_text().strip() == "0" and all(j["t"] == "closed" for j in journals)
-                      and not any(bench.iterdir()))
-                restored += ok
-                print(f"kill {index + 1}: {'restored' if ok else 'NOT RESTORED'}"
-                      f"{' (' + after.stderr.strip()[-200:] + ')' if not ok else ''}", flush=True)
-            race_restored, in_race = 0, 0
-            for index in range(args.race_kills):
-                ok, killed_in_race, wrong = race_kill(bench, read_ahead, common, env, state, args.race_kill_within)
-                race_restored += ok
-                in_race += killed_in_race
-                print(f"race kill {index + 1}: {'restored' if ok else 'NOT RESTORED: ' + wrong}"
-                      f"{'' if killed_in_race else ' (the session had ended before the kill)'}", flush=True)
+            kills = KillBench(bench, device, state, state / "tmp", common)
+            kills.tmp.mkdir()
+            dry = [kills.dry_run() for _ in range(args.dry_runs)]
+            for index, wrong in enumerate(dry):
+                said = "nothing changed, no journal" if not wrong else "CHANGED: " + "; ".join(wrong)
+                print(f"dry run {index + 1}: {said}", flush=True)
+            g5 = []
+            for name, count, kill in (
+                    ("kill", args.kills, lambda _: kills.random_kill(args.kill_within)),
+                    ("race kill", args.race_kills, lambda _: kills.race_kill(args.race_kill_within)),
+                    ("injected kill", args.injected, lambda index: kills.injected_kill(injected_point(index)))):
+                for index in range(count):
+                    wrong, how = kill(index)
+                    g5.append((name, not wrong, "the session had ended" not in how))
+                    said = "restored" if not wrong else "NOT RESTORED: " + "; ".join(wrong)
+                    print(f"{name} {index + 1} ({how}): {said}", flush=True)
         print(f"\n{condition}")
         print(f"planted read_ahead_kb=0: kept in {kept(planted)}/{args.planted}, {times(planted)}")
         print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {kept(null)}/{args.null} kept")
@@ -377,9 +328,19 @@ def main() -> None:
             print(f"whole block-device session {index + 1} (3 knobs, 2 raced, one cell): {took:.0f} s "
                   f"(goal <= {WHOLE_GOAL_S:.0f} s: {'met' if took <= WHOLE_GOAL_S else 'NOT met'}), "
                   f"rollback: {wrong or 'every view back'}")
-        print(f"kill -9 at a random instant, then the next command: restored {restored}/{args.kills}")
-        print(f"kill -9 at a random instant of a race of 4, then --rollback: every view equal to its snapshot "
-              f"{race_restored}/{args.race_kills} ({in_race} killed while running)")
+        if args.dry_runs:
+            print(f"dry run (tune without --apply): changed nothing and wrote no journal in "
+                  f"{sum(not wrong for wrong in dry)}/{args.dry_runs}")
+        for name, count, what in (("kill", args.kills, "at a random instant of a one-knob session"),
+                                  ("race kill", args.race_kills, "at a random instant of a race of 4"),
+                                  ("injected kill", args.injected, "at an injected crash point of a race of 4")):
+            if count:
+                mine = [(ok, ran) for kind, ok, ran in g5 if kind == name]
+                print(f"kill -9 {what}: restored {sum(ok for ok, _ in mine)}/{count} "
+                      f"({sum(ran for _, ran in mine)} killed while running)")
+        if g5:
+            print(f"G5: {sum(ok for _, ok, _ in g5)}/{len(g5)} kills left every view equal to its snapshot, no "
+                  "scratch file, no stray process, the journal closed")
     finally:
         restore_queue(device, original)
         subprocess.run(["umount", str(mount)], capture_output=True)
