@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
 
-from sqlalchemy import Integer, and_, bindparam, case, delete, false, func, insert, null, or_, select, true, update
+from sqlalchemy import Integer, and_, bindparam, case, delete, false, func, insert, null, or_, select, text, true, update
 from sqlalchemy.exc import IntegrityError
 
 from stackbench.base.errors import StoreError
@@ -144,6 +144,19 @@ class Accounts(ShareLinks):
         self.engine = store.engine
         self.reader = store.reader  # reads outside a transaction on PostgreSQL (database._reader)
         self.where = store.where  # how `guarded` names the store in a one-line error
+        self._has_search_index: bool | None = None
+
+    def _shape(self, where: RunFilter) -> tuple[str, ...]:
+        """`shape_of(where)`, narrowed by SQLite's substring index (migration 0018 made it where FTS5 has the
+        trigram tokenizer) when the store has it, which is asked once. PostgreSQL's planner picks its own
+        (`ix_runs_search`) for the search's ILIKE."""
+        if where.search and self._has_search_index is None:
+            self._has_search_index = False
+            if self.engine.dialect.name == "sqlite":
+                with self.reader.connect() as connection:
+                    self._has_search_index = connection.execute(text(
+                        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_search'")).first() is not None
+        return shape_of(where, bool(self._has_search_index))
 
     # -- accounts --------------------------------------------------------------------------------
 
@@ -389,7 +402,7 @@ class Accounts(ShareLinks):
         if sort != NEWEST_FIRST:  # keyset paging follows the newest-first index; other orders skip
             anchor_id = None
         anchor = None if anchor_id is None else ("older" if older_than else "newer")
-        shape = shape_of(where)
+        shape = self._shape(where)
         values = {**parameters_of(where), "viewer": viewer.account_id, "offset": offset, "limit": limit,
                   "anchor_id": anchor_id}
         query = _page_query(viewer.is_admin, shape, sort, anchor, whole, total is None)
@@ -409,7 +422,7 @@ class Accounts(ShareLinks):
         One statement that answers the runs' number per combination of the six, a few dozen rows, and each
         facet's counts summed from those here, rather than six GROUP BYs (`_facets_query`)."""
         with self.reader.connect() as connection:
-            rows = connection.execute(_facets_query(viewer.is_admin, shape_of(where)),
+            rows = connection.execute(_facets_query(viewer.is_admin, self._shape(where)),
                                       {**parameters_of(where), "viewer": viewer.account_id}).all()
         found: dict[str, dict[str, int]] = {name: {} for name in FACETS}
         for *values, count in rows:

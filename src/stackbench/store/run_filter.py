@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Boolean, bindparam, func, or_, select
+from sqlalchemy import Boolean, bindparam, func, literal_column, or_, select, table
+from sqlalchemy import column as table_column
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -61,11 +62,22 @@ _VALUE_COLUMNS = {"plan": "plan_name", "fs_type": "fs_type", "device_model": "de
                   "visibility": "visibility"}
 
 
-def shape_of(where: RunFilter) -> tuple[str, ...]:
-    """Which of `where`'s fields are set (the names of RunFilter's fields, in their order): a list's
-    statements depend on that alone, so that they are built once per shape (store/accounts.py) and its
-    values are sent as parameters (`parameters_of`). At most 2**10 shapes; a cache of them is bounded."""
-    return tuple(name for name in RunFilter.__dataclass_fields__ if getattr(where, name))
+# SQLite's substring index of the runs' label, target and host (migration 0018: FTS5, trigram tokenizer),
+# where the store has it; not part of the schema's metadata, since a store may lack it
+RUN_SEARCH = table("run_search", table_column("run_id"))
+SEARCH_INDEX_MIN = 3  # a trigram index answers a search of three characters or more; a shorter one scans
+
+
+def shape_of(where: RunFilter, search_index: bool = False) -> tuple[str, ...]:
+    """Which of `where`'s fields are set (the names of RunFilter's fields, in their order), and
+    `search_index` when the search is narrowed by the store's substring index (`search_index`: the store
+    has one, SQLite's `run_search`): a list's statements depend on that alone, so that they are built once
+    per shape (store/accounts.py) and its values are sent as parameters (`parameters_of`). At most 2**11
+    shapes; a cache of them is bounded."""
+    fields = tuple(name for name in RunFilter.__dataclass_fields__ if getattr(where, name))
+    # FTS5 reads its query as a C string: a NUL (`q=%00`) would end it early, so such a search scans
+    indexed = search_index and len(where.search or "") >= SEARCH_INDEX_MIN and "\x00" not in (where.search or "")
+    return (*fields, "search_index") if indexed else fields
 
 
 def parameters_of(where: RunFilter) -> dict[str, Any]:
@@ -74,6 +86,7 @@ def parameters_of(where: RunFilter) -> dict[str, Any]:
     values: dict[str, Any] = {name: getattr(where, name) for name in ("owner", *_VALUE_COLUMNS) if getattr(where, name)}
     if where.search:
         values["search"] = like_pattern(where.search)
+        values["search_phrase"] = '"' + where.search.replace('"', '""') + '"'  # an FTS5 string: all of it text
     if where.since:
         values["since"] = datetime.combine(where.since, datetime.min.time(), timezone.utc)
     if where.until:
@@ -91,6 +104,10 @@ def filtered(shape: tuple[str, ...]) -> list[Any]:
         pattern = bindparam("search")
         conditions.append(or_(*(ContainsAnyCase(column, pattern)
                                 for column in (runs.c.label, runs.c.target, runs.c.host))))
+    if "search_index" in shape:  # the runs whose label, target or host hold the search's trigrams: a superset
+        # of the LIKE's (FTS5 folds the case of more than ASCII), which the LIKE above then decides on
+        conditions.append(runs.c.id.in_(select(RUN_SEARCH.c.run_id)
+                                        .where(literal_column("run_search").op("MATCH")(bindparam("search_phrase")))))
     conditions += [runs.c[column] == bindparam(name) for name, column in _VALUE_COLUMNS.items() if name in shape]
     if "owner" in shape:
         conditions.append(runs.c.owner.in_(_owner_ids()))

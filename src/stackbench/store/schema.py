@@ -331,6 +331,10 @@ Index("ix_runs_finder", runs.c.owner, runs.c.visibility, runs.c.status, runs.c.p
 # PostgreSQL, which the migration says in SQL
 Index("ix_runs_label_order", func.lower(runs.c.label).desc(), runs.c.created_at.desc(), runs.c.id, runs.c.owner,
       runs.c.visibility)
+# 0018: the search's substring index, made only where the database can (PostgreSQL's GIN index of trigrams,
+# `ix_runs_search`, with pg_trgm; SQLite's FTS5 table `run_search`, kept by triggers, and the tables FTS5 keeps
+# beside it). Not described here: a store may lack it (a search then scans), and SQLAlchemy has no type for it.
+SEARCH_INDEX_TABLES = ("run_search", *(f"run_search_{part}" for part in ("data", "idx", "content", "docsize", "config")))
 
 # 0007: rate-limit events of `stackbench serve` (failed logins, lookups that found nothing), shared by
 # all its worker processes; the key (an address, an account name) only as a keyed hash
