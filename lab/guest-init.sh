@@ -360,6 +360,149 @@ subprocess.run(["zfs", "destroy", DATASET])
 print(json.dumps(out, indent=1))
 PY
   echo "   tune round trips: exit $?"
+  # tests/tune/test_tune_guest.py, the child dataset (measure/tune_child.py): the lifecycle execute_tune runs,
+  # with the session's own functions, on a dataset of this pool: the child made (journaled first, marked),
+  # zfs.compression switched on it between rounds of real fio writes in its mountpoint while the parent's
+  # `zfs get all` is compared after each, the kept value carried to the parent, the child destroyed; a kill -9
+  # with fio writing in the child, then the next process's recovery; and children of the session's name that
+  # it did not make (no mark, another session's mark), which the recovery must leave.
+  step "tune child"
+  PYTHONPATH=/opt/stackbench XDG_STATE_HOME=/run/tune-child-state python3 - > $R/tune/child.json 2> $R/tune/child.stderr <<'PY'
+import json, os, shutil, signal, subprocess, sys, time
+from pathlib import Path
+from stackbench.measure.tune_changes import Changes, recover
+from stackbench.measure.tune_child import SessionChild, child_name, choose_child, on_child
+from stackbench.measure.tune_journal import Journal, journal_dir
+from stackbench.measure.tune_plan import plan_knob
+from stackbench.tune.knobs import BY_ID
+from stackbench.tune.subjects import target_info
+
+D, TARGET = "tank/childtest", Path("/tank/childtest")
+subprocess.run(["zfs", "create", "-o", "compression=off", D], check=True)
+
+
+def zfs_all(name):
+    lines = subprocess.run(["zfs", "get", "-Hp", "-o", "property,value,source", "all", name],
+                           capture_output=True, text=True).stdout.splitlines()
+    return "\n".join(line for line in lines if not line.endswith("\t-"))
+
+
+def prop(name, what):
+    return subprocess.run(["zfs", "get", "-H", "-o", "value,source", what, name], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def exists(name):
+    return subprocess.run(["zfs", "list", "-H", "-o", "name", name], capture_output=True).returncode == 0
+
+
+def fio(directory):
+    subprocess.run(["fio", "--name=w", f"--filename={directory}/stackbench-guest.scratch", "--size=8M", "--rw=write",
+                    "--bs=128k", "--end_fsync=1"], check=True, capture_output=True)
+
+
+out = {}
+before = zfs_all(D)
+info = target_info(TARGET)
+planned = [plan_knob(BY_ID["zfs.compression"], "lz4", info, frozenset())]
+choice = choose_child(info, planned, TARGET, False)
+out["plan"] = {"use": choice.use, "said": choice.describe(), "no_child": choose_child(info, planned, TARGET, True).describe()}
+session = "5f0c" * 8
+changes = Changes(Journal.create(session, {"target": str(TARGET), "child": child_name(D, session)}))
+child = SessionChild(changes, D, session)
+mountpoint = child.create()
+made = {"name": child.name, "mountpoint": mountpoint, "mark": prop(child.name, "stackbench:session")}
+on = [on_child(p, info, child.name, frozenset()) for p in planned]
+rounds, kept = [], []
+for arm in ("b", "a", "b"):
+    if arm == "b":
+        kept = [changes.apply(p.knob, s, p.value) for p in on for s in p.subjects]
+    else:
+        for change in reversed(kept):
+            changes.undo(change)
+        kept = []
+    fio(mountpoint)
+    rounds.append({"arm": arm, "child": prop(child.name, "compression"), "parent_same": zfs_all(D) == before,
+                   "differing": sorted(set(before.splitlines()) ^ set(zfs_all(D).splitlines()))})
+carried = child.finish(kept, {p.knob.id: p for p in planned})
+adopted = prop(D, "compression")
+out["session"] = {"plan_subjects": [s.name for p in on for s in p.subjects], "made": made, "rounds": rounds,
+                  "adopted": adopted, "carried": [c.subject.name for c in carried],
+                  "child_gone": not exists(child.name), "mountpoint_gone": not os.path.exists(mountpoint),
+                  "record": child.to_json()}
+for change in reversed(carried):
+    changes.undo(change)
+changes.journal.append({"t": "closed", "how": "completed", "left_applied": sorted(changes.open)})
+changes.journal.close()
+out["session"]["parent_back"] = zfs_all(D) == before
+
+KILLED = """
+import os, shutil, subprocess, sys, time
+from stackbench.base import processes
+from stackbench.measure.tune_changes import Changes
+from stackbench.measure.tune_child import SessionChild, child_name
+from stackbench.measure.tune_journal import Journal, record_scratch
+from stackbench.tune.knob import Subject
+from stackbench.tune.knobs import BY_ID
+session, parent = sys.argv[1:3]
+fio = shutil.which("fio")
+changes = Changes(Journal.create(session, {"target": parent, "child": child_name(parent, session), "uid": os.geteuid()}))
+child = SessionChild(changes, parent, session)
+mountpoint = child.create()
+scratch = mountpoint + "/stackbench-" + session + ".scratch"
+record_scratch(changes.journal, scratch, fio)
+changes.apply(BY_ID["zfs.compression"], Subject("dataset", child.name), "lz4")
+stray = subprocess.Popen([fio, "--name=stray", "--filename=" + scratch, "--size=4M", "--rw=write", "--time_based",
+                          "--runtime=300"], start_new_session=True, stdout=subprocess.DEVNULL)
+deadline = time.monotonic() + 60
+while not any(scratch in processes.open_files(pid) for pid in [stray.pid, *processes.children_of(stray.pid)]):
+    assert time.monotonic() < deadline and stray.poll() is None, "fio never opened the scratch file"
+    time.sleep(0.05)
+print(child.name, stray.pid, flush=True)
+time.sleep(600)
+"""
+session = "dead" * 8
+process = subprocess.Popen([sys.executable, "-c", KILLED, session, D], stdout=subprocess.PIPE, text=True)
+line = process.stdout.readline().split()
+name, fio_pid = (line[0], int(line[1])) if len(line) == 2 else ("", 0)
+during = {"child_there": exists(name) if name else False, "child_compression": prop(name, "compression") if name else "",
+          "parent_same": zfs_all(D) == before}
+process.send_signal(signal.SIGKILL)
+process.wait()
+notes = []
+recover(notes.append)
+time.sleep(0.5)
+out["kill9"] = {"name": name, "during": during, "notes": notes, "child_gone": bool(name) and not exists(name),
+                "fio_gone": not fio_pid or not os.path.exists(f"/proc/{fio_pid}") or
+                            "zombie" in Path(f"/proc/{fio_pid}/status").read_text().lower(),
+                "parent_same": zfs_all(D) == before,
+                "journal": json.loads((journal_dir() / f"{session}.jsonl").read_text().splitlines()[-1])}
+
+MADE_BEFORE_DEATH = """
+import sys
+from stackbench.measure.tune_changes import Changes
+from stackbench.measure.tune_child import SessionChild
+from stackbench.measure.tune_journal import Journal
+changes = Changes(Journal.create(sys.argv[1], {"target": sys.argv[2]}))
+SessionChild(changes, sys.argv[2], sys.argv[1]).create()
+"""
+out["foreign"] = {}
+for case, options in (("unmarked", []), ("another session's", ["-o", "stackbench:session=" + "0" * 32])):
+    session = ("abc" if options else "def") * 10 + "00"
+    died = subprocess.run([sys.executable, "-c", MADE_BEFORE_DEATH, session, D],
+                          env={**os.environ, "STACKBENCH_TUNE_CRASH_AT": "after-intent:1"}, capture_output=True)
+    name = child_name(D, session)
+    made_by_tune = exists(name)
+    subprocess.run(["zfs", "create", *options, name], check=True)
+    notes = []
+    recover(notes.append)
+    out["foreign"][case] = {"died": died.returncode, "made_by_tune": made_by_tune, "notes": notes,
+                            "still_there": exists(name)}
+    subprocess.run(["zfs", "destroy", name])
+subprocess.run(["zfs", "destroy", "-r", D])
+print(json.dumps(out, indent=1))
+PY
+  echo "   tune child dataset: exit $?"
   # Layer telemetry on each stack (tests/stack/test_layers_guest.py): fio writes a few seconds to a scratch
   # file or volume made here and removed after (a file on /mnt/secret and /mnt/md, a dataset and a zvol of
   # tank with sync=always, a file on ext4 on a dm-delay over a loop device on /run), under the real sampler

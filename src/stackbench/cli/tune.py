@@ -45,6 +45,10 @@ _MAX_TIME = typer.Option(
     None, "--max-time", rich_help_panel=ROUNDS_PANEL, metavar="DURATION",
     help="Time for the whole session, e.g. 30m: a knob out of time is decided on the rounds it has, the knobs "
          "after it are not measured; the confirmation's first look is kept back from the knobs.")
+_NO_CHILD = typer.Option(
+    False, "--no-child", rich_help_panel=KNOBS_PANEL,
+    help="Measure ZFS dataset knobs on the target's dataset itself, not on a throwaway child of it made for the "
+         "session (the child keeps the dataset untouched until the kept set is confirmed).")
 _KNOBS_FILE = typer.Option(
     None, "--knobs", rich_help_panel=KNOBS_PANEL, metavar="FILE.toml", show_default=False,
     help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
@@ -102,7 +106,7 @@ def tune_command(
     calibrate_rounds: int = _CALIBRATE_ROUNDS,
     force: bool = _FORCE,
     confirm: bool = _CONFIRM,
-    keep_unconfirmed: bool = _KEEP_UNCONFIRMED,
+    keep_unconfirmed: bool = _KEEP_UNCONFIRMED, no_child: bool = _NO_CHILD,
     max_time: Optional[str] = _MAX_TIME,
     list_knobs: bool = _LIST_KNOBS,
     explain_knob: Optional[str] = _EXPLAIN_KNOB,
@@ -153,7 +157,7 @@ def tune_command(
         rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
         max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
         calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed,
-        audit=origin)
+        audit=origin, child=not no_child)
     _session(request, apply, db, fmt)
 
 
@@ -318,6 +322,7 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
     from stackbench.measure.tune_budget import confirmation_reserve, proof_reserve
+    from stackbench.measure.tune_child import choose_child
     from stackbench.measure.tune_session import execute_tune, plan_session
     from stackbench.measure.tune_plan import looks_for, plan_round_seconds
     from stackbench.model.round_order import even_rounds
@@ -330,7 +335,8 @@ def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa
         reserve = confirmation_reserve(request, looks, round_s)
         races = any(p.race for p in planned)
         proof = proof_reserve(request, looks, round_s) if races else 0.0
-        data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
+        where = choose_child(info, planned, request.run.target, not request.child).describe()
+        data = {"dry_run": True, "target": info.describe(), "where": where, "rounds": looks[-1], "looks": list(looks),
                 "max_time_s": request.max_time, "confirmation_reserve_s": reserve if request.max_time else None,
                 "proof_reserve_s": proof if request.max_time and races else None,
                 "knobs": [p.to_json() for p in planned]}
@@ -343,7 +349,7 @@ def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa
             budget += (f"--max-time: each race keeps {proof:.0f} s of the knobs' time back for its winner's proof "
                        f"(its first look: {looks[0]} rounds{capped}; worked out again from the time left when the "
                        "race starts)",)
-        emit(fmt, plan_table(data["knobs"], dry_run=True, budget=budget), data)
+        emit(fmt, plan_table(data["knobs"], dry_run=True, budget=(where,) * bool(where) + budget), data)
         return
     store = open_store_from(db)
     observer = ProgressObserver(request.run.plan, enabled=err.is_terminal and fmt != "json", quiet=True, arms=2,

@@ -201,6 +201,9 @@ def rollback(journal: Journal, *, kept: bool, how: str) -> Rollback:
     those it left applied on purpose too. Closes the journal's record with what is still applied."""
     state = replay(journal.path)
     chosen = set(state.stranded) | (set(state.left_applied) if kept else set())
+    # first, and before `closed`: a rollback killed in between does it again; the fio it stops may hold its
+    # scratch file open in the session's child dataset, which `zfs destroy` would refuse as busy
+    cleanup = _dead_session_scratch(state)
     outcomes = []
     for seq in sorted(chosen, reverse=True):
         change = state.changes[seq]
@@ -209,7 +212,6 @@ def rollback(journal: Journal, *, kept: bool, how: str) -> Rollback:
         except (ActionFailed, KnobFileError) as error:
             outcomes.append(Outcome(change, FAILED, said=error.what))
     still = sorted({o.change.seq for o in outcomes if o.result == FAILED} | (set(state.left_applied) - chosen))
-    cleanup = _dead_session_scratch(state)  # before `closed`: a rollback killed in between removes it again
     journal.append({"t": "closed", "how": how, "left_applied": still})
     return Rollback(state.session, tuple(outcomes), cleanup)
 

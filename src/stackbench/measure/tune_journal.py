@@ -11,7 +11,8 @@ A live session holds an exclusive flock on its journal for as long as it runs. T
 when the process dies, however it dies (kill -9 included), so "the lock can be taken" is the test that the
 session is dead, with no pid to be reused or clock to trust.
 
-Records (`t`): `session` (who, on what, when, the scratch file it creates and the fio that writes it),
+Records (`t`): `session` (who, on what, when, the scratch file it creates and the fio that writes it, the
+child dataset it measures ZFS knobs on), `scratch` (that file and fio, when made after the header: in the child),
 `snapshot` (a subject's state before the session touched it, written once), `intent` (seq, knob, subject,
 the original state, the state the change will leave, the apply and undo actions, and for a user knob its
 whole declaration: its read is needed to undo it, and the TOML file may be gone or changed by then),
@@ -147,6 +148,12 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def record_scratch(journal: Journal, scratch: str | None, fio_path: str) -> None:
+    """Name the scratch file and fio of a session that made them after its header (in its child dataset):
+    `replay` reads them into the header, for the rollback of a killed session."""
+    journal.append({"t": "scratch", "scratch": scratch, "fio_path": fio_path})
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The records of a journal; a line that does not parse (the torn last write of a killed process) is
     skipped."""
@@ -203,7 +210,7 @@ class Replay:
 
 def replay(path: Path) -> Replay:
     records = read_records(path)
-    header = next((r for r in records if r.get("t") == "session"), {})
+    header = dict(next((r for r in records if r.get("t") == "session"), {}))
     changes: dict[int, Change] = {}
     finished: set[int] = set()
     closed = None
@@ -221,6 +228,8 @@ def replay(path: Path) -> Replay:
                 "Check what it names by hand, then move the file away") from None
         if kind == "closed":
             closed = record
+        elif kind == "scratch":  # made after the header: in the session's child dataset
+            header.update({key: record.get(key) for key in ("scratch", "fio_path")})
     open_ = tuple(seq for seq in sorted(changes) if seq not in finished)
     return Replay(path.name.removesuffix(SUFFIX), header, changes, open_, closed)
 

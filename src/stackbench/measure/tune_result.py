@@ -89,9 +89,12 @@ class TuneResult:
     finished_at: datetime | None = None
     error: str | None = None  # why it did not complete: the error line, what was undone included
     audit: dict[str, Any] | None = None  # as TuneRequest's
+    where: str = ""  # where the dataset knobs were measured (tune_child.ChildChoice.describe)
+    child: dict[str, Any] | None = None  # the child dataset, when and what was applied to its parent
 
     def to_json(self) -> dict[str, Any]:
-        return {"session": self.session, "status": self.status, "error": self.error,
+        return {"session": self.session, "status": self.status, "error": self.error, "where": self.where,
+                "child": self.child,
                 "created_at": self.created_at.isoformat(),
                 "finished_at": self.finished_at.isoformat() if self.finished_at else None,
                 "journal": self.journal, "target": self.target, "audit": self.audit,

@@ -21,8 +21,9 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable
 
 from stackbench.analysis.alpha_spending import alpha_left, look_alphas
@@ -38,7 +39,8 @@ from stackbench.measure.tune_budget import (
     confirmation_reserve, out_of_time, race_proof_reserve,
 )
 from stackbench.measure.tune_changes import Changes, Outcome
-from stackbench.measure.tune_journal import Change, Journal
+from stackbench.measure.tune_child import SessionChild, child_name, choose_child, on_child, on_dataset
+from stackbench.measure.tune_journal import Change, Journal, record_scratch
 from stackbench.measure.tune_result import Calibration, Confirmation, KnobResult, Paired, Race, TuneResult
 from stackbench.measure.tune_plan import (
     DEFAULT_LOOKS, SAFETY_WHY, PlannedKnob, looks_for, plan_knob, plan_round_seconds,
@@ -72,6 +74,7 @@ class TuneRequest:
     confirm: bool = True  # the kept set against the original, afresh, before it stays
     keep_unconfirmed: bool = False
     audit: dict[str, Any] | None = None  # the stored audit the knobs answer (--audit): tune_stored_audit.py
+    child: bool = True  # ZFS dataset knobs measured on a throwaway child of the dataset (tune_child.py)
 
 
 def plan_session(request: TuneRequest) -> tuple[TargetInfo, list[PlannedKnob]]:
@@ -101,19 +104,31 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     refuse_journal_under_test(info)
     session = new_id()
     created_at = datetime.now(timezone.utc)
-    prepared = prepare(request.run, session, observer)
+    prepared = prepare(request.run, session, observer)  # every refusal before the child is made
+    where = choose_child(info, planned, request.run.target, not request.child)
     # the scratch file (an absolute path), when stackbench creates it, and the fio that writes it: what a
-    # rollback after a kill -9 removes and stops (tune_changes.py)
-    scratch = prepared.target.fio_filename if prepared.target.remove_after else None
-    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv, "scratch": scratch,
-                                       "fio_path": prepared.fio_path, "uid": os.geteuid(),
+    # rollback after a kill -9 removes and stops (tune_changes.py); in a child, once that is made
+    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv, "uid": os.geteuid(),
+                                       "scratch": None if where.use else _scratch(prepared),
+                                       "fio_path": prepared.fio_path,
+                                       "child": child_name(info.dataset or "", session) if where.use else None,
                                        "knobs": [p.to_json() for p in planned]})
     changes = Changes(journal)
-    result = TuneResult(session, str(journal.path), info.describe(), created_at, audit=request.audit)
+    result = TuneResult(session, str(journal.path), info.describe(), created_at, audit=request.audit,
+                        where=where.describe(session))
+    child = SessionChild(changes, where.parent or "", session) if where.use else None
     how, error = "failed", None
     try:
         with signals_as_interrupt():
+            on_parent = {p.knob.id: p for p in planned if on_dataset(p, info.dataset)}
+            if child is not None:
+                prepared = prepare(replace(request.run, target=Path(child.create())), session, observer)
+                record_scratch(journal, _scratch(prepared), prepared.fio_path)
+                planned = [on_child(p, info, child.name, request.allow) if p.knob.id in on_parent else p
+                           for p in planned]
             _run_session(store, request, prepared, changes, planned, result, looks, observer, deadline, on_knob)
+            if child is not None:
+                result.kept = child.finish(result.kept, on_parent)
         how = "completed"
     except KeyboardInterrupt as interrupt:
         how = "interrupted"
@@ -129,12 +144,17 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
         remove_scratch(prepared.target)
         journal.append({"t": "closed", "how": how, "left_applied": sorted(changes.open)})
         journal.close()
+    result.child = child.to_json() if child is not None else None
     result.status, result.finished_at = how, datetime.now(timezone.utc)
     result.error = None if error is None else error.what
     _keep(store, result, request.run.label, error)
     if error is not None:
         raise error from None
     return result
+
+
+def _scratch(prepared: Any) -> str | None:
+    return prepared.target.fio_filename if prepared.target.remove_after else None
 
 
 def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Changes, planned: list[PlannedKnob],

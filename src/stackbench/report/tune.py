@@ -126,6 +126,8 @@ def summary_table(session: dict[str, Any]) -> Tabular:
     notes = [] if ended == "completed" else [f"the session {how}: {session.get('error') or 'no reason stored'}"]
     notes += [f"the knobs answer the findings of {stored_audit_name(session['audit'])}"] if session.get("audit") else []
     notes += [session["calibration"]["said"]] if session.get("calibration") else []
+    notes += [session["where"]] if session.get("where") else []
+    notes += child_notes(session["child"]) if session.get("child") else []
     notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
               for k in session["knobs"]]
     if confirmation:
@@ -139,6 +141,22 @@ def summary_table(session: dict[str, Any]) -> Tabular:
             notes.append(f"write those: stackbench tune --persist {session['session'][:12]} --write")
     return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
                    title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))
+
+
+def child_notes(child: dict[str, Any]) -> list[str]:
+    """Which dataset was changed when: the child measured on, and the parent changed only after the
+    confirmation (measure/tune_child.py)."""
+    name, parent = child["dataset"], child["parent"]
+    destroyed = (f"destroyed {child['destroyed_at']}" if child.get("destroyed_at")
+                 else "not destroyed: `stackbench tune --rollback` destroys it")
+    notes = [f"the child dataset {name}: created {child.get('created_at') or '(not made)'}, {destroyed}"]
+    if child.get("applied_to_parent"):
+        notes.append(f"{parent} changed {child['applied_to_parent_at']}, after the confirmation: "
+                     + ", ".join(child["applied_to_parent"]))
+    else:
+        notes.append(f"{parent} was not changed")
+    notes += [f"left alone: {why}" for why in child.get("left_alone", [])]
+    return notes
 
 
 def race_tables(session: dict[str, Any]) -> tuple[Tabular, ...]:

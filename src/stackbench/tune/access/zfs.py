@@ -17,7 +17,8 @@ from stackbench.tune import actions
 from stackbench.tune.actions import ActionFailed
 from stackbench.tune.knob import Action, State, Subject, Undo, argv
 
-CHILD_PREFIX = "stackbench-tune-"
+CHILD_PREFIX = ".stackbench-tune-"
+MARK = "stackbench:session"  # the user property that says which session made a child
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$")
 
 
@@ -79,17 +80,29 @@ class ZfsProperty:
 
 @dataclass(frozen=True)
 class ChildDataset:
-    """Whether the session's child dataset exists: `yes` after `zfs create`, `no` after `zfs destroy`. Its name
-    always ends in `/stackbench-tune-<id>`, so the undo can destroy nothing else."""
+    """The session's throwaway child dataset, as two views: whether it exists (`yes`/`no`) and the session that
+    made it (the user property `stackbench:session`, `-` where none is set). Its value is that session's id:
+    `zfs create -o stackbench:session=ID` makes and marks it in one step, so no instant exists where it is
+    there unmarked. The undo (`zfs destroy`, never recursive: a child someone put a snapshot or a dataset in
+    is left, named) runs only where both views still read what tune set (tune_changes.undo_change's
+    compare-and-swap): a dataset of that name without the mark, or with another session's, is someone else's
+    and is never destroyed. Its name always ends in `/.stackbench-tune-...`, so it can name nothing else."""
 
-    views: tuple[str, ...] = ("exists",)
+    views: tuple[str, ...] = ("exists", "mark")
     undo_strategies: frozenset[Undo] = frozenset({Undo.CUSTOM})
 
     def read(self, subject: Subject) -> dict[str, str]:
         name = self._name(subject)
-        listed = actions.output_of(["zfs", "list", "-H", "-o", "name", "-t", "filesystem", "-r", "-d", "1",
+        listed = actions.output_of(["zfs", "list", "-H", "-o", f"name,{MARK}", "-t", "filesystem", "-d", "1",
                                     name.rsplit("/", 1)[0]])
-        return {"exists": "yes" if name in listed.split("\n") else "no"}
+        return self.parse_output(subject, listed)
+
+    def parse_output(self, subject: Subject, text: str) -> dict[str, str]:
+        for line in text.split("\n"):
+            found, _, mark = line.partition("\t")
+            if found == subject.name:
+                return {"exists": "yes", "mark": mark.strip() or "-"}
+        return {"exists": "no", "mark": "-"}
 
     def _name(self, subject: Subject) -> str:
         name = checked_name(subject.name)
@@ -98,16 +111,23 @@ class ChildDataset:
         return name
 
     def apply(self, subject: Subject, value: str, original: State) -> list[Action]:
-        return [argv("zfs", "create", self._name(subject))]
+        return [argv("zfs", "create", "-o", f"{MARK}={checked_mark(value)}", self._name(subject))]
 
     def undo(self, strategy: Undo, subject: Subject, original: State) -> list[Action]:
         return [argv("zfs", "destroy", self._name(subject))]
 
     def expected(self, subject: Subject, value: str, original: State) -> dict[str, str]:
-        return {"exists": value}
+        return {"exists": "yes", "mark": value}
 
     def value_of(self, state: State) -> str:
-        return state["exists"]
+        return state["mark"]
 
     def offered(self, subject: Subject, state: State) -> tuple[str, ...] | None:
         return None
+
+
+def checked_mark(value: str) -> str:
+    """A session id (hex): the only value the mark is ever set to."""
+    if not re.fullmatch(r"[0-9a-f]{8,64}", value):
+        raise ActionFailed(f"{value!r} is not a tune session id", "This is a bug: report it")
+    return value

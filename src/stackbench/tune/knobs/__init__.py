@@ -26,7 +26,7 @@ BY_ID: dict[str, Knob] = {knob.id: knob for knob in REGISTRY}
 # that a rollback destroys it.
 CHILD_DATASET = Knob(
     id="tune.child-dataset", title="The session's throwaway child dataset", scope=Scope.DATASET,
-    access=ChildDataset(), undo=Undo.CUSTOM, values=Values(("yes",)), safety=Safety.SAFE, cost=Cost.INSTANT,
+    access=ChildDataset(), undo=Undo.CUSTOM, values=Values(()), safety=Safety.SAFE, cost=Cost.INSTANT,
     persistence=Persistence.PERSISTENT, affects=(), subjects=lambda info: "internal", source="", doc="",
 )
 INTERNAL: dict[str, Knob] = {CHILD_DATASET.id: CHILD_DATASET}
