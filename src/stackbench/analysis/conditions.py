@@ -32,6 +32,7 @@ OTHER_CPU_LIMIT = 0.25  # CPUs' worth of time used by processes other than fio's
 STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
 FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
 SECTOR = 512
+VDEV_FIELDS = ("reads", "writes", "read_bytes", "write_bytes")  # as probe/vdev_iostat.FIELDS
 
 
 def fio_window(end_s: float | None, runtime_s: float) -> tuple[float, float] | None:
@@ -63,9 +64,10 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     device's traffic (per direction, with the time its requests took and its in-flight level: what the
     layer table of analysis/layer_activity.py reads) and the part of the traffic of `foreign_on` (the
     device under the target's file system, None where none carries fio's bytes one for one) that fio did
-    not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, scrubs, and what
-    could not be read. With `idle_after`, fio moved nothing after its window (one fio run of one job: it
-    only tears down), so the second that holds the window's end counts as inside it (`_kept`)."""
+    not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, each pool's vdevs
+    (`zpool iostat`'s reports: `_vdevs`), scrubs, and what could not be read. With `idle_after`, fio moved
+    nothing after its window (one fio run of one job: it only tears down), so the second that holds the
+    window's end counts as inside it (`_kept_seconds`)."""
     samples = conditions.get("samples") or []
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
@@ -116,9 +118,14 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     arc = {key: sum((s.get("arc") or {}).get(key, 0.0) * w for s, w in weighted) for key in ("hits", "misses")}
     if any("arc" in s for s, _ in weighted):
         summary["arc"] = {key: round(value) for key, value in arc.items()}
+    vdevs = _vdevs(conditions.get("vdevs"), window, idle_after)
+    if vdevs:
+        summary["vdevs"] = vdevs
     if conditions.get("scrubs"):
         summary["scrubs"] = dict(conditions["scrubs"])
     unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
+    if isinstance(conditions.get("vdevs"), dict):  # the vdev sampler's own: no zpool, zpool iostat failing
+        unavailable += [str(why) for why in conditions["vdevs"].get("unavailable") or ()]
     if conditions.get("failed"):
         unavailable.append("sampler")
     if not weighted:
@@ -133,24 +140,66 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
 def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
           idle_after: bool) -> tuple[list[dict[str, Any]], float]:
     """The device's counters of the seconds that count as inside fio's window, and how much of the window
-    they cover: each second wholly inside it, and with `idle_after` the second that holds its end, whole,
-    for its part inside (after fio's end it moved nothing, so what the device did then was fio's last I/O
-    or nothing; prorated, that second read as fewer bytes at the layer than fio moved, most in a short run
-    whose whole seconds cover less than half its window)."""
+    they cover (`_kept_seconds`)."""
+    seconds, covered = _kept_seconds([(s, w) for s, w in weighted if device in (s.get("disks") or {})], window,
+                                     idle_after)
+    return [s["disks"][device] for s in seconds], covered
+
+
+def _kept_seconds(weighted: list[tuple[dict[str, Any], float]], window: tuple[float, float] | None,
+                  idle_after: bool) -> tuple[list[dict[str, Any]], float]:
+    """The seconds that count as inside fio's window, and how much of the window they cover: each second
+    wholly inside it, and with `idle_after` the second that holds its end, whole, for its part inside
+    (after fio's end it moved nothing, so what a device did then was fio's last I/O or nothing; prorated,
+    that second read as fewer bytes at the layer than fio moved, most in a short run whose whole seconds
+    cover less than half its window)."""
     kept: list[dict[str, Any]] = []
     covered = 0.0
     for sample, weight in weighted:
-        disk = (sample.get("disks") or {}).get(device)
         t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0))
-        if disk is None:
-            continue
         if weight >= 0.999:
-            kept.append(disk)
+            kept.append(sample)
             covered += dt
         elif idle_after and window is not None and t >= window[1] and t - dt >= window[0]:
-            kept.append(disk)
+            kept.append(sample)
             covered += weight * dt
     return kept, covered
+
+
+def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -> dict[str, Any]:
+    """Each pool's vdevs over fio's window from `zpool iostat`'s reports (probe/vdev_iostat.py: rates per
+    second over each report's own interval, which is not the sampler's second): per vdev the operations and
+    bytes per direction over the reports wholly inside the window (as `_kept_seconds`), or, where those
+    cover less than half of it, over every report prorated by its part inside; with the vdevs a report
+    could not read, and why."""
+    if not isinstance(sampled, dict):
+        return {}
+    reports = [s for s in sampled.get("samples") or () if isinstance(s, dict) and isinstance(s.get("vdevs"), dict)]
+    found: dict[str, Any] = {}
+    for pool in sampled.get("pools") or ():
+        weighted = [(s, _overlap(s, window)) for s in reports if s.get("pool") == pool]
+        weighted = [(s, w) for s, w in weighted if w > 0]
+        if not weighted:
+            continue
+        kept, covered = _kept_seconds(weighted, window, idle_after)
+        if window is not None and covered >= 0.5 * (window[1] - window[0]) > 0:
+            counted = [(s, 1.0) for s in kept]
+        else:
+            counted, covered = weighted, sum(float(s.get("dt", 1.0)) * w for s, w in weighted)
+        vdevs: dict[str, dict[str, float]] = {}
+        missing: dict[str, str] = {}
+        for report, weight in counted:
+            span = float(report.get("dt", 1.0)) * weight
+            for name, rates in report["vdevs"].items():
+                totals = vdevs.setdefault(str(name), dict.fromkeys(VDEV_FIELDS, 0.0))
+                for key, rate in zip(VDEV_FIELDS, rates if isinstance(rates, list) else ()):
+                    totals[key] += float(rate) * span if isinstance(rate, (int, float)) else 0.0
+            for name, reason in (report.get("unavailable") or {}).items():
+                missing.setdefault(str(name), str(reason))
+        found[str(pool)] = {"seconds": round(covered, 3),
+                            "vdevs": {name: {k: round(v) for k, v in totals.items()} for name, totals in vdevs.items()},
+                            **({"unavailable": missing} if missing else {})}
+    return found
 
 
 def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,

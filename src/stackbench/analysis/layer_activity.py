@@ -8,6 +8,10 @@ completed I/O), utilisation (share of the seconds with a request in flight) and 
 the amplification: the bytes the layer moved in a direction over the bytes fio moved in it (2x on each
 disk's sum under a mirror, > 1 for a journal's or parity's writes, < 1 for merged or cached reads).
 
+A pool's rows are `zpool iostat -v`'s (`VdevActivity`: the pool, its vdevs, their leaves), from each run's
+`vdevs` summary: IOPS, MB/s, the operation's size and the amplification, placed before the first counted
+device under the pool; zpool counts no busy time, so they have no utilisation and are never the busiest.
+
 A layer is saturated when its utilisation is `SATURATED_UTIL` % or more, or its in-flight queue grew over
 the runs (`queue_growing`). The busiest layer named is the deepest saturated one: a layer's busy time
 holds the time its requests wait on the layers under it, so every layer above a saturated disk is busy
@@ -38,6 +42,17 @@ class Place(Protocol):
     kind: str
     depth: int
     bottom: bool
+    pool: str | None
+
+
+class VdevSpot(Protocol):
+    """Where a row of `zpool iostat -v` sits in its pool (stack/layer.VdevPlace)."""
+
+    pool: str
+    name: str
+    kind: str
+    vdev_class: str | None
+    level: int
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,37 @@ class LayerActivity:
 
 
 @dataclass(frozen=True)
+class VdevActivity:
+    """One row of `zpool iostat -v` over a cell's runs (probe/vdev_iostat.py): the pool, a top-level vdev
+    or a leaf, with its operations and bytes over the seconds its reports cover. A vdev's row is the sum of
+    its leaves' (a mirror's is both legs'), the pool's every vdev's but the cache's."""
+
+    pool: str
+    name: str  # as zpool iostat -vP prints it: tank, mirror-0, /dev/vdd1
+    kind: str  # "pool", the vdev's type (mirror, raidz1, disk, ...), "leaf", or "vdev" where the run saved no stack
+    vdev_class: str | None  # normal, special, dedup, logs, cache; None for the pool or without a stack
+    level: int  # 0 the pool, 1 a top-level vdev, 2 a leaf under one
+    depth: int  # for the table: the counted layers above the pool, plus `level`
+    at: int  # where the pool's rows go in the cell's layers: before the first device under the pool
+    seconds: float
+    iops: float
+    mb_per_s: float
+    avg_request_bytes: float | None
+    read_bytes: float
+    write_bytes: float
+    amplification: dict[str, float | None]  # per direction fio moved bytes in: the row's bytes / fio's
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool, "name": self.name, "kind": self.kind, "class": self.vdev_class, "level": self.level,
+            "depth": self.depth, "seconds": self.seconds, "iops": self.iops, "mb_per_s": self.mb_per_s,
+            "avg_request_bytes": self.avg_request_bytes, "read_bytes": self.read_bytes,
+            "write_bytes": self.write_bytes, "read_amplification": self.amplification.get("read"),
+            "write_amplification": self.amplification.get("write"),
+        }
+
+
+@dataclass(frozen=True)
 class CellLayers:
     """A cell's layer table: its layers top down, the amplification at the bottom of the stack (the sum
     over the layers nothing counted is under: both legs of a mirror), the busiest saturated layer, the ARC's
@@ -87,6 +133,7 @@ class CellLayers:
     busiest_reason: str | None
     arc_hit_pct: float | None
     not_recorded: tuple[str, ...]
+    vdevs: tuple[VdevActivity, ...] = ()
 
     @property
     def several_bottom(self) -> bool:
@@ -106,15 +153,19 @@ class CellLayers:
             "busiest_reason": self.busiest_reason,
             "arc_hit_pct": self.arc_hit_pct,
             "not_recorded": list(self.not_recorded),
+            "vdevs": [vdev.to_json() for vdev in self.vdevs],
         }
 
 
-def cell_layers(cell: Cell, places: Sequence[Place] | None) -> CellLayers | None:
+def cell_layers(cell: Cell, places: Sequence[Place] | None,
+                vdev_places: Sequence[VdevSpot] | None = None) -> CellLayers | None:
     """The cell's layer table from its runs' summaries, the layers in the stack's order (`places`, None
-    where the run saved no stack: the sampled devices' order, top down as well); None where no run of the
-    cell sampled a device."""
-    summaries = [s for s in cell_conditions(cell) if isinstance(s.get("disks"), dict) and s["disks"]]
-    if not summaries:
+    where the run saved no stack: the sampled devices' order, top down as well), and its pools' vdevs in
+    `zpool iostat -v`'s (`vdev_places`); None where no run of the cell sampled a device or a vdev."""
+    every = cell_conditions(cell)
+    summaries = [s for s in every if isinstance(s.get("disks"), dict) and s["disks"]]
+    pooled = [s for s in every if isinstance(s.get("vdevs"), dict) and s["vdevs"]]
+    if not summaries and not pooled:
         return None
     where = {place.device: place for place in places or ()}
     names = [p.device for p in places or () if any(p.device in s["disks"] for s in summaries)]
@@ -127,10 +178,60 @@ def cell_layers(cell: Cell, places: Sequence[Place] | None) -> CellLayers | None
                    for index, name in enumerate(names))
     busiest, reason = _busiest(layers)
     return CellLayers(
-        runs=len(summaries), layers=layers, fio_bytes=fio,
+        runs=max(len(summaries), len(pooled)), layers=layers, fio_bytes=fio,
         bottom_amplification=_bottom(layers, summaries, fio) if places else {},
-        busiest=busiest, busiest_reason=reason, arc_hit_pct=_arc_hit_pct(summaries),
+        busiest=busiest, busiest_reason=reason, arc_hit_pct=_arc_hit_pct(summaries or pooled),
         not_recorded=tuple(sorted(missing)),
+        vdevs=_vdev_rows(pooled, layers, {p.device: p.pool for p in places or ()}, vdev_places),
+    )
+
+
+def _vdev_rows(summaries: list[dict[str, Any]], layers: tuple[LayerActivity, ...], pool_of: dict[str, str | None],
+               places: Sequence[VdevSpot] | None) -> tuple[VdevActivity, ...]:
+    """Each pool's `zpool iostat -v` rows over the runs that sampled them: in the stack's order (`places`;
+    rows it does not name after them, a pool's own first), each pool's rows placed before the first
+    counted device under it."""
+    sampled: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], float]]] = {}
+    for summary in summaries:
+        for pool, found in summary["vdevs"].items():
+            if isinstance(found, dict) and isinstance(found.get("vdevs"), dict):
+                for name, entry in found["vdevs"].items():
+                    if isinstance(entry, dict):
+                        sampled.setdefault((pool, name), []).append(
+                            (summary, entry, float(found.get("seconds") or 0.0)))
+    where = {(place.pool, place.name): place for place in places or ()}
+    order = [key for key in where if key in sampled]
+    order += sorted((key for key in sampled if key not in where), key=lambda key: key[1] != key[0])
+    rows = []
+    for pool in dict.fromkeys(key[0] for key in order):
+        first = next((i for i, layer in enumerate(layers) if pool_of.get(layer.device) == pool), None)
+        base, at = (layers[first].depth, first) if first is not None else (0, len(layers))
+        for key in (key for key in order if key[0] == pool):
+            place = where.get(key)
+            level = place.level if place else (0 if key[1] == pool else 1)
+            rows.append(_vdev(key, sampled[key], place, level, base + level, at))
+    return tuple(rows)
+
+
+def _vdev(key: tuple[str, str], runs: list[tuple[dict[str, Any], dict[str, Any], float]], place: VdevSpot | None,
+          level: int, depth: int, at: int) -> VdevActivity:
+    """One `zpool iostat -v` row's figures over the runs that sampled it, fio's bytes prorated to the
+    seconds its reports cover in each run."""
+    seconds = sum(covered for _, _, covered in runs)
+    span = seconds or 1.0
+    ops = sum(float(entry.get("reads") or 0) + float(entry.get("writes") or 0) for _, entry, _ in runs)
+    moved = {d: sum(float(entry.get(f"{d}_bytes") or 0) for _, entry, _ in runs) for d in DIRECTIONS}
+    known = all(isinstance(summary.get("fio_bytes"), dict) for summary, _, _ in runs)
+    fio = {d: sum(float(summary["fio_bytes"].get(d, 0.0)) * covered / float(summary.get("seconds") or covered or 1.0)
+                  for summary, _, covered in runs) if known else 0.0 for d in DIRECTIONS}
+    total = moved["read"] + moved["write"]
+    return VdevActivity(
+        pool=key[0], name=key[1], kind=place.kind if place else ("pool" if level == 0 else "vdev"),
+        vdev_class=place.vdev_class if place else None, level=level, depth=depth, at=at,
+        seconds=round(seconds, 2), iops=round(ops / span, 1), mb_per_s=round(total / span / 1e6, 3),
+        avg_request_bytes=round(total / ops) if ops else None, read_bytes=moved["read"], write_bytes=moved["write"],
+        amplification={d: round(moved[d] / fio[d], 3) if known and fio[d] > 0 else None
+                       for d in DIRECTIONS if not known or fio[d] > 0},
     )
 
 

@@ -1,0 +1,85 @@
+"""A pool's `zpool iostat -v` rows in the layer table (analysis/conditions._vdevs, analysis/layer_activity,
+report/layer_table.py): zpool's reports summed over fio's window, shown under the zvol as `zpool iostat -v`
+prints them (the pool, its mirror and legs, a header row per other class), with IOPS, MB/s and the
+amplification against fio's bytes; on synthetic reports whose answers are computed by hand."""
+
+from __future__ import annotations
+
+from analysis_layers import MB, disk, summary, with_conditions
+from stackbench.analysis.conditions import summarize
+from stackbench.analysis.layer_activity import cell_layers
+from stackbench.report.layer_table import layer_export_rows, layer_table
+from stackbench.report.run_json import run_json
+from stackbench.stack.layer import Layer, Stack
+from synthetic import cell, run
+
+WINDOW = (100.0, 104.0)  # fio's measured window, 4 s
+
+
+def zvol_on_a_mirror_with_a_log() -> Stack:
+    """tank/v (zd0) on tank: mirror-0 of vdd1 and vde1, a log vdev nvme0n1p1; each partition on its disk."""
+    def leaf(part: str, disk_name: str) -> Layer:
+        return Layer("partition", f"/dev/{part}", devices=[part], zfs={"pool": "tank", "vdev": f"/dev/{part}"},
+                     children=[Layer("disk", f"/dev/{disk_name}", devices=[disk_name])])
+
+    mirror = Layer("zfs-vdev", "mirror-0", {"type": "mirror", "class": "normal"}, zfs={"pool": "tank", "vdev": "mirror-0"},
+                   children=[leaf("vdd1", "vdd"), leaf("vde1", "vde")])
+    log = Layer("zfs-vdev", "/dev/nvme0n1p1", {"type": "disk", "class": "logs"},
+                zfs={"pool": "tank", "vdev": "/dev/nvme0n1p1"}, children=[leaf("nvme0n1p1", "nvme0n1")])
+    pool = Layer("zfs-pool", "tank", zfs={"pool": "tank"}, children=[log, mirror])  # zpool prints the log last
+    return Stack("/dev/zd0", Layer("zvol", "tank/v", devices=["zd0"], zfs={"pool": "tank", "dataset": "tank/v"},
+                                   children=[pool]))
+
+
+def reports() -> dict:
+    """zpool's reports as probe/vdev_iostat.VdevSampler keeps them: three wholly inside the window with
+    the figures the tests expect, and one at each edge with ten times as much (they must not count)."""
+    steady = {"tank": [0, 250, 0, 5 * MB], "mirror-0": [0, 200, 0, 4 * MB], "/dev/vdd1": [0, 100, 0, 2 * MB],
+              "/dev/vde1": [0, 100, 0, 2 * MB], "/dev/nvme0n1p1": [0, 50, 0, 1 * MB]}
+    edge = {name: [10 * value for value in rates] for name, rates in steady.items()}
+    samples = [{"t": t, "dt": 1.0, "pool": "tank", "vdevs": edge if t in (100.5, 104.5) else steady}
+               for t in (100.5, 101.5, 102.5, 103.5, 104.5)]
+    return {"pools": ["tank"], "interval_s": 1.0, "samples": samples, "dropped": 0}
+
+
+def sampled_cell():  # noqa: ANN201 - a synthetic Cell
+    vdevs = summarize({"samples": [], "devices": [], "vdevs": reports()}, WINDOW, fio_bytes=8 * MB)["vdevs"]
+    disks = {name: disk(writes=400, write_bytes=4 * MB, seconds=4.0)
+             for name in ("zd0", "vdd1", "vdd", "vde1", "vde", "nvme0n1p1", "nvme0n1")}
+    return with_conditions(cell(runs=[1000.0]), [summary(disks, fio_write=8 * MB, seconds=4.0) | {"vdevs": vdevs}])
+
+
+def test_the_reports_wholly_inside_fio_s_window_are_summed_as_counts() -> None:
+    summed = summarize({"samples": [], "devices": [], "vdevs": reports()}, WINDOW, fio_bytes=8 * MB)["vdevs"]["tank"]
+    assert summed["seconds"] == 3.0
+    assert summed["vdevs"]["mirror-0"] == {"reads": 0, "writes": 600, "read_bytes": 0, "write_bytes": 12 * MB}
+    short = summarize({"samples": [], "devices": [], "vdevs": reports()}, (101.2, 101.6), fio_bytes=MB)["vdevs"]
+    assert short["tank"]["seconds"] == 0.4 and short["tank"]["vdevs"]["/dev/vdd1"]["write_bytes"] == 0.8 * MB
+
+
+def test_the_pool_s_rows_go_under_the_zvol_as_zpool_iostat_v_prints_them() -> None:
+    measured = run([sampled_cell()], facts={"stack": zvol_on_a_mirror_with_a_log().to_json()})
+    table = layer_table(measured)
+    assert [row[1] for row in table.rows] == [
+        "zd0 (zvol)", "  tank (pool, zpool iostat)", "    mirror-0 (mirror)", "      /dev/vdd1", "      /dev/vde1",
+        "  logs", "    /dev/nvme0n1p1", "  nvme0n1p1 (partition)", "    nvme0n1 (disk)", "  vdd1 (partition)",
+        "    vdd (disk)", "  vde1 (partition)", "    vde (disk)", "bottom layers, summed"]
+    pool, mirror, leg, _, heading, log = table.rows[1:7]
+    # fio's 8 MB over the summary's 4 s, prorated to the reports' 3 s: 6 MB
+    assert (pool[2], pool[3], pool[-1]) == ("250", "5.0", "2.50x")
+    assert (mirror[-1], leg[-1], log[-1]) == ("2.00x", "1.00x", "0.50x")
+    assert heading[2:] == [""] * 6 and mirror[5:7] == ["-", "-"]
+    assert any("a vdev's figures are its leaves' summed" in note for note in table.notes)
+    layers = run_json(measured)["cells"][0]["layers"]["vdevs"]
+    assert [(v["name"], v["class"], v["level"], v["write_amplification"]) for v in layers] == [
+        ("tank", None, 0, 2.5), ("mirror-0", "normal", 1, 2.0), ("/dev/vdd1", "normal", 2, 1.0),
+        ("/dev/vde1", "normal", 2, 1.0), ("/dev/nvme0n1p1", "logs", 1, 0.5)]
+    exported = [row for row in layer_export_rows(measured) if row[2].startswith("zpool")]
+    assert [(row[1], row[2], row[13]) for row in exported][:2] == [("tank", "zpool pool", 15 * MB),
+                                                                  ("mirror-0", "zpool normal mirror", 12 * MB)]
+
+
+def test_without_a_saved_stack_the_pool_s_rows_come_first_in_zpool_s_order() -> None:
+    found = cell_layers(sampled_cell(), None)
+    assert [(v.name, v.level, v.depth, v.at) for v in found.vdevs][:3] == [("tank", 0, 0, 7), ("mirror-0", 1, 1, 7),
+                                                                           ("/dev/vdd1", 1, 1, 7)]
