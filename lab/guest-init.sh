@@ -30,6 +30,8 @@
 # scratch dataset, zvol and LV made and removed (one of them after a kill -9).
 # Layer telemetry (tests/stack/test_layers_guest.py; step "layer telemetry", last): fio a few seconds on a scratch
 # file or volume of each stack (and of ext4 on a dm-delay device: a slow layer) under the real sampler.
+# Per-vdev I/O (tests/stack/test_vdev_iostat_guest.py; step "vdev iostat", after it): `zpool iostat -Hpv`'s
+# real text during a sync=always write, and the vdev sampler beside /proc/diskstats around one.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 mount -t proc proc /proc 2>/dev/null
@@ -468,6 +470,83 @@ finally:
         TXG.write_text(txg)
 PY
   echo "   layer telemetry: exit $? (uptime $(cut -d' ' -f1 /proc/uptime))"; cat $R/layers/guest.log
+  # Per-vdev I/O (probe/vdev_iostat.py; tests/stack/test_vdev_iostat_guest.py, and the parser's tests in
+  # tests/runner/test_vdev_iostat.py read the text captured here): `zpool iostat` as it prints while fio writes
+  # with sync=always (-Hpv, -HpvP and the plain -pv with its class headers, 1 s reports after -y), then the real
+  # sampler (probe/conditions.ConditionSampler, which runs the vdev sampler for the stack's pools) around a
+  # write with idle seconds before and after it, so that zpool's reports and /proc/diskstats count the same I/O
+  step "vdev iostat"
+  mkdir -p $R/vdev
+  PYTHONPATH=/opt/stackbench python3 - "$R/vdev" > $R/vdev/guest.log 2>&1 <<'PY'
+import json, os, subprocess, sys, time
+from pathlib import Path
+from stackbench.measure.telemetry import sampled_layers
+from stackbench.probe.conditions import ConditionSampler
+from stackbench.stack.discover import discover
+
+out = Path(sys.argv[1])
+TXG = Path("/sys/module/zfs/parameters/zfs_txg_timeout")
+SCRATCH = "/tank/vdevs/fio-vdevs"
+
+
+def sh(*command):
+    done = subprocess.run(command, capture_output=True, text=True)
+    print("$", *command, "->", done.returncode, done.stderr.strip()[-300:], flush=True)
+    return done.stdout.strip()
+
+
+def fio(seconds):
+    return subprocess.Popen(["fio", "--name=vdevs", f"--filename={SCRATCH}", "--size=16M", "--rw=randwrite", "--bs=16k",
+                             "--iodepth=4", "--ioengine=libaio", "--direct=1", f"--runtime={seconds}", "--time_based",
+                             "--output-format=json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+txg = TXG.read_text().strip() if TXG.exists() else None
+if txg is not None:  # a txg a second: the data reaches the disks within the seconds sampled
+    TXG.write_text("1")
+try:
+    sh("zfs", "create", "tank/vdevs")
+    if os.path.ismount("/tank/vdevs"):
+        with open("/dev/urandom", "rb") as source, open(SCRATCH, "wb") as scratch:
+            scratch.write(source.read(16 << 20))
+        sh("zfs", "set", "sync=always", "tank/vdevs")
+        writer = fio(16)
+        time.sleep(1)
+        for name, flags in (("zpool-iostat-Hpv-y.txt", "-Hpvy"), ("zpool-iostat-HpvP-y.txt", "-HpvPy"),
+                            ("zpool-iostat-pv-y.txt", "-pvy")):
+            started = time.monotonic()
+            with open(out / name, "w") as text:
+                done = subprocess.run(["zpool", "iostat", flags, "tank", "1", "2"], stdout=text, stderr=subprocess.PIPE,
+                                      text=True)
+            print(f"zpool iostat {flags} tank 1 2: exit {done.returncode} {done.stderr.strip()[-300:]}, "
+                  f"{time.monotonic() - started:.1f} s", flush=True)
+        writer.communicate()
+        stack = discover("/tank/vdevs").to_json()
+        devices, pools = sampled_layers({"stack": stack})
+        started = time.monotonic()
+        sampler = ConditionSampler(devices, pools).start()
+        time.sleep(2)
+        writer = fio(4)
+        stdout, stderr = writer.communicate()
+        time.sleep(3)  # the last txgs reach the disks while both samplers count
+        conditions = sampler.stop()
+        (out / "sampled.json").write_text(json.dumps({"stack": stack, "devices": devices, "pools": pools,
+                                                      "exit": writer.returncode, "stderr": stderr[-2000:],
+                                                      "fio": stdout, "conditions": conditions}))
+        vdevs = conditions.get("vdevs") or {}
+        print(f"sampled: fio exit {writer.returncode}, {len(conditions['samples'])} seconds of {devices}, "
+              f"{len(vdevs.get('samples') or ())} zpool reports of {pools}, zpool cpu {vdevs.get('cpu_s')} s "
+              f"in {vdevs.get('seconds')} s, unavailable {vdevs.get('unavailable')}, "
+              f"{time.monotonic() - started:.1f} s", flush=True)
+finally:
+    if txg is not None:
+        TXG.write_text(txg)
+    for _ in range(20):
+        if subprocess.run(["zfs", "destroy", "tank/vdevs"], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.5)
+PY
+  echo "   vdev iostat: exit $? (uptime $(cut -d' ' -f1 /proc/uptime))"; cat $R/vdev/guest.log
   step "capture done"
 }
 
