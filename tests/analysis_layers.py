@@ -23,8 +23,16 @@ def disk(reads: int = 0, writes: int = 0, read_bytes: int = 0, write_bytes: int 
     return entry | ({"in_flight": in_flight} if in_flight else {})
 
 
-def summary(disks: dict, *, fio_write: int = 0, fio_read: int = 0, seconds: float = 10.0) -> dict:
+def summary(disks: dict, *, fio_write: int = 0, fio_read: int = 0, seconds: float = 10.0,
+            timed: bool = True) -> dict:
+    """A run's summary over a window of `seconds` in which fio moved these bytes at a steady rate: with
+    `timed`, each device's `inside` has fio's bytes in its seconds as a run with fio's per-second logs keeps
+    them (analysis/conditions._disk), else none, as a summary from before they were kept."""
     fio = {direction: moved for direction, moved in (("read", fio_read), ("write", fio_write)) if moved}
+    if timed:
+        disks = {name: {**entry, "inside": {**entry["inside"], "fio_bytes": {
+            direction: round(moved * entry["inside"]["seconds"] / seconds) for direction, moved in fio.items()}}}
+                 for name, entry in disks.items()}
     return {"seconds": seconds, "disks": disks, "fio_bytes": fio}
 
 

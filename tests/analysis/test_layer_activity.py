@@ -5,7 +5,7 @@ and runs whose summaries predate the table's figures."""
 from __future__ import annotations
 
 from analysis_layers import MB, disk, loop_chain, mirror, summary, with_conditions
-from stackbench.analysis.layer_activity import cell_layers
+from stackbench.analysis.layer_activity import PRORATED, cell_layers
 from synthetic import cell
 
 
@@ -43,6 +43,24 @@ def test_a_layer_counted_over_part_of_the_window_is_compared_with_fio_s_bytes_ov
     found = cell_layers(with_conditions(cell(runs=[100.0]), [counted]), loop_chain().counted_layers())
     [loop] = found.layers
     assert loop.amplification == {"write": 1.0} and (loop.seconds, loop.iops, loop.util_pct) == (8.0, 100.0, 80.0)
+
+
+def test_fio_s_bytes_in_the_layer_s_seconds_come_from_its_logs_where_the_run_kept_them() -> None:
+    """fio moved 3 MB of its 4.096 MB in the 8 counted seconds of its 10 (its logs say so, and the summary
+    keeps it: `inside.fio_bytes`): the layer's 3 MB is 1.00x. A run whose summary lacks them (measured before
+    they were kept, or a job of a fio process that ran several) prorates fio's bytes at its mean rate, 3.28
+    MB, and the table names that."""
+    timed = summary({"loop3": disk(writes=800, write_bytes=3_000_000, seconds=8.0)}, fio_write=4_096_000)
+    timed["disks"]["loop3"]["inside"]["fio_bytes"] = {"write": 3_000_000}
+    found = cell_layers(with_conditions(cell(runs=[100.0]), [timed]), loop_chain().counted_layers())
+    assert found.layers[0].amplification == {"write": 1.0} and PRORATED not in found.not_recorded
+    prorated = summary({"loop3": disk(writes=800, write_bytes=3_000_000, seconds=8.0)}, fio_write=4_096_000,
+                       timed=False)
+    found = cell_layers(with_conditions(cell(runs=[100.0]), [prorated]), loop_chain().counted_layers())
+    assert found.layers[0].amplification == {"write": round(3_000_000 / 3_276_800, 3)}
+    assert PRORATED in found.not_recorded
+    both = cell_layers(with_conditions(cell(runs=[100.0, 100.0]), [timed, prorated]), loop_chain().counted_layers())
+    assert both.layers[0].amplification == {"write": round(6_000_000 / 6_276_800, 3)} and PRORATED in both.not_recorded
 
 
 def test_the_deepest_saturated_layer_is_named_busiest() -> None:

@@ -70,3 +70,18 @@ def test_a_queue_trend_missing_for_short_runs_is_not_blamed_on_an_old_stackbench
     table = layer_table(run([with_conditions(cell(runs=[1000.0]), [counted])]))
     [note] = [n for n in table.notes if n.startswith("not recorded")]
     assert "queue trend" in note and "runs of 3 s or more" in note
+
+
+def test_amplification_at_fio_s_mean_rate_is_said_with_its_cause() -> None:
+    """A run whose summary has no fio bytes per second (measured before they were kept, or a cell of a fio
+    process that ran several) took fio's bytes at its mean rate: the note says so and why it can be off,
+    not that the run predates the figure, and "not recorded" does not list it."""
+    prorated = summary({"vda": disk(writes=100, write_bytes=409_600, in_flight={"mean": 1.0, "rise": 0.0})},
+                       fio_write=409_600, timed=False)
+    table = layer_table(run([with_conditions(cell(runs=[1000.0]), [prorated])]))
+    [note] = [n for n in table.notes if "mean rate" in n]
+    assert "fio's bytes per second" in note and "one fio process" in note
+    assert not [n for n in table.notes if n.startswith("not recorded")]
+    timed = summary({"vda": disk(writes=100, write_bytes=409_600, in_flight={"mean": 1.0, "rise": 0.0})},
+                    fio_write=409_600)
+    assert not [n for n in layer_table(run([with_conditions(cell(runs=[1000.0]), [timed])])).notes if "mean rate" in n]

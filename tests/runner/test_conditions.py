@@ -95,6 +95,29 @@ def test_fio_s_own_cpu_time_is_not_the_others_and_a_new_process_counts_from_its_
     assert unwatched.fio_pid is None and "procs" not in sample_between(unwatched, Counters((), zfs=False))
 
 
+def test_the_devices_counters_are_read_at_the_reading_s_time_before_the_slow_sources(monkeypatch) -> None:
+    """A reading's devices are what the layer table sets against fio's bytes second by second: read at its
+    time `t`, not after every process's CPU time. Reading the processes is made slow here (0.3 s), as it is
+    on the lab guests' emulated CPU, which this machine's cannot be; /proc/diskstats is the real one."""
+    read_at: list[float] = []
+    real_diskstats, real_processes = probe.read_diskstats, probe.read_process_ticks
+
+    def diskstats(names, root=probe.PROC):  # noqa: ANN001, ANN202 - the real reader, timed
+        read_at.append(time.time())
+        return real_diskstats(names, root)
+
+    def slow_processes(leader, root=probe.PROC):  # noqa: ANN001, ANN202 - the real reader, made slow
+        time.sleep(0.3)
+        return real_processes(leader, root)
+
+    monkeypatch.setattr(probe, "read_diskstats", diskstats)
+    monkeypatch.setattr(probe, "read_process_ticks", slow_processes)
+    device = next(line.split()[2] for line in Path("/proc/diskstats").read_text().splitlines())
+    counters = Counters((device,), zfs=False, fio_pid=os.getpid())
+    assert device in counters.disks and counters.processes["fio"]
+    assert read_at and read_at[0] - counters.t < 0.1
+
+
 def test_cpu_pressure_is_a_disturbance_only_while_other_processes_used_the_cpu() -> None:
     """fio's own threads wait for a CPU at every completion (13-19 % CPU pressure on an idle two-core VM):
     without other processes using the CPU that is the measurement, not a disturbance. Runs stored before the

@@ -46,7 +46,8 @@ def test_the_window_ends_when_fio_stopped_measuring_not_when_it_reported(ext4_lo
     reported = parsed.document["timestamp_ms"] / 1000
     end = end_of(parsed, invocation.measured_from)
     assert end is not None and 0.9 <= reported - end <= 1.5  # the held-back second is not in the window
-    summary = run_summary(sampler.result(), parsed, end, devices=[device], pools=[], cpus=None)
+    summary = run_summary(sampler.result(), parsed, end, devices=[device], pools=[], cpus=None,
+                          samples=invocation.samples, measured_from=invocation.measured_from)
     write = parsed.directions[0]
     cell = Cell(id="c", seq=0, workload=workload, result=write,
                 measurement={"replicates": [{"index": 0, "round": 0, "iops": write.iops, "conditions": summary}]})

@@ -21,6 +21,7 @@ disturbed:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from typing import Any, Iterable, Sequence
 
 from stackbench.base.units import count, format_bytes
@@ -33,6 +34,10 @@ STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
 FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
 SECTOR = 512
 VDEV_FIELDS = ("reads", "writes", "read_bytes", "write_bytes")  # as probe/vdev_iostat.FIELDS
+
+# When fio moved its bytes: per direction, (start, end, bytes) spans of epoch seconds that tile its measured
+# window, one a second of its per-second logs (measure/telemetry.fio_timeline)
+FioTimeline = dict[str, list[tuple[float, float, float]]]
 
 
 def fio_window(end_s: float | None, runtime_s: float) -> tuple[float, float] | None:
@@ -59,7 +64,8 @@ def _mean(pairs: Iterable[tuple[float, float]]) -> float | None:
 
 def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *, fio_bytes: float,
               foreign_on: str | None = None, cpus: int | None = None,
-              fio_moved: dict[str, float] | None = None, idle_after: bool = False) -> dict[str, Any]:
+              fio_moved: dict[str, float] | None = None, idle_after: bool = False,
+              timeline: FioTimeline | None = None) -> dict[str, Any]:
     """One fio run's conditions: mean and peak stall and CPU shares, the clock, memory levels, each sampled
     device's traffic (per direction, with the time its requests took and its in-flight level: what the
     layer table of analysis/layer_activity.py reads) and the part of the traffic of `foreign_on` (the
@@ -67,7 +73,9 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, each pool's vdevs
     (`zpool iostat`'s reports: `_vdevs`), scrubs, and what could not be read. With `idle_after`, fio moved
     nothing after its window (one fio run of one job: it only tears down), so the second that holds the
-    window's end counts as inside it (`_kept_seconds`)."""
+    window's end counts as inside it (`_kept_seconds`). With fio's `timeline`, each device's `inside` keeps
+    fio's bytes in the very seconds it counts (`fio_bytes`), and the foreign I/O is reckoned against them:
+    fio's rate from second to second, not its mean."""
     samples = conditions.get("samples") or []
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
@@ -102,13 +110,14 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
         summary["direct_reclaim_pages"] = round(reclaim)
     devices = conditions.get("devices") or []
     if devices:
-        disks = {name: _disk(name, weighted, summary["seconds"] or 1.0, window, idle_after) for name in devices}
+        disks = {name: _disk(name, weighted, summary["seconds"] or 1.0, window, idle_after, timeline)
+                 for name in devices}
         disks = {name: disk for name, disk in disks.items() if disk is not None}
         if disks:
             summary["disks"] = disks
         target = disks.get(foreign_on) if foreign_on else None
         if target is not None and fio_bytes > 0:
-            device_bytes, fio_share = (_inside(weighted, foreign_on, window, fio_bytes, idle_after)
+            device_bytes, fio_share = (_inside(weighted, foreign_on, window, fio_bytes, idle_after, timeline)
                                        or (target["bytes"], fio_bytes))
             foreign = max(0.0, device_bytes - fio_share)
             summary["foreign"] = {"device": foreign_on, "bytes": round(foreign),
@@ -138,22 +147,23 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
 
 
 def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
-          idle_after: bool) -> tuple[list[dict[str, Any]], float]:
-    """The device's counters of the seconds that count as inside fio's window, and how much of the window
-    they cover (`_kept_seconds`)."""
-    seconds, covered = _kept_seconds([(s, w) for s, w in weighted if device in (s.get("disks") or {})], window,
-                                     idle_after)
-    return [s["disks"][device] for s in seconds], covered
+          idle_after: bool) -> tuple[list[dict[str, Any]], float, list[tuple[float, float]]]:
+    """The device's counters of the seconds that count as inside fio's window, how much of the window
+    they cover, and those seconds' spans of epoch time (`_kept_seconds`)."""
+    seconds, covered, spans = _kept_seconds([(s, w) for s, w in weighted if device in (s.get("disks") or {})],
+                                            window, idle_after)
+    return [s["disks"][device] for s in seconds], covered, spans
 
 
 def _kept_seconds(weighted: list[tuple[dict[str, Any], float]], window: tuple[float, float] | None,
-                  idle_after: bool) -> tuple[list[dict[str, Any]], float]:
-    """The seconds that count as inside fio's window, and how much of the window they cover: each second
-    wholly inside it, and with `idle_after` the second that holds its end, whole, for its part inside
-    (after fio's end it moved nothing, so what a device did then was fio's last I/O or nothing; prorated,
-    that second read as fewer bytes at the layer than fio moved, most in a short run whose whole seconds
-    cover less than half its window)."""
+                  idle_after: bool) -> tuple[list[dict[str, Any]], float, list[tuple[float, float]]]:
+    """The seconds that count as inside fio's window, how much of the window they cover, and their spans of
+    epoch time: each second wholly inside it, and with `idle_after` the second that holds its end, whole,
+    for its part inside (after fio's end it moved nothing, so what a device did then was fio's last I/O or
+    nothing; prorated, that second read as fewer bytes at the layer than fio moved, most in a short run
+    whose whole seconds cover less than half its window)."""
     kept: list[dict[str, Any]] = []
+    spans: list[tuple[float, float]] = []
     covered = 0.0
     for sample, weight in weighted:
         t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0))
@@ -163,7 +173,42 @@ def _kept_seconds(weighted: list[tuple[dict[str, Any], float]], window: tuple[fl
         elif idle_after and window is not None and t >= window[1] and t - dt >= window[0]:
             kept.append(sample)
             covered += weight * dt
-    return kept, covered
+        else:
+            continue
+        spans.append((t - dt, t))
+    return kept, covered, spans
+
+
+def _fio_within(timeline: FioTimeline, spans: list[tuple[float, float]]) -> dict[str, float]:
+    """fio's bytes per direction in these spans of time: each second of its timeline prorated by its part in
+    them, so a steady rate is assumed within a second of fio's logs, never across them. Each second of fio's
+    is set against the spans that can meet it (`_Spans.meeting`), not every span: a run of hours has as many
+    seconds of each, and every pair would cost minutes; the terms left out are the 0.0 of spans that do not
+    meet it, so the sum is the same."""
+    within = _Spans(spans)
+    return {direction: sum(moved * max(0.0, min(end, stop) - max(start, begin)) / (end - start)
+                           for start, end, moved in pieces if end > start
+                           for begin, stop in within.meeting(start, end))
+            for direction, pieces in timeline.items()}
+
+
+class _Spans:
+    """Spans of time, found by where they end: the sampler's seconds, in order."""
+
+    def __init__(self, spans: list[tuple[float, float]]) -> None:
+        self.spans = spans
+        self.stops = [stop for _, stop in spans]
+        self.ordered = all(earlier <= later for earlier, later in zip(self.stops, self.stops[1:]))
+        # a span begins no earlier than its end less the longest span; a second more against rounding
+        self.reach = max((stop - begin for begin, stop in spans), default=0.0) + 1.0
+
+    def meeting(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The spans, in order, that may overlap [start, end]: from the first that ends after `start` to the
+        last that ends before `end` plus the longest span; all of them where their ends are not in order."""
+        if not self.ordered:
+            return self.spans
+        first = bisect_right(self.stops, start)
+        return self.spans[first:bisect_left(self.stops, end + self.reach, lo=first)]
 
 
 def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -> dict[str, Any]:
@@ -181,7 +226,7 @@ def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -
         weighted = [(s, w) for s, w in weighted if w > 0]
         if not weighted:
             continue
-        kept, covered = _kept_seconds(weighted, window, idle_after)
+        kept, covered, _ = _kept_seconds(weighted, window, idle_after)
         if window is not None and covered >= 0.5 * (window[1] - window[0]) > 0:
             counted = [(s, 1.0) for s in kept]
         else:
@@ -203,19 +248,26 @@ def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -
 
 
 def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
-          window: tuple[float, float] | None, idle_after: bool = False) -> dict[str, Any] | None:
+          window: tuple[float, float] | None, idle_after: bool = False,
+          timeline: FioTimeline | None = None) -> dict[str, Any] | None:
     """One device's traffic over the window, None where no second counted it; and `inside`, what the
     layer table reads: the same over the seconds wholly inside the window where they cover half of it or
     more. A second that straddles the window's edge, prorated, undercounts a device that was idle in the
     part outside it (7 % of a 3-second window of writes on a loop device), which reads as fewer bytes at
-    the layer than fio moved."""
+    the layer than fio moved. With fio's `timeline`, `inside` has fio's bytes in those same seconds."""
     seen = [((s.get("disks") or {})[name], w) for s, w in weighted if name in (s.get("disks") or {})]
     if not seen:
         return None
     counted = _counted(seen)
-    inside, covered = _kept(weighted, name, window, idle_after)
+    inside, covered, spans = _kept(weighted, name, window, idle_after)
     whole = window is not None and covered >= 0.5 * (window[1] - window[0]) > 0
     kept = _counted([(disk, 1.0) for disk in inside]) if whole else counted
+    if not whole and window is not None:  # each second's part inside the window, as `counted` weighs them
+        ends = [(float(s.get("t", 0.0)), float(s.get("dt", 1.0))) for s, _ in weighted
+                if name in (s.get("disks") or {})]
+        spans = [(max(t - dt, window[0]), min(t, window[1])) for t, dt in ends]
+    fio = ({"fio_bytes": {d: round(moved) for d, moved in _fio_within(timeline, spans).items()}}
+           if timeline is not None and window is not None else {})
     return {
         "reads": round(counted["reads"]), "writes": round(counted["writes"]),
         "bytes": round((counted["read_sectors"] + counted["write_sectors"]) * SECTOR),
@@ -225,6 +277,7 @@ def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
             "writes": round(kept["writes"]), "read_bytes": round(kept["read_sectors"] * SECTOR),
             "write_bytes": round(kept["write_sectors"] * SECTOR), "busy_ms": round(kept["busy_ms"], 1),
             "io_ms": round(kept["read_ms"] + kept["write_ms"], 1), "queue_ms": round(kept["queue_ms"], 1),
+            **fio,
         },
         **_in_flight([(s, (s.get("disks") or {})[name]) for s, w in weighted if w >= 0.5
                       and name in (s.get("disks") or {})]),
@@ -252,18 +305,21 @@ def _in_flight(levels: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str,
 
 
 def _inside(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
-            fio_bytes: float, idle_after: bool = False) -> tuple[float, float] | None:
-    """The device's bytes in the seconds wholly inside fio's window, with fio's bytes prorated to them; None
-    when those seconds cover less than half the window. A second that straddles the window's start holds
-    part of what came before it (the file's layout, the ramp), which spread over that second would pass
-    for I/O fio did not do."""
+            fio_bytes: float, idle_after: bool = False,
+            timeline: FioTimeline | None = None) -> tuple[float, float] | None:
+    """The device's bytes in the seconds wholly inside fio's window, with fio's bytes in them (from its
+    `timeline`, else prorated at its mean rate); None when those seconds cover less than half the window. A
+    second that straddles the window's start holds part of what came before it (the file's layout, the
+    ramp), which spread over that second would pass for I/O fio did not do."""
     if window is None or window[1] <= window[0]:
         return None
-    inside, covered = _kept(weighted, device, window, idle_after)
+    inside, covered, spans = _kept(weighted, device, window, idle_after)
     length = window[1] - window[0]
     if covered < 0.5 * length:
         return None
     moved = sum((disk.get("read_sectors", 0.0) + disk.get("write_sectors", 0.0)) * SECTOR for disk in inside)
+    if timeline is not None:
+        return moved, sum(_fio_within(timeline, spans).values())
     return moved, fio_bytes * min(1.0, covered / length)
 
 

@@ -2,11 +2,16 @@
 
 Each fio run's conditions summary (analysis/conditions.py) counts, per block device of the stack, the I/Os
 it completed, its bytes per direction, the time its requests took and its busy time, over the seconds
-wholly inside fio's measured window (`inside`), against which fio's bytes are prorated. A cell's table sums those counts and seconds over the cell's separate runs, and per layer, top
-down, gives what `iostat -x` would have: IOPS, MB/s (10^6 bytes/s), the average request size, await (ms per
-completed I/O), utilisation (share of the seconds with a request in flight) and the average queue; and
-the amplification: the bytes the layer moved in a direction over the bytes fio moved in it (2x on each
-disk's sum under a mirror, > 1 for a journal's or parity's writes, < 1 for merged or cached reads).
+wholly inside fio's measured window (`inside`), with fio's own bytes in those very seconds, from its
+per-second logs (`inside.fio_bytes`: measure/telemetry.fio_timeline). A summary without them (written before
+they were kept, or a job of a fio process that ran several) has fio's bytes prorated to the seconds at its
+mean rate, which puts an uneven run's bytes in the wrong seconds (a 1x layer read 0.70-1.13x of them in the
+lab guests), and names that in `not_recorded` (`PRORATED`). A cell's table sums those counts and seconds
+over the cell's separate runs, and per layer, top down, gives what `iostat -x` would have: IOPS, MB/s
+(10^6 bytes/s), the average request size, await (ms per completed I/O), utilisation (share of the seconds
+with a request in flight) and the average queue; and the amplification: the bytes the layer moved in a
+direction over the bytes fio moved in it (2x on each disk's sum under a mirror, > 1 for a journal's or
+parity's writes, < 1 for merged or cached reads).
 
 A pool's rows are `zpool iostat -v`'s (`VdevActivity`: the pool, its vdevs, their leaves), from each run's
 `vdevs` summary: IOPS, MB/s, the operation's size and the amplification, placed before the first counted
@@ -33,6 +38,7 @@ from stackbench.model.results import Cell
 SATURATED_UTIL = 90.0  # % of the window with a request in flight
 QUEUE_RISE_MIN = 2.0  # requests the in-flight level must rise by over a run to count as growing
 DIRECTIONS = ("read", "write")
+PRORATED = "fio's bytes per second"  # not_recorded: the amplification took fio's bytes at its mean rate
 
 
 class Place(Protocol):
@@ -245,12 +251,13 @@ def _fio_bytes(summaries: list[dict[str, Any]], missing: set[str]) -> dict[str, 
 
 def _run_figures(summary: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
     """One run's counts of a device over the seconds they cover, and fio's bytes over the same seconds
-    (its bytes prorated, at a steady rate); None for what the run's summary did not keep. A summary's
-    `inside` counts the seconds wholly inside fio's window (analysis/conditions.py); an older one the
-    window with its edges prorated, and nothing per direction."""
+    (`timed`: as its logs placed them; else prorated at its mean rate); None for what the run's summary did
+    not keep. A summary's `inside` counts the seconds wholly inside fio's window (analysis/conditions.py);
+    an older one the window with its edges prorated, and nothing per direction."""
     window = float(summary.get("seconds") or 0.0)
     inside = entry.get("inside")
     fio = summary.get("fio_bytes")
+    placed = inside.get("fio_bytes") if isinstance(inside, dict) else None
     if isinstance(inside, dict):
         seconds = float(inside.get("seconds") or 0.0)
         found: dict[str, Any] = {key: inside.get(key) for key in ("reads", "writes", "busy_ms", "io_ms", "queue_ms")}
@@ -262,7 +269,11 @@ def _run_figures(summary: dict[str, Any], entry: dict[str, Any]) -> dict[str, An
                  "busy_ms": float(entry.get("util") or 0.0) * 10 * seconds, "io_ms": None, "queue_ms": None,
                  "read": None, "write": None}
     share = seconds / window if window > 0 else 1.0
-    found["fio"] = {d: float(fio.get(d, 0.0)) * share for d in DIRECTIONS} if isinstance(fio, dict) else None
+    found["timed"] = isinstance(fio, dict) and isinstance(placed, dict)
+    if found["timed"]:
+        found["fio"] = {d: float(placed.get(d, 0.0)) for d in DIRECTIONS}
+    else:
+        found["fio"] = {d: float(fio.get(d, 0.0)) * share for d in DIRECTIONS} if isinstance(fio, dict) else None
     found["seconds"] = seconds
     return found
 
@@ -292,6 +303,8 @@ def _layer(name: str, place: Place | None, depth: int, summaries: list[dict[str,
     if growing is None:
         missing.add("queue trend")
     known = all(run["fio"] is not None for run in runs)
+    if known and not all(run["timed"] for run in runs):
+        missing.add(PRORATED)
     fio = {d: sum(run["fio"][d] for run in runs) if known else 0.0 for d in DIRECTIONS}
     amplification = {d: round(directed[d] / fio[d], 3) if known and fio[d] > 0 and directed[d] is not None else None
                      for d in DIRECTIONS if not known or fio[d] > 0}

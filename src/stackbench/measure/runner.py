@@ -203,20 +203,25 @@ class Measurement:
             )
         parsed = _check(invocation, what)
         conditions = sampler.result()
+        summary = self._summary(conditions, parsed, end_of(parsed, invocation.measured_from), logged=invocation)
         return self._record(state, parsed, invocation, samples_of_run(invocation, parsed),
                             round_index=round_index, order=self.order, seconds=invocation.seconds, what=what,
-                            conditions=(conditions, self._summary(conditions, parsed, end_of(parsed, invocation.measured_from))))
+                            conditions=(conditions, summary))
 
     def sampler(self) -> ConditionSampler:
         """The machine's conditions, sampled each second around one fio process (measure/telemetry.py), for
         the devices and pools under the target (`devices`, `pools`: the run sets them from its facts)."""
         return ConditionSampler(self.devices, self.pools)
 
-    def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None, *,
-                 timed: bool = True) -> dict[str, Any]:
+    def _summary(self, conditions: dict[str, Any], parsed: FioResult, end: float | None, *, timed: bool = True,
+                 logged: FioInvocation | None = None) -> dict[str, Any]:
+        """One fio run's conditions summary (measure/telemetry.run_summary); for a fio process of one job
+        (`logged`), fio's bytes in each counted second from its per-second logs."""
         cpus = (self.prepared.facts.get("system") or {}).get("cpu_count")
         return run_summary(conditions, parsed, end, devices=self.devices, pools=self.pools,
-                           cpus=cpus if isinstance(cpus, int) else None, timed=timed)
+                           cpus=cpus if isinstance(cpus, int) else None, timed=timed,
+                           samples=logged.samples if logged else None,
+                           measured_from=logged.measured_from if logged else None)
 
     def _measure_round(self, states: list[_CellState], round_index: int) -> list[list[DirectionResult]]:
         """One separate fio run of each of `states`' cells in one fio process (`sweep_job_file`: a stonewalled

@@ -3,16 +3,17 @@ summary over fio's measured window.
 
 probe/conditions.py reads the counters and analysis/conditions.py sums them up; this ties them to a
 measured run: the devices and pools of the target's stack, when fio measured (its output's end and its
-runtime; for the stonewalled jobs of one fio process, back from its end), and where the I/O fio did not
-do can be counted at all.
+runtime; for the stonewalled jobs of one fio process, back from its end), when within that window fio moved
+its bytes (its per-second logs: `fio_timeline`), and where the I/O fio did not do can be counted at all.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from stackbench.analysis.conditions import fio_window, summarize
-from stackbench.model.fio_result import FioResult
+from stackbench.analysis.conditions import FioTimeline, fio_window, summarize
+from stackbench.engine.fio_logs import LOG_AVG_MSEC
+from stackbench.model.fio_result import FioResult, Sample
 from stackbench.model.plan import Workload
 from stackbench.stack.layer import Stack
 
@@ -58,17 +59,57 @@ def job_ends(end: float | None, jobs: list[FioResult], workloads: list[Workload]
     return ends[::-1]
 
 
+def fio_timeline(parsed: FioResult, samples: dict[str, list[Sample]] | None,
+                 measured_from: float | None) -> FioTimeline | None:
+    """When fio moved its bytes within its measured window, per direction: each second of its per-second
+    logs (engine/fio_logs.read_logs) at its place after `measured_from`, with its bandwidth's bytes, and
+    the rest of fio's total over the part-second its logs end before its runtime does (fio logs only full
+    seconds); scaled to fio's total where the logs hold more than it or leave no time. None where the logs
+    cannot place them (no epoch times, a direction with bytes and no logged second): the layer table then
+    prorates fio's bytes at its mean rate, which an uneven run (the lab guests': 67, 99 and 199 MB in three
+    seconds) puts in the wrong seconds."""
+    runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
+    if not samples or measured_from is None or runtime <= 0:
+        return None
+    step, end = LOG_AVG_MSEC / 1000, measured_from + runtime
+    timeline: FioTimeline = {}
+    for direction in parsed.directions:
+        pieces: list[tuple[float, float, float]] = []
+        for sample in samples.get(direction.direction) or ():
+            start, stop = measured_from + sample.t_s - step, min(end, measured_from + sample.t_s)
+            rate = sample.bw_bytes if sample.bw_bytes is not None else sample.iops * direction.bs
+            if stop > start:
+                pieces.append((start, stop, rate * (stop - start)))
+        logged, total = sum(moved for _, _, moved in pieces), float(direction.io_bytes)
+        if total <= 0:
+            timeline[direction.direction] = []
+            continue
+        if logged <= 0:
+            return None
+        last = max(stop for _, stop, _ in pieces)
+        if end > last and total > logged:
+            pieces.append((last, end, total - logged))
+        else:
+            pieces = [(start, stop, moved * total / logged) for start, stop, moved in pieces]
+        timeline[direction.direction] = pieces
+    return timeline
+
+
 def run_summary(conditions: dict[str, Any], parsed: FioResult, end: float | None, *, devices: list[str],
-                pools: list[str], cpus: int | None, timed: bool = True) -> dict[str, Any]:
-    """One fio run's conditions over its measured window (analysis/conditions.py). A job of a fio process
-    that ran several (`timed` False) has a window known only to within fio's gaps between jobs, which
-    moves another job's bytes into it: its I/O fio did not do is left out, and said to be."""
+                pools: list[str], cpus: int | None, timed: bool = True,
+                samples: dict[str, list[Sample]] | None = None, measured_from: float | None = None) -> dict[str, Any]:
+    """One fio run's conditions over its measured window (analysis/conditions.py), fio's bytes in each
+    device's counted seconds taken from its per-second logs (`samples`, placed by `measured_from`:
+    `fio_timeline`) where they can be placed. A job of a fio process that ran several (`timed` False) has a
+    window known only to within fio's gaps between jobs, which moves another job's bytes into it: its I/O
+    fio did not do is left out, and said to be."""
     runtime = max((d.runtime_ms for d in parsed.directions), default=0.0) / 1000
     # On ZFS the pool's disks see compression, the ARC, txg and parity, never fio's bytes one for one
     foreign_on = devices[0] if devices and not pools and timed else None
     summary = summarize(conditions, fio_window(end, runtime), fio_bytes=sum(d.io_bytes for d in parsed.directions),
                         foreign_on=foreign_on, cpus=cpus,
-                        fio_moved={d.direction: d.io_bytes for d in parsed.directions}, idle_after=timed)
+                        fio_moved={d.direction: d.io_bytes for d in parsed.directions}, idle_after=timed,
+                        timeline=fio_timeline(parsed, samples, measured_from) if timed else None)
     if not timed:
         summary["unavailable"] = [*summary.get("unavailable", ()), "foreign (one fio process, several jobs)"]
     return summary

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from stackbench.analysis.layer_activity import CellLayers, LayerActivity, VdevActivity, cell_layers
+from stackbench.analysis.layer_activity import PRORATED, CellLayers, LayerActivity, VdevActivity, cell_layers
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
 from stackbench.report import plain
@@ -66,6 +66,11 @@ def layer_table(run: Run) -> Tabular | None:
         missing.update(layers.not_recorded)
     if vdev_note:
         notes.append(VDEV_NOTE)
+    if PRORATED in missing:
+        missing.discard(PRORATED)
+        notes.append("ampl. of some runs takes fio's bytes at its mean rate over the layer's seconds (runs "
+                     "measured before stackbench kept fio's bytes per second, or cells run in one fio process): "
+                     "off where fio's rate changed from second to second")
     if missing:
         notes.append("not recorded for some runs (measured before stackbench kept them; the queue trend needs "
                      "runs of 3 s or more): " + ", ".join(sorted(missing)))
