@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from analysis_layers import MB, disk, summary, with_conditions
 from stackbench.analysis.conditions import summarize
-from stackbench.analysis.layer_activity import cell_layers
+from stackbench.analysis.layer_activity import PRORATED, cell_layers
 from stackbench.report.layer_table import layer_export_rows, layer_table
 from stackbench.report.run_json import run_json
 from stackbench.stack.layer import Layer, Stack
@@ -83,3 +83,23 @@ def test_without_a_saved_stack_the_pool_s_rows_come_first_in_zpool_s_order() -> 
     found = cell_layers(sampled_cell(), None)
     assert [(v.name, v.level, v.depth, v.at) for v in found.vdevs][:3] == [("tank", 0, 0, 7), ("mirror-0", 1, 1, 7),
                                                                            ("/dev/vdd1", 1, 1, 7)]
+
+
+def test_the_vdev_rows_take_fio_s_bytes_in_their_reports_intervals_from_its_logs() -> None:
+    """fio wrote nothing in its window's first and last second and 4 MB in each of the two between (as its
+    per-second logs place them: measure/telemetry.fio_timeline): the three reports wholly inside the window
+    (100.5-103.5) hold 8 MB of fio's, not the 6 MB its mean rate gives them, so the mirror's 12 MB are 1.5x
+    of them, not 2x. A summary without fio's seconds takes its mean rate and says so (`PRORATED`)."""
+    timeline = {"write": [(100.0, 101.0, 0.0), (101.0, 102.0, 4.0 * MB), (102.0, 103.0, 4.0 * MB),
+                          (103.0, 104.0, 0.0)]}
+    vdevs = summarize({"samples": [], "devices": [], "vdevs": reports()}, WINDOW, fio_bytes=8 * MB,
+                      timeline=timeline)["vdevs"]
+    assert vdevs["tank"]["fio_bytes"] == {"write": 8 * MB}
+    timed = cell_layers(with_conditions(cell(runs=[1000.0]), [{"seconds": 4.0, "fio_bytes": {"write": 8 * MB},
+                                                                "vdevs": vdevs}]), None)
+    rows = {v.name: v.amplification for v in timed.vdevs}
+    assert (rows["mirror-0"], rows["/dev/nvme0n1p1"]) == ({"write": 1.5}, {"write": 0.375})
+    assert PRORATED not in timed.not_recorded
+    prorated = cell_layers(sampled_cell(), None)  # its disks have fio's seconds, its vdevs not
+    assert {v.name: v.amplification for v in prorated.vdevs}["mirror-0"] == {"write": 2.0}
+    assert PRORATED in prorated.not_recorded

@@ -127,7 +127,7 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     arc = {key: sum((s.get("arc") or {}).get(key, 0.0) * w for s, w in weighted) for key in ("hits", "misses")}
     if any("arc" in s for s, _ in weighted):
         summary["arc"] = {key: round(value) for key, value in arc.items()}
-    vdevs = _vdevs(conditions.get("vdevs"), window, idle_after)
+    vdevs = _vdevs(conditions.get("vdevs"), window, idle_after, timeline)
     if vdevs:
         summary["vdevs"] = vdevs
     if conditions.get("scrubs"):
@@ -211,12 +211,14 @@ class _Spans:
         return self.spans[first:bisect_left(self.stops, end + self.reach, lo=first)]
 
 
-def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -> dict[str, Any]:
+def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool,
+           timeline: FioTimeline | None = None) -> dict[str, Any]:
     """Each pool's vdevs over fio's window from `zpool iostat`'s reports (probe/vdev_iostat.py: rates per
     second over each report's own interval, which is not the sampler's second): per vdev the operations and
     bytes per direction over the reports wholly inside the window (as `_kept_seconds`), or, where those
     cover less than half of it, over every report prorated by its part inside; with the vdevs a report
-    could not read, and why."""
+    could not read, and why. With fio's `timeline`, `fio_bytes`: what fio moved in those very intervals
+    (as a device's `inside` has it), which the vdev rows' amplification divides by."""
     if not isinstance(sampled, dict):
         return {}
     reports = [s for s in sampled.get("samples") or () if isinstance(s, dict) and isinstance(s.get("vdevs"), dict)]
@@ -226,11 +228,13 @@ def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -
         weighted = [(s, w) for s, w in weighted if w > 0]
         if not weighted:
             continue
-        kept, covered, _ = _kept_seconds(weighted, window, idle_after)
+        kept, covered, spans = _kept_seconds(weighted, window, idle_after)
         if window is not None and covered >= 0.5 * (window[1] - window[0]) > 0:
             counted = [(s, 1.0) for s in kept]
         else:
             counted, covered = weighted, sum(float(s.get("dt", 1.0)) * w for s, w in weighted)
+            spans = [(max(t - dt, window[0]), min(t, window[1])) if window is not None else (t - dt, t)
+                     for t, dt in ((float(s.get("t", 0.0)), float(s.get("dt", 1.0))) for s, _ in weighted)]
         vdevs: dict[str, dict[str, float]] = {}
         missing: dict[str, str] = {}
         for report, weight in counted:
@@ -241,9 +245,11 @@ def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool) -
                     totals[key] += float(rate) * span if isinstance(rate, (int, float)) else 0.0
             for name, reason in (report.get("unavailable") or {}).items():
                 missing.setdefault(str(name), str(reason))
+        fio = ({"fio_bytes": {d: round(moved) for d, moved in _fio_within(timeline, spans).items()}}
+               if timeline is not None and window is not None else {})
         found[str(pool)] = {"seconds": round(covered, 3),
                             "vdevs": {name: {k: round(v) for k, v in totals.items()} for name, totals in vdevs.items()},
-                            **({"unavailable": missing} if missing else {})}
+                            **fio, **({"unavailable": missing} if missing else {})}
     return found
 
 

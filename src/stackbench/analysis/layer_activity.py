@@ -14,8 +14,10 @@ direction over the bytes fio moved in it (2x on each disk's sum under a mirror, 
 parity's writes, < 1 for merged or cached reads).
 
 A pool's rows are `zpool iostat -v`'s (`VdevActivity`: the pool, its vdevs, their leaves), from each run's
-`vdevs` summary: IOPS, MB/s, the operation's size and the amplification, placed before the first counted
-device under the pool; zpool counts no busy time, so they have no utilisation and are never the busiest.
+`vdevs` summary: IOPS, MB/s, the operation's size and the amplification (against fio's bytes in the
+intervals of zpool's reports, placed by its logs as the devices' are, else prorated: `PRORATED`), placed
+before the first counted device under the pool; zpool counts no busy time, so they have no utilisation and
+are never the busiest.
 
 A layer is saturated when its utilisation is `SATURATED_UTIL` % or more, or its in-flight queue grew over
 the runs (`queue_growing`). The busiest layer named is the deepest saturated one: a layer's busy time
@@ -183,28 +185,29 @@ def cell_layers(cell: Cell, places: Sequence[Place] | None,
     layers = tuple(_layer(name, where.get(name), 0 if places else index, summaries, missing)
                    for index, name in enumerate(names))
     busiest, reason = _busiest(layers)
+    vdevs = _vdev_rows(pooled, layers, {p.device: p.pool for p in places or ()}, vdev_places, missing)
     return CellLayers(
         runs=max(len(summaries), len(pooled)), layers=layers, fio_bytes=fio,
         bottom_amplification=_bottom(layers, summaries, fio) if places else {},
         busiest=busiest, busiest_reason=reason, arc_hit_pct=_arc_hit_pct(summaries or pooled),
         not_recorded=tuple(sorted(missing)),
-        vdevs=_vdev_rows(pooled, layers, {p.device: p.pool for p in places or ()}, vdev_places),
+        vdevs=vdevs,
     )
 
 
 def _vdev_rows(summaries: list[dict[str, Any]], layers: tuple[LayerActivity, ...], pool_of: dict[str, str | None],
-               places: Sequence[VdevSpot] | None) -> tuple[VdevActivity, ...]:
+               places: Sequence[VdevSpot] | None, missing: set[str]) -> tuple[VdevActivity, ...]:
     """Each pool's `zpool iostat -v` rows over the runs that sampled them: in the stack's order (`places`;
     rows it does not name after them, a pool's own first), each pool's rows placed before the first
     counted device under it."""
-    sampled: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], float]]] = {}
+    sampled: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], float, Any]]] = {}
     for summary in summaries:
         for pool, found in summary["vdevs"].items():
             if isinstance(found, dict) and isinstance(found.get("vdevs"), dict):
                 for name, entry in found["vdevs"].items():
                     if isinstance(entry, dict):
                         sampled.setdefault((pool, name), []).append(
-                            (summary, entry, float(found.get("seconds") or 0.0)))
+                            (summary, entry, float(found.get("seconds") or 0.0), found.get("fio_bytes")))
     where = {(place.pool, place.name): place for place in places or ()}
     order = [key for key in where if key in sampled]
     order += sorted((key for key in sampled if key not in where), key=lambda key: key[1] != key[0])
@@ -215,21 +218,26 @@ def _vdev_rows(summaries: list[dict[str, Any]], layers: tuple[LayerActivity, ...
         for key in (key for key in order if key[0] == pool):
             place = where.get(key)
             level = place.level if place else (0 if key[1] == pool else 1)
-            rows.append(_vdev(key, sampled[key], place, level, base + level, at))
+            rows.append(_vdev(key, sampled[key], place, level, base + level, at, missing))
     return tuple(rows)
 
 
-def _vdev(key: tuple[str, str], runs: list[tuple[dict[str, Any], dict[str, Any], float]], place: VdevSpot | None,
-          level: int, depth: int, at: int) -> VdevActivity:
-    """One `zpool iostat -v` row's figures over the runs that sampled it, fio's bytes prorated to the
-    seconds its reports cover in each run."""
-    seconds = sum(covered for _, _, covered in runs)
+def _vdev(key: tuple[str, str], runs: list[tuple[dict[str, Any], dict[str, Any], float, Any]],
+          place: VdevSpot | None, level: int, depth: int, at: int, missing: set[str]) -> VdevActivity:
+    """One `zpool iostat -v` row's figures over the runs that sampled it, against fio's bytes in the
+    intervals its reports cover in each run: as fio's logs placed them where the run kept them (the pool's
+    `fio_bytes`), else prorated at fio's mean rate (`PRORATED`)."""
+    seconds = sum(run[2] for run in runs)
     span = seconds or 1.0
-    ops = sum(float(entry.get("reads") or 0) + float(entry.get("writes") or 0) for _, entry, _ in runs)
-    moved = {d: sum(float(entry.get(f"{d}_bytes") or 0) for _, entry, _ in runs) for d in DIRECTIONS}
-    known = all(isinstance(summary.get("fio_bytes"), dict) for summary, _, _ in runs)
-    fio = {d: sum(float(summary["fio_bytes"].get(d, 0.0)) * covered / float(summary.get("seconds") or covered or 1.0)
-                  for summary, _, covered in runs) if known else 0.0 for d in DIRECTIONS}
+    ops = sum(float(entry.get("reads") or 0) + float(entry.get("writes") or 0) for _, entry, _, _ in runs)
+    moved = {d: sum(float(entry.get(f"{d}_bytes") or 0) for _, entry, _, _ in runs) for d in DIRECTIONS}
+    known = all(isinstance(summary.get("fio_bytes"), dict) for summary, _, _, _ in runs)
+    timed = known and all(isinstance(placed, dict) for _, _, _, placed in runs)
+    if known and not timed:
+        missing.add(PRORATED)
+    fio = {d: sum(float(placed.get(d, 0.0)) if timed else
+                  float(summary["fio_bytes"].get(d, 0.0)) * covered / float(summary.get("seconds") or covered or 1.0)
+                  for summary, _, covered, placed in runs) if known else 0.0 for d in DIRECTIONS}
     total = moved["read"] + moved["write"]
     return VdevActivity(
         pool=key[0], name=key[1], kind=place.kind if place else ("pool" if level == 0 else "vdev"),
