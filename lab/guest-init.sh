@@ -31,7 +31,8 @@
 # Layer telemetry (tests/stack/test_layers_guest.py; step "layer telemetry", last): fio a few seconds on a scratch
 # file or volume of each stack (and of ext4 on a dm-delay device: a slow layer) under the real sampler.
 # Per-vdev I/O (tests/stack/test_vdev_iostat_guest.py; step "vdev iostat", after it): `zpool iostat -Hpv`'s
-# real text during a sync=always write, and the vdev sampler beside /proc/diskstats around one.
+# real text during a sync=always write, the vdev sampler beside /proc/diskstats around one, and no zpool left
+# after it stops, nor after a sampling process's Ctrl-C or kill -9.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 mount -t proc proc /proc 2>/dev/null
@@ -478,7 +479,7 @@ PY
   step "vdev iostat"
   mkdir -p $R/vdev
   PYTHONPATH=/opt/stackbench python3 - "$R/vdev" > $R/vdev/guest.log 2>&1 <<'PY'
-import json, os, subprocess, sys, time
+import json, os, signal, subprocess, sys, time
 from pathlib import Path
 from stackbench.measure.telemetry import sampled_layers
 from stackbench.probe.conditions import ConditionSampler
@@ -495,12 +496,68 @@ def sh(*command):
     return done.stdout.strip()
 
 
+def zpool_iostats():
+    """The `zpool iostat` processes running now (a zombie has ended): pid -> its command line."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] if argv else "X"
+        except (OSError, IndexError):
+            continue
+        if len(argv) > 1 and argv[0].endswith(b"zpool") and argv[1] == b"iostat" and state not in ("Z", "X"):
+            found[int(entry.name)] = " ".join(a.decode(errors="replace") for a in argv if a)
+    return found
+
+
+# A stackbench sampling the pool in a process of its own, ended as a user or the OOM killer would end it
+SAMPLING = """
+import time
+from stackbench.probe.conditions import ConditionSampler
+with ConditionSampler([], ["tank"]) as sampler:
+    print(sampler.vdevs.pid, flush=True)
+    time.sleep(60)
+"""
+
+
+def ended(how):
+    """Start SAMPLING, let zpool report, send `how` (SIGINT to the process group: Ctrl-C at a terminal;
+    SIGKILL to the process alone: no code of ours runs) and say whether its zpool outlived it."""
+    child = subprocess.Popen([sys.executable, "-c", SAMPLING], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": "/opt/stackbench"})
+    try:
+        return _ended(child, how)
+    except Exception as error:  # the step goes on: the test says what went wrong
+        child.kill()
+        child.wait()
+        return {"error": f"{type(error).__name__}: {error}", "alive_after": None}
+
+
+def _ended(child, how):
+    line = child.stdout.readline().strip()
+    pid = int(line) if line.isdigit() else None
+    running = pid in zpool_iostats()
+    time.sleep(2.5)  # a report or two
+    if how == signal.SIGINT:
+        os.killpg(child.pid, signal.SIGINT)
+    else:
+        child.kill()
+    child.wait(timeout=30)
+    started = time.monotonic()
+    while pid in zpool_iostats() and time.monotonic() - started < 5:
+        time.sleep(0.05)
+    return {"zpool_pid": pid, "running_before": running, "child_exit": child.returncode,
+            "stderr": child.stderr.read()[-500:], "alive_after": pid in zpool_iostats(),
+            "gone_after_s": round(time.monotonic() - started, 2)}
+
+
 def fio(seconds):
     return subprocess.Popen(["fio", "--name=vdevs", f"--filename={SCRATCH}", "--size=16M", "--rw=randwrite", "--bs=16k",
                              "--iodepth=4", "--ioengine=libaio", "--direct=1", f"--runtime={seconds}", "--time_based",
                              "--output-format=json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+BEFORE = zpool_iostats()  # the layer telemetry step's samplers have stopped: none should be left
 txg = TXG.read_text().strip() if TXG.exists() else None
 if txg is not None:  # a txg a second: the data reaches the disks within the seconds sampled
     TXG.write_text("1")
@@ -530,9 +587,14 @@ try:
         stdout, stderr = writer.communicate()
         time.sleep(3)  # the last txgs reach the disks while both samplers count
         conditions = sampler.stop()
+        after = zpool_iostats()  # the sampler's zpool, once it stopped
+        ends = {"ctrl-c": ended(signal.SIGINT), "kill-9": ended(signal.SIGKILL)}
         (out / "sampled.json").write_text(json.dumps({"stack": stack, "devices": devices, "pools": pools,
                                                       "exit": writer.returncode, "stderr": stderr[-2000:],
-                                                      "fio": stdout, "conditions": conditions}))
+                                                      "fio": stdout, "conditions": conditions,
+                                                      "zpool_iostat_left": {"before": BEFORE, "after_stop": after},
+                                                      "ends": ends}))
+        print(f"zpool iostat left: {BEFORE} before, {after} after stop; ends {ends}", flush=True)
         vdevs = conditions.get("vdevs") or {}
         print(f"sampled: fio exit {writer.returncode}, {len(conditions['samples'])} seconds of {devices}, "
               f"{len(vdevs.get('samples') or ())} zpool reports of {pools}, zpool cpu {vdevs.get('cpu_s')} s "

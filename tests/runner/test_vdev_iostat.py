@@ -1,9 +1,9 @@
 """The per-vdev sampler (probe/vdev_iostat.py): `zpool iostat -HpvPy POOL 1`'s real text parsed, its parser
 fuzzed with garbage and cut lines, and its one long-lived zpool process ended with the run whatever ends it.
 
-The text is meant to be what the OpenZFS 2.1 and 2.3 lab guests print while fio writes to their pool with
-sync=always (lab/guest-init.sh, step "vdev iostat"); until a boot captures it, tests/data/zfs/vdev-iostat/
-holds text written by hand in zpool_main.c's -H format (its README says so). This machine has no ZFS, so the
+The text is what the OpenZFS 2.1.11 and 2.3.2 lab guests printed while fio wrote to their pool with
+sync=always (lab/guest-init.sh, step "vdev iostat"; tests/data/zfs/vdev-iostat/README.md says how it was
+captured). This machine has no ZFS, so the
 process tests put a stand-in `zpool` first on PATH: a script that replays that real text a report per
 interval, as zpool does, and checks it was called as `zpool iostat -H -p -v -P -y POOL INTERVAL`.
 """
@@ -51,16 +51,18 @@ def test_the_real_reports_parse_into_the_pool_s_rows_by_class(series: str) -> No
 @pytest.mark.parametrize("series", SERIES)
 def test_a_vdev_s_row_is_its_leaves_summed_and_the_pool_s_every_vdev_but_the_cache(series: str) -> None:
     """What module/zfs/vdev.c says, in the real figures: only leaves count, a vdev's row is its children's
-    sum. Each row's rate is scaled by its own interval, read microseconds apart from the next row's, and
-    truncated on its own: so within 1 a child and a thousandth."""
+    sum; but not exactly within one report taken while the pool writes: the kernel sums a vdev's children
+    when it reads that vdev's row and reads each child's own row a moment later, while a txg's writes go on
+    (the 2.1 capture's mirror 2.6 % over its legs, 83 writes against 41 + 39). Over whole bursts the sums
+    hold (tests/stack/test_vdev_iostat_guest.py: within 1 % over a write with idle seconds around it)."""
     for report in parse_report(real(series), ["tank"]):
         rates = {row.name: row.rates for row in report.rows}
         pool, mirror, leg1, leg2, special, log, _cache = report.rows
         for field in range(4):
             legs = leg1.rates[field] + leg2.rates[field]
-            assert mirror.rates[field] == pytest.approx(legs, rel=1e-3, abs=2), rates
+            assert mirror.rates[field] == pytest.approx(legs, rel=0.05, abs=3), rates
             vdevs = mirror.rates[field] + special.rates[field] + log.rates[field]
-            assert pool.rates[field] == pytest.approx(vdevs, rel=1e-3, abs=3), rates
+            assert pool.rates[field] == pytest.approx(vdevs, rel=0.05, abs=3), rates
         assert mirror.rates[1] > 0 and log.rates[3] > 0, rates  # fio was writing with sync=always
 
 
