@@ -11,7 +11,10 @@ with --db and --run. Then times, each the median of --repeats separate processes
 - `stackbench report RUN -o FILE --force` in each format (html, md, xlsx), and the number of charts drawn,
   each with an empty chart directory (charts drawn);
 - the HTML report again with the run's charts kept, as `run` leaves them (docs/reports.md, "Charts kept"),
-  and what drawing them costs `run` once the run is stored.
+  and what drawing them costs `run` once the run is stored;
+- with --against SRC, each report drawn also by the code in SRC (another checkout's `src`, say the commit
+  before a change: `git archive HEAD~1 src | tar -x -C /tmp/before`), its processes alternating with this
+  code's, and the ratio of the two: a load that changes during the sitting weighs on both alike.
 
 Each is given as its wall time and its CPU time (user + system of the process): on a loaded machine the
 wall time grows with the load while the CPU time stays close to the quiet machine's, so compare CPU times
@@ -20,11 +23,13 @@ across sittings and wall times only on a quiet machine.
     python bench/report_bench.py                                   # a real 48-cell run in a temporary directory
     python bench/report_bench.py --bs 4k,64k --qd 1,4 --repeats 2  # small settings: 8 cells, to try it out
     python bench/report_bench.py --db results.db --run baseline    # a run you already have
+    python bench/report_bench.py --db results.db --run baseline --against /tmp/before/src  # this code / that
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -38,12 +43,14 @@ from pathlib import Path
 from typing import Callable
 
 
-def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return python("-m", "stackbench", *args)
+def stackbench(*args: str, source: str | None = None) -> subprocess.CompletedProcess[str]:
+    return python("-m", "stackbench", *args, source=source)
 
 
-def python(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+def python(*args: str, source: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`args` run by this Python, with stackbench imported from `source` (a checkout's src) if given."""
+    env = {**os.environ, "PYTHONPATH": source} if source else None
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"python {' '.join(args)} failed: {done.stderr.strip()[-400:]}")
     return done
@@ -54,16 +61,29 @@ def cpu_of_children() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def timed(repeats: int, *args: str, program: Callable[..., subprocess.CompletedProcess[str]] = stackbench,
+Program = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def timed(repeats: int, *args: str, program: Program = stackbench,
           ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """The median wall time and the median CPU time of `repeats` processes, and the last one's output."""
-    walls, cpus, done = [], [], None
+    return alternated(repeats, [program], *args)[0]
+
+
+def alternated(repeats: int, programs: list[Program], *args: str,
+               ) -> list[tuple[float, float, subprocess.CompletedProcess[str]]]:
+    """`timed` for each of `programs`, their processes taking turns (one of each, `repeats` times)."""
+    walls: list[list[float]] = [[] for _ in programs]
+    cpus: list[list[float]] = [[] for _ in programs]
+    done: list[subprocess.CompletedProcess[str] | None] = [None for _ in programs]
     for _ in range(repeats):
-        started, cpu = time.perf_counter(), cpu_of_children()
-        done = program(*args)
-        walls.append(time.perf_counter() - started)
-        cpus.append(cpu_of_children() - cpu)
-    return statistics.median(walls), statistics.median(cpus), done  # type: ignore[return-value]
+        for index, program in enumerate(programs):
+            started, cpu = time.perf_counter(), cpu_of_children()
+            done[index] = program(*args)
+            walls[index].append(time.perf_counter() - started)
+            cpus[index].append(cpu_of_children() - cpu)
+    return [(statistics.median(w), statistics.median(c), d)  # type: ignore[misc]
+            for w, c, d in zip(walls, cpus, done)]
 
 
 def in_empty_chart_directory(workdir: Path, run: Callable[..., subprocess.CompletedProcess[str]] = stackbench,
@@ -98,6 +118,8 @@ def main() -> None:
     parser.add_argument("--db", help="an existing store (with --run): no run is made")
     parser.add_argument("--run", help="the stored run to report (with --db)")
     parser.add_argument("--repeats", type=int, default=5, help="processes per timing, median taken (default 5)")
+    parser.add_argument("--against", metavar="SRC", help="also draw each report with the code in SRC (another "
+                        "checkout's src directory), alternating, and print this code's time / that code's")
     options = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="report-bench-"))
     os.environ["XDG_CACHE_HOME"] = str(workdir / "kept-cache")  # the charts `run` draws, kept here
@@ -138,9 +160,13 @@ def main() -> None:
         python("-c", DRAW_AS_RUN_DOES, db, run)  # the run as `run` leaves it: its charts kept
         for fmt in ("html", "md", "xlsx", "html kept"):
             output = workdir / f"report.{fmt.split()[0]}"
-            seconds, cpu, done = timed(options.repeats, "report", run, "-o", str(output), "--force", "--db", db,
-                                       "--json", program=stackbench if fmt == "html kept" else
-                                       in_empty_chart_directory(workdir))
+            programs = [stackbench if fmt == "html kept" else in_empty_chart_directory(workdir)]
+            if options.against and fmt != "html kept":
+                programs.append(in_empty_chart_directory(workdir, functools.partial(stackbench,
+                                                                                    source=options.against)))
+            timings = alternated(options.repeats, programs, "report", run, "-o", str(output), "--force", "--db", db,
+                                 "--json")
+            seconds, cpu, done = timings[0]
             reply = json.loads(done.stdout)
             size = sum(Path(f).stat().st_size for f in reply["files"])
             verdict = "under" if seconds < 3 else "OVER"
@@ -152,6 +178,10 @@ def main() -> None:
             print(f"{name:<36} {seconds:6.3f} s   CPU {cpu:6.3f} s   "
                   f"{seconds / peer:5.2f}x the peer   "
                   f"{verdict}   {size / 1024:,.0f} KiB, {reply['charts']} charts")
+            if len(timings) > 1:
+                before, before_cpu, _ = timings[1]
+                print(f"{'  the same with --against':<36} {before:6.3f} s   CPU {before_cpu:6.3f} s   "
+                      f"this code / that: wall {seconds / before:4.2f}x, CPU {cpu / before_cpu:4.2f}x")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

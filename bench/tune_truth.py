@@ -10,16 +10,43 @@ kind of machine too noisy for a 5 % change, and the goals are about what tune th
   <= 3 min), then `--rollback` brings the planted 0 back for the next session;
 - null: read-ahead 128 -> 8192 under 4K random reads with O_DIRECT, which read-ahead does not touch: no
   session may keep it (G2: 0 keeps in 60);
+- true null: a user knob (`--knobs FILE.toml`) whose value goes to a file nothing reads, 1 -> 2, under the
+  same O_DIRECT random reads: the `true` knob of G2, no session may keep it;
 - races: the same two with every candidate raced (`--knob blockdev.read_ahead_kb=128,512,2048,8192` from the
   planted 0; 512, 2048, 8192 from 128 under O_DIRECT random reads, all null): the winner of the planted race
   kept in every session (its proof's verdict), the null races' winners kept in none;
+- throttle: a controlled +10 %: tune runs inside a cgroup-v1 blkio child this script makes, whose read IOPS
+  limit on the script's loop device is planted at `--throttle-iops` (1000); a user knob sets that limit, and
+  the session tries 10 % more (1100) under 4K random O_DIRECT reads (the blkio throttle sees what a process
+  submits, not the page cache's reads). Both arms run at their limit, far below what the device does, so
+  the true ratio is 1.10. G4: kept in >= 80 % of the sessions whose calibration reports a noise <= 5 %;
+  only those sessions count, and the summary says how many qualified;
+- whole: the design's block-device session (G12): read-ahead raced over 128, 512, 2048, 8192 from a planted 0,
+  the scheduler raced over every other one the device offers, and `nr_requests` one value, on a one-cell
+  plan (4K sequential buffered read), with calibration and confirmation: its wall time against 10 minutes,
+  then `--rollback` must bring back every view of the three;
 - kills: a session killed with SIGKILL at a random instant of its rounds, then the next stackbench command:
   the read-ahead must be back at its value before the session, the journal closed and the scratch
-  directory empty (G5).
+  directory empty (G5);
+- race kills: a session racing 128, 512, 2048 and 8192 from the planted 0, killed with SIGKILL at a random
+  instant of its race (after the candidates' reversibility checks, while it switches arms), then
+  `tune --rollback SESSION`: every view of every snapshot the journal took must read as the snapshot, the
+  journal closed, and after the next command no scratch file.
 
-Prints each session and a summary to paste into bench/RESULTS.md. Root only (a loop device and a mount).
+`--load` runs all of it under a background load the script starts and stops (bench/ab_truth.py's hogs:
+two busy loops per CPU and a fio writing 64K O_DIRECT to a file of its own on the same loop device): G2 asks
+for 0 keeps idle and loaded.
 
-    python bench/tune_truth.py --planted 10 --null 60 --kills 25 --planted-races 10 --null-races 60
+Never a host-wide setting: the read-ahead, scheduler and nr_requests of the script's own loop device (put
+back as found before it is detached) and the throttle of its own cgroup (removed at the end).
+
+Prints each session and a summary to paste into bench/RESULTS.md. Root only (a loop device, a mount, a
+cgroup).
+
+    python bench/tune_truth.py --planted 10 --null 60 --true-null 60 --kills 25 --planted-races 10 \\
+        --null-races 60 --race-kills 20 --throttle 30 --whole 1
+    python bench/tune_truth.py --load --planted 0 --null 60 --true-null 60 --kills 0 --planted-races 0 \\
+        --null-races 0 --race-kills 0 --throttle 0 --whole 0
 """
 
 from __future__ import annotations
@@ -34,10 +61,32 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
+
+from ab_truth import start_hog, stop_hog
+from claims_truth import CGROUP_ROOT, joiner, throttled_cgroup
 
 PLANTED = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered"]
+RACE = "blockdev.read_ahead_kb=128,512,2048,8192"
 NULL = ["--rw", "randread", "--bs", "4k", "--qd", "16", "--direct"]
+QUEUE_VIEWS = ("read_ahead_kb", "scheduler", "nr_requests")  # what the sessions change on the loop device
+WHOLE_GOAL_S = 600.0
+CALM_NOISE = 0.05  # G4 counts a throttle session only when its calibration says the noise is at most this
+
+# A user knob's read and apply: the value after PREFIX on a line of FILE ("0" when no line has it). The
+# throttle's FILE is the cgroup's blkio.throttle.read_iops_device (PREFIX the device's MAJ:MIN; writing a
+# limit of 0 removes it), the true null's a file in the work directory that nothing reads.
+SETTING = """import sys
+from pathlib import Path
+path, prefix, verb = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+if verb == "get":
+    lines = [line.split() for line in path.read_text().splitlines()]
+    print(next((words[1] for words in lines if len(words) == 2 and words[0] == prefix), "0"))
+else:
+    path.write_text(f"{prefix} {sys.argv[4]}\\n")
+"""
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -45,32 +94,172 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           env={**os.environ, **env})
 
 
-def session(bench: Path, value: str, plan: list[str], common: list[str], env: dict[str, str]) -> tuple[dict, float]:
+def session(bench: Path, knobs: list[str], plan: list[str], common: list[str], env: dict[str, str],
+            preexec: Callable[[], None] | None = None) -> tuple[dict, float]:
     clock = time.monotonic()
-    done = cli("tune", "-t", str(bench), "--knob", f"blockdev.read_ahead_kb={value}", "--apply", "--json", "--force",
-               *plan, *common, env=env)
+    done = subprocess.run([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), *knobs, "--apply", "--json",
+                           "--force", *plan, *common], capture_output=True, text=True, env={**os.environ, **env},
+                          preexec_fn=preexec)
     if done.returncode != 0:
         raise SystemExit(f"tune failed ({done.returncode}): {done.stderr.strip()[-600:]}")
     return json.loads(done.stdout), time.monotonic() - clock
+
+
+def described(knob: dict) -> str:
+    """One knob of a session's JSON as a line: its decision, the proof's verdict and ratio, the race."""
+    compare = knob.get("compare") or {}  # a race whose every candidate was dropped proves nothing
+    race = knob.get("race")
+    raced = (f"race of {len(race['candidates'])}: {race['rounds']} rounds, "
+             f"{len(race['dropped'])} dropped, winner {race['winner']}; ") if race else ""
+    return (f"{knob['knob']} {knob['from']} -> {knob['to']}: {knob['decision']} ({compare.get('verdict', '-')}, "
+            f"{compare.get('geomean_ratio') or 0:.2f}x) after {raced}{knob['rounds']} rounds ({knob['stop']})")
+
+
+def confirmed(result: dict) -> str:
+    """What the session left: the confirmation's decision where one ran (a knob's `kept` is provisional until
+    the kept set is proven against the original afresh), and what is set at the end."""
+    confirmation = result.get("confirmation")
+    said = f"confirmation: {confirmation['decision']}" if confirmation else "no confirmation"
+    return f"{said}, left set: {', '.join(result['now_set']) or 'nothing'}"
+
+
+def user_knob(path: Path, knob_id: str, setting: Path, prefix: str, values: list[int], helper: Path) -> Path:
+    """A TOML file declaring one user knob over SETTING's line PREFIX, read and written by `helper`."""
+    words = [sys.executable, str(helper), str(setting), prefix]
+    path.write_text(f"""[[knob]]
+id = "{knob_id}"
+read = {json.dumps([*words, "get"])}
+apply = {json.dumps([*words, "set", "{value}"])}
+undo = "set-original"
+values = {json.dumps(values)}
+verify = "number"
+safety = "safe"
+cost = "instant"
+""")
+    return path
+
+
+def queue_state(device: str) -> dict[str, str]:
+    """Every view of the loop device's queue that a session changes, as the kernel shows it."""
+    queue = Path(f"/sys/block/{Path(device).name}/queue")
+    return {view: (queue / view).read_text().strip() for view in QUEUE_VIEWS}
+
+
+def restore_queue(device: str, state: dict[str, str]) -> None:
+    """Put back what `queue_state` read: the scheduler first, since writing it resets nr_requests. A loop
+    device keeps its queue settings after it is detached, so the next user of the device would see them."""
+    queue = Path(f"/sys/block/{Path(device).name}/queue")
+    scheduler = state["scheduler"].split("[")[-1].split("]")[0]
+    if queue_state(device)["scheduler"] != state["scheduler"]:
+        (queue / "scheduler").write_text(scheduler)
+    for view in ("nr_requests", "read_ahead_kb"):
+        (queue / view).write_text(state[view])
+
+
+@contextmanager
+def background_load(enabled: bool, directory: Path) -> Iterator[str]:
+    """bench/ab_truth.py's CPU and I/O hogs, started here and stopped whatever happens; what they are."""
+    if not enabled:
+        yield "idle"
+        return
+    directory.mkdir(exist_ok=True)
+    hogs = start_hog("cpu", str(directory))
+    try:
+        hogs += start_hog("io", str(directory))
+        yield f"under load: {len(hogs) - 1} busy loops and a fio writing 64K O_DIRECT on the same loop device"
+    finally:
+        stop_hog(hogs, str(directory))
+
+
+def race_kill(bench: Path, read_ahead: Path, common: list[str], env: dict[str, str], state: Path,
+              longest: float) -> tuple[bool, bool, str]:
+    """One race killed at a random instant of its rounds (up to `longest` seconds after the race's first
+    switch), then rolled back by its session id: (restored, killed in the race, what was wrong)."""
+    from stackbench.measure.tune_journal import read_records
+    from stackbench.tune.knob import Subject
+    from stackbench.tune.knobs import BY_ID
+
+    read_ahead.write_text("0")
+    directory = state / "stackbench" / "tune"
+    before = set(directory.glob("*.jsonl"))
+    process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob", RACE,
+                                "--apply", "--force", "--calibrate-rounds", "0", *PLANTED, *common],
+                               env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal, give_up = None, time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < give_up:  # the race's first switch: a fifth apply
+        journal = next(iter(set(directory.glob("*.jsonl")) - before), None)
+        if journal is not None and sum(r["t"] == "intent" for r in read_records(journal)) > 4:
+            break
+        time.sleep(0.05)
+    time.sleep(random.uniform(0.0, longest))
+    in_race = process.poll() is None
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    if journal is None:
+        return False, in_race, "no journal was written"
+    records = read_records(journal)
+    back = cli("tune", "--rollback", records[0]["id"], env=env)
+    cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command settles the killed runs' scratch
+    wrong = [f"{r['knob']} on {r['subject']['name']}: {now} instead of {r['state']}"
+             for r in records if r["t"] == "snapshot"
+             for now in [dict(BY_ID[r["knob"]].access.read(Subject.from_json(r["subject"])))] if now != r["state"]]
+    if read_records(journal)[-1]["t"] != "closed":
+        wrong.append("the journal is not closed")
+    if any(bench.iterdir()):
+        wrong.append(f"left in the scratch directory: {[p.name for p in bench.iterdir()]}")
+    if back.returncode != 0:
+        wrong.append(f"--rollback exited {back.returncode}: {back.stderr.strip()[-200:]}")
+    return not wrong, in_race, "; ".join(wrong)
+
+
+def whole_session(bench: Path, device: str, common: list[str], env: dict[str, str]) -> tuple[dict, float, str]:
+    """G12: three block knobs, two of them raced, from a planted read-ahead of 0, then `--rollback`: the
+    session, its wall time, and what the rollback did not bring back ("" when every view is back)."""
+    queue = Path(f"/sys/block/{Path(device).name}/queue")
+    (queue / "read_ahead_kb").write_text("0")
+    planted = queue_state(device)
+    requests = "64" if planted["nr_requests"] != "64" else "32"  # lower than a loop's 128: valid whatever scheduler
+    result, took = session(bench, ["--knob", "blockdev.read_ahead_kb", "--knob", "blockdev.scheduler",
+                                   "--knob", f"blockdev.nr_requests={requests}"], PLANTED, common, env)
+    back = cli("tune", "--rollback", result["session"], env=env)
+    now = queue_state(device)
+    wrong = [f"{view} {now[view]} instead of {planted[view]}" for view in QUEUE_VIEWS if now[view] != planted[view]]
+    if back.returncode != 0:
+        wrong.append(f"--rollback exited {back.returncode}: {back.stderr.strip()[-200:]}")
+    return result, took, "; ".join(wrong)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--planted", type=int, default=10)
     parser.add_argument("--null", type=int, default=60)
+    parser.add_argument("--true-null", type=int, default=60)
     parser.add_argument("--kills", type=int, default=25)
     parser.add_argument("--planted-races", type=int, default=10)
     parser.add_argument("--null-races", type=int, default=60)
+    parser.add_argument("--race-kills", type=int, default=20)
+    parser.add_argument("--race-kill-within", type=float, default=60.0,
+                        help="seconds after the race's first switch within which each race is killed")
+    parser.add_argument("--throttle", type=int, default=30, help="sessions of the controlled +10 %% effect")
+    parser.add_argument("--throttle-iops", type=int, default=1000,
+                        help="the planted read IOPS limit; the session tries 10 %% more")
+    parser.add_argument("--whole", type=int, default=1, help="whole block-device sessions (G12)")
+    parser.add_argument("--load", action="store_true", help="run everything under a background CPU and I/O load")
     parser.add_argument("--size", default="256M")
     parser.add_argument("--runtime", default="2")
     parser.add_argument("--ramp", default="0.5")
     parser.add_argument("--seed", type=int, default=29)
     args = parser.parse_args()
+    if args.throttle and not (CGROUP_ROOT / "blkio.throttle.read_iops_device").exists():
+        raise SystemExit(f"Error: no cgroup-v1 blkio hierarchy at {CGROUP_ROOT}: the throttle sessions need one; "
+                         "run with --throttle 0 to leave them out")
     random.seed(args.seed)
     work = Path(tempfile.mkdtemp(prefix="tune-truth-", dir="/var/tmp"))
     state = Path(tempfile.mkdtemp(prefix="tune-truth-state-"))
     env = {"XDG_STATE_HOME": str(state)}
     common = ["--size", args.size, "--runtime", args.runtime, "--ramp", args.ramp, "--db", str(state / "truth.db")]
+    helper = work / "setting.py"
+    helper.write_text(SETTING)
     image = work / "disk.img"
     with open(image, "wb") as handle:
         handle.truncate(2 * 1024**3)
@@ -79,61 +268,120 @@ def main() -> None:
     mount = work / "mnt"
     mount.mkdir()
     read_ahead = Path(f"/sys/block/{Path(device).name}/queue/read_ahead_kb")
-    original = read_ahead.read_text().strip()
+    original = queue_state(device)
     try:
         subprocess.run(["mkfs.ext4", "-q", device], check=True)
         subprocess.run(["mount", device, str(mount)], check=True)
         bench = mount / "bench"
         bench.mkdir()
-        def sessions(name: str, count: int, start: str, value: str, plan: list[str]) -> tuple[int, list[float]]:
-            """`count` sessions from read-ahead `start` trying `value`, each rolled back: how many kept it, and
-            how long each took."""
-            kept, seconds = 0, []
-            for index in range(count):
-                read_ahead.write_text(start)
-                result, took = session(bench, value, plan, common, env)
-                knob = result["knobs"][0]
-                kept += knob["decision"] == "kept"
-                seconds.append(took)
-                compare = knob.get("compare") or {}  # a race whose every candidate was dropped proves nothing
-                race = knob.get("race")
-                raced = (f"race of {len(race['candidates'])}: {race['rounds']} rounds, "
-                         f"{len(race['dropped'])} dropped, winner {race['winner']}; ") if race else ""
-                print(f"{name} {index + 1}: {knob['decision']} ({compare.get('verdict', '-')}, "
-                      f"{compare.get('geomean_ratio') or 0:.2f}x) after {raced}{knob['rounds']} rounds, {took:.0f} s "
-                      f"({knob['stop']}; {result['calibration']['said']})", flush=True)
-                cli("tune", "--rollback", result["session"], env=env)
-            return kept, seconds
 
-        kept, times = sessions("planted", args.planted, "0", "128", PLANTED)
-        null_keeps, _ = sessions("null", args.null, "128", "8192", NULL)
-        race_kept, race_times = sessions("planted race", args.planted_races, "0", "128,512,2048,8192", PLANTED)
-        race_null_keeps, _ = sessions("null race", args.null_races, "128", "512,2048,8192", NULL)
-        restored = 0
-        for index in range(args.kills):
-            read_ahead.write_text("0")
-            process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob",
-                                        "blockdev.read_ahead_kb=128", "--apply", "--force", *PLANTED, *common],
-                                       env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(random.uniform(1.0, 25.0))  # in the calibration (nothing changed yet) or the rounds
-            process.send_signal(signal.SIGKILL)
-            process.wait()
-            after = cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command restores
-            journals = [json.loads(p.read_text().splitlines()[-1]) for p in (state / "stackbench" / "tune").glob("*.jsonl")]
-            ok = (read_ahead.read_text().strip() == "0" and all(j["t"] == "closed" for j in journals)
-                  and not any(bench.iterdir()))
-            restored += ok
-            print(f"kill {index + 1}: {'restored' if ok else 'NOT RESTORED'}"
-                  f"{' (' + after.stderr.strip()[-200:] + ')' if not ok else ''}", flush=True)
-        print(f"\nplanted read_ahead_kb=0: kept in {kept}/{args.planted}, mean "
-              f"{sum(times) / max(1, len(times)):.0f} s, longest {max(times, default=0):.0f} s")
-        print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {null_keeps}/{args.null} kept")
-        print(f"planted read_ahead_kb=0 raced over 128, 512, 2048, 8192: kept in {race_kept}/{args.planted_races}, "
-              f"mean {sum(race_times) / max(1, len(race_times)):.0f} s, longest {max(race_times, default=0):.0f} s")
-        print(f"null race 128 -> 512, 2048, 8192 under O_DIRECT random reads: {race_null_keeps}/{args.null_races} kept")
+        def sessions(name: str, count: int, plant: Callable[[], None], knobs: list[str], plan: list[str],
+                     preexec: Callable[[], None] | None = None) -> list[tuple[dict, float]]:
+            """`count` sessions, each from the state `plant` makes and rolled back after: their JSON and time."""
+            done = []
+            for index in range(count):
+                plant()
+                result, took = session(bench, knobs, plan, common, env, preexec)
+                done.append((result, took))
+                print(f"{name} {index + 1}: {described(result['knobs'][0])}; {confirmed(result)}, {took:.0f} s "
+                      f"({result['calibration']['said']})", flush=True)
+                cli("tune", "--rollback", result["session"], env=env)
+            return done
+
+        def read_ahead_at(value: str) -> Callable[[], None]:
+            return lambda: read_ahead.write_text(value)
+
+        def kept(done: list[tuple[dict, float]]) -> str:
+            """Sessions that left the knob set at their end (after the confirmation), and how many more the
+            knob's own rounds kept but the confirmation undid: a knob's `kept` alone is not the session's."""
+            final = sum(bool(result["now_set"]) for result, _ in done)
+            undone = sum(result["knobs"][0]["decision"] == "kept" and not result["now_set"] for result, _ in done)
+            return f"{final}" + (f" (and {undone} kept by the knob's rounds, undone by the confirmation)" if undone else "")
+
+        def times(done: list[tuple[dict, float]]) -> str:
+            seconds = [took for _, took in done]
+            return f"mean {sum(seconds) / max(1, len(seconds)):.0f} s, longest {max(seconds, default=0):.0f} s"
+
+        with background_load(args.load, mount / "load") as condition:
+            print(f"condition: {condition}", flush=True)
+            planted = sessions("planted", args.planted, read_ahead_at("0"), ["--knob", "blockdev.read_ahead_kb=128"],
+                               PLANTED)
+            null = sessions("null", args.null, read_ahead_at("128"), ["--knob", "blockdev.read_ahead_kb=8192"], NULL)
+            noop = work / "noop"
+            noop_knobs = user_knob(work / "noop.toml", "truth.noop", noop, "noop", [1, 2], helper)
+            true_null = sessions("true null", args.true_null, lambda: noop.write_text("noop 1\n"),
+                                 ["--knobs", str(noop_knobs), "--knob", "truth.noop=2"], NULL)
+            races = sessions("planted race", args.planted_races, read_ahead_at("0"), ["--knob", RACE], PLANTED)
+            null_races = sessions("null race", args.null_races, read_ahead_at("128"),
+                                  ["--knob", "blockdev.read_ahead_kb=512,2048,8192"], NULL)
+            throttled: list[tuple[dict, float]] = []
+            if args.throttle:
+                read_ahead.write_text(original["read_ahead_kb"])
+                rdev = os.stat(device).st_rdev
+                node, more = f"{os.major(rdev)}:{os.minor(rdev)}", round(args.throttle_iops * 1.1)
+                with throttled_cgroup(device, 0, args.throttle_iops) as group:
+                    limits = group / "blkio.throttle.read_iops_device"
+                    knobs = user_knob(work / "throttle.toml", "truth.throttle", limits, node,
+                                      [args.throttle_iops, more], helper)
+                    throttled = sessions("throttle", args.throttle,
+                                         lambda: limits.write_text(f"{node} {args.throttle_iops}\n"),
+                                         ["--knobs", str(knobs), "--knob", f"truth.throttle={more}"], NULL,
+                                         preexec=joiner(group))
+            wholes = []
+            for index in range(args.whole):
+                result, took, wrong = whole_session(bench, device, common, env)
+                wholes.append((took, wrong))
+                print(f"whole {index + 1}: {took:.0f} s; " + "; ".join(described(k) for k in result["knobs"])
+                      + f"; confirmation: {(result['confirmation'] or {}).get('decision', 'none')}"
+                      + f"; rollback: {wrong or 'every view back'}", flush=True)
+            restored = 0
+            for index in range(args.kills):
+                read_ahead.write_text("0")
+                process = subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob",
+                                            "blockdev.read_ahead_kb=128", "--apply", "--force", *PLANTED, *common],
+                                           env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL)
+                time.sleep(random.uniform(1.0, 25.0))  # in the calibration (nothing changed yet) or the rounds
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                after = cli("runs", "--db", str(state / "truth.db"), env=env)  # the next command restores
+                journals = [json.loads(p.read_text().splitlines()[-1])
+                            for p in (state / "stackbench" / "tune").glob("*.jsonl")]
+                ok = (read_ahead.read_text().strip() == "0" and all(j["t"] == "closed" for j in journals)
+                      and not any(bench.iterdir()))
+                restored += ok
+                print(f"kill {index + 1}: {'restored' if ok else 'NOT RESTORED'}"
+                      f"{' (' + after.stderr.strip()[-200:] + ')' if not ok else ''}", flush=True)
+            race_restored, in_race = 0, 0
+            for index in range(args.race_kills):
+                ok, killed_in_race, wrong = race_kill(bench, read_ahead, common, env, state, args.race_kill_within)
+                race_restored += ok
+                in_race += killed_in_race
+                print(f"race kill {index + 1}: {'restored' if ok else 'NOT RESTORED: ' + wrong}"
+                      f"{'' if killed_in_race else ' (the session had ended before the kill)'}", flush=True)
+        print(f"\n{condition}")
+        print(f"planted read_ahead_kb=0: kept in {kept(planted)}/{args.planted}, {times(planted)}")
+        print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {kept(null)}/{args.null} kept")
+        print(f"true null (a value nothing reads) 1 -> 2 under O_DIRECT random reads: "
+              f"{kept(true_null)}/{args.true_null} kept")
+        print(f"planted read_ahead_kb=0 raced over 128, 512, 2048, 8192: kept in {kept(races)}/{args.planted_races}, "
+              f"{times(races)}")
+        print(f"null race 128 -> 512, 2048, 8192 under O_DIRECT random reads: {kept(null_races)}/{args.null_races} kept")
+        if args.throttle:
+            calm = [(result, took) for result, took in throttled if result["calibration"]["noise"] <= CALM_NOISE]
+            print(f"controlled +10 % (read IOPS limit {args.throttle_iops} -> {round(args.throttle_iops * 1.1)} in "
+                  f"the bench's cgroup): kept in {kept(calm)}/{len(calm)} sessions whose calibration reported noise "
+                  f"<= {CALM_NOISE:.0%} ({len(calm)} of {args.throttle} qualified; goal >= 80 %); "
+                  f"kept in {kept(throttled)}/{args.throttle} of all")
+        for index, (took, wrong) in enumerate(wholes):
+            print(f"whole block-device session {index + 1} (3 knobs, 2 raced, one cell): {took:.0f} s "
+                  f"(goal <= {WHOLE_GOAL_S:.0f} s: {'met' if took <= WHOLE_GOAL_S else 'NOT met'}), "
+                  f"rollback: {wrong or 'every view back'}")
         print(f"kill -9 at a random instant, then the next command: restored {restored}/{args.kills}")
+        print(f"kill -9 at a random instant of a race of 4, then --rollback: every view equal to its snapshot "
+              f"{race_restored}/{args.race_kills} ({in_race} killed while running)")
     finally:
-        read_ahead.write_text(original)
+        restore_queue(device, original)
         subprocess.run(["umount", str(mount)], capture_output=True)
         subprocess.run(["losetup", "-d", device], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)

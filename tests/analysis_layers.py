@@ -57,6 +57,21 @@ def loop_chain() -> Stack:
     return Stack("/mnt", Layer("filesystem", "/mnt", settings={"fs_type": "ext4"}, children=[loop]))
 
 
+def two_loops(throttled: str | None = None) -> Stack:
+    """ext4 on loop1 over a file on ext4 on loop0 over a file on ext4 on vda (tests/loop_chain.py's chain);
+    the device named `throttled` with a cgroup throttle as the discovery records one."""
+    def block(kind: str, name: str, children: list[Layer]) -> Layer:
+        settings = {"cgroup_throttle": "write 200 IOPS (cgroup /bench)"} if name == throttled else {}
+        return Layer(kind, f"/dev/{name}", settings=settings, devices=[name], children=children)
+
+    def on_file(name: str, under: Layer) -> Layer:
+        return Layer("file", name, children=[Layer("filesystem", name, settings={"fs_type": "ext4"}, children=[under])])
+
+    loop0 = block("loop", "loop0", [on_file("/var/tmp/outer.img", block("disk", "vda", []))])
+    loop1 = block("loop", "loop1", [on_file("/lower/inner.img", loop0)])
+    return Stack("/upper", Layer("filesystem", "/upper", settings={"fs_type": "ext4"}, children=[loop1]))
+
+
 def odd_mirror_run(label: str, run_id: str, leg_bytes: int, odd: str = "[bold]x"):  # noqa: ANN201 - a Run
     """A run of one sampled write cell and one unsampled read cell on ext4 on md0 over sda, sdb and a disk
     whose name (`odd`) would be markup if interpreted: the compare layer table's tests (tests/report,

@@ -37,12 +37,16 @@ def findmnt(path: Path, column: str) -> str:
     return _run("findmnt", "-n", "-o", column, "-T", str(path))
 
 
-def _storey(image: Path, size: int, block: int, mount_point: Path, made: list[tuple[str, Path]]) -> Path:
+def _storey(image: Path, size: int, block: int, mount_point: Path, made: list[tuple[str, Path]],
+            direct_io: bool = False) -> Path:
     """ext4 with `block`-byte blocks on a loop device over a new sparse `image`, mounted at `mount_point`;
-    what it made is appended to `made` as it is made, for the caller to undo."""
+    what it made is appended to `made` as it is made, for the caller to undo. With `direct_io` the loop
+    device reads and writes its backing file with O_DIRECT, in the context of whoever sent it the request
+    (its cgroup's blkio throttle applies), not through the page cache and its writeback."""
     with open(image, "wb") as handle:
         handle.truncate(size)
-    device = Path(_run("losetup", "-f", "--show", str(image)))
+    direct = ["--direct-io=on"] if direct_io else []
+    device = Path(_run("losetup", "-f", "--show", *direct, str(image)))
     made.append(("loop", device))
     mount_point.mkdir()
     _run("mkfs.ext4", "-q", "-F", "-b", str(block), str(device))
@@ -51,15 +55,15 @@ def _storey(image: Path, size: int, block: int, mount_point: Path, made: list[tu
     return device
 
 
-def build(tmp_path: Path) -> Iterator[LoopChain]:
+def build(tmp_path: Path, direct_io: bool = False) -> Iterator[LoopChain]:
     if os.geteuid() != 0:
         pytest.skip("needs root for loop devices and mounts")
     made: list[tuple[str, Path]] = []
     try:
         outer, lower = tmp_path / "outer.img", tmp_path / "lower"
-        outer_device = _storey(outer, 160 * MiB, 4096, lower, made)
+        outer_device = _storey(outer, 160 * MiB, 4096, lower, made, direct_io)
         inner, upper = lower / "inner.img", tmp_path / "upper"
-        inner_device = _storey(inner, 48 * MiB, 1024, upper, made)
+        inner_device = _storey(inner, 48 * MiB, 1024, upper, made, direct_io)
         yield LoopChain(outer, outer_device, lower, inner, inner_device, upper)
     finally:
         for what, path in reversed(made):

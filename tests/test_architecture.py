@@ -232,6 +232,9 @@ RAW_READS: dict[str, dict[str, str]] = {
         "path.read_bytes()": "its _read helper, given only /sys/class/block attributes",
     },
     "stackbench/stack/mounts.py": {"Path('/proc/self/mountinfo').read_text()": "the kernel's mount table"},
+    "stackbench/stack/throttle.py": {
+        "path.read_text()": "its _read helper, given only /proc/self/cgroup and the cgroup hierarchies' throttle files",
+    },
     "stackbench/scan/walker.py": {
         "os.open(path, _DIR_FLAGS)": "a directory opened to list it, never read",
         "os.open(separator, _DIR_FLAGS)": "a directory opened to list it (a path past PATH_MAX, part by part)",

@@ -1,10 +1,10 @@
 """The layer table (analysis/layer_activity.py) on synthetic conditions summaries whose answers are
-computed by hand: amplification at each layer and at the bottom of the stack, the busiest saturated layer,
+computed by hand: amplification at each layer and at the bottom of the stack, the busiest layer,
 and runs whose summaries predate the table's figures."""
 
 from __future__ import annotations
 
-from analysis_layers import MB, disk, loop_chain, mirror, summary, with_conditions
+from analysis_layers import MB, disk, loop_chain, mirror, summary, two_loops, with_conditions
 from stackbench.analysis.layer_activity import PRORATED, cell_layers
 from synthetic import cell
 
@@ -74,6 +74,44 @@ def test_the_deepest_saturated_layer_is_named_busiest() -> None:
     assert cell_layers(with_conditions(cell(runs=[10.0]), [top]), stack.counted_layers()).busiest == "loop3"
     quiet = {**both, "disks": {name: disk(writes=100, write_bytes=409_600, util=89.0) for name in both["disks"]}}
     assert cell_layers(with_conditions(cell(runs=[10.0]), [quiet]), stack.counted_layers()).busiest is None
+
+
+def _two_loops(utils: dict[str, float], throttled: str | None = None):  # noqa: ANN202 - a CellLayers
+    """One run of 4K writes through loop1, loop0 and vda, each with the utilisation given; with `throttled`,
+    that device has a cgroup throttle in the saved stack."""
+    counted = summary({name: disk(writes=2000, write_bytes=8_192_000, util=util) for name, util in utils.items()},
+                      fio_write=8_192_000)
+    return cell_layers(with_conditions(cell(runs=[200.0]), [counted]), two_loops(throttled).counted_layers())
+
+
+def test_a_saturated_disk_under_an_idle_layer_is_not_where_the_layers_above_spend_their_time() -> None:
+    """loop1 busy all the time while loop0 under it is nearly idle: loop1's time is not spent in loop0, so
+    not in the disk under loop0 either, however busy the disk is with other processes' I/O (the shared
+    root disk). The layer where it is spent is loop1 (or between it and loop0); the disk is not named."""
+    found = _two_loops({"loop1": 100.0, "loop0": 4.0, "vda": 95.0})
+    assert [layer.saturated for layer in found.layers] == [True, False, True]
+    assert (found.busiest, found.busiest_reason) == ("loop1", "utilisation 100 %")
+    # each saturated layer under a saturated one inherits: the lowest of the chain is named
+    assert _two_loops({"loop1": 100.0, "loop0": 99.0, "vda": 95.0}).busiest == "vda"
+    assert _two_loops({"loop1": 100.0, "loop0": 99.0, "vda": 30.0}).busiest == "loop0"
+    assert _two_loops({"loop1": 60.0, "loop0": 4.0, "vda": 95.0}).busiest == "vda"  # the only saturated layer
+
+
+def test_a_throttled_layer_under_a_saturated_one_is_named_though_its_counters_show_it_idle() -> None:
+    """A cgroup throttle holds the requests before the throttled device counts them (docs/stack.md, "A
+    throttled layer"): the layer above is saturated, the throttled one idle, and the throttle is the cause."""
+    found = _two_loops({"loop1": 100.0, "loop0": 4.0, "vda": 95.0}, throttled="loop0")
+    assert found.busiest == "loop0" and not found.layers[1].saturated
+    assert found.busiest_reason == ("a cgroup throttle, write 200 IOPS (cgroup /bench), held the requests of loop1 "
+                                    "above it (utilisation 100 %) before its own counters saw them")
+    assert found.layers[1].to_json()["throttle"] == "write 200 IOPS (cgroup /bench)"
+    assert _two_loops({"loop1": 100.0, "loop0": 100.0, "vda": 30.0}, throttled="vda").busiest == "vda"
+    # a throttle under no saturated layer held back nothing the counters show: nothing is named
+    assert _two_loops({"loop1": 50.0, "loop0": 4.0, "vda": 30.0}, throttled="loop0").busiest is None
+    # a saturated throttled layer is named as the lowest saturated one, its throttle said
+    both = _two_loops({"loop1": 100.0, "loop0": 100.0, "vda": 30.0}, throttled="loop0")
+    assert (both.busiest, both.busiest_reason) == ("loop0", "utilisation 100 %; a cgroup throttle on it: write 200 "
+                                                             "IOPS (cgroup /bench)")
 
 
 def test_a_growing_queue_is_saturation_below_90_percent() -> None:

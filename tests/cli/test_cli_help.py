@@ -133,3 +133,92 @@ def test_run_groups_its_options_into_panels(monkeypatch: pytest.MonkeyPatch) -> 
     panels = re.findall(r"╭─ (.+?) ─", shown)
     # Typer shows the options of no panel first: --db, which every command that reads the store takes, and --help
     assert panels == ["Options", "Target", "Workload", "Repeats", "Output", "Fleet (--hosts)"]
+
+
+# The least width of an option's help text at 80 columns. Issue: `tune --help`'s Rounds panel and `ab --help`'s
+# Commands panel showed "<int range> [2<=x<=100]" and "SECONDS [1<=x<=86400]", Typer's range drawn in the type
+# column, which left their help text 18 and 24 characters a line. Without it the narrowest is tune's Rounds
+# panel at 27 (its --calibrate-rounds and --no-confirm columns).
+MIN_HELP_WIDTH = 26
+
+
+def help_widths(text: str) -> dict[str, int]:
+    """Per panel of a --help as the user sees it, the width of its help column, from the panel's right border
+    to where most of its wrapped lines start (a continuation line of the type column starts left of it)."""
+    widths: dict[str, int] = {}
+    panel: str | None = None
+    starts: list[int] = []
+    right = 0
+    for line in text.splitlines():
+        if line.startswith("╭"):
+            panel, starts, right = line.strip("╭─╮ "), [], len(line) - 1
+        elif line.startswith("╰") and panel is not None:
+            if starts:
+                widths[panel] = right - max(set(starts), key=starts.count)
+            panel = None
+        elif panel is not None:
+            inner = line[1:right]
+            if not inner[:3].strip() and inner.strip():  # a wrapped line: nothing in the option's column
+                starts.append(1 + len(inner) - len(inner.lstrip()))
+    return widths
+
+
+def test_the_width_check_finds_a_narrow_help_column() -> None:
+    """The measure itself, on a panel drawn as Typer draws one: help text from column 59 of 80 is 20 wide."""
+    panel = ["╭─ Rounds " + "─" * 69 + "╮",
+             "│ --rounds  -r  <int range>" + " " * 33 + "Most rounds per   │",
+             "│" + " " * 58 + "knob, A first and │",
+             "│" + " " * 58 + "B first in turn.  │",
+             "╰" + "─" * 78 + "╯"]
+    assert help_widths("\n".join(panel)) == {"Rounds": 20}
+
+
+@pytest.mark.parametrize("words", COMMANDS, ids=lambda words: " ".join(words) or "stackbench")
+def test_every_help_column_is_wide_enough_at_80_columns(words: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    widths = help_widths(_help(words, 80, monkeypatch, boxed=False))
+    assert {panel: width for panel, width in widths.items() if width < MIN_HELP_WIDTH} == {}
+
+
+def _ranged_options() -> list[tuple[list[str], str, str]]:
+    """(command words, option, its range as its help must say it) of every shown option with a range."""
+    from stackbench.cli.common import FiniteRange, IntBetween
+
+    found = []
+    for words in COMMANDS:
+        command = typer.main.get_command(app)
+        for word in words:
+            command = command.commands[word]  # type: ignore[attr-defined]
+        for param in command.params:
+            if isinstance(param.type, (FiniteRange, IntBetween)) and not getattr(param, "hidden", False):
+                found.append((words, param.opts[0], param.type.said))
+    return found
+
+
+RANGED = _ranged_options()
+
+
+def test_the_ranged_options_are_found() -> None:
+    """The walk above itself: `tune --rounds` (2-100) and `serve --port` (1-65535) are among them."""
+    assert (["tune"], "--rounds", "2-100") in RANGED and (["serve"], "--port", "1-65535") in RANGED
+
+
+@pytest.mark.parametrize("words, option, said", RANGED, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_every_range_is_said_in_its_options_help_at_80_columns(words: list[str], option: str, said: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A number option's range is in its own help text, since Typer no longer draws it (it drew "[2<=x<=100]"
+    in the type column, 19 characters of help a line left at 80 columns): the option's row, its first line
+    and the lines below it that start right of the option's column, holds it."""
+    shown = _help(words, 80, monkeypatch, boxed=False)
+    assert max(len(line) for line in shown.splitlines()) <= 80 and "<=x" not in shown
+    lines = shown.splitlines()
+    first = next((i for i, line in enumerate(lines) if re.match(rf"│[ *]*{re.escape(option)}(?![\w-])", line)), None)
+    assert first is not None, f"{option} is not in {' '.join(words)} --help"
+    column = lines[first].index(option)
+    row = [lines[first]]
+    for line in lines[first + 1:]:
+        inner = line.lstrip("│ ")
+        if not inner or line.startswith("╰") or len(line) - len(inner) <= column:
+            break
+        row.append(line)
+    text = " ".join(" ".join(row).replace("│", " ").split())
+    assert said in text, text

@@ -42,6 +42,11 @@ from conftest import MiB, _need_root, cli_here, run_cli
         (["smallblocks", "{scratch}", "--recordsize", "32M"], "--recordsize"),
         (["smallblocks", "{scratch}", "--metadata-share", "-1"], "--metadata-share"),
         (["runs", "--format", "xml"], "--format"),
+        (["runs", "--limit", "0"], "--limit"),
+        (["tune", "-t", "{scratch}", "--rounds", "1"], "--rounds"),
+        (["tune", "-t", "{scratch}", "--calibrate-rounds", "101"], "--calibrate-rounds"),
+        (["serve", "--port", "0"], "--port"),
+        (["serve", "--port", "65536"], "--port"),
     ],
 )
 def test_out_of_range_values_are_one_line_usage_errors(tmp_path: Path, scratch_dir: Path, args: list[str], named: str) -> None:
@@ -53,6 +58,20 @@ def test_out_of_range_values_are_one_line_usage_errors(tmp_path: Path, scratch_d
     assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], lines
     assert list(scratch_dir.iterdir()) == []
     assert not db.exists()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["run", "-t", "{scratch}", "--jobs", "10000000"], "10000000 is out of range: give one from 1 to 256"),
+    (["runs", "--limit", "-3"], "-3 is out of range: give one of at least 1"),
+    (["compare", "a", "b", "--alpha", "0.00001"], "1e-05 is out of range: give one from 0.0001 to 0.5"),
+    (["compare", "a", "b", "--alpha", "nan"], "'nan' is not a number: give one from 0.0001 to 0.5"),
+])
+def test_a_value_out_of_range_is_told_with_the_range(tmp_path: Path, scratch_dir: Path, args: list[str],
+                                                     said: str) -> None:
+    """The range types the options declare (cli/common.py) say the value as typed and the range: an integer
+    in digits (not 1e+07), the bounds as the option's help says them."""
+    done = cli_here(*[a.replace("{scratch}", str(scratch_dir)) for a in args], "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 2 and said in " ".join(done.stderr.split()), done.stderr
 
 
 def test_smallblocks_with_a_4k_recordsize_recommends_metadata_only(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here, run_cli
+from stackbench.store import Store
 
 FAST = ["--runtime", "1", "--size", "16M"]
 
@@ -248,3 +249,19 @@ def test_interrupt_keeps_finished_cells_marks_run_incomplete_and_removes_scratch
     assert connection.execute("select count(*) from fio_outputs").fetchone()[0] == 1
     shown = cli_here("show", connection.execute("select id from runs").fetchone()[0], "--db", f"sqlite:///{db_file}")
     assert "INCOMPLETE" in shown.stdout
+
+
+def test_a_relative_target_is_measured_where_it_is_typed(tmp_path: Path, scratch_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """fio runs in its private job directory, so a relative target reached it as a path under that directory:
+    `run -t bench` wrote its scratch file in /tmp/stackbench-run-.../stackbench-job-.../bench and measured
+    that file system instead (strace: fio chdir'd there, then opened bench/stackbench-ID.scratch). The job
+    file names the scratch file by its absolute path in the target."""
+    monkeypatch.chdir(scratch_dir.parent)
+    done = cli_here("run", "-t", scratch_dir.name, "--rw", "randread", "--bs", "4k", "--qd", "1", "--runs", "1",
+                    "--ramp", "0", "--runtime", "1", "--size", "8M", "--db", _db(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    [output] = Store(_db(tmp_path)).fio_outputs(json.loads(done.stdout)["run_id"])
+    filenames = re.findall(r"(?m)^filename=(.*)$", output["job_file"])
+    assert filenames and [Path(name).parent for name in filenames] == [scratch_dir] * len(filenames), filenames
+    assert list(scratch_dir.iterdir()) == []

@@ -16,14 +16,19 @@ from stackbench.store import open_store
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 
-def test_each_hosts_cell_has_its_own_samples_that_agree_with_its_result(fleet, db_url: str) -> None:
+def _fleet_run(fleet, db_url: str, runtime: str):  # noqa: ANN001, ANN202 - the rig; a stored Run
+    """Two separate 4k random-read runs of `runtime` on every host of the rig, as stored."""
     done = subprocess.run(
         [sys.executable, "-m", "stackbench", "run", "--hosts", ",".join(fleet.names), "-t", str(fleet.hosts[0].target),
          "--db", db_url, "--bs", "4k", "--qd", "1", "--rw", "randread", "--size", "8M", "--ramp", "0",
-         "--runtime", "4s", "--runs", "2", "--json"],
+         "--runtime", runtime, "--runs", "2", "--json"],
         env={**os.environ, **fleet.env()}, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
-    run = open_store(db_url).get_run(json.loads(done.stdout)["run_id"])
+    return open_store(db_url).get_run(json.loads(done.stdout)["run_id"])
+
+
+def test_each_hosts_cell_has_its_own_samples_that_agree_with_its_result(fleet, db_url: str) -> None:
+    run = _fleet_run(fleet, db_url, "4s")
     by_host = {c.result.host: c for c in run.cells}
     assert set(by_host) == {*fleet.names, "(total)"}
     means = {}
@@ -48,3 +53,17 @@ def test_each_hosts_cell_has_its_own_samples_that_agree_with_its_result(fleet, d
     for host in fleet.hosts:
         assert list(host.scratch.iterdir()) == []
         assert [p.name for p in (host.scratch.parent / "home").rglob("*.log*")] == []
+
+
+def test_a_hosts_run_shorter_than_a_second_keeps_its_whole_run_as_its_one_sample(fleet, db_url: str) -> None:
+    """fio logs a window only when it is full, so a host's 0.5 s run sends an empty log: each host's cell
+    stored no sample until a host's run got the rule a local run and a sweep's job have (`samples_of_run`),
+    its whole run as its one sample."""
+    run = _fleet_run(fleet, db_url, "500ms")
+    by_host = {c.result.host: c for c in run.cells}
+    for name in fleet.names:
+        cell = by_host[name]
+        assert [s.segment for s in cell.samples] == [0, 1], (name, cell.samples)  # one per run: none before
+        iops = {r["index"]: r["iops"] for r in cell.measurement["replicates"]}
+        for sample in cell.samples:  # the run's own figure, over its whole (sub-second) run
+            assert sample.t_s < 1 and sample.iops == pytest.approx(iops[sample.segment], rel=1e-6), (name, sample)

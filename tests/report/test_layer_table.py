@@ -39,7 +39,7 @@ def test_the_table_and_json_show_each_cell_s_layers_with_names_as_data() -> None
         "device": "sda", "kind": "disk", "depth": 1, "bottom": True, "seconds": 10.0, "iops": 256.0,
         "mb_per_s": 1.0, "avg_request_bytes": 3906, "await_ms": 0.5, "util_pct": 50.0, "queue_depth": 0.5,
         "read_bytes": 0.0, "write_bytes": 10_000_000.0, "read_amplification": None, "write_amplification": 1.0,
-        "queue_growing": None, "saturated": False}
+        "queue_growing": None, "saturated": False, "throttle": None}
     from stackbench.report.document import Report
     from stackbench.report.formats import Screen, exporter
 
@@ -85,3 +85,18 @@ def test_amplification_at_fio_s_mean_rate_is_said_with_its_cause() -> None:
     timed = summary({"vda": disk(writes=100, write_bytes=409_600, in_flight={"mean": 1.0, "rise": 0.0})},
                     fio_write=409_600)
     assert not [n for n in layer_table(run([with_conditions(cell(runs=[1000.0]), [timed])])).notes if "mean rate" in n]
+
+
+def test_the_rule_that_names_the_busiest_layer_is_said_where_one_is_named() -> None:
+    """The layer named need not be saturated itself (a throttled device's counters show it idle), so the
+    table says what "busiest layer" means, in the stack chart's words, where a cell names one, and not
+    elsewhere."""
+    busy = summary({"vda": disk(writes=100, write_bytes=409_600, util=97.0)}, fio_write=409_600)
+    table = layer_table(run([with_conditions(cell(runs=[1000.0]), [busy])]))
+    assert table.notes[1] == ("busiest layer = where the saturated layers' time is spent: the lowest of the "
+                              "saturated layers (util >= 90 % or queue growing) under the topmost one, or the "
+                              "cgroup-throttled device under it")
+    assert "4K QD4 rnd write: busiest layer vda (utilisation 97 %)" in table.notes
+    idle = summary({"vda": disk(writes=100, write_bytes=409_600, util=40.0)}, fio_write=409_600)
+    assert not [n for n in layer_table(run([with_conditions(cell(runs=[1000.0]), [idle])])).notes
+                if "busiest" in n]

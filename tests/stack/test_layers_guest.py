@@ -28,6 +28,25 @@ from the same samples). The misses are not in how fio's seconds are placed (at i
 read the same): OpenZFS 2.3's zvol read 1.06x and 1.08x either way (in the 1.08x run it wrote on at its full
 rate for about 0.3 s past the end fio's clock gives its window); the crypt device's 0.94x came from a run
 whose third second fio did not log.
+
+Why (one boot of each guest, 2026-11-28, fio run on the same three layers as here, each device's counters
+polled every 20 ms beside it): the layers, fio's clock and the window are right, the sampler's second is too
+coarse. Without a ramp, so that fio counts every I/O it issues, the zvol counted exactly fio's writes (729 of
+729 on 2.1, 927 of 927 on 2.3; md0 and the crypt device 3-6 more, the file system's), so ZFS adds none. Run
+as here (1 s ramp, 3 s, the runner's per-second logs), each device's writes between fio's measured start (its
+logs) and that plus its runtime were 0.996-1.008x fio's count (0.982-1.001x with fio's clocksource=
+clock_gettime, which these guests use anyway: their kernel clock is hpet and the CPU has no constant TSC),
+and 0-3 writes came after that end before fio exited, 0.1-1.2 s later: nothing written past the window, no
+clock skew (the 1.08x run's 0.3 s was read from one-second samples). A window moved by 0.1 s read up to 9 %
+off. What misses is the second that straddles the window's start: the table counts the device from the
+sampler's first reading inside the window, and fio's bytes before that reading are its first logged
+second's bytes spread evenly over the second, while fio's rate on
+the emulated CPU changes several-fold within a second (logged seconds of 14, 112 and 125 writes; of 1,329
+then 602). fio logs only the seconds its helper thread sampled while the job ran (two of three in 5 of these
+12 runs); the rest of its total is placed after its last logged second (measure/telemetry.fio_timeline), and
+those runs read 0.98-1.00x at 20 ms too, so the unlogged second loses no bytes: its spread within the
+part-second is the same guess. The 5 % bound needs the devices read when fio begins measuring (or more often
+than once a second), not another accounting of fio's seconds.
 """
 
 from __future__ import annotations

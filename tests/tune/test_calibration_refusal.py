@@ -9,7 +9,7 @@ import math
 import pytest
 
 from stackbench.base.errors import StackbenchError
-from stackbench.measure.tune_session import Calibration
+from stackbench.measure.tune_result import Calibration
 
 
 MIN_EFFECT = 0.25  # three times it is 0.75 exactly in binary floating point: the edge is the rule's, not rounding's

@@ -5,7 +5,6 @@ of a device each test creates; never a host-wide setting), the real audit probe 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,6 @@ from stackbench.audit.rule import Finding
 from stackbench.measure.tune_from_audit import propose
 from stackbench.tune.subjects import TargetInfo
 from tune.test_tune_session import QUICK, device_of, read_ahead_file
-
-
-@pytest.fixture
-def planted(ext4_loop: Path) -> Path:
-    """The loop device's read-ahead switched off and its ext4 remounted with strict access times."""
-    read_ahead_file(ext4_loop).write_text("0")
-    subprocess.run(["mount", "-o", "remount,strictatime", str(ext4_loop)], check=True)
-    directory = ext4_loop / "bench"
-    directory.mkdir()
-    return directory
 
 
 def test_the_dry_run_proposes_the_knobs_that_answer_the_findings_and_says_what_it_leaves_out(planted, state) -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import cli_here, run_cli
 from stackbench.analysis.alpha_spending import look_alphas
+from stackbench.base import processes
 from stackbench.model.plan import RUN_OVERHEAD_S
 
 PLAN = ["--rw", "read", "--bs", "4k", "--qd", "1", "--buffered", "--size", "16M", "--runtime", "1", "--ramp", "0"]
@@ -143,11 +144,13 @@ def test_a_planted_read_ahead_of_0_is_found_kept_and_rolled_back_on_demand(bench
     assert list(bench.iterdir()) == []  # the scratch file is gone
 
 
-def _started_session(bench: Path, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", str(bench), "--knob",
-                             "blockdev.read_ahead_kb=128", "--apply", "--rounds", "20", "--db",
+def _started_session(bench: Path, env: dict[str, str], *, relative: bool = False) -> subprocess.Popen:
+    """The session measures `bench`, named as `bench`'s name from its parent directory with `relative`."""
+    return subprocess.Popen([sys.executable, "-m", "stackbench", "tune", "-t", bench.name if relative else str(bench),
+                             "--knob", "blockdev.read_ahead_kb=128", "--apply", "--rounds", "20", "--db",
                              str(bench.parent.parent / "s.db"), *QUICK], env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=bench.parent if relative else None, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
 
 
 def _wait_until_measuring_b(state: Path, process: subprocess.Popen) -> None:
@@ -200,6 +203,30 @@ def test_kill_9_in_the_rounds_is_restored_by_the_next_command(bench, state) -> N
     after = run_cli("tune", "--status", env=env)
     assert "set back to read_ahead_kb=0" in " ".join(after.stderr.split()), after.stderr
     assert read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert journal_records(state)[-1]["t"] == "closed"
+
+
+@pytest.mark.slow
+def test_kill_9_then_a_rollback_elsewhere_leaves_no_scratch_file_and_no_fio(bench, state) -> None:
+    """The session's journal names its scratch file, by its absolute path though the target was typed relative,
+    and the fio that writes it, so `tune --rollback` run from another directory, which opens no store (where
+    the dead run's record of them is), stops that fio and removes the file: before, they stayed until a
+    command opened that store."""
+    env = {"XDG_STATE_HOME": str(state.parent.parent)}
+    process = _started_session(bench, env, relative=True)
+    try:
+        _wait_until_measuring_b(state, process)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=60)
+    finally:
+        process.kill()
+    [scratch] = list(bench.iterdir())
+    assert journal_records(state)[0]["scratch"] == str(scratch)
+    [journal] = list(state.glob("*.jsonl"))
+    back = run_cli("tune", "--rollback", journal.stem, env=env)
+    assert back.returncode == 0, back.stderr
+    assert list(bench.iterdir()) == [] and read_ahead_file(bench.parent).read_text().strip() == "0"
+    assert [pid for pid in processes.pids() if str(scratch) in processes.open_files(pid)] == []
     assert journal_records(state)[-1]["t"] == "closed"
 
 

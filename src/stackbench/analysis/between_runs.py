@@ -196,6 +196,52 @@ def paired_ratio(pairs: Sequence[tuple[float, float]], confidence: float = 0.95)
     return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, "paired-log", confidence, n - 1, sd)
 
 
+@dataclass(frozen=True)
+class RateSlope:
+    """How a paired ratio (other / base) moves with a rate, per unit of the rate: the least-squares slope
+    of the pairs' log ratios through the origin, and its t-interval. What a dose-response bench fits to
+    make an effect too small for one pair resolvable: the cost of a sampler at 100 samples a second is a
+    hundred times its cost at one, and the slope says what one costs (bench/overhead_bench.py)."""
+
+    slope: float  # ln(other / base) per unit of rate
+    low: float | None
+    high: float | None
+    n: int
+    confidence: float
+    log_sd: float | None  # the residual sd of the log ratios about the line
+
+    def ratio_at(self, rate: float) -> tuple[float, float | None, float | None]:
+        """The ratio the line implies at `rate` (not negative), and its interval's ends (None below two
+        pairs)."""
+        centre = math.exp(self.slope * rate)
+        if self.low is None or self.high is None:
+            return centre, None, None
+        return centre, math.exp(self.low * rate), math.exp(self.high * rate)
+
+
+def rate_slope(points: Sequence[tuple[float, float, float]], confidence: float = 0.95) -> RateSlope:
+    """Least squares through the origin of each pair's log ratio ln(other / base) on its rate, from
+    (rate, base, other) triples: at rate 0 the two sides are the same thing, so the line has no intercept.
+    The interval is Student's on the slope with n - 1 degrees of freedom, the pairs' scatter about the line
+    taken as the same at every rate."""
+    if not points:
+        raise ValueError("no pairs")
+    rates = [float(rate) for rate, _, _ in points]
+    if not all(math.isfinite(rate) and rate >= 0 for rate in rates) or not any(rates):
+        raise ValueError("rates must be finite, not negative, and not all zero")
+    base = _logs([p[1] for p in points], "base runs")
+    other = _logs([p[2] for p in points], "other runs")
+    d = [y - x for x, y in zip(base, other)]
+    leverage = math.fsum(r * r for r in rates)
+    slope = math.fsum(r * v for r, v in zip(rates, d)) / leverage
+    n = len(d)
+    if n < 2:
+        return RateSlope(slope, None, None, n, confidence, None)
+    sd = math.sqrt(math.fsum((v - slope * r) ** 2 for r, v in zip(rates, d)) / (n - 1))
+    half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(leverage)
+    return RateSlope(slope, slope - half, slope + half, n, confidence, sd)
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm-Bonferroni adjusted p-values (same order as given): family-wise error <= alpha over all rows.
 

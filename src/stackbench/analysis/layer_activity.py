@@ -20,11 +20,17 @@ before the first counted device under the pool; zpool counts no busy time, so th
 are never the busiest.
 
 A layer is saturated when its utilisation is `SATURATED_UTIL` % or more, or its in-flight queue grew over
-the runs (`queue_growing`). The busiest layer named is the deepest saturated one: a layer's busy time
-holds the time its requests wait on the layers under it, so every layer above a saturated disk is busy
-too, and the bottleneck is the lowest of them. Utilisation says a request was in flight, not that the
-device could take no more: a device that serves requests in parallel (an SSD, a virtual disk) can be
-100 % utilised below its limit, so the name is a place to look, not a verdict.
+the runs (`queue_growing`). The busiest layer named is where the saturated layers' time is spent: a
+layer's busy time holds the time its requests wait on the layers under it, so every layer above a
+saturated disk is busy too, and of a chain of saturated layers, each directly under the one before, the
+lowest holds the others' time. The chain starts at the topmost saturated layer and ends above a layer that
+is not saturated: a disk saturated under an idle layer is busy with something else (other processes' I/O
+on a shared disk), not with the time of the layers above. And where a cgroup throttle held the run's
+requests to the layer under the chain's end, that layer is named: the throttle holds a request before the
+device counts it, so its counters show it idle while the layer above waits (docs/stack.md, "A throttled
+layer"). Utilisation says a request was in flight, not that the device could take no more: a device that
+serves requests in parallel (an SSD, a virtual disk) can be 100 % utilised below its limit, so the name
+is a place to look, not a verdict.
 
 Summaries written before a figure was kept lack it: the figure is then None and named in `not_recorded`.
 """
@@ -41,6 +47,11 @@ SATURATED_UTIL = 90.0  # % of the window with a request in flight
 QUEUE_RISE_MIN = 2.0  # requests the in-flight level must rise by over a run to count as growing
 DIRECTIONS = ("read", "write")
 PRORATED = "fio's bytes per second"  # not_recorded: the amplification took fio's bytes at its mean rate
+# what the busiest layer is, in the words the layer table, the stack chart and docs/stack.md use for it
+BUSIEST_MEANS = "where the saturated layers' time is spent"
+BUSIEST_RULE = (f"busiest layer = {BUSIEST_MEANS}: the lowest of the saturated layers (util >= "
+                f"{SATURATED_UTIL:.0f} % or queue growing) under the topmost one, or the cgroup-throttled device "
+                "under it")
 
 
 class Place(Protocol):
@@ -50,6 +61,7 @@ class Place(Protocol):
     kind: str
     depth: int
     bottom: bool
+    throttle: str | None
     pool: str | None
 
 
@@ -83,6 +95,7 @@ class LayerActivity:
     amplification: dict[str, float | None]  # per direction fio moved bytes in: layer bytes / fio's bytes
     queue_growing: bool | None
     saturated: bool
+    throttle: str | None = None  # the cgroup throttle that held the run's requests to it, where the stack saw one
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,7 +105,7 @@ class LayerActivity:
             "queue_depth": self.queue_depth, "read_bytes": self.read_bytes, "write_bytes": self.write_bytes,
             "read_amplification": self.amplification.get("read"),
             "write_amplification": self.amplification.get("write"),
-            "queue_growing": self.queue_growing, "saturated": self.saturated,
+            "queue_growing": self.queue_growing, "saturated": self.saturated, "throttle": self.throttle,
         }
 
 
@@ -130,8 +143,8 @@ class VdevActivity:
 @dataclass(frozen=True)
 class CellLayers:
     """A cell's layer table: its layers top down, the amplification at the bottom of the stack (the sum
-    over the layers nothing counted is under: both legs of a mirror), the busiest saturated layer, the ARC's
-    hit ratio, and the figures its runs did not record."""
+    over the layers nothing counted is under: both legs of a mirror), the busiest layer (where the
+    saturated layers' time is spent), the ARC's hit ratio, and the figures its runs did not record."""
 
     runs: int
     layers: tuple[LayerActivity, ...]
@@ -324,6 +337,7 @@ def _layer(name: str, place: Place | None, depth: int, summaries: list[dict[str,
         queue_depth=round(queue_ms / 1000 / span, 2) if queue_ms is not None else None,
         read_bytes=directed["read"], write_bytes=directed["write"], amplification=amplification,
         queue_growing=growing, saturated=util >= SATURATED_UTIL or bool(growing),
+        throttle=place.throttle if place else None,
     )
 
 
@@ -358,17 +372,27 @@ def _bottom(layers: tuple[LayerActivity, ...], summaries: list[dict[str, Any]],
 
 
 def _busiest(layers: tuple[LayerActivity, ...]) -> tuple[str | None, str | None]:
-    """The deepest saturated layer (then the most utilised) and why it counts as saturated."""
+    """Where the saturated layers' time is spent, and why: from the topmost saturated layer down through
+    the saturated layers directly under it to the lowest of them (a stacked device's time in flight holds
+    its backing device's: the saturation above is inherited), then the layer directly under that one if a
+    cgroup throttle held the run's requests to it (the wait is before its counters: they show it idle)."""
     saturated = [layer for layer in layers if layer.saturated]
     if not saturated:
         return None, None
-    chosen = max(saturated, key=lambda layer: (layer.depth, layer.util_pct))
+    chosen = min(saturated, key=lambda layer: (layer.depth, -layer.util_pct))
+    while under := [layer for layer in saturated if layer.depth == chosen.depth + 1]:
+        chosen = max(under, key=lambda layer: layer.util_pct)
     reasons = []
     if chosen.util_pct >= SATURATED_UTIL:
         reasons.append(f"utilisation {chosen.util_pct:.0f} %")
     if chosen.queue_growing:
         reasons.append("its queue grew")
-    return chosen.device, " and ".join(reasons)
+    why = " and ".join(reasons)
+    throttled = [layer for layer in layers if layer.depth == chosen.depth + 1 and layer.throttle]
+    if throttled:
+        return throttled[0].device, (f"a cgroup throttle, {throttled[0].throttle}, held the requests of "
+                                     f"{chosen.device} above it ({why}) before its own counters saw them")
+    return chosen.device, why + (f"; a cgroup throttle on it: {chosen.throttle}" if chosen.throttle else "")
 
 
 def _arc_hit_pct(summaries: list[dict[str, Any]]) -> float | None:

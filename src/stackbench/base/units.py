@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from stackbench.base.errors import UsageError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_FACTORS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
@@ -102,6 +106,14 @@ def format_duration(seconds: float) -> str:
         return f"{minutes} min {secs:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def format_utc(moment: "datetime") -> str:
+    """A moment as errors and titles name it, to the second and in UTC whatever the machine's zone:
+    `2026-11-28 10:41:07 UTC` (a stored audit's time, told against this machine's boot)."""
+    from datetime import timezone
+
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def parse_duration(text: str, *, option: str = "runtime") -> float:

@@ -11,8 +11,8 @@ import typer
 
 from stackbench.cli.app import app, err, warn
 from stackbench.cli.common import (
-    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit_report,
-    open_store_from, target_path,
+    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, IntBetween, JsonOption, MinEffectOption, check_label,
+    chosen_format, emit_report, open_store_from, target_path,
 )
 from stackbench.cli.plan_options import PlanOptions, with_plan_options
 from stackbench.measure.safety import check_target_text
@@ -47,13 +47,14 @@ def ab_command(
         help='Shell command run before every measurement, e.g. "sync; sysctl vm.drop_caches=3".',
     ),
     command_timeout: int = typer.Option(
-        600, "--command-timeout", min=1, max=86400, metavar="SECONDS", rich_help_panel=COMMANDS_PANEL,
-        help="How long each command may take; then it is stopped with everything it started in its process group.",
+        600, "--command-timeout", click_type=IntBetween(1, 86400), metavar="SECONDS", rich_help_panel=COMMANDS_PANEL,
+        help="How long each command may take (1-86400 s); then it is stopped with everything it started in its "
+             "process group.",
     ),
     rounds: int = typer.Option(
-        6, "--rounds", "-r", min=2, max=100, metavar="N", rich_help_panel=COMMANDS_PANEL,
-        help="Rounds, A first and B first in turn (AB, BA, ...): one fio run per cell and arm each. An odd number "
-             "is raised by one, so that each arm goes first as often.",
+        6, "--rounds", "-r", click_type=IntBetween(2, 100), metavar="N", rich_help_panel=COMMANDS_PANEL,
+        help="Rounds (2-100), A first and B first in turn (AB, BA, ...): one fio run per cell and arm each. An odd "
+             "number is raised by one, so that each arm goes first as often.",
     ),
     plan_options: PlanOptions,
     min_effect: float = MinEffectOption,

@@ -99,16 +99,60 @@ JsonOption = typer.Option(
 JsonReplyOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout instead of text.")
 
 
-class FiniteRange(click_types.FloatRange):
+# The two range types below are not click's IntRange and FloatRange on purpose: Typer draws those ranges
+# beside the option's metavar in --help ("N [2<=x<=100]", "PCT [0.1<=x<=100]"), which at 80 columns left
+# the help text of `tune --help`'s panels 19 characters a line. Each option's help says its range instead,
+# as `said` writes it (tests/cli/test_cli_help.py checks that it does, and the help column's width).
+
+class _Bounded(click_types.ParamType):
+    """A number option's bounds (`max` None: none above), said in its help and in its usage error."""
+
+    min: float
+    max: float | None
+
+    @property
+    def said(self) -> str:
+        """The range as an option's help says it: "2-100", or "1 or more"."""
+        return f"{_number(self.min)}-{_number(self.max)}" if self.max is not None else f"{_number(self.min)} or more"
+
+    def within(self, number: Any, param: Any, ctx: Any) -> Any:
+        """`number` if it lies in the range, else click's usage error naming the range."""
+        if number < self.min or (self.max is not None and number > self.max):
+            bounds = f"from {_number(self.min)} to {_number(self.max)}" if self.max is not None \
+                else f"of at least {_number(self.min)}"
+            self.fail(f"{_number(number)} is out of range: give one {bounds}", param, ctx)
+        return number
+
+
+def _number(value: Any) -> str:
+    """An int as typed (10000000, not 1e+07), a float in its shortest form (0.0001, not 0.000100)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+class FiniteRange(_Bounded, click_types.FloatParamType):
     """A float option's range that refuses nan and inf too: click checks a range by comparing, and every
     comparison with nan is false, so `--alpha nan` passed and ended in an internal error deep in the
-    statistics. Every float option of the CLI is declared with one (tests/cli/test_cli_fuzz.py)."""
+    statistics. Every float option of the CLI is declared with one (tests/faults/test_cli_fuzz.py)."""
+
+    def __init__(self, low: float, high: float) -> None:
+        self.min, self.max = low, high
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
-            self.fail(f"{value!r} is not a number: give one from {self.min:g} to {self.max:g}", param, ctx)
-        return number
+            self.fail(f"{value!r} is not a number: give one from {_number(self.min)} to {_number(self.max)}",
+                      param, ctx)
+        return self.within(number, param, ctx)
+
+
+class IntBetween(_Bounded, click_types.IntParamType):
+    """An integer option's range (`high` None: no upper bound)."""
+
+    def __init__(self, low: int, high: int | None = None) -> None:
+        self.min, self.max = low, high
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return self.within(super().convert(value, param, ctx), param, ctx)
 
 
 # The verdict options of `compare` and `ab`, declared once so both accept the same ranges.

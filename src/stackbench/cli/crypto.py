@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from stackbench.cli.app import EXIT_FINDINGS, app, out
-from stackbench.cli.common import FormatOption, JsonOption, chosen_format, emit, emit_report, print_json
+from stackbench.cli.common import FormatOption, IntBetween, JsonOption, chosen_format, emit, emit_report, print_json
 
 if TYPE_CHECKING:
     from stackbench.audit.aes_ni import AesNi
@@ -23,7 +23,8 @@ def crypto_command(
         "Default: cryptsetup's own list (aes, serpent, twofish in cbc and xts, and the PBKDFs)."
     ),
     key_size: Optional[int] = typer.Option(
-        None, "--key-size", "-s", min=8, help="Key size in bits with --cipher (aes-xts: 256 = AES-128, 512 = AES-256). "
+        None, "--key-size", "-s", click_type=IntBetween(8), metavar="BITS",
+        help="Key size in bits (8 or more) with --cipher (aes-xts: 256 = AES-128, 512 = AES-256). "
         "Default: cryptsetup's, 256."
     ),
     from_file: Optional[Path] = typer.Option(

@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
+from stackbench.cli.common import IntBetween
 from stackbench.cli.option_groups import option_group
 
 FLEET_PANEL = "Fleet (--hosts)"
@@ -45,8 +46,8 @@ FLEET_OPTIONS = {
         "~/.ssh/config.",
     ),
     "connect_timeout": typer.Option(
-        10, "--connect-timeout", min=1, max=300, metavar="SECONDS", rich_help_panel=FLEET_PANEL,
-        help="Seconds ssh waits for a host to answer (ssh ConnectTimeout).",
+        10, "--connect-timeout", click_type=IntBetween(1, 300), metavar="SECONDS", rich_help_panel=FLEET_PANEL,
+        help="Seconds (1-300) ssh waits for a host to answer (ssh ConnectTimeout).",
     ),
 }
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
-from stackbench.cli.common import FiniteRange, split_list
+from stackbench.cli.common import FiniteRange, IntBetween, split_list
 from stackbench.cli.option_groups import option_group
 from stackbench.base.errors import UsageError
 from stackbench.base.registry import one_of
@@ -64,22 +64,23 @@ RampOption = typer.Option(
     help="Seconds each fio run runs before it measures (fio ramp_time).",
 )
 JobsOption = typer.Option(
-    1, "--jobs", min=1, max=256, metavar="N", rich_help_panel=WORKLOAD_PANEL, help="fio numjobs per cell."
+    1, "--jobs", click_type=IntBetween(1, 256), metavar="N", rich_help_panel=WORKLOAD_PANEL,
+    help="fio numjobs per cell (1-256)."
 )
 IoengineOption = typer.Option(
     None, "--ioengine", metavar="ENGINE", rich_help_panel=WORKLOAD_PANEL,
     help=f"fio ioengine, one of: {', '.join(IOENGINES)}. Default libaio{_ENGINES}.",
 )
 RateIopsOption = typer.Option(
-    None, "--rate-iops", min=1, metavar="N", rich_help_panel=WORKLOAD_PANEL,
-    help="Cap each cell at this many IOPS (fio rate_iops): a known effect for checks.",
+    None, "--rate-iops", click_type=IntBetween(1), metavar="N", rich_help_panel=WORKLOAD_PANEL,
+    help="Cap each cell at this many IOPS (1 or more; fio rate_iops): a known effect for checks.",
 )
 RunsOption = typer.Option(
-    None, "--runs", "-n", min=1, max=100, metavar="N", rich_help_panel=REPEATS_PANEL,
-    help="Separate fio runs per cell (the unit the statistics count). Fixed mode; with --until-stable the "
+    None, "--runs", "-n", click_type=IntBetween(1, 100), metavar="N", rich_help_panel=REPEATS_PANEL,
+    help="Separate fio runs per cell (1-100; the unit the statistics count). Fixed mode; with --until-stable the "
     f"minimum. Default: the preset's ({_RUNS_DEFAULTS}).",
 )
-RepeatOption = typer.Option(None, "--repeat", min=1, max=100, hidden=True, help="Old name of --runs.")
+RepeatOption = typer.Option(None, "--repeat", click_type=IntBetween(1, 100), hidden=True, help="Old name of --runs.")
 UntilStableOption = typer.Option(
     None, "--until-stable/--fixed", rich_help_panel=REPEATS_PANEL, show_default=False,
     help="Adaptive: after the minimum runs, add runs to cells whose 95 % interval across runs is wider than "
@@ -87,11 +88,11 @@ UntilStableOption = typer.Option(
 )
 CiTargetOption = typer.Option(
     5.0, "--ci-target", click_type=FiniteRange(0.1, 99), metavar="PCT", rich_help_panel=REPEATS_PANEL,
-    help="Adaptive mode: interval half-width to reach, in % of the estimate.",
+    help="Adaptive mode: interval half-width to reach, in % of the estimate (0.1-99).",
 )
 MaxRunsOption = typer.Option(
-    None, "--max-runs", min=2, max=100, metavar="N", rich_help_panel=REPEATS_PANEL,
-    help="Adaptive mode: most runs per cell (default 10).",
+    None, "--max-runs", click_type=IntBetween(2, 100), metavar="N", rich_help_panel=REPEATS_PANEL,
+    help="Adaptive mode: most runs per cell (2-100, default 10).",
 )
 MaxTimeOption = typer.Option(
     None, "--max-time", metavar="TIME", rich_help_panel=REPEATS_PANEL,

@@ -17,7 +17,8 @@ import typer
 
 from stackbench.cli.app import app, out
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from, print_json,
+    DbOption, FormatOption, IntBetween, JsonOption, JsonReplyOption, chosen_format, emit, open_store_from,
+    print_json,
 )
 from stackbench.base.errors import StackbenchError, UsageError
 from stackbench.base.usertext import check
@@ -40,7 +41,8 @@ def token_create(
                              show_default=False),
     note: str = typer.Option("", "--note", help="What the token is for (shown by `token list`, at most 500 characters)."),
     expires: Optional[int] = typer.Option(
-        None, "--expires", min=1, max=3650, help="Days until the token stops working. Default: until revoked.",
+        None, "--expires", click_type=IntBetween(1, 3650), metavar="DAYS",
+        help="Days (1-3650) until the token stops working. Default: until revoked.",
         show_default=False),
     db: Optional[str] = DbOption,
     json_output: bool = JsonReplyOption,

@@ -1,6 +1,6 @@
 """`stackbench report RUN... [--compare A B] [--layers R1,R2,...] -o FILE`: a shareable document of stored runs
-in HTML, Markdown (with PNG charts beside it) or XLSX, with identifiers replaced by placeholders unless
---keep-identifiers (docs/reports.md).
+(and tune sessions) in HTML, Markdown (with PNG charts beside it) or XLSX, with identifiers replaced by
+placeholders unless --keep-identifiers (docs/reports.md).
 
 The command gathers the report's contents from the store (report_contents.build_contents, which the
 server's report downloads share) and hands them to the document format; the files are written all at
@@ -34,8 +34,9 @@ def _format_help() -> str:
 @app.command("report")
 def report_command(
     runs: Optional[list[str]] = typer.Argument(
-        None, help="Runs to report, each with its facts, warnings, goals, cells and commands: ids, id prefixes or "
-        "labels. Default: the runs of --compare and --layers.", show_default=False,
+        None, help="Runs to report, each with its facts, warnings, goals, cells and commands, or stored tune "
+        "sessions, each as `show` prints it: ids, id prefixes or labels. Default: the runs of --compare and "
+        "--layers.", show_default=False,
     ),
     compare: Optional[tuple[str, str]] = typer.Option(
         None, "--compare", metavar="A B", help="Add the comparison of run B against run A, as `stackbench compare A B` "
@@ -64,6 +65,9 @@ def report_command(
 ) -> None:
     """Write stored runs as one shareable document, in a format of --format.
 
+    A stored tune session (`tune --apply --db`) is shown as `stackbench show TUNE_ID` prints it: the summary,
+    the races and each knob's comparison table, made again from its runs.
+
     Host names, disk serial numbers, WWNs, MAC addresses, user names in paths and UUIDs are replaced by
     stable placeholders (host-1, disk-A, user-1, ...) everywhere in the report, unless --keep-identifiers.
     An existing file is kept unless --force; a device, pipe, socket or link at FILE is never written.
@@ -75,9 +79,11 @@ def report_command(
         stackbench report host-zfs vm --layers host-zfs,vm --names host,vm -o layers.md
 
         stackbench report baseline -o baseline.xlsx
+
+        stackbench report TUNE_ID -o tune.html
     """
     from stackbench.base.errors import UsageError
-    from stackbench.base.output_files import Destination, check, is_stdout, write_files
+    from stackbench.base.output_files import Destination, check, is_stdout
     from stackbench.report.documents import document_format
     from stackbench.load.report_contents import build_contents
 
@@ -90,17 +96,36 @@ def report_command(
         if is_stdout(output) and json_output:
             raise UsageError("--json and -o - both write to standard output", "Give -o FILE, or leave out --json")
         check([output], force=force, destination=destination)  # before the work, and again when writing
-    charts = None
-    if fmt.name == "html":  # its charts are SVG: those kept by content are read, not drawn (docs/report.md)
-        from stackbench.cli.report_charts import report_chart_files
-
-        charts = report_chart_files()
-    contents = build_contents(open_store_from(db), runs or [], compare=compare, layers=split_list(layers),
-                              names=split_list([names]) if names else None, keep_identifiers=keep_identifiers,
-                              argv=sys.argv[1:], audits=audits or (), charts=charts)
+    charts = _chart_files() if fmt.name == "html" else None
+    store = open_store_from(db)
+    named = [store.resolve_any(ref, kinds=("run", "tune")) for ref in runs or []]
+    tunes = [item for kind, item in named if kind == "tune"]
+    contents = build_contents(store, [item for kind, item in named if kind == "run"], compare=compare,
+                              layers=split_list(layers), names=split_list([names]) if names else None,
+                              keep_identifiers=keep_identifiers, argv=sys.argv[1:], audits=audits or (),
+                              charts=charts, tunes=tunes)
     if output is None:
-        first = contents.runs[0].run.id[:12] if contents.runs else "layers" if layers else "audit"
+        first = contents.runs[0].run.id[:12] if contents.runs else f"tune-{tunes[0][:12]}" if tunes \
+            else "layers" if layers else "audit"
         output = Path(f"stackbench-report-{first}{fmt.suffixes[0]}")
+    files = _write(fmt, contents, output, force=force, destination=destination)
+    if not is_stdout(output):
+        _reply(fmt, files, contents, json_output=json_output, redacted=not keep_identifiers, tunes=tunes)
+
+
+def _chart_files() -> Any:
+    """An HTML report's charts are SVG: those kept by content are read, not drawn (docs/report.md)."""
+    from stackbench.cli.report_charts import report_chart_files
+
+    return report_chart_files()
+
+
+def _write(fmt: Any, contents: Any, output: Path, *, force: bool, destination: Any) -> list[tuple[Path, bytes]]:
+    """Render the document and write it with the files beside it (a Markdown report's PNG charts), all or none
+    (base/output_files.write_files); what was written, for the reply."""
+    from stackbench.base.errors import UsageError
+    from stackbench.base.output_files import is_stdout, write_files
+
     stem = output.name[: -len(output.suffix)] if output.suffix else output.name
     main, beside = fmt.render(contents, stem)
     if is_stdout(output) and beside:
@@ -108,18 +133,18 @@ def report_command(
                          "Give -o FILE.md, or --format html for one self-contained file")
     files = [(output, main), *((output.with_name(name), data) for name, data in beside)]
     write_files(files, force=force, destination=destination)
-    if not is_stdout(output):
-        _reply(fmt, files, contents, json_output=json_output, redacted=not keep_identifiers)
+    return files
 
 
-def _reply(fmt: Any, files: list[tuple[Path, bytes]], contents: Any, *, json_output: bool, redacted: bool) -> None:
+def _reply(fmt: Any, files: list[tuple[Path, bytes]], contents: Any, *, json_output: bool, redacted: bool,
+           tunes: list[str]) -> None:
     """What was written, once it is: one line, or the JSON reply."""
     from stackbench.base.units import count
 
     if json_output:
         print_json({"format": fmt.name, "files": [str(path) for path, _ in files], "redacted": redacted,
                     "redaction": contents.redaction, "runs": [part.run.id for part in contents.runs],
-                    "charts": len(contents.figures)})
+                    "tune_sessions": tunes, "charts": len(contents.figures)})
         return
     more = f" and {count(len(files) - 1, 'chart file')} beside it" if len(files) > 1 else ""
     out.print(f"Wrote {files[0][0]}{more} ({fmt.name}; {contents.redaction}).", highlight=False)

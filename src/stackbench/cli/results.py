@@ -11,8 +11,8 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report, open_store_from,
-    print_json, print_run,
+    DbOption, FormatOption, IntBetween, JsonOption, JsonReplyOption, check_label, chosen_format, emit_report,
+    open_store_from, print_json, print_run,
 )
 from stackbench.base.registry import one_of
 from stackbench.engine.input_formats import AUTO, FORMATS, titles
@@ -35,7 +35,8 @@ def _kinds(value: Optional[list[str]]) -> Optional[list[str]]:
 
 @app.command("runs")
 def runs_command(
-    limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many items, newest first."),
+    limit: int = typer.Option(50, "--limit", "-n", click_type=IntBetween(1), metavar="N",
+                              help="Show at most this many items (1 or more), newest first."),
     label: Optional[str] = typer.Option(None, "--label", help="Only items with this label."),
     kind: Optional[list[str]] = typer.Option(
         None, "--kind", help="Only these kinds: run, scan (smallblocks --db), audit (audit --db) or tune (tune "

@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 import typer
 
 from stackbench.cli.app import app, err
-from stackbench.cli.common import DbOption
+from stackbench.cli.common import DbOption, IntBetween
 
 
 @app.command("serve")
@@ -18,7 +18,8 @@ def serve_command(
         help="Address to listen on. Anything but loopback is refused until an account exists "
         "(stackbench user add NAME --admin). Put a TLS reverse proxy in front for other machines.",
     ),
-    port: int = typer.Option(8080, "--port", min=1, max=65535, metavar="PORT", help="TCP port to listen on."),
+    port: int = typer.Option(8080, "--port", click_type=IntBetween(1, 65535), metavar="PORT",
+                             help="TCP port to listen on (1-65535)."),
     forwarded_allow_ips: Optional[str] = typer.Option(
         None, "--forwarded-allow-ips", metavar="ADDRESSES",
         help="Comma-separated addresses of the TLS reverse proxy whose X-Forwarded-For/-Proto headers are "
@@ -26,13 +27,13 @@ def serve_command(
         show_default=False,
     ),
     workers: int = typer.Option(
-        1, "--workers", min=1, max=64, metavar="N",
-        help="Worker processes answering requests (each one CPU core at most; about 100 MB of memory each). "
+        1, "--workers", click_type=IntBetween(1, 64), metavar="N",
+        help="Worker processes (1-64) answering requests (each one CPU core at most; about 100 MB of memory each). "
         "For a team, the number of cores. Limits and sessions are shared through the store.",
     ),
     threads: int = typer.Option(
-        2, "--threads", min=1, max=64, metavar="N",
-        help="Requests each worker process runs at once; the rest wait in arrival order. The pages are CPU "
+        2, "--threads", click_type=IntBetween(1, 64), metavar="N",
+        help="Requests each worker process runs at once (1-64); the rest wait in arrival order. The pages are CPU "
         "work under one interpreter lock, so more threads only queue for it.",
     ),
     allowed_host: Optional[List[str]] = typer.Option(
@@ -48,8 +49,8 @@ def serve_command(
         show_default=False,
     ),
     warm_runs: int = typer.Option(
-        200, "--warm-runs", min=0, max=10_000, metavar="N",
-        help="Draw the charts of this many newest runs in the background (on start, every 30 s and on every "
+        200, "--warm-runs", click_type=IntBetween(0, 10_000), metavar="N",
+        help="Draw the charts of this many newest runs (0-10000) in the background (on start, every 30 s and on every "
         "push), so their pages open without drawing. 0: draw on a page's first view only.",
     ),
     db: Optional[str] = DbOption,

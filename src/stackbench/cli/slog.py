@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from stackbench.cli.app import app, err, warn
-from stackbench.cli.common import DbOption, FormatOption, JsonOption, chosen_format, emit, open_store_from
+from stackbench.cli.common import DbOption, FormatOption, IntBetween, JsonOption, chosen_format, emit, open_store_from
 from stackbench.model.plan import MAX_RUNS
 from stackbench.measure.safety import check_target_text
 
@@ -31,9 +31,9 @@ def slog_command(
         None, "--run", help="Add stored runs (measured or imported) as candidates, by id or label."
     ),
     runs: Optional[int] = typer.Option(
-        None, "--runs", "-n", min=1, max=MAX_RUNS,
-        help="Separate runs of every candidate, interleaved round by round (default 5): the intervals and the "
-        "tests between candidates count them.",
+        None, "--runs", "-n", click_type=IntBetween(1, MAX_RUNS), metavar="N",
+        help=f"Separate runs (1-{MAX_RUNS}) of every candidate, interleaved round by round (default 5): the "
+        "intervals and the tests between candidates count them.",
     ),
     runtime: Optional[str] = typer.Option(
         None, "--runtime", help="Measured seconds of each run at both depths (default: QD1 5 s, QD16 10 s), e.g. 2."

@@ -11,7 +11,7 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    FiniteRange, FormatOption, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
+    FiniteRange, FormatOption, IntBetween, JsonOption, KeepIdentifiersOption, StoreIntoOption, check_label, chosen_format, emit, open_store_from,
     say_stored,
 )
 from stackbench.base.units import count, parse_size
@@ -35,7 +35,8 @@ def smallblocks_command(
     ),
     one_file_system: bool = typer.Option(False, "--one-file-system", "-x", help="Do not cross mount points."),
     workers: Optional[int] = typer.Option(
-        None, "--workers", min=1, help="Parallel directory readers, a process each (default: one per CPU, "
+        None, "--workers", click_type=IntBetween(1), metavar="N",
+        help="Parallel directory readers (1 or more), a process each (default: one per CPU, "
         "doubled while they mostly wait for the disk, up to 8 per CPU).", show_default=False,
     ),
     db: Optional[str] = StoreIntoOption,

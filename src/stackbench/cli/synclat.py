@@ -10,7 +10,7 @@ import typer
 
 from stackbench.cli.app import app, warn
 from stackbench.cli.common import (
-    DbOption, FormatOption, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
+    DbOption, FormatOption, IntBetween, JsonOption, check_label, chosen_format, emit, open_store_from, target_path,
 )
 from stackbench.base.errors import UsageError
 from stackbench.model.plan import MAX_RUNS
@@ -38,8 +38,9 @@ def synclat_command(
         None, "--runtime", help=f"Measured time per size and run (fio runtime), default {DEFAULT_RUNTIME_S:g} s."
     ),
     runs: int = typer.Option(
-        DEFAULT_RUNS, "--runs", "-n", min=1, max=MAX_RUNS,
-        help="Separate runs of the whole sweep (one fio process each): the time per write gets a 95 % interval.",
+        DEFAULT_RUNS, "--runs", "-n", click_type=IntBetween(1, MAX_RUNS), metavar="N",
+        help=f"Separate runs (1-{MAX_RUNS}) of the whole sweep (one fio process each): the time per write gets a "
+        "95 % interval.",
     ),
     min_time: Optional[str] = typer.Option(None, "--min-time", hidden=True, help="Old name of --runtime."),
     size: str = typer.Option("256M", "--size", help="Scratch file size; writes land at random offsets in it."),

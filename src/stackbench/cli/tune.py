@@ -10,8 +10,8 @@ import typer
 
 from stackbench.cli.app import app, err, out, warn
 from stackbench.cli.common import (
-    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, JsonOption, MinEffectOption, check_label, chosen_format, emit,
-    emit_report, open_store_from, split_list, target_path,
+    OUTPUT_PANEL, AlphaOption, DbOption, FormatOption, IntBetween, JsonOption, MinEffectOption, check_label,
+    chosen_format, emit, emit_report, open_store_from, split_list, target_path,
 )
 from stackbench.cli.plan_options import PlanOptions, with_plan_options
 
@@ -21,16 +21,16 @@ TARGET_PANEL, KNOBS_PANEL, ROUNDS_PANEL, SESSIONS_PANEL = "Target", "Knobs", "Ro
 
 # tune_command's rounds and sessions options, declared here so that its signature stays readable
 _ROUNDS = typer.Option(
-    12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, min=2, max=100,
-    help="Most rounds per knob, A first and B first in turn (an odd number is raised by one).")
+    12, "--rounds", "-r", rich_help_panel=ROUNDS_PANEL, click_type=IntBetween(2, 100), metavar="N",
+    help="Most rounds per knob (2-100), A first and B first in turn (an odd number is raised by one).")
 _LOOKS = typer.Option(
     None, "--looks", rich_help_panel=ROUNDS_PANEL, metavar="R,R,...",
     help="Rounds after which the verdict is looked at, alpha spent over them (O'Brien-Fleming: most at the "
          "last); the first look that decides "
          "stops the knob [default: 4,6,8,12].")
 _CALIBRATE_ROUNDS = typer.Option(
-    4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, min=0, max=100, metavar="N",
-    help="A/A rounds before the first knob (nothing changed): the noise now, and the smallest change the "
+    4, "--calibrate-rounds", rich_help_panel=ROUNDS_PANEL, click_type=IntBetween(0, 100), metavar="N",
+    help="A/A rounds (0-100) before the first knob (nothing changed): the noise now, and the smallest change the "
          "rounds can prove; 0 skips them.")
 _FORCE = typer.Option(
     False, "--force", rich_help_panel=ROUNDS_PANEL,
@@ -50,6 +50,10 @@ _KNOBS_FILE = typer.Option(
     help="Your own knobs, declared in a TOML file of [[knob]] tables (docs/tune.md, \"User knobs\"): name them "
          "with --knob; --list-knobs and --explain-knob include them. The file is your code: its commands run as "
          "given.")
+_AUDIT = typer.Option(
+    None, "--audit", rich_help_panel=KNOBS_PANEL, metavar="ID", show_default=False,
+    help="Instead of --knob, the knobs that answer a stored audit's findings (its id, prefix or label: "
+         "`audit --db`): an audit of this machine made on it since it booted, each finding re-checked now.")
 _LIST_KNOBS = typer.Option(
     False, "--list-knobs", rich_help_panel=SESSIONS_PANEL, help="List the knob catalogue and exit.")
 _EXPLAIN_KNOB = typer.Option(
@@ -88,6 +92,7 @@ def tune_command(
         False, "--apply", rich_help_panel=KNOBS_PANEL,
         help="Change settings and measure; without it, only the plan is printed (a dry run changes nothing)."),
     knobs_file: Optional[Path] = _KNOBS_FILE,
+    stored_audit: Optional[str] = _AUDIT,
     allow: Optional[list[str]] = typer.Option(
         None, "--allow", rich_help_panel=KNOBS_PANEL, metavar="CLASS",
         help="Let knobs of these safety classes be tried: semantic, tradeoff, restart (forbidden settings never "
@@ -137,11 +142,9 @@ def tune_command(
     from stackbench.base.units import parse_duration
     from stackbench.measure.preparation import RunRequest
     from stackbench.measure.tune_session import TuneRequest
-    from stackbench.measure.tune_plan import parse_knob_option
 
     target = _checked_target(target)
-    chosen = tuple(parse_knob_option(text, user) for text in knob) if knob else _knobs_from_audit(
-        target, _allowed(allow), apply, fmt)
+    chosen, origin = _chosen_knobs(target, knob, stored_audit, user, _allowed(allow), apply, (db, fmt))
     if not chosen:
         return
     plan = replace(plan_options, runs=1, until_stable=False).plan()  # the rounds are the runs
@@ -149,7 +152,8 @@ def tune_command(
         RunRequest(target=target, plan=plan, label=label), chosen,
         rounds=rounds, alpha=alpha, min_effect=min_effect / 100, allow=_allowed(allow), looks=_looks(looks),
         max_time=parse_duration(max_time, option="max-time") if max_time is not None else None,
-        calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed)
+        calibration_rounds=calibrate_rounds, force=force, confirm=confirm, keep_unconfirmed=keep_unconfirmed,
+        audit=origin)
     _session(request, apply, db, fmt)
 
 
@@ -226,21 +230,47 @@ def _explain(knob_id: str, fmt: str, user: dict) -> None:
     out.print("\n".join(explain_knob_lines(found)), markup=False, highlight=False, soft_wrap=True)
 
 
-def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> tuple:
-    """Without --knob: the knobs that answer the audit's findings on the target's stack. A dry run prints them
-    (with what is left out and why) and returns nothing; --apply returns them to be run as if given by --knob."""
-    from stackbench.measure.tune_from_audit import audit_findings, propose
-    from stackbench.report.tune import audit_plan_tables
+def _chosen_knobs(target: Path, knob: Optional[list[str]], stored_audit: Optional[str], user: dict,
+                  allow: frozenset, apply: bool, store_fmt: tuple[Optional[str], str]) -> tuple[tuple, Optional[dict]]:
+    """The knobs a session tries: those --knob names, else those that answer an audit's findings (a stored
+    one with --audit, else one run now), and the stored audit they came from; the two ways of choosing are
+    one or the other."""
+    from stackbench.base.errors import UsageError
+    from stackbench.measure.tune_plan import parse_knob_option
+
+    if knob and stored_audit is not None:
+        raise UsageError("--audit and --knob cannot be combined: --audit chooses the knobs from its findings",
+                         "Give --audit ID for the knobs that answer that audit, or --knob ID[=VALUE] for your own")
+    if knob:
+        return tuple(parse_knob_option(text, user) for text in knob), None
+    return _knobs_from_audit(target, allow, apply, store_fmt, stored_audit)
+
+
+def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, store_fmt: tuple[Optional[str], str],
+                      stored_audit: Optional[str]) -> tuple[tuple, Optional[dict]]:
+    """Without --knob: the knobs that answer the audit's findings on the target's stack, of the audit run now
+    or, with --audit, of that stored audit where they still hold. A dry run prints them (with what is left out
+    and why) and returns no knob; --apply returns them to be run as if given by --knob, and the stored audit."""
+    from stackbench.measure.tune_from_audit import live_audit, propose
+    from stackbench.measure.tune_stored_audit import stored_audit_findings
+    from stackbench.report.tune import audit_plan_tables, stored_audit_name
     from stackbench.tune.subjects import target_info
 
+    db, fmt = store_fmt
     info = target_info(target)
-    found = propose(info, audit_findings(), allow)
-    data = {"dry_run": not apply, "target": info.describe(), "from_audit": True, "audit_findings": found.findings,
+    stored = None if stored_audit is None else stored_audit_findings(open_store_from(db), stored_audit)
+    found = propose(info, live_audit()[1], allow) if stored is None else propose(info, stored.still, allow,
+                                                                                 gone=stored.gone)
+    data = {"dry_run": not apply, "target": info.describe(), "from_audit": True,
+            "audit": stored.to_json() if stored else None,
+            "audit_findings": len(stored.audit.findings) if stored else found.findings,
             "knobs": [p.to_json() for p in found.proposed], "not_proposed": [n.to_json() for n in found.not_proposed]}
+    source = stored_audit_name(data["audit"])
     if not found.proposed:
-        data["said"] = (f"nothing to tune on {info.describe()}: the audit found nothing a knob answers there. "
-                        "--knob ID[=VALUE] tries a knob anyway: its change and undo are checked, then it is measured "
-                        "against the value now and kept only if proven faster (see --list-knobs)")
+        data["said"] = (f"nothing to tune on {info.describe()}: {source} found nothing a knob answers there"
+                        f"{' that still holds' if stored else ''}. --knob ID[=VALUE] tries a knob anyway: its change "
+                        "and undo are checked, then it is measured against the value now and kept only if proven "
+                        "faster (see --list-knobs)")
     if not apply or not found.proposed:
         from stackbench.report.document import Report
 
@@ -248,12 +278,12 @@ def _knobs_from_audit(target: Path, allow: frozenset, apply: bool, fmt: str) -> 
             out.print(data["said"], markup=False, highlight=False, soft_wrap=True)
         if fmt == "json" or found.proposed or found.not_proposed:
             emit_report(fmt, Report(tables=audit_plan_tables(data), data=data))
-        return ()
+        return (), None
     if fmt != "json":
-        err.print("from the audit: " + "; ".join(f"{p.planned.knob.id}={p.planned.to_json()['to']} ("
+        err.print(f"from {source}: " + "; ".join(f"{p.planned.knob.id}={p.planned.to_json()['to']} ("
                                                  f"{', '.join(dict.fromkeys(f.rule_id for f in p.findings))})"
                                                  for p in found.proposed), markup=False, highlight=False, soft_wrap=True)
-    return tuple((p.planned.knob, _tried(p.planned)) for p in found.proposed)
+    return tuple((p.planned.knob, _tried(p.planned)) for p in found.proposed), data["audit"]
 
 
 def _tried(planned):  # noqa: ANN001, ANN202 - a PlannedKnob: its value, or the values it races
@@ -287,7 +317,8 @@ def _looks(text: Optional[str]) -> tuple[int, ...]:
 
 def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa: ANN001 - a TuneRequest
     from stackbench.cli.progress import ProgressObserver
-    from stackbench.measure.tune_session import confirmation_reserve, execute_tune, plan_session
+    from stackbench.measure.tune_budget import confirmation_reserve, proof_reserve
+    from stackbench.measure.tune_session import execute_tune, plan_session
     from stackbench.measure.tune_plan import looks_for, plan_round_seconds
     from stackbench.model.round_order import even_rounds
     from stackbench.report.tune import plan_table
@@ -297,13 +328,21 @@ def _session(request, apply: bool, db: Optional[str], fmt: str) -> None:  # noqa
         info, planned = plan_session(request)
         round_s = plan_round_seconds(request.run.plan)
         reserve = confirmation_reserve(request, looks, round_s)
+        races = any(p.race for p in planned)
+        proof = proof_reserve(request, looks, round_s) if races else 0.0
         data = {"dry_run": True, "target": info.describe(), "rounds": looks[-1], "looks": list(looks),
                 "max_time_s": request.max_time, "confirmation_reserve_s": reserve if request.max_time else None,
+                "proof_reserve_s": proof if request.max_time and races else None,
                 "knobs": [p.to_json() for p in planned]}
         capped = ", capped at half the budget" if reserve < looks[0] * round_s else ""
         budget = (f"--max-time {request.max_time:g} s: {reserve:.0f} s of it kept for the confirmation (its first "
                   f"look: {looks[0]} rounds of ~{round_s:.1f} s by the plan's fio time{capped}; the calibration's "
                   "rounds measure it afresh)",) if request.max_time and reserve else ()
+        if request.max_time and proof:
+            capped = ", capped at half of what the knobs have" if proof < looks[0] * round_s else ""
+            budget += (f"--max-time: each race keeps {proof:.0f} s of the knobs' time back for its winner's proof "
+                       f"(its first look: {looks[0]} rounds{capped}; worked out again from the time left when the "
+                       "race starts)",)
         emit(fmt, plan_table(data["knobs"], dry_run=True, budget=budget), data)
         return
     store = open_store_from(db)

@@ -45,7 +45,7 @@ from stackbench.model.plan import MIN_AUTO_SIZE, Plan, Workload, auto_size
 from stackbench.probe.system import collect_system_facts
 from stackbench.model.results import TOTAL_HOST, Run, new_id
 from stackbench.measure.preparation import RunObserver, SilentObserver, plan_facts
-from stackbench.measure.runner import interrupt_cause, replicate, signals_as_interrupt
+from stackbench.measure.runner import interrupt_cause, replicate, samples_of_run, signals_as_interrupt
 from stackbench.measure.safety import cache_warning, check_target_text
 from stackbench.store import Store
 from stackbench.store.repository import CellRecord, OutputRecord
@@ -266,8 +266,8 @@ class FleetMeasurement:
             runs = cell.hosts.setdefault(name, _HostRuns())
             runs.results.append(result)
             runs.runs.append(meta)
-            runs.latest = {direction: [replace(v, segment=number) for v in values]
-                           for direction, values in invocation.client_samples.get(prefixes[name], {}).items()}
+            runs.latest = {direction: [replace(v, segment=number) for v in values]  # a host's as a local run's
+                           for direction, values in samples_of_run(invocation, result, client=prefixes[name]).items()}
         for server in alive:
             if server.name in reported:
                 _fleet_observer_call(self.observer, "host_status", server.name,

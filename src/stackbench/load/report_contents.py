@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from stackbench.analysis.layers import LayerGaps
     from stackbench.report.charts.figure import Figure
     from stackbench.report.charts.files import ChartFiles
-    from stackbench.report.documents.contents import AuditPart, Contents
+    from stackbench.report.documents.contents import Contents, StoredPart
     from stackbench.model.results import Run
 
 
@@ -25,9 +25,11 @@ def build_contents(
     store: Any, refs: Sequence[str], *, compare: Sequence[str] | None = None, layers: Sequence[str] | None = None,
     names: Sequence[str] | None = None, keep_identifiers: bool = False, argv: Sequence[str] = (),
     figures: Callable[..., Sequence["Figure"]] | None = None, audits: Sequence[str] = (),
-    charts: "ChartFiles | None" = None,
+    charts: "ChartFiles | None" = None, tunes: Sequence[str] = (),
 ) -> "Contents":
     """Everything the report shows, from the store, redacted before any analysis, table or chart sees it.
+    `tunes`: stored tune sessions, each shown as `show TUNE` shows it, its comparisons made again from its
+    arms' redacted runs.
 
     `figures(runs, comparison, layers)` draws the charts from the redacted objects (default: the report's
     charts); tests pass their own to check that what a chart is given is redacted too. With `charts` (a chart
@@ -38,8 +40,9 @@ def build_contents(
     from stackbench.base.credentials import scrub_argv
     from stackbench.analysis.goals import evaluate
     from stackbench.analysis.layers import layer_gaps
+    from stackbench.base.errors import StoreError
     from stackbench.report.documents.contents import Contents, FioJob, RunPart, fio_jobs, without_db
-    from stackbench.report.redact import describe, redactor, strings_of
+    from stackbench.report.redact import describe, redactor
 
     _check_options(compare, layers, names)
     loaded: dict[str, Run] = {}
@@ -48,11 +51,15 @@ def build_contents(
         run = store.get_run(ref)
         return loaded.setdefault(run.id, run)
 
-    shown = [load(ref) for ref in refs]
-    compared = [load(ref) for ref in compare or ()]
-    layered = [load(ref) for ref in layers or ()]
+    shown, compared, layered = ([load(ref) for ref in group or ()] for group in (refs, compare, layers))
     if not shown:
         shown = list({run.id: run for run in [*compared, *layered]}.values())
+    stored_tunes = [store.get_tune_session(ref) for ref in tunes]
+    for run_id in _arm_run_ids(stored_tunes):  # learned and redacted with the rest; a removed one is left out
+        try:
+            load(run_id)
+        except StoreError:
+            continue
     jobs = {run.id: fio_jobs(run, store.fio_outputs(run.id)) for run in shown}
 
     redact = redactor(keep_identifiers)
@@ -60,12 +67,7 @@ def build_contents(
         job_texts = [text for job in jobs.get(run.id, ()) for text in (*job.command, job.job_file or "")]
         redact.learn_run(run, job_texts)
     stored_audits = [store.get_audit(store.resolve_any(ref, kinds=("audit",))[1]) for ref in audits]
-    for audit in stored_audits:
-        redact.learn("host", audit.subject_name)
-        for text in strings_of(audit.document):
-            redact.learn_text(text)
-    for text in [*(names or ()), *argv]:
-        redact.learn_text(text)
+    _learn_documents(redact, stored_audits, stored_tunes, [*(names or ()), *argv])
     safe = {run_id: redact.run(run) for run_id, run in loaded.items()}
     goals = [replace_text(goal, redact.text(goal.text)) for _, goal in store.list_goals()]
 
@@ -96,7 +98,24 @@ def build_contents(
         command=redact.text(shlex.join(["stackbench", *scrub_argv(without_db(argv))])) if argv else "",
         version=__version__,
         audits=tuple(_audit_part(audit, redact) for audit in stored_audits),
+        tunes=tuple(_tune_part(tune, redact, safe) for tune in stored_tunes),
     )
+
+
+def _learn_documents(redact: Any, stored_audits: Sequence[Any], stored_tunes: Sequence[Any],
+                     texts: Sequence[str]) -> None:
+    """Teach the redactor what the audits, tune sessions and the command line name (hosts, paths, labels)
+    before anything is shown, so that a name is redacted alike wherever it appears."""
+    from stackbench.report.redact import strings_of
+
+    for audit in stored_audits:
+        redact.learn("host", audit.subject_name)
+        for text in strings_of(audit.document):
+            redact.learn_text(text)
+    for text in [text for tune in stored_tunes for text in strings_of([tune.label, tune.target, tune.document])]:
+        redact.learn_text(text)
+    for text in texts:
+        redact.learn_text(text)
 
 
 def _check_options(compare: Sequence[str] | None, layers: Sequence[str] | None, names: Sequence[str] | None) -> None:
@@ -138,11 +157,39 @@ def store_report_charts(store: Any, run_id: str, charts: "ChartFiles") -> None:
     build_contents(store, [run_id], charts=charts)
 
 
-def _audit_part(audit: Any, redact: Any) -> "AuditPart":
+def _arm_run_ids(sessions: Sequence[Any]) -> list[str]:
+    """The runs each stored tune session compared (its knobs' arms, its confirmation's), in order, once."""
+    from stackbench.report.tune import session_comparisons, stored_session_document
+
+    ids = [compare[side]["run_id"] for session in sessions
+           for _, compare in session_comparisons(stored_session_document(session.id, session.document))
+           for side in ("base", "other")]
+    return list(dict.fromkeys(ids))
+
+
+def _tune_part(session: Any, redact: Any, runs: dict[str, "Run"]) -> "StoredPart":
+    """A stored tune session's tables as `show TUNE` builds them, from its redacted document and its arms'
+    redacted runs; a comparison whose runs were removed since is left out and said in a note."""
+    from stackbench.report.documents.contents import StoredPart
+    from stackbench.report.tune import stored_session_tables
+
+    def arm_runs(base: str, other: str) -> "tuple[Run, Run] | str":
+        return (runs[base], runs[other]) if base in runs and other in runs else "are no longer stored"
+
+    shown = stored_session_tables(session.id, redact.value(session.document), arm_runs)
+    name = redact.text(session.label) if session.label else session.id[:12]
+    target = redact.text(session.target) if session.target else "?"
+    title = f"Tune session {name}: {target}, {session.created_at:%Y-%m-%d %H:%M} UTC ({session.status})"
+    notes = tuple(f"The comparison of {what}: its runs {why}, so its table is left out."
+                  for what, why in shown.left_out)
+    return StoredPart(title, f"tune-{session.id[:12]}", shown.tables, notes)
+
+
+def _audit_part(audit: Any, redact: Any) -> "StoredPart":
     """A stored audit's tables, built as `show AUDIT` builds them, from its redacted document."""
     from stackbench.base.errors import StoreError
     from stackbench.report.audit import stored_audit_tables
-    from stackbench.report.documents.contents import AuditPart
+    from stackbench.report.documents.contents import StoredPart
 
     document = redact.value(audit.document)
     try:
@@ -153,7 +200,7 @@ def _audit_part(audit: Any, redact: Any) -> "AuditPart":
     subject = redact.text(audit.subject_name) if audit.subject_name else audit.source
     name = redact.text(audit.label) if audit.label else audit.id[:12]
     title = f"Audit {name}: {subject}, {audit.created_at:%Y-%m-%d %H:%M} UTC ({audit.source})"
-    return AuditPart(title, f"audit-{audit.id[:12]}", tuple(tables), tuple(notes))
+    return StoredPart(title, f"audit-{audit.id[:12]}", tuple(tables), tuple(notes))
 
 
 def replace_text(goal: Any, text: str) -> Any:

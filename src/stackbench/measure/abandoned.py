@@ -110,8 +110,10 @@ def _ours(record: dict[str, Any], fio_path: str | None) -> Callable[[int], bool]
 
 
 def leftover_processes(record: dict[str, Any], fio_path: str | None = None) -> list[int]:
-    """The processes a dead run left running (fio's job processes, or fio itself), by the rules above."""
-    if not isinstance(record.get("workdir"), str) and not isinstance(record.get("fio"), dict):
+    """The processes a dead run left running (fio's job processes, or fio itself), by the rules above. A dead
+    tune session's record has only its scratch file (tune_changes.py): its fio binary holding that file open."""
+    if not isinstance(record.get("workdir"), str) and not isinstance(record.get("fio"), dict) \
+            and not (isinstance(record.get("scratch"), str) and fio_path):
         return []
     test = _ours(record, fio_path)
     return [pid for pid in processes.pids() if test(pid)]

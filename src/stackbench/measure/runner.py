@@ -260,7 +260,7 @@ class Measurement:
         conditions = sampler.result()
         ends = job_ends(end_of(whole), jobs, [s.workload for s in states])
         return [
-            self._record(state, parsed, invocation, invocation.job_samples.get(prefix, {}),
+            self._record(state, parsed, invocation, samples_of_run(invocation, parsed, job=prefix),
                          round_index=round_index, order=self.order + i, seconds=invocation.seconds * budgets[i] / total,
                          what=f"cell {state.index + 1} ({state.workload.name}), run {len(state.runs) + 1}",
                          conditions=(conditions if i == 0 else None,
@@ -395,12 +395,18 @@ def execute_run(store: Store, request: RunRequest, observer: RunObserver | None 
     return store.get_run(run_id)
 
 
-def samples_of_run(invocation: FioInvocation, parsed: FioResult) -> dict[str, list[Sample]]:
-    """fio's per-second samples of one run. fio logs a window only when it is full, so a run that ended
-    before its first one-second window closed gets the whole run as its one sample rather than none: a
-    write of the file once with a small --size, and a `--runtime 1` run whose one window ended a moment
-    after fio stopped (seen on a loaded machine: a time-based one-second run stored no sample)."""
-    return {d.direction: invocation.samples.get(d.direction) or [whole_run_sample(d)] for d in parsed.directions}
+def samples_of_run(invocation: FioInvocation, parsed: FioResult, *, job: str | None = None,
+                   client: str | None = None) -> dict[str, list[Sample]]:
+    """fio's per-second samples of one run: of the fio process; with `job` (its log prefix) of that job of a
+    sweep job file; with `client` (the log prefix of a host's job file) of that host of a `fio --client` run;
+    `parsed` being that job's or host's own result. fio logs a window only when it is full, so a run that
+    ended before its first one-second window closed gets the whole run as its one sample rather than none: a
+    write of the file once with a small --size, a `--runtime 1` run whose one window ended a moment after fio
+    stopped (seen on a loaded machine: a time-based one-second run stored no sample), every job of synclat's
+    sweep (0.25 s per size), and a fleet host's run shorter than a second."""
+    logged = invocation.job_samples.get(job, {}) if job is not None \
+        else invocation.client_samples.get(client, {}) if client is not None else invocation.samples
+    return {d.direction: logged.get(d.direction) or [whole_run_sample(d)] for d in parsed.directions}
 
 
 def _decide(state: _CellState, plan: Plan) -> None:

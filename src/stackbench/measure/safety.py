@@ -53,8 +53,11 @@ class Target:
 
 
 def check_target_text(path: Path) -> Path:
-    """Refuse, before anything is created, a target path that a fio job file cannot carry literally."""
-    path = Path(path).expanduser()
+    """The target as an absolute path; refused, before anything is created, when a fio job file cannot carry
+    it literally. Absolute because fio runs in its private job directory (engine/fio.py): a relative target
+    reached it as a path under that directory, and `run -t bench` wrote its scratch file there, measuring
+    the file system of the job directory instead of the target."""
+    path = Path(os.path.abspath(Path(path).expanduser()))
     check_value("filename", str(path), what="--target path")
     return path
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from stackbench.base.errors import StackbenchError
-from stackbench.measure.tune_journal import Change, Journal, journals, replay
+from stackbench.measure import abandoned
+from stackbench.measure.tune_journal import Change, Journal, Replay, journals, replay
 from stackbench.tune import actions
 from stackbench.tune.actions import ActionFailed
 from stackbench.tune.knob import Knob, State, Subject, differing_views
@@ -182,16 +183,17 @@ class Changes:
 class Rollback:
     session: str
     outcomes: tuple[Outcome, ...]
+    cleanup: tuple[str, ...] = ()  # what was done about the dead session's scratch file, or how to do it by hand
 
     @property
     def incomplete(self) -> bool:
         """Something was left as it is (changed by someone else, or its undo failed): exit 3."""
         return any(o.result in (CONFLICT, FAILED) for o in self.outcomes)
 
-    def describe(self) -> str:
-        if not self.outcomes:
-            return f"tune session {self.session[:12]}: nothing to undo"
-        return f"tune session {self.session[:12]}: " + "; ".join(o.describe() for o in self.outcomes)
+    def describe(self, why: str = "") -> str:
+        """What was undone (or that nothing was), `why` in brackets after it, then the scratch file."""
+        said = "; ".join(o.describe() for o in self.outcomes) or "nothing to undo"
+        return f"tune session {self.session[:12]}: " + "; ".join([said + (f" ({why})" if why else ""), *self.cleanup])
 
 
 def rollback(journal: Journal, *, kept: bool, how: str) -> Rollback:
@@ -207,8 +209,23 @@ def rollback(journal: Journal, *, kept: bool, how: str) -> Rollback:
         except (ActionFailed, KnobFileError) as error:
             outcomes.append(Outcome(change, FAILED, said=error.what))
     still = sorted({o.change.seq for o in outcomes if o.result == FAILED} | (set(state.left_applied) - chosen))
+    cleanup = _dead_session_scratch(state)  # before `closed`: a rollback killed in between removes it again
     journal.append({"t": "closed", "how": how, "left_applied": still})
-    return Rollback(state.session, tuple(outcomes))
+    return Rollback(state.session, tuple(outcomes), cleanup)
+
+
+def _dead_session_scratch(state: Replay) -> tuple[str, ...]:
+    """Stop the fio processes a session that died (its journal unclosed) left with its scratch file open, and
+    remove that file: the one its header says the session created (`scratch`, written only for a file
+    stackbench made), and nothing else. A session that closed its journal removed its own first, and a file
+    at that path since is someone else's. The store's clean-up of dead runs does the same, but only when a
+    later command opens that store, and `tune --rollback` opens none."""
+    scratch, fio_path, uid = (state.header.get(key) for key in ("scratch", "fio_path", "uid"))
+    if state.closed is not None or not isinstance(scratch, str) or not os.path.isabs(scratch):
+        return ()
+    record = {"scratch": scratch, **({"uid": uid} if isinstance(uid, int) else {})}
+    cleanup = abandoned.clean(record, fio_path if isinstance(fio_path, str) else None)
+    return (*cleanup.done, *cleanup.failed, *[f"to finish by hand: {command}" for command in cleanup.by_hand])
 
 
 def recover(on_note: Callable[[str], None]) -> bool:
@@ -233,5 +250,5 @@ def recover(on_note: Callable[[str], None]) -> bool:
             on_note(error.one_line())
             continue
         incomplete = incomplete or done.incomplete
-        on_note(f"{done.describe()} (the session's process died before it could restore them)")
+        on_note(done.describe("the session's process died before it could restore them"))
     return incomplete

@@ -10,18 +10,21 @@ knob acts host-wide (a ZFS module parameter, a sysctl).
 The value tried is the one the finding's fix names when it is one of the knob's candidates, else the knob's
 only candidate other than the value now, else all of them, raced (the winner then proven). Nothing is decided
 by the finding beyond that: the session still proves the change before keeping it.
+
+With `--audit ID` the findings are a stored audit's, those that still hold (tune_stored_audit.py).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from stackbench.audit.report import run_rules
 from stackbench.audit.rule import Finding
 from stackbench.audit.rules import REGISTRY as RULES
 from stackbench.audit.service import gather_facts
+from stackbench.audit.subject import AuditSubject
 from stackbench.base.errors import UsageError
 from stackbench.measure.tune_plan import PlannedKnob, plan_knob
 from stackbench.tune.knob import Knob, Safety, Scope, Subject
@@ -70,26 +73,24 @@ def _finding_json(finding: Finding) -> dict[str, str]:
             "evidence": finding.evidence, "fix": finding.fix}
 
 
-def audit_findings() -> list[Finding]:
-    """This machine's findings, every rule run on facts captured now (as `stackbench audit` does)."""
-    facts, _ = gather_facts(None, None, None)
-    return run_rules(facts, RULES).findings
+def live_audit() -> tuple[AuditSubject, list[Finding]]:
+    """This machine's findings, every rule run on facts captured now (as `stackbench audit` does), and which
+    machine it is (the subject a stored audit of it has)."""
+    facts, subject = gather_facts(None, None, None)
+    return subject, run_rules(facts, RULES).findings
 
 
 def propose(info: TargetInfo, findings: list[Finding], allow: frozenset[Safety],
-            knobs: Iterable[Knob] = KNOBS) -> AuditProposals:
-    """The knobs that answer the findings about the target's stack, and what is left out with why."""
+            knobs: Iterable[Knob] = KNOBS, gone: Sequence[tuple[Finding, str]] = ()) -> AuditProposals:
+    """The knobs that answer the findings about the target's stack, and what is left out with why; `gone` are
+    findings of a stored audit that no longer hold (tune_stored_audit.py), each with why, listed among what is
+    left out where they are about the target."""
+    knobs = tuple(knobs)
     proposed: list[Proposal] = []
     left_out: list[NotProposed] = []
     answered: set[int] = set()
     for knob in knobs:
-        about = [f for f in findings if f.rule_id in knob.audit_rules]
-        if not about:
-            continue
-        found = knob.subjects(info)
-        if isinstance(found, str):
-            continue
-        here = tuple(f for f in about if knob.scope in HOST_WIDE or _names_any(f.subject, found))
+        here = _answered_here(knob, findings, info)
         if not here:
             continue
         answered.update(id(f) for f in here)
@@ -102,11 +103,27 @@ def propose(info: TargetInfo, findings: list[Finding], allow: frozenset[Safety],
         except UsageError as error:
             left_out.append(NotProposed(knob.id, here, error.what))
     stack = _stack_names(info)
+    for finding, why in gone:
+        knob = next((k for k in knobs if _answered_here(k, [finding], info)), None)
+        if knob is not None or _about_target(finding, stack, info):
+            left_out.append(NotProposed(knob.id if knob is not None else finding.rule_id, (finding,), why))
     for finding in findings:
         if id(finding) in answered or not _about_target(finding, stack, info):
             continue
         left_out.append(NotProposed(finding.rule_id, (finding,), _unanswered_why(finding)))
     return AuditProposals(len(findings), proposed, left_out)
+
+
+def _answered_here(knob: Knob, findings: Sequence[Finding], info: TargetInfo) -> tuple[Finding, ...]:
+    """The findings `knob` answers on the target's stack: of a rule it answers, about one of its subjects for
+    this target (any, for a knob that acts host-wide)."""
+    about = [f for f in findings if f.rule_id in knob.audit_rules]
+    if not about:
+        return ()
+    found = knob.subjects(info)
+    if isinstance(found, str):
+        return ()
+    return tuple(f for f in about if knob.scope in HOST_WIDE or _names_any(f.subject, found))
 
 
 def _proposal(knob: Knob, findings: tuple[Finding, ...], info: TargetInfo, allow: frozenset[Safety]) -> Proposal:

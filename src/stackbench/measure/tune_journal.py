@@ -11,12 +11,12 @@ A live session holds an exclusive flock on its journal for as long as it runs. T
 when the process dies, however it dies (kill -9 included), so "the lock can be taken" is the test that the
 session is dead, with no pid to be reused or clock to trust.
 
-Records (`t`): `session` (who, on what, when), `snapshot` (a subject's state before the session touched it,
-written once), `intent` (seq, knob, subject, the original state, the state the change will leave, the
-apply and undo actions, and for a user knob its whole declaration: its read is needed to undo it, and the
-TOML file may be gone or changed by then), `applied` and `undone` (what was read back), `conflict` (a value someone else
-changed, left alone), `verdict` (a knob's decision), and `closed` (how the session ended, and which
-changes it left applied).
+Records (`t`): `session` (who, on what, when, the scratch file it creates and the fio that writes it),
+`snapshot` (a subject's state before the session touched it, written once), `intent` (seq, knob, subject,
+the original state, the state the change will leave, the apply and undo actions, and for a user knob its
+whole declaration: its read is needed to undo it, and the TOML file may be gone or changed by then),
+`applied` and `undone` (what was read back), `conflict` (a value someone else changed, left alone),
+`verdict` (a knob's decision), and `closed` (how the session ended, and which changes it left applied).
 """
 
 from __future__ import annotations

@@ -18,24 +18,28 @@ kept unless its class was allowed.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
 from stackbench.analysis.alpha_spending import alpha_left, look_alphas
 from stackbench.analysis.advice import smallest_provable
 from stackbench.analysis.compare import KEEP, REVERT, SAME, RunComparison, compare_runs
-from stackbench.analysis.race import Dropped, Look, compare_arms, race_look
+from stackbench.analysis.race import compare_arms, race_look
 from stackbench.base.errors import Interrupted, StackbenchError, UsageError
 from stackbench.measure.runner import (
     Measurement, RunObserver, RunRequest, SilentObserver, interrupt_cause, prepare, remove_scratch,
     signals_as_interrupt,
 )
+from stackbench.measure.tune_budget import (
+    confirmation_reserve, out_of_time, race_proof_reserve,
+)
 from stackbench.measure.tune_changes import Changes, Outcome
 from stackbench.measure.tune_journal import Change, Journal
-from stackbench.measure.tune_persist import persist_lines
+from stackbench.measure.tune_result import Calibration, Confirmation, KnobResult, Paired, Race, TuneResult
 from stackbench.measure.tune_plan import (
     DEFAULT_LOOKS, SAFETY_WHY, PlannedKnob, looks_for, plan_knob, plan_round_seconds,
 )
@@ -53,17 +57,6 @@ KEPT, UNDONE_DECISION, NOT_MEASURED = "kept", "undone", "not measured"
 DECIDED = (KEEP, REVERT, SAME)
 
 
-def confirmation_reserve(request: "TuneRequest", looks: tuple[int, ...], round_s: float) -> float:
-    """Seconds of --max-time kept back from the knobs for the confirmation: the rounds of its first look, where
-    it can first be decided, but never more than half the budget (the knobs keep the other half; a
-    confirmation cut short decides on the rounds it has). Without it the knobs could use the whole budget and
-    the kept set would be undone unconfirmed; with it a knob stops early instead. 0 without a budget or a
-    confirmation."""
-    if request.max_time is None or not request.confirm:
-        return 0.0
-    return min(looks[0] * round_s, request.max_time / 2)
-
-
 @dataclass(frozen=True)
 class TuneRequest:
     run: RunRequest
@@ -78,89 +71,7 @@ class TuneRequest:
     force: bool = False  # tune although the calibration says --min-effect cannot be proven
     confirm: bool = True  # the kept set against the original, afresh, before it stays
     keep_unconfirmed: bool = False
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """What A/A rounds (the same settings in both arms) say about this machine now: the sd of the per-round log
-    ratio (the largest over the plan's cells) and the smallest change a knob's rounds can prove."""
-
-    rounds: int
-    noise: float
-    provable: float
-    max_rounds: int
-    alpha: float
-
-    def describe(self) -> str:
-        provable = "no change" if math.isinf(self.provable) else f"changes of {self.provable:.0%} or more"
-        return (f"noise {self.noise:.1%} per round ({self.rounds} A/A rounds): {provable} can be proven in "
-                f"{self.max_rounds} rounds")
-
-    def refusal(self, min_effect: float, force: bool) -> StackbenchError | None:
-        """The error that stops a session before its first knob, or None to go on: a knob's rounds cannot
-        prove --min-effect when the smallest provable change is over three times it (no change at all is
-        provable: infinite), and measuring anyway would only spend the time; --force goes on regardless."""
-        if force or self.provable <= 3 * min_effect:
-            return None
-        return StackbenchError(
-            f"this machine is too noisy now to prove a change of {min_effect * 100:g}%: {self.describe()}",
-            "Quiet the machine or measure longer (--runtime), raise --min-effect, or add --force to "
-            "tune anyway; nothing was changed")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rounds": self.rounds, "noise": self.noise,
-                "provable": None if math.isinf(self.provable) else self.provable, "max_rounds": self.max_rounds,
-                "alpha_last_look": self.alpha, "said": self.describe()}
-
-
-@dataclass
-class KnobResult:
-    planned: PlannedKnob
-    decision: str  # kept, undone, not measured
-    why: str
-    comparison: RunComparison | None = None
-    orders: tuple[str, ...] = ()
-    kept: tuple[Change, ...] = ()
-    stop: str = ""  # which look decided, or that the last one did not
-    round_s: float = 0.0
-    race: Race | None = None  # the race that chose the candidate proven here (`planned` is the winner's)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {**self.planned.to_json(), "decision": self.decision, "why": self.why,
-                                "rounds": len(self.orders), "orders": list(self.orders), "stop": self.stop}
-        if self.race is not None:
-            data["race"] = self.race.to_json()
-        if self.comparison is not None:
-            data["compare"] = self.comparison.to_json()
-        return data
-
-
-@dataclass
-class TuneResult:
-    session: str
-    journal: str
-    target: str
-    created_at: datetime
-    results: list[KnobResult] = field(default_factory=list)
-    calibration: Calibration | None = None
-    confirmation: Confirmation | None = None
-    kept: list[Change] = field(default_factory=list)  # what the session left applied
-    status: str = "completed"  # completed | interrupted | failed
-    finished_at: datetime | None = None
-    error: str | None = None  # why it did not complete: the error line, what was undone included
-
-    def to_json(self) -> dict[str, Any]:
-        return {"session": self.session, "status": self.status, "error": self.error,
-                "created_at": self.created_at.isoformat(),
-                "finished_at": self.finished_at.isoformat() if self.finished_at else None,
-                "journal": self.journal, "target": self.target,
-                "calibration": self.calibration.to_json() if self.calibration else None,
-                "confirmation": self.confirmation.to_json() if self.confirmation else None,
-                "knobs": [r.to_json() for r in self.results],
-                "now_set": [c.apply[0].shown() if len(c.apply) == 1 else "; ".join(a.shown() for a in c.apply)
-                            for c in self.kept],
-                "persist": persist_lines(self.kept),
-                "undo": f"stackbench tune --rollback {self.session}"}
+    audit: dict[str, Any] | None = None  # the stored audit the knobs answer (--audit): tune_stored_audit.py
 
 
 def plan_session(request: TuneRequest) -> tuple[TargetInfo, list[PlannedKnob]]:
@@ -191,10 +102,14 @@ def execute_tune(store: Store, request: TuneRequest, observer: RunObserver | Non
     session = new_id()
     created_at = datetime.now(timezone.utc)
     prepared = prepare(request.run, session, observer)
-    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv,
+    # the scratch file (an absolute path), when stackbench creates it, and the fio that writes it: what a
+    # rollback after a kill -9 removes and stops (tune_changes.py)
+    scratch = prepared.target.fio_filename if prepared.target.remove_after else None
+    journal = Journal.create(session, {"target": str(request.run.target), "argv": sys.argv, "scratch": scratch,
+                                       "fio_path": prepared.fio_path, "uid": os.geteuid(),
                                        "knobs": [p.to_json() for p in planned]})
     changes = Changes(journal)
-    result = TuneResult(session, str(journal.path), info.describe(), created_at)
+    result = TuneResult(session, str(journal.path), info.describe(), created_at, audit=request.audit)
     how, error = "failed", None
     try:
         with signals_as_interrupt():
@@ -242,7 +157,7 @@ def _run_session(store: Store, request: TuneRequest, prepared: Any, changes: Cha
         if on_knob:
             on_knob(plan)
         result.results.append(_tune_knob(store, request, prepared, changes, plan, session, looks, observer,
-                                         knobs_deadline))
+                                         knobs_deadline, round_s))
     result.confirmation, result.kept = confirm(store, request, prepared, changes, result.results, session, looks,
                                                observer, deadline)
 
@@ -330,18 +245,6 @@ def reversibility_failure(changes: Changes, plan: PlannedKnob) -> str | None:
     return None
 
 
-@dataclass
-class Paired:
-    """What one knob's (or the confirmation's) rounds gave: compare's result of the two runs, the rounds run
-    and why they stopped, and the changes left applied by the last round."""
-
-    comparison: RunComparison
-    orders: tuple[str, ...]
-    stop: str
-    applied: list[Change]
-    round_s: float = 0.0  # seconds a round took, on average
-
-
 def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: RunObserver, changes: Changes,
                   plans: list[PlannedKnob], applied: list[Change], name: str, pair: str, tune: dict[str, Any],
                   looks: tuple[int, ...], deadline: float | None) -> Paired:
@@ -361,9 +264,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
     started = time.monotonic()
     try:
         for round_index, order in enumerate(orders):
-            pair_s = 2 * (time.monotonic() - started) / round_index if round_index else 0.0
-            if deadline is not None and round_index % 2 == 0 and round_index \
-                    and time.monotonic() + pair_s > deadline:
+            if round_index % 2 == 0 and out_of_time(deadline, started, round_index):
                 alpha_look = alpha_left(alphas, sum(look <= done for look in looks), request.alpha)
                 stop = f"out of time (--max-time) after round {done}"
                 break
@@ -371,7 +272,7 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
                 applied = _switch(changes, plans, arm == "b", applied)
                 arms[arm].round(round_index, every_cell=True)
             done = round_index + 1
-            if done in looks:
+            if done in looks and alphas[looks.index(done)] > 0:  # a share that underflows to 0 decides nothing
                 alpha_look = alphas[looks.index(done)]
                 look = compare_runs(store.get_run(arms["a"].run_id), store.get_run(arms["b"].run_id),
                                     alpha=alpha_look, min_effect=request.min_effect)
@@ -391,15 +292,16 @@ def _measure_pair(store: Store, request: TuneRequest, prepared: Any, observer: R
 
 
 def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob,
-               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> KnobResult:
+               session: str, looks: tuple[int, ...], observer: RunObserver, deadline: float | None,
+               round_s: float) -> KnobResult:
     """One knob: the reversibility check, then its value now (A) against the candidate (B). A knob of several
-    candidates races them first (`_race`); the winner alone is then measured against A afresh, and only that
-    verdict decides."""
+    candidates races them first (`_race`), keeping the first look of its winner's proof back from --max-time;
+    the winner alone is then measured against A afresh, and only that verdict decides."""
     if deadline is not None and time.monotonic() >= deadline:
         return KnobResult(plan, NOT_MEASURED, "--max-time was reached before it started")
     race = None
     if plan.race:
-        race = _race(store, request, prepared, changes, plan, session, looks, observer, deadline)
+        race = _race(store, request, prepared, changes, plan, session, looks, observer, deadline, round_s)
         winner = next((p for p in plan.race if p.value == race.winner), None)
         if winner is None:
             return KnobResult(plan, UNDONE_DECISION if race.rounds else NOT_MEASURED, race.stop, race=race)
@@ -419,38 +321,6 @@ def _tune_knob(store: Store, request: TuneRequest, prepared: Any, changes: Chang
                       measured.round_s, race)
 
 
-@dataclass
-class Race:
-    """What a race over several candidates of one knob gave: who was measured, who was dropped at which look
-    and why, and the winner handed to the proof (None: no candidate was left, or none could be measured)."""
-
-    original: str
-    candidates: tuple[str, ...]
-    not_raced: dict[str, str] = field(default_factory=dict)  # candidate -> why (its reversibility check)
-    dropped: list[Dropped] = field(default_factory=list)
-    orders: list[list[str]] = field(default_factory=list)
-    looks: list[Look] = field(default_factory=list)
-    winner: str | None = None
-    stop: str = ""
-    alpha_per_look: float = 0.0
-    ratios: dict[str, float | None] = field(default_factory=dict)  # each raced candidate to the original, all its rounds
-
-    @property
-    def rounds(self) -> int:
-        return len(self.orders)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"original": self.original, "candidates": list(self.candidates), "rounds": self.rounds,
-                "orders": self.orders, "alpha_per_look": self.alpha_per_look,
-                "not_raced": [{"value": v, "why": why} for v, why in self.not_raced.items()],
-                "dropped": [d.to_json() for d in self.dropped],
-                "looks": [{"round": look.round, "best": look.best, "ratios": look.ratios,
-                           "alpha_each": look.alpha_each, "dropped": [d.arm for d in look.dropped]}
-                          for look in self.looks],
-                "ratios": self.ratios, "winner": self.winner, "stop": self.stop,
-                "said": "the race only chooses; the winner's verdict comes from fresh rounds against the original"}
-
-
 def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change]) -> list[Change]:
     """To one arm of a race: what is applied undone newest first (compare-and-swap, journaled), then the arm's
     candidate applied on every subject (None: the original, nothing applied)."""
@@ -460,22 +330,34 @@ def _switch_arm(changes: Changes, plan: PlannedKnob | None, applied: list[Change
     return _switch(changes, [plan], True, []) if plan is not None else []
 
 
-def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob, session: str,
-          looks: tuple[int, ...], observer: RunObserver, deadline: float | None) -> Race:
-    """The original and every candidate in rounds of race_orders (each round visits every arm left once);
-    after each look, analysis/race.py drops the candidates proven worse than another arm, at alpha split over
-    the looks and, within a look, over its pairs. It stops at one candidate left, none, the last look, or
-    --max-time; the candidate with the best ratio to the original wins. Every switch is a journaled change
-    or its undo, as a single candidate's are; the race ends with everything it applied undone."""
-    original = plan.from_value
-    race = Race(original, tuple(p.value for p in plan.race), alpha_per_look=request.alpha / len(looks))
-    arms: dict[str, PlannedKnob | None] = {original: None}
+def _race_arms(changes: Changes, plan: PlannedKnob, race: Race) -> dict[str, PlannedKnob | None]:
+    """The race's arms: the original (None: nothing to apply) and each candidate whose undo was proven to
+    restore every view; a candidate that failed its check is named in `race.not_raced` with why."""
+    arms: dict[str, PlannedKnob | None] = {plan.from_value: None}
     for candidate in plan.race:
         failure = reversibility_failure(changes, candidate)
         if failure:
             race.not_raced[candidate.value] = failure
         else:
             arms[candidate.value] = candidate
+    return arms
+
+
+def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, plan: PlannedKnob, session: str,
+          looks: tuple[int, ...], observer: RunObserver, deadline: float | None, round_s: float) -> Race:
+    """The original and every candidate in rounds of race_orders (each round visits every arm left once);
+    after each look, analysis/race.py drops the candidates proven worse than another arm, at the look's
+    O'Brien-Fleming share of alpha spent over its pairs by Holm's step-down. It stops at one candidate left,
+    none, every arm left `same` as every other (no candidate can be proven better: no winner), the last look,
+    or --max-time; the candidate with the best ratio to the original wins. Every switch is a journaled
+    change or its undo, as a single candidate's are; the race ends with everything it applied undone."""
+    original = plan.from_value
+    budget = None if deadline is None else deadline - time.monotonic()
+    alphas = look_alphas(looks, request.alpha)
+    race = Race(original, tuple(p.value for p in plan.race), alpha_looks=alphas)
+    if budget is not None:
+        race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, 0.0, 0)
+    arms = _race_arms(changes, plan, race)
     if len(arms) < 2:
         race.stop = "no candidate passed the reversibility check"
         return race
@@ -488,13 +370,16 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                                                          "race": True}})
                 for value in arms}
     observer.run_started(measured[original].run_id, prepared.plan, prepared.target)
-    alive, applied, status, started = list(arms), [], "failed", time.monotonic()
+    alive, applied, status, started, all_same = list(arms), [], "failed", time.monotonic(), False
     try:
         while race.rounds < looks[-1]:
             if len(alive) < 3:  # the original and one candidate, or the original alone
                 break
-            if deadline is not None and race.rounds and \
-                    time.monotonic() + 2 * (time.monotonic() - started) / race.rounds > deadline:
+            if budget is not None:
+                race.proof_reserve_s = race_proof_reserve(looks, round_s, budget, time.monotonic() - started,
+                                                          sum(len(order) for order in race.orders))
+            if out_of_time(None if deadline is None else deadline - (race.proof_reserve_s or 0.0), started,
+                           race.rounds):
                 race.stop = f"out of time (--max-time) after round {race.rounds}"
                 break
             for order in race_orders(len(alive), 2, start=race.rounds):
@@ -502,22 +387,30 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                     applied = _switch_arm(changes, arms[arm], applied)
                     measured[arm].round(race.rounds, every_cell=True)
                 race.orders.append([alive[i] for i in order])
-            if race.rounds in looks:
+            if race.rounds in looks and alphas[looks.index(race.rounds)] > 0:  # see _measure_pair
                 runs = {value: store.get_run(m.run_id) for value, m in measured.items()}
-                look = race_look(runs, race.orders, alive, original, alpha=race.alpha_per_look,
+                look = race_look(runs, race.orders, alive, original, alpha=alphas[looks.index(race.rounds)],
                                  min_effect=request.min_effect)
                 race.looks.append(look)
                 race.dropped.extend(look.dropped)
                 alive = [arm for arm in alive if arm not in {d.arm for d in look.dropped}]
+                if look.all_same:
+                    all_same = True
+                    race.stop = (f"all remaining candidates within ±{request.min_effect * 100:g} % of each other "
+                                 f"and of the original at round {race.rounds}: none can be proven better, the "
+                                 "original is kept")
+                    break
         _switch_arm(changes, None, applied)  # on an error or interruption the session undoes everything
         status = "complete"
     finally:
         runs = {value: m.finish(status if status == "complete" else ("incomplete" if m.order else "failed"))
                 for value, m in measured.items()}
     left = [arm for arm in alive if arm != original]
-    race.ratios = {arm: compare_arms(runs, race.orders, original, arm, alpha=race.alpha_per_look,
+    race.ratios = {arm: compare_arms(runs, race.orders, original, arm, alpha=request.alpha,
                                      min_effect=request.min_effect).geomean_ratio
                    for arm in arms if arm != original and race.rounds}
+    if all_same:
+        return race
     if not left:
         race.stop = race.stop or f"no candidate left at round {race.rounds}: each was proven worse than another arm"
         return race
@@ -526,22 +419,6 @@ def _race(store: Store, request: TuneRequest, prepared: Any, changes: Changes, p
                               else f"{len(left)} candidates left at the last look (round {race.rounds}): "
                                    "the best ratio to the original wins")
     return race
-
-
-@dataclass
-class Confirmation:
-    """The kept set against the original, measured afresh: the effect to quote (a knob's own estimate, taken
-    at the look that stopped it, leans high), and whether the set stays."""
-
-    decision: str  # kept, undone
-    why: str
-    measured: Paired | None  # None: no time was left to measure it
-
-    def to_json(self) -> dict[str, Any]:
-        measured = self.measured
-        return {"decision": self.decision, "why": self.why, "rounds": len(measured.orders) if measured else 0,
-                "orders": list(measured.orders) if measured else [], "stop": measured.stop if measured else "",
-                "compare": measured.comparison.to_json() if measured else None}
 
 
 def confirm(store: Store, request: TuneRequest, prepared: Any, changes: Changes, results: list[KnobResult],

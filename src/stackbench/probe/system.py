@@ -23,6 +23,18 @@ def _read(path: str) -> str | None:
         return None
 
 
+def boot_time() -> float | None:
+    """When this machine last booted, in seconds since the epoch (/proc/stat's btime); None where unknown.
+    What was read from the kernel before it may not hold now (tune --audit refuses an audit older)."""
+    for line in (_read("/proc/stat") or "").splitlines():
+        if line.startswith("btime "):
+            try:
+                return float(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
 def _cpuinfo() -> dict[str, str]:
     text = _read("/proc/cpuinfo") or ""
     info: dict[str, str] = {}

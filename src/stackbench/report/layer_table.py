@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from stackbench.analysis.layer_activity import PRORATED, CellLayers, LayerActivity, VdevActivity, cell_layers
+from stackbench.analysis.layer_activity import (BUSIEST_RULE, PRORATED, CellLayers, LayerActivity, VdevActivity,
+                                               cell_layers)
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
 from stackbench.report import plain
@@ -64,6 +65,8 @@ def layer_table(run: Run) -> Tabular | None:
         rows[first][0] = cell.pattern
         notes += _cell_notes(cell, layers)
         missing.update(layers.not_recorded)
+    if any(layers.busiest for _, layers in found):
+        notes.insert(1, BUSIEST_RULE)
     if vdev_note:
         notes.append(VDEV_NOTE)
     if PRORATED in missing:
@@ -76,7 +79,7 @@ def layer_table(run: Run) -> Tabular | None:
                      "runs of 3 s or more): " + ", ".join(sorted(missing)))
     every = frozenset(range(len(HEADERS)))
     return Tabular(headers=HEADERS, rows=rows, title="Layers during each cell", notes=notes,
-                   right_aligned=every - {0, 1}, no_wrap=every)
+                   right_aligned=every - {0, 1}, no_wrap=every, tree=frozenset({1}))
 
 
 # The spreadsheet's layer rows (CSV and the workbook): each column's header with its unit, and the decimals a
@@ -164,7 +167,8 @@ def _times(value: float | None) -> str:
 
 
 def _cell_notes(cell: Cell, layers: CellLayers) -> list[str]:
-    """The busiest saturated layer and the ARC's hit ratio of one cell, where there are."""
+    """The busiest layer (where the saturated layers' time is spent) and the ARC's hit ratio of one cell, where
+    there are."""
     notes = []
     if layers.busiest:
         notes.append(f"{cell.pattern}: busiest layer {layers.busiest} ({layers.busiest_reason})")
@@ -295,4 +299,4 @@ def _sides_table(sides: Sequence[tuple[str, Run, str]],
         rows[first][0] = pattern
     every = frozenset(range(len(headers)))
     return Tabular(headers=headers, rows=rows, title=title, notes=notes, right_aligned=every - {0, 1, 2},
-                   no_wrap=every)
+                   no_wrap=every, tree=frozenset({1}))

@@ -33,6 +33,9 @@ class Tabular:
     no_wrap: frozenset[int] = frozenset({0})
     # Columns whose words longer than the column (ids, paths) break across lines instead of ending in "…".
     fold: frozenset[int] = frozenset()
+    # Columns whose leading spaces draw a tree (a layer indented under the one it sits on): HTML keeps them
+    # (`white-space: pre`), which would otherwise collapse them and draw every layer at the root.
+    tree: frozenset[int] = frozenset()
     title_style: str = "bold"
     # For a terminal too narrow for `headers` (report/formats/table.py): shorter ones, and the notes that
     # then say what they mean and their units. None: the same headers and notes.

@@ -5,9 +5,11 @@ decision), from the records and the session's JSON; the per-knob comparison tabl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable, Iterable
 
 from stackbench.base.errors import StoreError
+from stackbench.base.units import count, format_utc
 from stackbench.model.results import Run
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, describe
@@ -58,6 +60,15 @@ def plan_table(planned: list[dict[str, Any]], *, dry_run: bool, budget: tuple[st
                    title="tune plan", notes=notes, fold=frozenset({6, 7}))
 
 
+def stored_audit_name(audit: dict[str, Any] | None) -> str:
+    """The audit a plan came from, as it names it: `audit 1a2b3c4d5e6f (LABEL) of 2026-11-28 10:41:07 UTC`
+    for a stored one (`--audit`), `the audit` for the one run as tune started."""
+    if not audit:
+        return "the audit"
+    label = f" ({audit['label']})" if audit.get("label") else ""
+    return f"audit {audit['audit_id'][:12]}{label} of {format_utc(datetime.fromisoformat(audit['created_at']))}"
+
+
 def audit_plan_tables(data: dict[str, Any]) -> tuple[Tabular, ...]:
     """The plan `tune -t DIR` makes without --knob: per knob the findings it answers (rule, subject, evidence)
     and its candidates; then what is left out and why (a class not allowed, a forbidden setting, no knob).
@@ -67,9 +78,15 @@ def audit_plan_tables(data: dict[str, Any]) -> tuple[Tabular, ...]:
              "; ".join(p["apply"]), "; ".join(p["undo"])] for p in data["knobs"]]
     notes = ["dry run: nothing was changed; add --apply to measure these knobs as if given by --knob"] \
         if data["dry_run"] else []
+    stored = data.get("audit")
+    if stored and stored["new_since"]:
+        notes.append(f"found now and not in {stored_audit_name(stored)}: {count(len(stored['new_since']), 'finding')} "
+                     "(`stackbench audit` lists them; tune without --audit answers them)")
+    title = (f"tune plan for {data['target']} from {stored_audit_name(stored)} ({data['audit_findings']} findings "
+             "on the machine then)") if stored else \
+        f"tune plan from the audit of {data['target']} ({data['audit_findings']} findings on the machine)"
     plan = Tabular(("knob", "on", "now", "candidates", "try", "why (audit)", "safety", "cost", "apply", "undo"), rows,
-                   title=f"tune plan from the audit of {data['target']} ({data['audit_findings']} findings on the "
-                         "machine)", notes=tuple(notes), fold=frozenset({5, 8, 9}))
+                   title=title, notes=tuple(notes), fold=frozenset({5, 8, 9}))
     tables = (plan,) if rows else ()
     if not data["not_proposed"]:
         return tables
@@ -107,6 +124,7 @@ def summary_table(session: dict[str, Any]) -> Tabular:
     ended = session.get("status", "completed")
     how = {"interrupted": "was interrupted", "failed": "failed"}.get(ended, f"ended {ended}")
     notes = [] if ended == "completed" else [f"the session {how}: {session.get('error') or 'no reason stored'}"]
+    notes += [f"the knobs answer the findings of {stored_audit_name(session['audit'])}"] if session.get("audit") else []
     notes += [session["calibration"]["said"]] if session.get("calibration") else []
     notes += [f"why {k['knob']} was {k['decision']}: {k['why']}" + (f" ({k['stop']})" if k.get("stop") else "")
               for k in session["knobs"]]
@@ -148,14 +166,22 @@ def race_tables(session: dict[str, Any]) -> tuple[Tabular, ...]:
                 fate, why = "left", "not the best ratio to the original"
             rows.append([value, shown, fate, why])
         notes = (f"{race['rounds']} rounds, each visiting the original ({race['original']}) and every candidate "
-                 f"left once; alpha {race['alpha_per_look']:.4g} per look, split over its pairs; "
-                 f"stopped: {race['stop']}",
+                 f"left once; {_race_alpha(race)}; stopped: {race['stop']}",
                  "the race only chooses: its ratios lean high for the winner; the verdict is the proof's, from "
                  "fresh rounds")
         tables.append(Tabular(("candidate", "vs original (race)", "race", "why"), rows,
                               title=f"race of {knob['knob']} from {race['original']}", notes=notes,
                               fold=frozenset({3})))
     return tuple(tables)
+
+
+def _race_alpha(race: dict[str, Any]) -> str:
+    """How a race spent alpha: over its looks O'Brien-Fleming-style with Holm over each look's pairs; a
+    session stored before that (`alpha_per_look`) split it evenly, and Bonferroni over the pairs."""
+    if "alpha_looks" in race:
+        shares = ", ".join(f"{a:.4g}" for a in race["alpha_looks"])
+        return f"alpha {shares} at its looks (O'Brien-Fleming), Holm over each look's pairs"
+    return f"alpha {race['alpha_per_look']:.4g} per look, split over its pairs"
 
 
 def status_table(rows: list[list[str]]) -> Tabular:
@@ -186,6 +212,14 @@ def stored_session_document(session_id: str, document: Any) -> dict[str, Any]:
     return document
 
 
+def session_comparisons(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each comparison a session made, named (its knob, or "the confirmation"): the arms' runs are named in
+    each (`base`, `other`), and `report TUNE` loads them before anything is redacted."""
+    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
+    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
+    return [(name, compare) for name, compare in compared if compare]
+
+
 def stored_session_tables(session_id: str, document: Any, arm_runs: ArmRuns) -> StoredTuneTables:
     """`show TUNE` and the web's session page: each comparison made again by compare from the arms' stored
     runs at the alpha and minimum effect the session used, so both show what the session printed. A
@@ -194,12 +228,8 @@ def stored_session_tables(session_id: str, document: Any, arm_runs: ArmRuns) -> 
     from stackbench.report.compare import comparison_table
 
     data = stored_session_document(session_id, document)
-    compared = [(k["knob"], k.get("compare")) for k in data["knobs"]]
-    compared.append(("the confirmation", (data.get("confirmation") or {}).get("compare")))
     tables, left_out = [summary_table(data), *race_tables(data)], []
-    for name, compare in compared:
-        if not compare:
-            continue
+    for name, compare in session_comparisons(data):
         runs = arm_runs(compare["base"]["run_id"], compare["other"]["run_id"])
         if isinstance(runs, str):
             left_out.append((name, runs))

@@ -15,6 +15,7 @@ from typing import Any
 
 from stackbench.stack.layer import Layer, Resolver
 from stackbench.stack.mapper import dm_layer
+from stackbench.stack.throttle import device_throttle
 from stackbench.stack.tools import Tools
 
 SYS_BLOCK = Path("/sys/class/block")
@@ -44,7 +45,8 @@ def _int(path: Path) -> int | None:
 
 
 def queue_settings(name: str) -> dict[str, Any]:
-    """The request queue's settings (a partition has none of its own: its disk's apply)."""
+    """The request queue's settings (a partition has none of its own: its disk's apply), and the cgroup
+    throttle that holds this process's requests before the queue takes them, where one does."""
     queue = SYS_BLOCK / name / "queue"
     scheduler = _read(queue / "scheduler")
     if scheduler and "[" in scheduler:
@@ -57,6 +59,7 @@ def queue_settings(name: str) -> dict[str, Any]:
         "read_ahead_kb": _int(queue / "read_ahead_kb"),
         "rotational": None if rotational is None else bool(rotational),
         "write_cache": _read(queue / "write_cache"),
+        "cgroup_throttle": device_throttle(_read(SYS_BLOCK / name / "dev") or ""),
     }
     return {key: value for key, value in settings.items() if value is not None}
 

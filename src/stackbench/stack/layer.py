@@ -105,6 +105,7 @@ class CountedLayer:
     name: str  # its layer's name: /dev/loop3
     depth: int
     bottom: bool
+    throttle: str | None = None  # a cgroup throttle that held the discovering process's requests to it
     pool: str | None = None  # the ZFS pool it is a leaf's device of (vdd1 and vdd of tank's mirror), if any
 
 
@@ -185,7 +186,9 @@ class Stack:
             counted = [device for device in layer.devices if device not in found]
             below = depth + 1 if counted else depth  # a row met again (a leaf vdev's partition) is no level
             for device in counted:
-                found[device] = CountedLayer(device, layer.kind, layer.name, depth, True, pool)
+                throttle = layer.settings.get("cgroup_throttle")
+                found[device] = CountedLayer(device, layer.kind, layer.name, depth, True,
+                                             throttle if isinstance(throttle, str) else None, pool)
             under = [visit(child, below, pool) for child in layer.children]
             if any(under):
                 for device in counted:

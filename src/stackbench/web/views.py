@@ -32,6 +32,8 @@ def html_table(table: Tabular) -> HtmlTable:
         cells = []
         for c, text in enumerate(row):
             classes = ["num"] if c in table.right_aligned else []
+            if c in table.tree:  # the layers' indentation, which HTML would collapse
+                classes.append("tree")
             style = table.cell_styles.get((r, c)) or table.styles.get(r) or ""
             if style:
                 classes.append(_classes(style))

@@ -58,7 +58,7 @@ def test_each_layer_is_drawn_with_its_amplification_and_the_busiest_stands_out(l
     assert {"└ md0 (md)", "└ sdc (disk)"} <= {w.strip() for w in words}
     footer = next(t for t in words if "stackbench" in t and "run " in t)
     assert "fio-3.33" in footer and "mirror" in footer
-    assert "busiest saturated layer" in words  # the legend's key to the vermillion bar
+    assert "busiest layer: where the saturated layers' time is spent" in words  # the legend's key to the vermillion bar
 
 
 def test_cell_draws_one_panel_and_metric_mb_s_draws_mb_s(layered: Store, tmp_path: Path) -> None:
@@ -161,3 +161,28 @@ def test_the_report_of_a_layered_run_has_the_stack_chart_and_of_a_run_without_la
     alt = "Bars of IOPS per layer, from fio down to the disks, for 2 cell(s) of run mirror (5555eeee)"
     assert pages["mirror"].count("<figure") == len(figures) and alt in pages["mirror"]
     assert "per layer under" not in pages["jsonplus"] and "<figure" in pages["jsonplus"]
+
+
+def test_a_throttled_layer_says_why_on_a_line_of_its_own_and_every_word_stays_on_the_chart() -> None:
+    """The table's reason for a layer named for its cgroup throttle (the limits, the cgroup, the layer
+    above) ran off the chart beside the bar, which says it on a line of its own instead; and the key of fio,
+    a saturated and the busiest layer, side by side, ran off both sides at 800 px: it takes two rows."""
+    from analysis_layers import disk, summary, two_loops, with_conditions
+    from stackbench.report.charts.stack import stack_figure
+    from synthetic import cell, run
+
+    counted = summary({name: disk(writes=2000, write_bytes=8_192_000, util=util)
+                       for name, util in {"loop1": 100.0, "loop0": 4.0, "vda": 95.0}.items()}, fio_write=8_192_000)
+    made = run([with_conditions(cell(runs=[200.0]), [counted])],
+               facts={"fio_version": "fio-3.33", "stack": two_loops("loop0").to_json()})
+    figure = stack_figure(made)
+    drawing = figure.drawing
+    figure.render("png")
+    [ax] = drawing.axes
+    assert "200 IOPS · ampl. 1.00x · util 4 %\nBUSIEST: its cgroup throttle held the layer above" in \
+        [text.get_text() for text in ax.texts]
+    renderer = drawing.canvas.get_renderer()
+    width = drawing.bbox.width
+    [key] = drawing.legends
+    drawn = [key.get_window_extent(renderer), *(text.get_window_extent(renderer) for text in ax.texts)]
+    assert all(0 <= box.x0 and box.x1 <= width for box in drawn), [(box.x0, box.x1, width) for box in drawn]

@@ -16,6 +16,7 @@ import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterator
 
 from conftest import cli_here
 
@@ -110,3 +111,22 @@ def draw_figures(runs, comparison, gaps) -> list:
         drawing.tight_layout()
         figures.append(Figure("compare", "Change per cell", "The change of each cell in %.", drawing))
     return figures
+
+
+VIEWPORTS = (("desktop", {"width": 1280, "height": 900}), ("phone", {"width": 390, "height": 844}))
+
+
+def at_each_size(browser: Any, path: Path) -> Iterator[tuple[str, Any]]:
+    """An HTML report opened in a playwright `browser` at a desktop's and a phone's size: (name, page) once
+    loaded, checked to have fetched nothing but the document and not to scroll sideways."""
+    for name, viewport in VIEWPORTS:
+        page = browser.new_page(viewport=viewport)
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert requests == [path.as_uri()], requests
+        widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth, innerWidth]")
+        assert max(widths[:2]) <= widths[2], (name, widths)
+        yield name, page
+        page.close()

@@ -79,7 +79,7 @@ def test_an_existing_file_is_kept_unless_force(db: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, code, words", [
-    (["nosuch"], 1, ["no run with id or label 'nosuch'", "stackbench runs"]),
+    (["nosuch"], 1, ["no run or tune session with id or label 'nosuch'", "stackbench runs"]),
     ([FORMULA, "--compare", FORMULA, "missing"], 1, ["'missing'"]),
     ([FORMULA, "--format", "pdf"], 2, ["pdf", "html, md, xlsx"]),
     ([FORMULA, "-o", "{tmp}/r.pdf"], 2, [".pdf", "--format"]),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_here
-from report.documents.shared import MARKUP, SCRIPT, Measured, artefacts, draw_figures
+from report.documents.shared import MARKUP, SCRIPT, Measured, artefacts, at_each_size, draw_figures
 from stackbench.load.report_contents import build_contents
 from stackbench.report.documents.html import CSP, render_html
 from stackbench.store import open_store
@@ -92,20 +92,11 @@ def test_in_a_browser_nothing_is_fetched_a_phone_does_not_scroll_sideways_and_it
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
         try:
-            for name, viewport in (("desktop", {"width": 1280, "height": 900}), ("phone", {"width": 390, "height": 844})):
-                page = browser.new_page(viewport=viewport)
-                requests: list[str] = []
-                page.on("request", lambda request: requests.append(request.url))
-                page.goto(path.as_uri())
-                page.wait_for_load_state("load")
-                assert requests == [path.as_uri()], requests
+            for name, page in at_each_size(browser, path):
                 assert page.locator("svg").count() == 3
-                widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth, innerWidth]")
-                assert max(widths[:2]) <= widths[2], (name, widths)
                 shot = shots / f"report-html-{name}.png"
                 page.screenshot(path=str(shot), full_page=True)
                 print(f"screenshot: {shot}")
-                page.close()
             page = browser.new_page()
             page.goto(path.as_uri())
             page.emulate_media(media="print")

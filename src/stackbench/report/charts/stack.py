@@ -4,8 +4,8 @@ with, beside it, the layer's amplification against fio's bytes and its utilisati
 
 The figures are the layer table's (analysis/layer_activity.cell_layers over the run's saved stack, as
 report/layer_table.py shows them): nothing is computed here. fio's own bar is the cell's result, the
-number `show` prints for it. The busiest saturated layer (the deepest, as the table names it) is drawn in
-vermillion, hatched and outlined, and says so in words; another saturated layer is hatched. A layer of the
+number `show` prints for it. The busiest layer (as the table names it: where the saturated layers' time is
+spent) is drawn in vermillion, hatched and outlined, and says so in words; another saturated layer is hatched. A layer of the
 saved stack that has no counts in a cell gets a row that says so, and figures the runs did not record are
 named in the panel's title.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from stackbench.analysis.layer_activity import SATURATED_UTIL, CellLayers, LayerActivity, cell_layers
+from stackbench.analysis.layer_activity import BUSIEST_MEANS, SATURATED_UTIL, CellLayers, LayerActivity, cell_layers
 from stackbench.base.errors import StackbenchError
 from stackbench.model.results import Cell, Run
 from stackbench.report.charts import style
@@ -26,6 +26,8 @@ from stackbench.stack.layer import CountedLayer
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.font_manager import FontProperties
     from matplotlib.figure import Figure as Drawing
 
     from stackbench.report.charts.kinds import ChartRequest
@@ -37,6 +39,19 @@ BUSIEST = style.PALETTE[3]  # vermillion
 SATURATED = style.PALETTE[1]
 ROW_IN = 0.34  # height of one bar's row
 PANEL_IN = 1.25  # a panel's title and axis label
+# The layout is fixed, in inches (no constrained layout: measuring every panel's ticks to place 8 panels cost
+# a third of the chart's drawing): the chart's title; above each panel its title, a line more for each line it
+# wraps to; below it its numbers and axis label; under the last the legend and the footer. A panel's bars get
+# the rest of its PANEL_IN.
+TOP_IN = 0.5
+ABOVE_IN = 0.3
+BELOW_IN = 0.55
+TITLE_PT = 10.5
+TITLE_LINE_IN = TITLE_PT * 1.25 / 72
+BOTTOM_IN = 0.8
+FOOTER_IN = 0.3
+EDGE_IN = 0.1  # left of the layers' names and right of the longest figures
+NOTE_AT = 1.02  # where a row's figures start, in the panel's widths
 NO_BREAK_SPACE = "\u00a0"
 
 
@@ -102,11 +117,17 @@ def rows_of(cell: Cell, layers: CellLayers, places: Sequence[CountedLayer] | Non
                 f"ampl. {amplification:.2f}x" if amplification is not None else "ampl. not recorded",
                 f"util {layer.util_pct:.0f} %"]
         look = "busiest" if layer.device == layers.busiest else "saturated" if layer.saturated else "layer"
-        if look == "busiest":
-            note.append(f"BUSIEST ({layers.busiest_reason})")
+        text = " · ".join(note)
+        if look == "busiest" and layer.throttle:
+            # the table's reason names the limits, the cgroup and the layer above: too long for a line beside
+            # the bar, which says on a line of its own where the time went (the table says the rest)
+            text += ("\nBUSIEST (saturated, and a cgroup throttle on it)" if layer.saturated else
+                     "\nBUSIEST: its cgroup throttle held the layer above")
+        elif look == "busiest":
+            text += f" · BUSIEST ({layers.busiest_reason})"
         elif look == "saturated":
-            note.append("saturated")
-        rows.append(Row(_label(layer.device, layer.kind, depth), value, " · ".join(note), look))
+            text += " · saturated"
+        rows.append(Row(_label(layer.device, layer.kind, depth), value, text, look))
     return rows
 
 
@@ -138,7 +159,8 @@ LOOKS = {  # colour, hatch, edge colour, edge width
 }
 
 
-def _panel(ax: "Axes", rows: list[Row], title: str, metric: str, gid: style.Gids) -> None:
+def _panel(ax: "Axes", rows: list[Row], metric: str, gid: style.Gids) -> float:
+    """Draw one cell's rows; how far left of the panel its layers' names start, in points."""
     values = [row.value for row in rows if row.value]
     foot = style.nice_below(min(values, default=1.0) / 2)
     top = max(values, default=1.0)
@@ -153,7 +175,7 @@ def _panel(ax: "Axes", rows: list[Row], title: str, metric: str, gid: style.Gids
                           linewidth=width)
             bar.patches[0].set_gid(gid(row.look))
         if row.value is not None:  # the figures beside the axes, one column for every row
-            ax.text(1.02, position, row.note, transform=ax.get_yaxis_transform(), va="center", ha="left",
+            ax.text(NOTE_AT, position, row.note, transform=ax.get_yaxis_transform(), va="center", ha="left",
                     fontsize=9.5, fontweight="bold" if row.look == "busiest" else "normal",
                     color=BUSIEST if row.look == "busiest" else "#222222", gid=gid("note"))
     ax.set_xscale("log")
@@ -164,10 +186,11 @@ def _panel(ax: "Axes", rows: list[Row], title: str, metric: str, gid: style.Gids
     longest = max(len(row.label) for row in rows)
     for label in ax.get_yticklabels():  # left-aligned, so that the indentation draws the tree
         label.set_horizontalalignment("left")
-    ax.tick_params(axis="y", pad=longest * 6.3 + 4, length=0)
+    pad = longest * 6.3 + 4
+    ax.tick_params(axis="y", pad=pad, length=0)
     ax.set_ylim(len(rows) - 0.5, -0.5)  # fio on top, the disks at the bottom
     ax.grid(axis="y", visible=False)
-    ax.set_title(title, loc="left", fontsize=10.5, wrap=True)
+    return pad
 
 
 def stack_figure(run: Run, metric: str = "iops", cell: Cell | None = None) -> Figure:
@@ -181,10 +204,10 @@ def stack_figure(run: Run, metric: str = "iops", cell: Cell | None = None) -> Fi
     busiest = [f"{c.pattern}: {layers.busiest}" for c, layers, _ in panels if layers.busiest]
     with style.styled():
         heights = [len(rows) * ROW_IN + PANEL_IN for _, _, rows in panels]
-        drawing, _ = style.new_drawing(sum(heights) + 1.3, 0)
-        axes = drawing.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
-        for ax, (c, layers, rows) in zip(axes, panels):
-            _panel(ax, rows, _title(c, layers), metric, gid)
+        drawing, _ = style.new_drawing(TOP_IN + sum(heights) + BOTTOM_IN, 0, layout=None)
+        axes = [drawing.add_axes((0, 0, 1, 1)) for _ in panels]
+        pads = [_panel(ax, rows, metric, gid) for ax, (_, _, rows) in zip(axes, panels)]
+        _place(drawing, axes, [(_title(c, layers), len(rows)) for c, layers, rows in panels], max(pads))
         _legend(drawing, panels)
         drawing.suptitle(f"{what} of each layer under the target; ampl. = the layer's bytes / fio's",
                          x=0.01, ha="left")
@@ -196,9 +219,49 @@ def stack_figure(run: Run, metric: str = "iops", cell: Cell | None = None) -> Fi
         title=f"{what} per layer under {run.target}, run {style.run_name(run)}",
         alt=f"Bars of {what} per layer, from fio down to the disks, for {len(shown)} cell(s) of run "
             f"{style.run_name(run)}, each with its amplification against fio's bytes and its utilisation; "
-            + (f"busiest saturated layer: {'; '.join(busiest)}." if busiest else "no layer saturated."),
+            + (f"busiest layer ({BUSIEST_MEANS}): {'; '.join(busiest)}." if busiest else "no layer saturated."),
         drawing=drawing,
     )
+
+
+def _place(drawing: "Drawing", axes: list["Axes"], panels: list[tuple[str, int]], pad_pt: float) -> None:
+    """Each panel (its title and number of rows) where the fixed layout puts it, under the one above: as wide
+    as the layers' names on its left and the longest row of figures on its right leave it, its title
+    wrapped to the chart's width; both measured as the PNG draws them (its hinted text is the widest), so
+    that no name, figure or title is cut. The drawing grows by a line for each line a title wraps to."""
+    from matplotlib.font_manager import FontProperties
+
+    width = drawing.get_figwidth()
+    renderer = drawing.canvas.get_renderer()
+    notes = [text for ax in axes for text in ax.texts if text.get_transform() is not ax.transData]
+    widest = max((text.get_window_extent(renderer).width for text in notes), default=0.0) / drawing.dpi
+    left = pad_pt / 72 + EDGE_IN
+    panel = (width - EDGE_IN - widest - left) / NOTE_AT
+    font = FontProperties(size=TITLE_PT)
+    titles = [_wrapped(title, font, (width - EDGE_IN - left) * drawing.dpi, renderer) for title, _ in panels]
+    height = TOP_IN + sum(rows * ROW_IN + PANEL_IN + (len(lines) - 1) * TITLE_LINE_IN
+                          for lines, (_, rows) in zip(titles, panels)) + BOTTOM_IN
+    drawing.set_size_inches(width, height)
+    top = height - TOP_IN
+    for ax, lines, (_, rows) in zip(axes, titles, panels):
+        ax.set_title("\n".join(lines), loc="left", fontsize=TITLE_PT)
+        top -= ABOVE_IN + (len(lines) - 1) * TITLE_LINE_IN
+        tall = rows * ROW_IN + PANEL_IN - ABOVE_IN - BELOW_IN
+        ax.set_position((left / width, (top - tall) / height, panel / width, tall / height))
+        top -= tall + BELOW_IN
+
+
+def _wrapped(title: str, font: "FontProperties", room_px: float, renderer: "RendererBase") -> list[str]:
+    """The title's words in lines no wider than `room_px`, measured once here (matplotlib's own wrapping
+    measures them again on every draw)."""
+    lines: list[str] = []
+    for word in title.split(" "):
+        line = f"{lines[-1]} {word}" if lines else word
+        if lines and renderer.get_text_width_height_descent(line, font, ismath=False)[0] <= room_px:
+            lines[-1] = line
+        else:
+            lines.append(word)
+    return lines
 
 
 def _legend(drawing: "Drawing", panels: list[tuple[Cell, CellLayers, list[Row]]]) -> None:
@@ -208,10 +271,14 @@ def _legend(drawing: "Drawing", panels: list[tuple[Cell, CellLayers, list[Row]]]
     used = {row.look for _, _, rows in panels for row in rows}
     words = {"fio": "fio (the cell's result)", "layer": "a layer",
              "saturated": f"saturated (util >= {SATURATED_UTIL:.0f} % or queue growing)",
-             "busiest": "busiest saturated layer"}
+             "busiest": f"busiest layer: {BUSIEST_MEANS}"}
     handles = [Patch(facecolor=LOOKS[look][0], hatch=LOOKS[look][1], edgecolor=LOOKS[look][2],
                      linewidth=LOOKS[look][3], label=words[look]) for look in LOOKS if look in used]
-    drawing.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+    # keys of more than about 100 characters side by side run off an 800 px chart: then two rows, which the
+    # space under the last panel (BOTTOM_IN less FOOTER_IN) holds
+    wide = sum(len(handle.get_label()) for handle in handles) > 100
+    drawing.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, FOOTER_IN / drawing.get_figheight()),
+                   ncol=2 if wide else len(handles), frameon=False)
 
 
 def draw(request: "ChartRequest") -> Figure:

@@ -3,7 +3,7 @@
 - Colours are Okabe and Ito's palette ("Color Universal Design", 2008), which stays distinguishable under
   the common colour-vision deficiencies; series also differ by marker (lines) or hatch (bars), so colour is
   never the only cue, and a chart printed in grey still reads.
-- Sizes are chosen for an 800 px wide PNG (figure.WIDTH_PX): a 10 in wide drawing at 80 dpi, with 11-13 pt
+- Sizes are chosen for an 800 px wide PNG (WIDTH_PX): a 10 in wide drawing at 80 dpi, with 11-13 pt
   text, gives text about 12-14 px high.
 - Every chart carries a footer with the fio version(s) and the runs it shows (label and short id), so a
   screenshot posted on a forum still says what it is.
@@ -44,6 +44,7 @@ VERDICT_STYLE = {
 }
 
 WIDTH_IN = 10.0
+WIDTH_PX = 800  # every chart is drawn to be legible at this width (issue 13): its PNG's width
 RC: dict[str, Any] = {
     "font.size": 11,
     "axes.titlesize": 13,
@@ -61,6 +62,8 @@ RC: dict[str, Any] = {
     "text.parse_math": False,  # labels are data: `$x$` stays `$x$`
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
+    "figure.autolayout": False,  # each drawing's layout is its own (constrained), found once (figure.py)
+    "figure.constrained_layout.use": False,
 }
 
 
@@ -74,13 +77,16 @@ def styled() -> Iterator[None]:
 
 
 def new_drawing(
-    height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None
+    height_in: float, panels: int = 1, *, sharey: bool = False, columns: int | None = None,
+    layout: str | None = "constrained",
 ) -> tuple["Drawing", list["Axes"]]:
-    """A fresh matplotlib Figure (object API, Agg canvas, no pyplot state) with `panels` axes in a grid."""
+    """A fresh matplotlib Figure (object API, Agg canvas, no pyplot state) with `panels` axes in a grid;
+    `layout` None for a chart that places its axes itself."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as Drawing
 
-    drawing = Drawing(figsize=(WIDTH_IN, height_in), layout="constrained")
+    # At the PNG's resolution: a layout measures text as the PNG draws it, hinted, its widest.
+    drawing = Drawing(figsize=(WIDTH_IN, height_in), layout=layout, dpi=WIDTH_PX / WIDTH_IN)
     FigureCanvasAgg(drawing)
     if panels == 0:
         return drawing, []
@@ -116,7 +122,9 @@ def footer(drawing: "Drawing", runs: Sequence["Run"] = (), *, extra: str = "") -
     parts.append("stackbench")
     drawing.text(0.005, 0.003, " · ".join(parts), fontsize=9, color="#555555", ha="left", va="bottom",
                  gid="footer", wrap=True)
-    drawing.get_layout_engine().set(h_pad=0.04, rect=(0, 0.035, 1, 0.965))
+    engine = drawing.get_layout_engine()
+    if engine is not None:  # a chart placing its axes itself leaves the footer its room
+        engine.set(h_pad=0.04, rect=(0, 0.035, 1, 0.965))
 
 
 def color(index: int) -> str:
@@ -160,13 +168,16 @@ def set_log_ticks(ax: "Axes", which: str = "y", *, fewest: int = 3) -> None:
     """Plain numbers (1, 10, 100, 1,000) on a log axis instead of 10^n, so the values read directly, and
     always several of them: the ticks are chosen when the chart is drawn, from the axis's final range
     (`readable_log_ticks`), so an axis within one decade (3,000 to 6,000 IOPS) is numbered too. `fewest`
-    is how many ticks a coarser step must give to be chosen over a finer one."""
+    is how many ticks a coarser step must give to be chosen over a finer one. On the drawn axis, a number
+    that would touch the one before it is left out (`apart`)."""
     from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 
     class ReadableLogLocator(Locator):
         def __call__(self) -> list[float]:
             low, high = self.axis.get_view_interval()  # type: ignore[union-attr]
-            return self.tick_values(low, high)
+            box = ax.get_window_extent()
+            length_pt = (box.width if which == "x" else box.height) * 72 / ax.figure.dpi
+            return apart(self.tick_values(low, high), low, high, length_pt, which)
 
         def tick_values(self, vmin: float, vmax: float) -> list[float]:
             return readable_log_ticks(vmin, vmax, fewest=fewest)
@@ -175,6 +186,39 @@ def set_log_ticks(ax: "Axes", which: str = "y", *, fewest: int = 3) -> None:
     axis.set_major_locator(ReadableLogLocator())
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
     axis.set_minor_formatter(NullFormatter())
+
+
+LABEL_EM = 0.62  # a tick label's width per character, in its font size (DejaVu Sans digits: 0.64)
+LABEL_GAP_PT = 6.0
+
+
+def apart(ticks: Sequence[float], low: float, high: float, length_pt: float, which: str) -> list[float]:
+    """The ticks of a log axis `length_pt` long whose numbers do not touch the one kept before them (every
+    digit at the top of a decade is crowded: 70,000 80,000 90,000 ran into each other on a 6 in axis), the
+    top one always kept, in place of the one before it where both do not fit."""
+    import matplotlib
+    from matplotlib.font_manager import FontProperties
+
+    if len(ticks) < 3 or low <= 0 or high <= low:
+        return list(ticks)
+    size = FontProperties(size=matplotlib.rcParams[f"{which}tick.labelsize"]).get_size_in_points()
+
+    def at(tick: float) -> float:
+        return math.log(tick / low) / math.log(high / low) * length_pt
+
+    def room(tick: float) -> float:  # along the axis: a number's width on x, its height on y
+        return len(plain_number(tick)) * LABEL_EM * size if which == "x" else 1.2 * size
+
+    def fits(first: float, second: float) -> bool:
+        return at(second) - at(first) >= (room(first) + room(second)) / 2 + LABEL_GAP_PT
+
+    kept = [ticks[0]]
+    for tick in ticks[1:-1]:
+        if fits(kept[-1], tick):
+            kept.append(tick)
+    while len(kept) > 1 and not fits(kept[-1], ticks[-1]):
+        kept.pop()
+    return kept + [ticks[-1]] if fits(kept[-1], ticks[-1]) else kept
 
 
 def nice_below(value: float) -> float:
@@ -188,12 +232,16 @@ def nice_below(value: float) -> float:
 
 
 LOG_TICK_STEPS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10)))
+LABELLED_END = 1 / 3  # no more than this share of a log axis (in decades) unnumbered at either end
 
 
 def readable_log_ticks(low: float, high: float, *, fewest: int = 3, most: int = 10) -> list[float]:
     """Tick positions for a log axis from `low` to `high`: powers of ten when they give `fewest` ticks or
     more (every second or third one past `most`), else 1-2-5 of each decade, else every digit (3,000,
-    4,000, 5,000), else, for a range inside one digit step (3,100 to 3,900), evenly spaced round numbers."""
+    4,000, 5,000), else, for a range inside one digit step (3,100 to 3,900), evenly spaced round numbers.
+    Each choice must also label both ends' neighbourhood (`LABELLED_END`): every digit of 400 to 1,900
+    stops at 1,000, which left the top 40 % of the axis without a number, so that axis gets 500, 1,000,
+    1,500 instead."""
     from matplotlib.ticker import MaxNLocator
 
     low, high = sorted((low, high))
@@ -201,12 +249,24 @@ def readable_log_ticks(low: float, high: float, *, fewest: int = 3, most: int = 
         return []
     low = low if low > 0 else high / 1000
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    enough: list[float] = []  # the first choice with enough ticks, should no choice label both ends
     for steps in LOG_TICK_STEPS:
         ticks = [m * 10.0**e for e in range(first, last + 1) for m in steps if low <= m * 10.0**e <= high * (1 + 1e-9)]
         if len(ticks) >= fewest:
-            return ticks[::math.ceil(len(ticks) / most)]  # only powers of ten over many decades are thinned
-    return [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
-            if low <= t <= high]
+            ticks = ticks[::math.ceil(len(ticks) / most)]  # only powers of ten over many decades are thinned
+            if _ends_labelled(ticks, low, high):
+                return ticks
+            enough = enough or ticks
+    even = [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high) if low <= t <= high]
+    return even if not enough or (len(even) >= 2 and _ends_labelled(even, low, high)) else enough
+
+
+def _ends_labelled(ticks: Sequence[float], low: float, high: float) -> bool:
+    """Whether a tick lies near each end of the axis: within `LABELLED_END` of its length, in decades."""
+    span = math.log10(high / low)
+    if span <= 0 or not ticks:
+        return span <= 0
+    return max(math.log10(ticks[0] / low), math.log10(high / ticks[-1])) <= LABELLED_END * span * (1 + 1e-9)
 
 
 def plain_number(value: float) -> str:

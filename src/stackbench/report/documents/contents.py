@@ -67,9 +67,10 @@ class RunPart:
 
 
 @dataclass(frozen=True)
-class AuditPart:
-    """A stored audit as a report shows it: its findings (and what changed since the audit before it),
-    as `stackbench show AUDIT` builds the tables, from the redacted document."""
+class StoredPart:
+    """A stored audit or tune session as a report shows it: the tables `stackbench show ID` prints of it,
+    built from the redacted document (an audit's findings and what changed since the audit before it; a
+    tune session's summary, races and each knob's comparison), and notes."""
 
     title: str
     anchor: str
@@ -86,7 +87,8 @@ class Contents:
     redaction: str = ""  # one sentence: what was replaced by placeholders, or that identifiers were kept
     command: str = ""  # the `stackbench report` command that made this report (redacted like the rest)
     version: str = ""  # stackbench's version
-    audits: tuple[AuditPart, ...] = ()  # stored audits (`report --audit`)
+    audits: tuple[StoredPart, ...] = ()  # stored audits (`report --audit`)
+    tunes: tuple[StoredPart, ...] = ()  # stored tune sessions (`report TUNE`)
     layer_runs: tuple[Run, ...] = ()  # the runs of `layers`, bottom first, as redacted: their layer activity
 
     @property
@@ -98,8 +100,8 @@ class Contents:
             return f"stackbench report: {a} vs {b}"
         if self.layers is not None and not names:
             return "stackbench report: layers " + " / ".join(self.layers.names)
-        if self.audits and not names:
-            return "stackbench report: " + ", ".join(part.title for part in self.audits[:2])
+        if (self.tunes or self.audits) and not names:
+            return "stackbench report: " + ", ".join(part.title for part in [*self.tunes, *self.audits][:2])
         return "stackbench report: " + ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 

@@ -84,8 +84,9 @@ def _view(block: Any) -> dict[str, Any]:
 
 
 def _column(tab: Any, column: int) -> str:
-    """The table's hints as classes: numbers right-aligned, row names kept on one line, long words broken."""
-    hints = [("num", tab.right_aligned), ("nowrap", tab.no_wrap), ("fold", tab.fold)]
+    """The table's hints as classes: numbers right-aligned, row names kept on one line, long words broken,
+    a tree's indentation kept."""
+    hints = [("num", tab.right_aligned), ("nowrap", tab.no_wrap), ("fold", tab.fold), ("tree", tab.tree)]
     return " ".join(name for name, columns in hints if column in columns)
 
 

@@ -62,10 +62,10 @@ def outline(contents: Contents) -> list[Block]:
     blocks.append(Text(f"{summary}. {contents.redaction[:1].upper()}{contents.redaction[1:]}.", "lead"))
     for part in contents.runs:
         blocks += _run_blocks(part)
-    for audit in contents.audits:
-        blocks.append(Heading(2, audit.title, audit.anchor))
-        blocks += [Table(table) for table in audit.tables]
-        blocks += [Text(note) for note in audit.notes]
+    for part in (*contents.tunes, *contents.audits):
+        blocks.append(Heading(2, part.title, part.anchor))
+        blocks += [Table(table) for table in part.tables]
+        blocks += [Text(note) for note in part.notes]
     if contents.comparison is not None:
         result = contents.comparison
         blocks += [Heading(2, "Comparison", "compare"), Table(comparison_table(result))]

@@ -18,7 +18,7 @@ from datetime import timezone
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from stackbench.report.compare import noisy_notes
-from stackbench.report.documents.contents import AuditPart, Contents, Document, RunPart
+from stackbench.report.documents.contents import Contents, Document, RunPart, StoredPart
 from stackbench.report.facts import facts_table
 from stackbench.report.layer_table import EXPORT_COLUMNS as LAYER_COLUMNS
 from stackbench.report.layer_table import layer_export_rows
@@ -87,8 +87,10 @@ def render_xlsx(contents: Contents) -> bytes:
         _compare_sheet(book.create_sheet("Compare"), contents)
     if contents.layers is not None:
         _layers_sheet(book.create_sheet("Layers"), contents)
+    for number, tune in enumerate(contents.tunes, 1):
+        _stored_sheet(book.create_sheet(sheet_name(f"Tune {number}", taken)), tune)
     for number, audit in enumerate(contents.audits, 1):
-        _audit_sheet(book.create_sheet(sheet_name(f"Audit {number}", taken)), audit)
+        _stored_sheet(book.create_sheet(sheet_name(f"Audit {number}", taken)), audit)
     book.properties.creator = "stackbench"
     buffer = io.BytesIO()
     book.save(buffer)
@@ -299,12 +301,13 @@ def _bounds(bounds: Sequence[float | None] | None) -> list[float | None]:
     return list(bounds)
 
 
-def _audit_sheet(ws: "Worksheet", audit: "AuditPart") -> None:
-    row = _title(ws, 1, audit.title)
-    for note in audit.notes:
+def _stored_sheet(ws: "Worksheet", part: "StoredPart") -> None:
+    """A stored audit's or tune session's tables, each under its title."""
+    row = _title(ws, 1, part.title)
+    for note in part.notes:
         row = _line(ws, row, note)
     row += 1
-    for table in audit.tables:
+    for table in part.tables:
         row = _block(ws, row, table.title or "", table.headers, table.rows, {})
     _widths(ws, {1: 28, 2: 12, 3: 40})
 
