@@ -127,14 +127,12 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     arc = {key: sum((s.get("arc") or {}).get(key, 0.0) * w for s, w in weighted) for key in ("hits", "misses")}
     if any("arc" in s for s, _ in weighted):
         summary["arc"] = {key: round(value) for key, value in arc.items()}
-    vdevs = _vdevs(conditions.get("vdevs"), window, idle_after, timeline)
-    if vdevs:
+    if vdevs := _vdevs(conditions.get("vdevs"), window, idle_after, timeline):
         summary["vdevs"] = vdevs
     if conditions.get("scrubs"):
         summary["scrubs"] = dict(conditions["scrubs"])
     unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
-    if isinstance(conditions.get("vdevs"), dict):  # the vdev sampler's own: no zpool, zpool iostat failing
-        unavailable += [str(why) for why in conditions["vdevs"].get("unavailable") or ()]
+    unavailable += _vdev_sampler_said(conditions)
     if conditions.get("failed"):
         unavailable.append("sampler")
     if not weighted:
@@ -144,6 +142,12 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     if cpus:
         summary["cpus"] = cpus
     return summary
+
+
+def _vdev_sampler_said(conditions: dict[str, Any]) -> list[str]:
+    """What the vdev sampler itself could not read (no zpool, zpool iostat failing)."""
+    sampled = conditions.get("vdevs")
+    return [str(why) for why in sampled.get("unavailable") or ()] if isinstance(sampled, dict) else []
 
 
 def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
