@@ -551,6 +551,14 @@ def _ended(child, how):
             "gone_after_s": round(time.monotonic() - started, 2)}
 
 
+def vdev_counters():
+    """`zpool get -Hp` of every vdev's operations and bytes so far (vdev properties, OpenZFS 2.2+: counts,
+    not rates, so no interval to time), or None where this zpool has none (2.1)."""
+    done = subprocess.run(["zpool", "get", "-Hp", "read_ops,write_ops,read_bytes,write_bytes", "tank", "all-vdevs"],
+                          capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
 def fio(seconds):
     return subprocess.Popen(["fio", "--name=vdevs", f"--filename={SCRATCH}", "--size=16M", "--rw=randwrite", "--bs=16k",
                              "--iodepth=4", "--ioengine=libaio", "--direct=1", f"--runtime={seconds}", "--time_based",
@@ -581,19 +589,21 @@ try:
         stack = discover("/tank/vdevs").to_json()
         devices, pools = sampled_layers({"stack": stack})
         started = time.monotonic()
+        counters = [vdev_counters()]  # zpool's own counts since import, where it has them (2.2+)
         sampler = ConditionSampler(devices, pools).start()
         time.sleep(2)
         writer = fio(4)
         stdout, stderr = writer.communicate()
         time.sleep(3)  # the last txgs reach the disks while both samplers count
         conditions = sampler.stop()
+        counters.append(vdev_counters())
         after = zpool_iostats()  # the sampler's zpool, once it stopped
         ends = {"ctrl-c": ended(signal.SIGINT), "kill-9": ended(signal.SIGKILL)}
         (out / "sampled.json").write_text(json.dumps({"stack": stack, "devices": devices, "pools": pools,
                                                       "exit": writer.returncode, "stderr": stderr[-2000:],
                                                       "fio": stdout, "conditions": conditions,
                                                       "zpool_iostat_left": {"before": BEFORE, "after_stop": after},
-                                                      "ends": ends}))
+                                                      "vdev_counters": counters, "ends": ends}))
         print(f"zpool iostat left: {BEFORE} before, {after} after stop; ends {ends}", flush=True)
         vdevs = conditions.get("vdevs") or {}
         print(f"sampled: fio exit {writer.returncode}, {len(conditions['samples'])} seconds of {devices}, "

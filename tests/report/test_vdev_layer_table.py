@@ -42,10 +42,12 @@ def reports() -> dict:
     return {"pools": ["tank"], "interval_s": 1.0, "samples": samples, "dropped": 0}
 
 
-def sampled_cell():  # noqa: ANN201 - a synthetic Cell
-    vdevs = summarize({"samples": [], "devices": [], "vdevs": reports()}, WINDOW, fio_bytes=8 * MB)["vdevs"]
-    disks = {name: disk(writes=400, write_bytes=4 * MB, seconds=4.0)
-             for name in ("zd0", "vdd1", "vdd", "vde1", "vde", "nvme0n1p1", "nvme0n1")}
+def sampled_cell(samples: dict | None = None):  # noqa: ANN201 - a synthetic Cell
+    """A 4 s write of 8 MB: each mirror leg's disk and partition wrote 8 MB in 400 writes, the log's 4 MB in
+    200 (the rates of the `reports()` zpool printed); with zpool's reports as the sampler kept them."""
+    vdevs = summarize({"samples": [], "devices": [], "vdevs": samples or reports()}, WINDOW, fio_bytes=8 * MB)["vdevs"]
+    disks = {name: disk(writes=400, write_bytes=8 * MB, seconds=4.0) for name in ("zd0", "vdd1", "vdd", "vde1", "vde")}
+    disks |= {name: disk(writes=200, write_bytes=4 * MB, seconds=4.0) for name in ("nvme0n1p1", "nvme0n1")}
     return with_conditions(cell(runs=[1000.0]), [summary(disks, fio_write=8 * MB, seconds=4.0) | {"vdevs": vdevs}])
 
 
@@ -65,18 +67,69 @@ def test_the_pool_s_rows_go_under_the_zvol_as_zpool_iostat_v_prints_them() -> No
         "  logs", "    /dev/nvme0n1p1", "  nvme0n1p1 (partition)", "    nvme0n1 (disk)", "  vdd1 (partition)",
         "    vdd (disk)", "  vde1 (partition)", "    vde (disk)", "bottom layers, summed"]
     pool, mirror, leg, _, heading, log = table.rows[1:7]
-    # fio's 8 MB over the summary's 4 s, prorated to the reports' 3 s: 6 MB
+    # the leaves' partitions over the devices' 4 s, against fio's 8 MB in them
     assert (pool[2], pool[3], pool[-1]) == ("250", "5.0", "2.50x")
     assert (mirror[-1], leg[-1], log[-1]) == ("2.00x", "1.00x", "0.50x")
     assert heading[2:] == [""] * 6 and mirror[5:7] == ["-", "-"]
     assert any("a vdev's figures are its leaves' summed" in note for note in table.notes)
     layers = run_json(measured)["cells"][0]["layers"]["vdevs"]
-    assert [(v["name"], v["class"], v["level"], v["write_amplification"]) for v in layers] == [
-        ("tank", None, 0, 2.5), ("mirror-0", "normal", 1, 2.0), ("/dev/vdd1", "normal", 2, 1.0),
-        ("/dev/vde1", "normal", 2, 1.0), ("/dev/nvme0n1p1", "logs", 1, 0.5)]
+    assert [(v["name"], v["class"], v["level"], v["write_amplification"], v["source"]) for v in layers] == [
+        ("tank", None, 0, 2.5, "diskstats"), ("mirror-0", "normal", 1, 2.0, "diskstats"),
+        ("/dev/vdd1", "normal", 2, 1.0, "diskstats"), ("/dev/vde1", "normal", 2, 1.0, "diskstats"),
+        ("/dev/nvme0n1p1", "logs", 1, 0.5, "diskstats")]
     exported = [row for row in layer_export_rows(measured) if row[2].startswith("zpool")]
-    assert [(row[1], row[2], row[13]) for row in exported][:2] == [("tank", "zpool pool", 15 * MB),
-                                                                  ("mirror-0", "zpool normal mirror", 12 * MB)]
+    assert [(row[1], row[2], row[13]) for row in exported][:2] == [("tank", "zpool pool", 20 * MB),
+                                                                  ("mirror-0", "zpool normal mirror", 16 * MB)]
+    assert not any("zpool iostat's reports" in note for note in table.notes)
+
+
+def late_reports() -> dict:
+    """zpool's reports of the same write as the sampler timed them on an overloaded machine: zpool printed a
+    report a second (its rates over its own 1 s), but the reader took the lines of the second one 2.2 s after
+    the first and of the third 0.3 s after that (as a guest boot of OpenZFS 2.1 did: a report 2.2 s after
+    the one before it, a mirror leg at 0.88x of its partition's bytes)."""
+    timed = reports()
+    arrived = ((100.5, 1.0), (101.5, 1.0), (103.7, 2.2), (104.0, 0.3), (104.5, 0.5))
+    for sample, (t, dt) in zip(timed["samples"], arrived):
+        sample.update(t=t, dt=dt)
+    return timed
+
+
+def test_a_leaf_on_a_block_device_counts_what_its_disk_counted_however_late_zpool_s_reports_arrived() -> None:
+    """The rows of a pool whose leaves are block devices are their partitions' /proc/diskstats counts, read
+    at the sampler's own instants, and the vdevs' their leaves' summed: zpool's late reports (which, timed by
+    their arrival, hold 2.2 + 0.3 + 1 s of its 1 s rates: 7 MB a leg inside the window) change nothing."""
+    late = summarize({"samples": [], "devices": [], "vdevs": late_reports()}, WINDOW, fio_bytes=8 * MB)["vdevs"]
+    assert late["tank"]["vdevs"]["/dev/vdd1"]["write_bytes"] != 8 * MB  # what the reports alone would say
+    measured = run([sampled_cell(late_reports())], facts={"stack": zvol_on_a_mirror_with_a_log().to_json()})
+    found = cell_layers(measured.cells[0], zvol_on_a_mirror_with_a_log().counted_layers(),
+                        zvol_on_a_mirror_with_a_log().vdev_places())
+    rows = {v.name: v for v in found.vdevs}
+    assert {name: (v.write_bytes, v.seconds) for name, v in rows.items()} == {
+        "tank": (20 * MB, 4.0), "mirror-0": (16 * MB, 4.0), "/dev/vdd1": (8 * MB, 4.0), "/dev/vde1": (8 * MB, 4.0),
+        "/dev/nvme0n1p1": (4 * MB, 4.0)}
+    assert (rows["tank"].iops, rows["mirror-0"].iops, rows["/dev/vdd1"].iops) == (250.0, 200.0, 100.0)
+    assert {v.source for v in found.vdevs} == {"diskstats"}
+
+
+def test_a_pool_with_a_file_vdev_keeps_zpool_s_reports_and_says_how_they_were_timed() -> None:
+    """A file vdev has no /proc/diskstats row: its pool's rows are all zpool's reports (so that a vdev's row
+    stays its leaves' sum over the same intervals), and the table's note says how those were timed."""
+    stack = zvol_on_a_mirror_with_a_log()
+    mirror = next(layer for _, layer in stack.root.walk() if layer.name == "mirror-0")
+    mirror.children[1] = Layer("file", "/srv/leg.img", zfs={"pool": "tank", "vdev": "/srv/leg.img"})
+    samples = reports()
+    for sample in samples["samples"]:
+        sample["vdevs"] = {("/srv/leg.img" if name == "/dev/vde1" else name): rates
+                           for name, rates in sample["vdevs"].items()}
+    measured = run([sampled_cell(samples)], facts={"stack": stack.to_json()})
+    found = cell_layers(measured.cells[0], stack.counted_layers(), stack.vdev_places())
+    rows = {v.name: v for v in found.vdevs}
+    assert list(rows) == ["tank", "mirror-0", "/dev/vdd1", "/srv/leg.img", "/dev/nvme0n1p1"]
+    assert {v.source for v in found.vdevs} == {"zpool iostat"}
+    leg = rows["/dev/vdd1"]
+    assert (rows["mirror-0"].write_bytes, leg.write_bytes, leg.seconds) == (12 * MB, 6 * MB, 3.0)
+    assert any("zpool iostat's reports" in note and "arrived" in note for note in layer_table(measured).notes)
 
 
 def test_without_a_saved_stack_the_pool_s_rows_come_first_in_zpool_s_order() -> None:

@@ -5,17 +5,19 @@ The guest (lab/guest-init.sh, step "vdev iostat") made a dataset tank/vdevs with
 `zpool iostat -Hpvy`, `-HpvPy` and `-pvy tank 1 2` while fio wrote to it, then ran the real sampler
 (probe/conditions.ConditionSampler over the devices and pools measure/telemetry.sampled_layers takes from the
 discovered stack; it runs probe/vdev_iostat.py's `zpool iostat -HpvPy tank 1`) around a 4 s write of 16 KiB
-blocks with 2 s idle before it and 3 s after it (a txg a second meanwhile), so that zpool's reports and the
-kernel's counters both hold every byte of the write: the totals of everything sampled are compared, not a
-window whose edges each counter cuts at its own seconds.
+blocks with 2 s idle before it and 3 s after it (a txg a second meanwhile), so that zpool's counters and the
+kernel's both hold every byte of the write: the totals of everything sampled are compared, not a window
+whose edges each counter cuts at its own seconds.
 
 What the rows are (module/zfs/vdev.c, vdev_stat_update and vdev_get_stats_ex_impl, the same in 2.1 and 2.3):
 only leaves count their I/O, and a vdev's row is its children's summed. So the data mirror's row is its two
-legs together, each leg's is what its disk's partition counted in /proc/diskstats (within 10 %: the leaf's
-bytes are counted before the disk queue merges them, the kernel's after, and the aggregation may fill
-small gaps; the first boots read 1.01x under 2.1 and 1.00x under 2.3), and the mirror's row is both disks'
-together. With sync=always every write is committed to the ZFS intent log, on the log vdev, first. The same
-boot checks that no `zpool iostat` outlives the sampler that started it, however the sampling process ends.
+legs together in each report, and each leg's bytes are what its disk's partition counted in /proc/diskstats:
+checked where zpool keeps counts (OpenZFS 2.3's vdev properties, read before and after the sampler), not
+from the reports' rates, whose intervals a reader can only time by when their lines arrive (a leg read 0.88x
+of its partition in a boot on an overloaded host; the layer table takes a block-device leaf's figures from
+/proc/diskstats for that reason: tests/stack/test_layers_guest.py). With sync=always every write is
+committed to the ZFS intent log, on the log vdev, first. The same boot checks that no `zpool iostat` outlives
+the sampler that started it, however the sampling process ends.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from typing import Any
 import pytest
 
 from lab_guest import GuestRun
+from stackbench.audit.zfs_outputs import parse_vdev_properties
 from stackbench.engine.fio_json import parse_fio_json
 from stackbench.probe.vdev_iostat import FIELDS, parse_report
-from stackbench.stack.layer import Stack
+from stackbench.stack.layer import Stack, VdevPlace
 
 pytestmark = [pytest.mark.zfsguest, pytest.mark.slow]
 SECTOR = 512
@@ -66,29 +69,65 @@ def leaf_device(stack: Stack, leaf: str) -> str:
 
 
 def test_the_sampler_names_the_vdevs_the_stack_names(guest: GuestRun) -> None:
+    """Every report has the pool's rows in the stack's order. How far apart its lines arrived is not
+    asserted: that is the guest's load (1.0-2.2 s in a boot on an overloaded host), and since the layer table
+    takes a block-device leaf's figures from /proc/diskstats no figure of these rows depends on it."""
     saved = sampled(guest)
     names = Stack.from_json(saved["stack"]).counter_names()
     reports = saved["conditions"]["vdevs"]["samples"]
     assert len(reports) >= 7, len(reports)  # 2 + 4 + 3 s of 1 s reports, less zpool's start
     for report in reports:
-        assert report["pool"] == "tank" and 0.5 < report["dt"] < 2.0, report
+        assert report["pool"] == "tank" and report["dt"] > 0, report
         assert list(report["vdevs"]) == ["tank", *(vdev for pool, vdev in names.vdevs if pool == "tank")], report
 
 
-def test_the_mirror_s_row_is_its_legs_together_and_each_leg_is_what_its_disk_counted(guest: GuestRun) -> None:
+def legs_of(stack: Stack) -> list[VdevPlace]:
+    places = stack.vdev_places()
+    legs = [p for p in places if p.level == 2 and p.vdev_class == "normal"]
+    assert [p.name for p in places if p.level == 1 and p.vdev_class == "normal"] == ["mirror-0"] and len(legs) == 2
+    return legs
+
+
+def test_zpool_s_mirror_row_is_its_legs_together_in_each_report(guest: GuestRun) -> None:
+    """zpool's own rows, whatever their interval: the mirror's is its legs' summed (each report's rows share
+    its interval, so when its lines arrived does not matter here)."""
+    saved = sampled(guest)
+    legs = [leg.name for leg in legs_of(Stack.from_json(saved["stack"]))]
+    reports = saved["conditions"]["vdevs"]["samples"]
+    mirror = sum(report["vdevs"]["mirror-0"][3] for report in reports)
+    assert mirror > 4 * 2**20, reports  # the 4 s write reached the data disks (at least a MB/s of it)
+    assert mirror == pytest.approx(sum(report["vdevs"][leg][3] for report in reports for leg in legs), rel=0.01)
+
+
+def zpool_counted(saved: dict[str, Any]) -> dict[str, dict[str, int]] | None:
+    """What each vdev's own counters (`zpool get` of the vdev properties, OpenZFS 2.2+) grew by from just
+    before the sampler started to just after it stopped; None where zpool has none (2.1)."""
+    before, after = saved["vdev_counters"]
+    if before is None or after is None:
+        return None
+    first, last = (parse_vdev_properties(f"## tank\n{text}")["tank"] for text in (before, after))
+    return {vdev: {key: int(last[vdev][key]) - int(first[vdev][key]) for key in last[vdev]} for vdev in last}
+
+
+def test_each_leg_s_own_counters_grew_by_what_its_partition_counted(guest: GuestRun) -> None:
+    """Why a leaf's row is its block device's /proc/diskstats counts: zpool's own count of a leaf's bytes is
+    what its disk counted. OpenZFS 2.3 keeps them as counters (vdev properties: counts, not rates, so nothing
+    depends on when a report arrived), which grew by what the leg's partition counted over the sampled
+    seconds (within 5 %; the first boot's zpool iostat reports read 1.00x); OpenZFS 2.1 has none (its reports'
+    rates are all it says, over intervals a reader can only time by their arrival: 0.88x in a loaded boot)."""
     saved = sampled(guest)
     stack = Stack.from_json(saved["stack"])
-    places = stack.vdev_places()
-    legs = [p.name for p in places if p.level == 2 and p.vdev_class == "normal"]
-    assert [p.name for p in places if p.level == 1 and p.vdev_class == "normal"] == ["mirror-0"] and len(legs) == 2
-    totals = vdev_totals(saved)
-    mirror = totals["mirror-0"]["write_bytes"]
-    assert mirror > 4 * 2**20, totals  # the 4 s write reached the data disks
-    assert mirror == pytest.approx(sum(totals[leg]["write_bytes"] for leg in legs), rel=0.01)
-    counted = {leg: disk_written(saved, leaf_device(stack, leg)) for leg in legs}
-    for leg in legs:
-        assert totals[leg]["write_bytes"] == pytest.approx(counted[leg], rel=0.10), (leg, totals[leg], counted)
-    assert mirror == pytest.approx(sum(counted.values()), rel=0.10), (mirror, counted)
+    counted = zpool_counted(saved)
+    if guest.series == "2.1":
+        assert counted is None, counted
+        return
+    assert counted is not None, saved["vdev_counters"]
+    for leg in legs_of(stack):
+        device = leaf_device(stack, leg.name)
+        # zpool get names a whole disk's leaf by the disk (vdd), a partition it was given by the partition
+        own = next(counted[name] for name in (leg.name, device, device.rstrip("0123456789")) if name in counted)
+        written = disk_written(saved, device)
+        assert written > 2 * 2**20 and own["write_bytes"] == pytest.approx(written, rel=0.05), (leg, own, written)
 
 
 def fio_written(saved: dict[str, Any]) -> float:
@@ -96,10 +135,14 @@ def fio_written(saved: dict[str, Any]) -> float:
 
 
 def test_the_mirror_s_rows_hold_at_least_twice_fio_s_bytes(guest: GuestRun) -> None:
-    """Every byte fio wrote reaches both legs of the data mirror (16 KiB writes into 128 KiB records: more)."""
+    """Every byte fio wrote reaches both legs of the data mirror (16 KiB writes into 128 KiB records: more):
+    in zpool's reports and at the legs' partitions."""
     saved = sampled(guest)
     totals = vdev_totals(saved)
+    at_disks = sum(disk_written(saved, leaf_device(Stack.from_json(saved["stack"]), leg.name))
+                   for leg in legs_of(Stack.from_json(saved["stack"])))
     assert fio_written(saved) > 0 and totals["mirror-0"]["write_bytes"] >= 2 * fio_written(saved), totals
+    assert at_disks >= 2 * fio_written(saved), (at_disks, fio_written(saved))
 
 
 def test_no_zpool_iostat_outlives_its_sampler_at_the_cell_s_end_ctrl_c_or_kill_9(guest: GuestRun) -> None:

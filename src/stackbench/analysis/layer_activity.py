@@ -13,11 +13,15 @@ with a request in flight) and the average queue; and the amplification: the byte
 direction over the bytes fio moved in it (2x on each disk's sum under a mirror, > 1 for a journal's or
 parity's writes, < 1 for merged or cached reads).
 
-A pool's rows are `zpool iostat -v`'s (`VdevActivity`: the pool, its vdevs, their leaves), from each run's
-`vdevs` summary: IOPS, MB/s, the operation's size and the amplification (against fio's bytes in the
-intervals of zpool's reports, placed by its logs as the devices' are, else prorated: `PRORATED`), placed
-before the first counted device under the pool; zpool counts no busy time, so they have no utilisation and
-are never the busiest.
+A pool's rows are `zpool iostat -v`'s (`VdevActivity`: the pool, its vdevs, their leaves), placed before the
+first counted device under the pool, with IOPS, MB/s, the operation's size and the amplification; they have
+no utilisation and are never the busiest. A leaf that is a block device counts what its disk counts (its
+bytes are the partition's in /proc/diskstats: 1.00-1.01x in the lab guests), and a vdev's row is its leaves'
+summed (OpenZFS's own rule), so those rows are the leaves' diskstats counts over the devices' own seconds
+(`DISKSTATS`): read at the sampler's instants, exact however late any reader ran. Only a row with a leaf
+that is no block device (a file vdev) takes `zpool iostat`'s reports (`ZPOOL_IOSTAT`, each run's `vdevs`
+summary: rates over intervals timed by when their lines arrived, which a loaded machine delays), against
+fio's bytes in those intervals, placed by its logs as the devices' are, else prorated (`PRORATED`).
 
 A layer is saturated when its utilisation is `SATURATED_UTIL` % or more, or its in-flight queue grew over
 the runs (`queue_growing`). The busiest layer named is where the saturated layers' time is spent: a
@@ -37,7 +41,7 @@ Summaries written before a figure was kept lack it: the figure is then None and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
 from stackbench.analysis.conditions import cell_conditions
@@ -46,6 +50,8 @@ from stackbench.model.results import Cell
 SATURATED_UTIL = 90.0  # % of the window with a request in flight
 QUEUE_RISE_MIN = 2.0  # requests the in-flight level must rise by over a run to count as growing
 DIRECTIONS = ("read", "write")
+DISKSTATS, ZPOOL_IOSTAT = "diskstats", "zpool iostat"  # a vdev row's source (VdevActivity.source)
+VDEV_COUNTS = ("reads", "writes", "read_bytes", "write_bytes")  # a vdev row's counts, as a device's `inside` has them
 PRORATED = "fio's bytes per second"  # not_recorded: the amplification took fio's bytes at its mean rate
 # what the busiest layer is, in the words the layer table, the stack chart and docs/stack.md use for it
 BUSIEST_MEANS = "where the saturated layers' time is spent"
@@ -73,6 +79,7 @@ class VdevSpot(Protocol):
     kind: str
     vdev_class: str | None
     level: int
+    devices: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -111,9 +118,9 @@ class LayerActivity:
 
 @dataclass(frozen=True)
 class VdevActivity:
-    """One row of `zpool iostat -v` over a cell's runs (probe/vdev_iostat.py): the pool, a top-level vdev
-    or a leaf, with its operations and bytes over the seconds its reports cover. A vdev's row is the sum of
-    its leaves' (a mirror's is both legs'), the pool's every vdev's but the cache's."""
+    """One row of `zpool iostat -v` over a cell's runs: the pool, a top-level vdev or a leaf, with its
+    operations and bytes over the seconds counted (its leaves' block devices', or its zpool reports'). A
+    vdev's row is the sum of its leaves' (a mirror's is both legs'), the pool's every vdev's but the cache's."""
 
     pool: str
     name: str  # as zpool iostat -vP prints it: tank, mirror-0, /dev/vdd1
@@ -129,6 +136,7 @@ class VdevActivity:
     read_bytes: float
     write_bytes: float
     amplification: dict[str, float | None]  # per direction fio moved bytes in: the row's bytes / fio's
+    source: str = DISKSTATS  # where its counts are from: its leaves' DISKSTATS, or ZPOOL_IOSTAT's reports
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,7 +144,7 @@ class VdevActivity:
             "depth": self.depth, "seconds": self.seconds, "iops": self.iops, "mb_per_s": self.mb_per_s,
             "avg_request_bytes": self.avg_request_bytes, "read_bytes": self.read_bytes,
             "write_bytes": self.write_bytes, "read_amplification": self.amplification.get("read"),
-            "write_amplification": self.amplification.get("write"),
+            "write_amplification": self.amplification.get("write"), "source": self.source,
         }
 
 
@@ -198,7 +206,8 @@ def cell_layers(cell: Cell, places: Sequence[Place] | None,
     layers = tuple(_layer(name, where.get(name), 0 if places else index, summaries, missing)
                    for index, name in enumerate(names))
     busiest, reason = _busiest(layers)
-    vdevs = _vdev_rows(pooled, layers, {p.device: p.pool for p in places or ()}, vdev_places, missing)
+    vdevs = _vdev_rows([s for s in every if s in summaries or s in pooled], layers,
+                       {p.device: p.pool for p in places or ()}, vdev_places, missing)
     return CellLayers(
         runs=max(len(summaries), len(pooled)), layers=layers, fio_bytes=fio,
         bottom_amplification=_bottom(layers, summaries, fio) if places else {},
@@ -212,13 +221,23 @@ def _vdev_rows(summaries: list[dict[str, Any]], layers: tuple[LayerActivity, ...
                places: Sequence[VdevSpot] | None, missing: set[str]) -> tuple[VdevActivity, ...]:
     """Each pool's `zpool iostat -v` rows over the runs that sampled them: in the stack's order (`places`;
     rows it does not name after them, a pool's own first), each pool's rows placed before the first
-    counted device under it."""
+    counted device under it. A row whose leaves are block devices takes their /proc/diskstats counts in
+    the seconds the devices' rows count (`_from_disks`); zpool's own reports only the others' (a file vdev,
+    a run without a saved stack): their intervals are timed by when their lines arrived."""
     sampled: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], float, Any]]] = {}
+    reported: set[tuple[str, str]] = set()  # rows some run took from zpool's reports
     for summary in summaries:
-        for pool, found in summary["vdevs"].items():
+        counted: set[tuple[str, str]] = set()
+        for place in places or ():
+            found = _from_disks(summary, place.devices)
+            if found is not None:
+                counted.add((place.pool, place.name))
+                sampled.setdefault((place.pool, place.name), []).append((summary, *found))
+        for pool, found in (summary.get("vdevs") or {}).items():
             if isinstance(found, dict) and isinstance(found.get("vdevs"), dict):
                 for name, entry in found["vdevs"].items():
-                    if isinstance(entry, dict):
+                    if isinstance(entry, dict) and (pool, name) not in counted:
+                        reported.add((pool, name))
                         sampled.setdefault((pool, name), []).append(
                             (summary, entry, float(found.get("seconds") or 0.0), found.get("fio_bytes")))
     where = {(place.pool, place.name): place for place in places or ()}
@@ -231,15 +250,29 @@ def _vdev_rows(summaries: list[dict[str, Any]], layers: tuple[LayerActivity, ...
         for key in (key for key in order if key[0] == pool):
             place = where.get(key)
             level = place.level if place else (0 if key[1] == pool else 1)
-            rows.append(_vdev(key, sampled[key], place, level, base + level, at, missing))
+            rows.append(replace(_vdev(key, sampled[key], place, level, base + level, at, missing),
+                                source=ZPOOL_IOSTAT if key in reported else DISKSTATS))
     return tuple(rows)
+
+
+def _from_disks(summary: dict[str, Any], devices: Sequence[str]) -> tuple[dict[str, float], float, Any] | None:
+    """A vdev row's operations and bytes in one run as its leaves' block devices counted them, summed, over
+    the seconds inside fio's window that every device's row counts (read at the sampler's own instants, so
+    exact however late a reader ran), with fio's bytes in them; None where a device was not counted."""
+    disks = summary.get("disks")
+    inside = [((disks or {}).get(device) or {}).get("inside") for device in devices]
+    if not devices or not all(isinstance(entry, dict) and all(key in entry for key in VDEV_COUNTS)
+                              for entry in inside):  # a summary from before the bytes per direction were kept
+        return None
+    counts = {key: sum(float(entry.get(key) or 0) for entry in inside) for key in VDEV_COUNTS}
+    return counts, float(inside[0].get("seconds") or 0.0), inside[0].get("fio_bytes")
 
 
 def _vdev(key: tuple[str, str], runs: list[tuple[dict[str, Any], dict[str, Any], float, Any]],
           place: VdevSpot | None, level: int, depth: int, at: int, missing: set[str]) -> VdevActivity:
     """One `zpool iostat -v` row's figures over the runs that sampled it, against fio's bytes in the
-    intervals its reports cover in each run: as fio's logs placed them where the run kept them (the pool's
-    `fio_bytes`), else prorated at fio's mean rate (`PRORATED`)."""
+    seconds its counts cover in each run (its leaves' devices' or its reports'): as fio's logs placed them
+    where the run kept them (`fio_bytes`), else prorated at fio's mean rate (`PRORATED`)."""
     seconds = sum(run[2] for run in runs)
     span = seconds or 1.0
     ops = sum(float(entry.get("reads") or 0) + float(entry.get("writes") or 0) for _, entry, _, _ in runs)

@@ -22,7 +22,11 @@ operations are counted before the leaf's queue aggregates them, so its bytes mat
 
 All lines of one report come in one burst (zpool writes a report, flushes, then sleeps): a report is taken
 as finished when the next pool row arrives or when no line came for `QUIET_S`. Its time is when its first
-line arrived, the end of the interval it covers. `parse_row` and `parse_report` are pure and never raise: a
+line arrived, taken as the end of the interval it covers: zpool prints neither that interval nor its counts,
+so a reader late by a second (an overloaded machine) counts a report's rates over the wrong length of time.
+That is why the layer table takes the rows of a pool whose leaves are block devices from their
+/proc/diskstats counts instead (analysis/layer_activity.py), and these reports only for a pool with a file
+vdev. `parse_row` and `parse_report` are pure and never raise: a
 line that is not a row of numbers makes its vdev unavailable, with the reason.
 
 Without a zpool command or without a pool nothing is sampled and nothing fails; `stop` always ends the

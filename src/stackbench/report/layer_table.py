@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from stackbench.analysis.layer_activity import (BUSIEST_RULE, PRORATED, CellLayers, LayerActivity, VdevActivity,
-                                               cell_layers)
+from stackbench.analysis.layer_activity import (BUSIEST_RULE, PRORATED, ZPOOL_IOSTAT, CellLayers, LayerActivity,
+                                               VdevActivity, cell_layers)
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
 from stackbench.report import plain
@@ -69,6 +69,8 @@ def layer_table(run: Run) -> Tabular | None:
         notes.insert(1, BUSIEST_RULE)
     if vdev_note:
         notes.append(VDEV_NOTE)
+    if any(vdev.source == ZPOOL_IOSTAT for _, layers in found for vdev in layers.vdevs):
+        notes.append(ZPOOL_NOTE)
     if PRORATED in missing:
         missing.discard(PRORATED)
         notes.append("ampl. of some runs takes fio's bytes at its mean rate over the layer's seconds (runs "
@@ -139,9 +141,13 @@ def _label(layer: LayerActivity) -> str:
     return f"{'  ' * layer.depth}{layer.device}{kind}"
 
 
-VDEV_NOTE = ("a pool's rows are zpool iostat -v's (the pool, its vdevs by class, their leaves; no await or util): "
-             "a vdev's figures are its leaves' summed (a mirror's both legs'), the pool's every vdev's but the "
-             "cache's; size = bytes per operation before the disk's queue merged them")
+VDEV_NOTE = ("a pool's rows are arranged as zpool iostat -v prints them (the pool, its vdevs by class, their "
+             "leaves; no await or util): a leaf's figures are its block device's (as /proc/diskstats counted "
+             "them, at the layers' instants), a vdev's figures are its leaves' summed (a mirror's both legs'), "
+             "the pool's every vdev's but the cache's")
+ZPOOL_NOTE = ("the rows of a pool with a leaf that is no block device (a file vdev) are zpool iostat's reports: its "
+              "rates over intervals timed by when their lines arrived (off where the machine delayed them), size = "
+              "bytes per operation before the disk's queue merged them")
 
 
 def _vdev_rows(vdevs: Sequence[VdevActivity], direction: str) -> list[list[str]]:

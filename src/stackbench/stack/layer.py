@@ -124,6 +124,9 @@ class VdevPlace:
     kind: str  # "pool", the top-level vdev's type (mirror, raidz1, disk, file, ...), or "leaf"
     vdev_class: str | None  # normal, special, dedup, logs, cache, spares; None for the pool
     level: int
+    # the block devices whose /proc/diskstats rows summed are the row: a leaf's own (vdd1), a vdev's leaves',
+    # the pool's every leaf but the cache's and spares'; () in a pool with a leaf that is no block device (a file)
+    devices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -201,24 +204,31 @@ class Stack:
     def vdev_places(self) -> list[VdevPlace]:
         """Every row `zpool iostat -vP` prints for the stack's pools, in its order: the pool, then each class's
         top-level vdevs (normal first: ZPOOL_IOSTAT_CLASSES), each followed by its leaves (a single-disk
-        vdev is its own leaf: one row)."""
+        vdev is its own leaf: one row); each with the block devices its figures are the sum of."""
         found: dict[tuple[str, str], VdevPlace] = {}
         for _, layer in self.root.walk():
             if layer.kind != "zfs-pool":
                 continue
-            pool = layer.name
-            found.setdefault((pool, pool), VdevPlace(pool, pool, "pool", None, 0))
+            pool, pooled = layer.name, []  # type: str, list[str]
             ranked = sorted((child for child in layer.children if child.kind == "zfs-vdev"),
                             key=lambda v: ZPOOL_IOSTAT_CLASSES.index(v.settings.get("class"))
                             if v.settings.get("class") in ZPOOL_IOSTAT_CLASSES else len(ZPOOL_IOSTAT_CLASSES))
+            leaves = {vdev.name: [(str(leaf.zfs.get("vdev") or ""), leaf.devices[0] if leaf.devices else "")
+                                  for leaf in vdev.children] for vdev in ranked}
+            # a pool with a leaf that is no block device (a file vdev) is counted by zpool alone, every row alike
+            blocks = all(leaves.values()) and all(device for under in leaves.values() for _, device in under)
+            rows: list[VdevPlace] = []
             for vdev in ranked:
                 vdev_class = str(vdev.settings.get("class") or "normal")
-                found.setdefault((pool, vdev.name), VdevPlace(pool, vdev.name, str(vdev.settings.get("type") or "vdev"),
-                                                              vdev_class, 1))
-                for leaf in vdev.children:
-                    name = leaf.zfs.get("vdev")
-                    if name and name != vdev.name:
-                        found.setdefault((pool, name), VdevPlace(pool, name, "leaf", vdev_class, 2))
+                devices = tuple(device for _, device in leaves[vdev.name]) if blocks else ()
+                kind = str(vdev.settings.get("type") or "vdev")
+                rows.append(VdevPlace(pool, vdev.name, kind, vdev_class, 1, devices))
+                rows += [VdevPlace(pool, name, "leaf", vdev_class, 2, (device,) if blocks else ())
+                         for name, device in leaves[vdev.name] if name and name != vdev.name]
+                if vdev_class not in ("cache", "spares"):
+                    pooled += devices
+            for place in [VdevPlace(pool, pool, "pool", None, 0, tuple(pooled)), *rows]:
+                found.setdefault((pool, place.name), place)
         return list(found.values())
 
     def chain(self) -> str:
