@@ -212,7 +212,9 @@ def test_a_zpool_that_fails_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyP
     bin_dir = fake_zpool(tmp_path, fail="cannot open 'tank': no such pool")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     sampler = VdevSampler(["tank"], interval=0.2).start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 20  # until it has failed: a fixed sleep was too short on a loaded machine
+    while sampler.process is not None and sampler.process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     found = sampler.stop()
     assert found["samples"] == []
     assert found["unavailable"] == ["zpool iostat: exited 1: cannot open 'tank': no such pool"]

@@ -88,15 +88,16 @@ def legs_of(stack: Stack) -> list[VdevPlace]:
     return legs
 
 
-def test_zpool_s_mirror_row_is_its_legs_together_in_each_report(guest: GuestRun) -> None:
-    """zpool's own rows, whatever their interval: the mirror's is its legs' summed (each report's rows share
-    its interval, so when its lines arrived does not matter here)."""
+def test_zpool_s_mirror_row_is_its_legs_together(guest: GuestRun) -> None:
+    """zpool's own rows: the mirror's is its legs' summed over the reports (each row's rate is over an interval
+    of its own, the kernel reading each row at a moment apart: within 1 %; 0.991-1.002 in this session's boots,
+    while the reports arrived 1.0-1.8 s apart)."""
     saved = sampled(guest)
     legs = [leg.name for leg in legs_of(Stack.from_json(saved["stack"]))]
-    reports = saved["conditions"]["vdevs"]["samples"]
-    mirror = sum(report["vdevs"]["mirror-0"][3] for report in reports)
-    assert mirror > 4 * 2**20, reports  # the 4 s write reached the data disks (at least a MB/s of it)
-    assert mirror == pytest.approx(sum(report["vdevs"][leg][3] for report in reports for leg in legs), rel=0.01)
+    totals = vdev_totals(saved)
+    mirror = totals["mirror-0"]["write_bytes"]
+    assert mirror > 4 * 2**20, totals  # the 4 s write reached the data disks
+    assert mirror == pytest.approx(sum(totals[leg]["write_bytes"] for leg in legs), rel=0.01)
 
 
 def zpool_counted(saved: dict[str, Any]) -> dict[str, dict[str, int]] | None:
