@@ -30,6 +30,9 @@
 # scratch dataset, zvol and LV made and removed (one of them after a kill -9).
 # Layer telemetry (tests/stack/test_layers_guest.py; step "layer telemetry", last): fio a few seconds on a scratch
 # file or volume of each stack (and of ext4 on a dm-delay device: a slow layer) under the real sampler.
+# Per-vdev I/O (tests/stack/test_vdev_iostat_guest.py; step "vdev iostat", after it): `zpool iostat -Hpv`'s
+# real text during a sync=always write, the vdev sampler beside /proc/diskstats around one, and no zpool left
+# after it stops, nor after a sampling process's Ctrl-C or kill -9.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 mount -t proc proc /proc 2>/dev/null
@@ -611,6 +614,154 @@ finally:
         TXG.write_text(txg)
 PY
   echo "   layer telemetry: exit $? (uptime $(cut -d' ' -f1 /proc/uptime))"; cat $R/layers/guest.log
+  # Per-vdev I/O (probe/vdev_iostat.py; tests/stack/test_vdev_iostat_guest.py, and the parser's tests in
+  # tests/runner/test_vdev_iostat.py read the text captured here): `zpool iostat` as it prints while fio writes
+  # with sync=always (-Hpv, -HpvP and the plain -pv with its class headers, 1 s reports after -y), then the real
+  # sampler (probe/conditions.ConditionSampler, which runs the vdev sampler for the stack's pools) around a
+  # write with idle seconds before and after it, so that zpool's reports and /proc/diskstats count the same I/O
+  step "vdev iostat"
+  mkdir -p $R/vdev
+  PYTHONPATH=/opt/stackbench python3 - "$R/vdev" > $R/vdev/guest.log 2>&1 <<'PY'
+import json, os, signal, subprocess, sys, time
+from pathlib import Path
+from stackbench.measure.telemetry import sampled_layers
+from stackbench.probe.conditions import ConditionSampler
+from stackbench.stack.discover import discover
+
+out = Path(sys.argv[1])
+TXG = Path("/sys/module/zfs/parameters/zfs_txg_timeout")
+SCRATCH = "/tank/vdevs/fio-vdevs"
+
+
+def sh(*command):
+    done = subprocess.run(command, capture_output=True, text=True)
+    print("$", *command, "->", done.returncode, done.stderr.strip()[-300:], flush=True)
+    return done.stdout.strip()
+
+
+def zpool_iostats():
+    """The `zpool iostat` processes running now (a zombie has ended): pid -> its command line."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] if argv else "X"
+        except (OSError, IndexError):
+            continue
+        if len(argv) > 1 and argv[0].endswith(b"zpool") and argv[1] == b"iostat" and state not in ("Z", "X"):
+            found[int(entry.name)] = " ".join(a.decode(errors="replace") for a in argv if a)
+    return found
+
+
+# A stackbench sampling the pool in a process of its own, ended as a user or the OOM killer would end it
+SAMPLING = """
+import time
+from stackbench.probe.conditions import ConditionSampler
+with ConditionSampler([], ["tank"]) as sampler:
+    print(sampler.vdevs.pid, flush=True)
+    time.sleep(60)
+"""
+
+
+def ended(how):
+    """Start SAMPLING, let zpool report, send `how` (SIGINT to the process group: Ctrl-C at a terminal;
+    SIGKILL to the process alone: no code of ours runs) and say whether its zpool outlived it."""
+    child = subprocess.Popen([sys.executable, "-c", SAMPLING], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": "/opt/stackbench"})
+    try:
+        return _ended(child, how)
+    except Exception as error:  # the step goes on: the test says what went wrong
+        child.kill()
+        child.wait()
+        return {"error": f"{type(error).__name__}: {error}", "alive_after": None}
+
+
+def _ended(child, how):
+    line = child.stdout.readline().strip()
+    pid = int(line) if line.isdigit() else None
+    running = pid in zpool_iostats()
+    time.sleep(2.5)  # a report or two
+    if how == signal.SIGINT:
+        os.killpg(child.pid, signal.SIGINT)
+    else:
+        child.kill()
+    child.wait(timeout=30)
+    started = time.monotonic()
+    while pid in zpool_iostats() and time.monotonic() - started < 5:
+        time.sleep(0.05)
+    return {"zpool_pid": pid, "running_before": running, "child_exit": child.returncode,
+            "stderr": child.stderr.read()[-500:], "alive_after": pid in zpool_iostats(),
+            "gone_after_s": round(time.monotonic() - started, 2)}
+
+
+def vdev_counters():
+    """`zpool get -Hp` of every vdev's operations and bytes so far (vdev properties, OpenZFS 2.2+: counts,
+    not rates, so no interval to time), or None where this zpool has none (2.1)."""
+    done = subprocess.run(["zpool", "get", "-Hp", "read_ops,write_ops,read_bytes,write_bytes", "tank", "all-vdevs"],
+                          capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+def fio(seconds):
+    return subprocess.Popen(["fio", "--name=vdevs", f"--filename={SCRATCH}", "--size=16M", "--rw=randwrite", "--bs=16k",
+                             "--iodepth=4", "--ioengine=libaio", "--direct=1", f"--runtime={seconds}", "--time_based",
+                             "--output-format=json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+BEFORE = zpool_iostats()  # the layer telemetry step's samplers have stopped: none should be left
+txg = TXG.read_text().strip() if TXG.exists() else None
+if txg is not None:  # a txg a second: the data reaches the disks within the seconds sampled
+    TXG.write_text("1")
+try:
+    sh("zfs", "create", "tank/vdevs")
+    if os.path.ismount("/tank/vdevs"):
+        with open("/dev/urandom", "rb") as source, open(SCRATCH, "wb") as scratch:
+            scratch.write(source.read(16 << 20))
+        sh("zfs", "set", "sync=always", "tank/vdevs")
+        writer = fio(16)
+        time.sleep(1)
+        for name, flags in (("zpool-iostat-Hpv-y.txt", "-Hpvy"), ("zpool-iostat-HpvP-y.txt", "-HpvPy"),
+                            ("zpool-iostat-pv-y.txt", "-pvy")):
+            started = time.monotonic()
+            with open(out / name, "w") as text:
+                done = subprocess.run(["zpool", "iostat", flags, "tank", "1", "2"], stdout=text, stderr=subprocess.PIPE,
+                                      text=True)
+            print(f"zpool iostat {flags} tank 1 2: exit {done.returncode} {done.stderr.strip()[-300:]}, "
+                  f"{time.monotonic() - started:.1f} s", flush=True)
+        writer.communicate()
+        stack = discover("/tank/vdevs").to_json()
+        devices, pools = sampled_layers({"stack": stack})
+        started = time.monotonic()
+        counters = [vdev_counters()]  # zpool's own counts since import, where it has them (2.2+)
+        sampler = ConditionSampler(devices, pools).start()
+        time.sleep(2)
+        writer = fio(4)
+        stdout, stderr = writer.communicate()
+        time.sleep(3)  # the last txgs reach the disks while both samplers count
+        conditions = sampler.stop()
+        counters.append(vdev_counters())
+        after = zpool_iostats()  # the sampler's zpool, once it stopped
+        ends = {"ctrl-c": ended(signal.SIGINT), "kill-9": ended(signal.SIGKILL)}
+        (out / "sampled.json").write_text(json.dumps({"stack": stack, "devices": devices, "pools": pools,
+                                                      "exit": writer.returncode, "stderr": stderr[-2000:],
+                                                      "fio": stdout, "conditions": conditions,
+                                                      "zpool_iostat_left": {"before": BEFORE, "after_stop": after},
+                                                      "vdev_counters": counters, "ends": ends}))
+        print(f"zpool iostat left: {BEFORE} before, {after} after stop; ends {ends}", flush=True)
+        vdevs = conditions.get("vdevs") or {}
+        print(f"sampled: fio exit {writer.returncode}, {len(conditions['samples'])} seconds of {devices}, "
+              f"{len(vdevs.get('samples') or ())} zpool reports of {pools}, zpool cpu {vdevs.get('cpu_s')} s "
+              f"in {vdevs.get('seconds')} s, unavailable {vdevs.get('unavailable')}, "
+              f"{time.monotonic() - started:.1f} s", flush=True)
+finally:
+    if txg is not None:
+        TXG.write_text(txg)
+    for _ in range(20):
+        if subprocess.run(["zfs", "destroy", "tank/vdevs"], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.5)
+PY
+  echo "   vdev iostat: exit $? (uptime $(cut -d' ' -f1 /proc/uptime))"; cat $R/vdev/guest.log
   step "capture done"
 }
 

@@ -33,6 +33,7 @@ OTHER_CPU_LIMIT = 0.25  # CPUs' worth of time used by processes other than fio's
 STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
 FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
 SECTOR = 512
+VDEV_FIELDS = ("reads", "writes", "read_bytes", "write_bytes")  # as probe/vdev_iostat.FIELDS
 
 # When fio moved its bytes: per direction, (start, end, bytes) spans of epoch seconds that tile its measured
 # window, one a second of its per-second logs (measure/telemetry.fio_timeline)
@@ -69,11 +70,12 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     device's traffic (per direction, with the time its requests took and its in-flight level: what the
     layer table of analysis/layer_activity.py reads) and the part of the traffic of `foreign_on` (the
     device under the target's file system, None where none carries fio's bytes one for one) that fio did
-    not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, scrubs, and what
-    could not be read. With `idle_after`, fio moved nothing after its window (one fio run of one job: it
-    only tears down), so the second that holds the window's end counts as inside it (`_kept`). With
-    fio's `timeline`, each device's `inside` keeps fio's bytes in the very seconds it counts (`fio_bytes`),
-    and the foreign I/O is reckoned against them: fio's rate from second to second, not its mean."""
+    not do, what fio itself moved per direction (`fio_moved`), the ARC's hits and misses, each pool's vdevs
+    (`zpool iostat`'s reports: `_vdevs`), scrubs, and what could not be read. With `idle_after`, fio moved
+    nothing after its window (one fio run of one job: it only tears down), so the second that holds the
+    window's end counts as inside it (`_kept_seconds`). With fio's `timeline`, each device's `inside` keeps
+    fio's bytes in the very seconds it counts (`fio_bytes`), and the foreign I/O is reckoned against them:
+    fio's rate from second to second, not its mean."""
     samples = conditions.get("samples") or []
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
@@ -125,9 +127,12 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     arc = {key: sum((s.get("arc") or {}).get(key, 0.0) * w for s, w in weighted) for key in ("hits", "misses")}
     if any("arc" in s for s, _ in weighted):
         summary["arc"] = {key: round(value) for key, value in arc.items()}
+    if vdevs := _vdevs(conditions.get("vdevs"), window, idle_after, timeline):
+        summary["vdevs"] = vdevs
     if conditions.get("scrubs"):
         summary["scrubs"] = dict(conditions["scrubs"])
     unavailable = sorted({name for s, _ in weighted for name in s.get("unavailable") or ()})
+    unavailable += _vdev_sampler_said(conditions)
     if conditions.get("failed"):
         unavailable.append("sampler")
     if not weighted:
@@ -139,26 +144,38 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     return summary
 
 
+def _vdev_sampler_said(conditions: dict[str, Any]) -> list[str]:
+    """What the vdev sampler itself could not read (no zpool, zpool iostat failing)."""
+    sampled = conditions.get("vdevs")
+    return [str(why) for why in sampled.get("unavailable") or ()] if isinstance(sampled, dict) else []
+
+
 def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,
           idle_after: bool) -> tuple[list[dict[str, Any]], float, list[tuple[float, float]]]:
     """The device's counters of the seconds that count as inside fio's window, how much of the window
-    they cover, and those seconds' spans of epoch time: each second wholly inside it, and with `idle_after`
-    the second that holds its end, whole, for its part inside (after fio's end it moved nothing, so what the
-    device did then was fio's last I/O or nothing; prorated, that second read as fewer bytes at the layer
-    than fio moved, most in a short run whose whole seconds cover less than half its window)."""
+    they cover, and those seconds' spans of epoch time (`_kept_seconds`)."""
+    seconds, covered, spans = _kept_seconds([(s, w) for s, w in weighted if device in (s.get("disks") or {})],
+                                            window, idle_after)
+    return [s["disks"][device] for s in seconds], covered, spans
+
+
+def _kept_seconds(weighted: list[tuple[dict[str, Any], float]], window: tuple[float, float] | None,
+                  idle_after: bool) -> tuple[list[dict[str, Any]], float, list[tuple[float, float]]]:
+    """The seconds that count as inside fio's window, how much of the window they cover, and their spans of
+    epoch time: each second wholly inside it, and with `idle_after` the second that holds its end, whole,
+    for its part inside (after fio's end it moved nothing, so what a device did then was fio's last I/O or
+    nothing; prorated, that second read as fewer bytes at the layer than fio moved, most in a short run
+    whose whole seconds cover less than half its window)."""
     kept: list[dict[str, Any]] = []
     spans: list[tuple[float, float]] = []
     covered = 0.0
     for sample, weight in weighted:
-        disk = (sample.get("disks") or {}).get(device)
         t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0))
-        if disk is None:
-            continue
         if weight >= 0.999:
-            kept.append(disk)
+            kept.append(sample)
             covered += dt
         elif idle_after and window is not None and t >= window[1] and t - dt >= window[0]:
-            kept.append(disk)
+            kept.append(sample)
             covered += weight * dt
         else:
             continue
@@ -196,6 +213,48 @@ class _Spans:
             return self.spans
         first = bisect_right(self.stops, start)
         return self.spans[first:bisect_left(self.stops, end + self.reach, lo=first)]
+
+
+def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool,
+           timeline: FioTimeline | None = None) -> dict[str, Any]:
+    """Each pool's vdevs over fio's window from `zpool iostat`'s reports (probe/vdev_iostat.py: rates per
+    second over each report's own interval, which is not the sampler's second): per vdev the operations and
+    bytes per direction over the reports wholly inside the window (as `_kept_seconds`), or, where those
+    cover less than half of it, over every report prorated by its part inside; with the vdevs a report
+    could not read, and why. With fio's `timeline`, `fio_bytes`: what fio moved in those very intervals
+    (as a device's `inside` has it), which the vdev rows' amplification divides by."""
+    if not isinstance(sampled, dict):
+        return {}
+    reports = [s for s in sampled.get("samples") or () if isinstance(s, dict) and isinstance(s.get("vdevs"), dict)]
+    found: dict[str, Any] = {}
+    for pool in sampled.get("pools") or ():
+        weighted = [(s, _overlap(s, window)) for s in reports if s.get("pool") == pool]
+        weighted = [(s, w) for s, w in weighted if w > 0]
+        if not weighted:
+            continue
+        kept, covered, spans = _kept_seconds(weighted, window, idle_after)
+        if window is not None and covered >= 0.5 * (window[1] - window[0]) > 0:
+            counted = [(s, 1.0) for s in kept]
+        else:
+            counted, covered = weighted, sum(float(s.get("dt", 1.0)) * w for s, w in weighted)
+            spans = [(max(t - dt, window[0]), min(t, window[1])) if window is not None else (t - dt, t)
+                     for t, dt in ((float(s.get("t", 0.0)), float(s.get("dt", 1.0))) for s, _ in weighted)]
+        vdevs: dict[str, dict[str, float]] = {}
+        missing: dict[str, str] = {}
+        for report, weight in counted:
+            span = float(report.get("dt", 1.0)) * weight
+            for name, rates in report["vdevs"].items():
+                totals = vdevs.setdefault(str(name), dict.fromkeys(VDEV_FIELDS, 0.0))
+                for key, rate in zip(VDEV_FIELDS, rates if isinstance(rates, list) else ()):
+                    totals[key] += float(rate) * span if isinstance(rate, (int, float)) else 0.0
+            for name, reason in (report.get("unavailable") or {}).items():
+                missing.setdefault(str(name), str(reason))
+        fio = ({"fio_bytes": {d: round(moved) for d, moved in _fio_within(timeline, spans).items()}}
+               if timeline is not None and window is not None else {})
+        found[str(pool)] = {"seconds": round(covered, 3),
+                            "vdevs": {name: {k: round(v) for k, v in totals.items()} for name, totals in vdevs.items()},
+                            **fio, **({"unavailable": missing} if missing else {})}
+    return found
 
 
 def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,

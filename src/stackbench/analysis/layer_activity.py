@@ -13,6 +13,16 @@ with a request in flight) and the average queue; and the amplification: the byte
 direction over the bytes fio moved in it (2x on each disk's sum under a mirror, > 1 for a journal's or
 parity's writes, < 1 for merged or cached reads).
 
+A pool's rows are `zpool iostat -v`'s (`VdevActivity`: the pool, its vdevs, their leaves), placed before the
+first counted device under the pool, with IOPS, MB/s, the operation's size and the amplification; they have
+no utilisation and are never the busiest. A leaf that is a block device counts what its disk counts (its
+bytes are the partition's in /proc/diskstats: 1.00-1.01x in the lab guests), and a vdev's row is its leaves'
+summed (OpenZFS's own rule), so those rows are the leaves' diskstats counts over the devices' own seconds
+(`DISKSTATS`): read at the sampler's instants, exact however late any reader ran. Only a row with a leaf
+that is no block device (a file vdev) takes `zpool iostat`'s reports (`ZPOOL_IOSTAT`, each run's `vdevs`
+summary: rates over intervals timed by when their lines arrived, which a loaded machine delays), against
+fio's bytes in those intervals, placed by its logs as the devices' are, else prorated (`PRORATED`).
+
 A layer is saturated when its utilisation is `SATURATED_UTIL` % or more, or its in-flight queue grew over
 the runs (`queue_growing`). The busiest layer named is where the saturated layers' time is spent: a
 layer's busy time holds the time its requests wait on the layers under it, so every layer above a
@@ -31,7 +41,7 @@ Summaries written before a figure was kept lack it: the figure is then None and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
 from stackbench.analysis.conditions import cell_conditions
@@ -40,6 +50,8 @@ from stackbench.model.results import Cell
 SATURATED_UTIL = 90.0  # % of the window with a request in flight
 QUEUE_RISE_MIN = 2.0  # requests the in-flight level must rise by over a run to count as growing
 DIRECTIONS = ("read", "write")
+DISKSTATS, ZPOOL_IOSTAT = "diskstats", "zpool iostat"  # a vdev row's source (VdevActivity.source)
+VDEV_COUNTS = ("reads", "writes", "read_bytes", "write_bytes")  # a vdev row's counts, as a device's `inside` has them
 PRORATED = "fio's bytes per second"  # not_recorded: the amplification took fio's bytes at its mean rate
 # what the busiest layer is, in the words the layer table, the stack chart and docs/stack.md use for it
 BUSIEST_MEANS = "where the saturated layers' time is spent"
@@ -56,6 +68,18 @@ class Place(Protocol):
     depth: int
     bottom: bool
     throttle: str | None
+    pool: str | None
+
+
+class VdevSpot(Protocol):
+    """Where a row of `zpool iostat -v` sits in its pool (stack/layer.VdevPlace)."""
+
+    pool: str
+    name: str
+    kind: str
+    vdev_class: str | None
+    level: int
+    devices: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -93,6 +117,38 @@ class LayerActivity:
 
 
 @dataclass(frozen=True)
+class VdevActivity:
+    """One row of `zpool iostat -v` over a cell's runs: the pool, a top-level vdev or a leaf, with its
+    operations and bytes over the seconds counted (its leaves' block devices', or its zpool reports'). A
+    vdev's row is the sum of its leaves' (a mirror's is both legs'), the pool's every vdev's but the cache's."""
+
+    pool: str
+    name: str  # as zpool iostat -vP prints it: tank, mirror-0, /dev/vdd1
+    kind: str  # "pool", the vdev's type (mirror, raidz1, disk, ...), "leaf", or "vdev" where the run saved no stack
+    vdev_class: str | None  # normal, special, dedup, logs, cache; None for the pool or without a stack
+    level: int  # 0 the pool, 1 a top-level vdev, 2 a leaf under one
+    depth: int  # for the table: the counted layers above the pool, plus `level`
+    at: int  # where the pool's rows go in the cell's layers: before the first device under the pool
+    seconds: float
+    iops: float
+    mb_per_s: float
+    avg_request_bytes: float | None
+    read_bytes: float
+    write_bytes: float
+    amplification: dict[str, float | None]  # per direction fio moved bytes in: the row's bytes / fio's
+    source: str = DISKSTATS  # where its counts are from: its leaves' DISKSTATS, or ZPOOL_IOSTAT's reports
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool, "name": self.name, "kind": self.kind, "class": self.vdev_class, "level": self.level,
+            "depth": self.depth, "seconds": self.seconds, "iops": self.iops, "mb_per_s": self.mb_per_s,
+            "avg_request_bytes": self.avg_request_bytes, "read_bytes": self.read_bytes,
+            "write_bytes": self.write_bytes, "read_amplification": self.amplification.get("read"),
+            "write_amplification": self.amplification.get("write"), "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
 class CellLayers:
     """A cell's layer table: its layers top down, the amplification at the bottom of the stack (the sum
     over the layers nothing counted is under: both legs of a mirror), the busiest layer (where the
@@ -106,6 +162,7 @@ class CellLayers:
     busiest_reason: str | None
     arc_hit_pct: float | None
     not_recorded: tuple[str, ...]
+    vdevs: tuple[VdevActivity, ...] = ()
 
     @property
     def several_bottom(self) -> bool:
@@ -125,15 +182,19 @@ class CellLayers:
             "busiest_reason": self.busiest_reason,
             "arc_hit_pct": self.arc_hit_pct,
             "not_recorded": list(self.not_recorded),
+            "vdevs": [vdev.to_json() for vdev in self.vdevs],
         }
 
 
-def cell_layers(cell: Cell, places: Sequence[Place] | None) -> CellLayers | None:
+def cell_layers(cell: Cell, places: Sequence[Place] | None,
+                vdev_places: Sequence[VdevSpot] | None = None) -> CellLayers | None:
     """The cell's layer table from its runs' summaries, the layers in the stack's order (`places`, None
-    where the run saved no stack: the sampled devices' order, top down as well); None where no run of the
-    cell sampled a device."""
-    summaries = [s for s in cell_conditions(cell) if isinstance(s.get("disks"), dict) and s["disks"]]
-    if not summaries:
+    where the run saved no stack: the sampled devices' order, top down as well), and its pools' vdevs in
+    `zpool iostat -v`'s (`vdev_places`); None where no run of the cell sampled a device or a vdev."""
+    every = cell_conditions(cell)
+    summaries = [s for s in every if isinstance(s.get("disks"), dict) and s["disks"]]
+    pooled = [s for s in every if isinstance(s.get("vdevs"), dict) and s["vdevs"]]
+    if not summaries and not pooled:
         return None
     where = {place.device: place for place in places or ()}
     names = [p.device for p in places or () if any(p.device in s["disks"] for s in summaries)]
@@ -145,11 +206,92 @@ def cell_layers(cell: Cell, places: Sequence[Place] | None) -> CellLayers | None
     layers = tuple(_layer(name, where.get(name), 0 if places else index, summaries, missing)
                    for index, name in enumerate(names))
     busiest, reason = _busiest(layers)
+    vdevs = _vdev_rows([s for s in every if s in summaries or s in pooled], layers,
+                       {p.device: p.pool for p in places or ()}, vdev_places, missing)
     return CellLayers(
-        runs=len(summaries), layers=layers, fio_bytes=fio,
+        runs=max(len(summaries), len(pooled)), layers=layers, fio_bytes=fio,
         bottom_amplification=_bottom(layers, summaries, fio) if places else {},
-        busiest=busiest, busiest_reason=reason, arc_hit_pct=_arc_hit_pct(summaries),
+        busiest=busiest, busiest_reason=reason, arc_hit_pct=_arc_hit_pct(summaries or pooled),
         not_recorded=tuple(sorted(missing)),
+        vdevs=vdevs,
+    )
+
+
+def _vdev_rows(summaries: list[dict[str, Any]], layers: tuple[LayerActivity, ...], pool_of: dict[str, str | None],
+               places: Sequence[VdevSpot] | None, missing: set[str]) -> tuple[VdevActivity, ...]:
+    """Each pool's `zpool iostat -v` rows over the runs that sampled them: in the stack's order (`places`;
+    rows it does not name after them, a pool's own first), each pool's rows placed before the first
+    counted device under it. A row whose leaves are block devices takes their /proc/diskstats counts in
+    the seconds the devices' rows count (`_from_disks`); zpool's own reports only the others' (a file vdev,
+    a run without a saved stack): their intervals are timed by when their lines arrived."""
+    sampled: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], float, Any]]] = {}
+    reported: set[tuple[str, str]] = set()  # rows some run took from zpool's reports
+    for summary in summaries:
+        counted: set[tuple[str, str]] = set()
+        for place in places or ():
+            found = _from_disks(summary, place.devices)
+            if found is not None:
+                counted.add((place.pool, place.name))
+                sampled.setdefault((place.pool, place.name), []).append((summary, *found))
+        for pool, found in (summary.get("vdevs") or {}).items():
+            if isinstance(found, dict) and isinstance(found.get("vdevs"), dict):
+                for name, entry in found["vdevs"].items():
+                    if isinstance(entry, dict) and (pool, name) not in counted:
+                        reported.add((pool, name))
+                        sampled.setdefault((pool, name), []).append(
+                            (summary, entry, float(found.get("seconds") or 0.0), found.get("fio_bytes")))
+    where = {(place.pool, place.name): place for place in places or ()}
+    order = [key for key in where if key in sampled]
+    order += sorted((key for key in sampled if key not in where), key=lambda key: key[1] != key[0])
+    rows = []
+    for pool in dict.fromkeys(key[0] for key in order):
+        first = next((i for i, layer in enumerate(layers) if pool_of.get(layer.device) == pool), None)
+        base, at = (layers[first].depth, first) if first is not None else (0, len(layers))
+        for key in (key for key in order if key[0] == pool):
+            place = where.get(key)
+            level = place.level if place else (0 if key[1] == pool else 1)
+            rows.append(replace(_vdev(key, sampled[key], place, level, base + level, at, missing),
+                                source=ZPOOL_IOSTAT if key in reported else DISKSTATS))
+    return tuple(rows)
+
+
+def _from_disks(summary: dict[str, Any], devices: Sequence[str]) -> tuple[dict[str, float], float, Any] | None:
+    """A vdev row's operations and bytes in one run as its leaves' block devices counted them, summed, over
+    the seconds inside fio's window that every device's row counts (read at the sampler's own instants, so
+    exact however late a reader ran), with fio's bytes in them; None where a device was not counted."""
+    disks = summary.get("disks")
+    inside = [((disks or {}).get(device) or {}).get("inside") for device in devices]
+    if not devices or not all(isinstance(entry, dict) and all(key in entry for key in VDEV_COUNTS)
+                              for entry in inside):  # a summary from before the bytes per direction were kept
+        return None
+    counts = {key: sum(float(entry.get(key) or 0) for entry in inside) for key in VDEV_COUNTS}
+    return counts, float(inside[0].get("seconds") or 0.0), inside[0].get("fio_bytes")
+
+
+def _vdev(key: tuple[str, str], runs: list[tuple[dict[str, Any], dict[str, Any], float, Any]],
+          place: VdevSpot | None, level: int, depth: int, at: int, missing: set[str]) -> VdevActivity:
+    """One `zpool iostat -v` row's figures over the runs that sampled it, against fio's bytes in the
+    seconds its counts cover in each run (its leaves' devices' or its reports'): as fio's logs placed them
+    where the run kept them (`fio_bytes`), else prorated at fio's mean rate (`PRORATED`)."""
+    seconds = sum(run[2] for run in runs)
+    span = seconds or 1.0
+    ops = sum(float(entry.get("reads") or 0) + float(entry.get("writes") or 0) for _, entry, _, _ in runs)
+    moved = {d: sum(float(entry.get(f"{d}_bytes") or 0) for _, entry, _, _ in runs) for d in DIRECTIONS}
+    known = all(isinstance(summary.get("fio_bytes"), dict) for summary, _, _, _ in runs)
+    timed = known and all(isinstance(placed, dict) for _, _, _, placed in runs)
+    if known and not timed:
+        missing.add(PRORATED)
+    fio = {d: sum(float(placed.get(d, 0.0)) if timed else
+                  float(summary["fio_bytes"].get(d, 0.0)) * covered / float(summary.get("seconds") or covered or 1.0)
+                  for summary, _, covered, placed in runs) if known else 0.0 for d in DIRECTIONS}
+    total = moved["read"] + moved["write"]
+    return VdevActivity(
+        pool=key[0], name=key[1], kind=place.kind if place else ("pool" if level == 0 else "vdev"),
+        vdev_class=place.vdev_class if place else None, level=level, depth=depth, at=at,
+        seconds=round(seconds, 2), iops=round(ops / span, 1), mb_per_s=round(total / span / 1e6, 3),
+        avg_request_bytes=round(total / ops) if ops else None, read_bytes=moved["read"], write_bytes=moved["write"],
+        amplification={d: round(moved[d] / fio[d], 3) if known and fio[d] > 0 else None
+                       for d in DIRECTIONS if not known or fio[d] > 0},
     )
 
 

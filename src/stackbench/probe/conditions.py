@@ -4,7 +4,9 @@ A result measured on a shared machine is the target's doing only if nothing else
 or the device; nothing in fio's output says whether something was. The kernel counts it: stall time per
 resource (PSI), CPU time by kind (steal included), the clock, memory and page-cache pressure, every block
 device's requests, and the ZFS ARC. `ConditionSampler` reads those counters once a second around a fio run
-and keeps each second's change as a plain dict (stored as JSON; analysis/conditions.py reads them).
+and keeps each second's change as a plain dict (stored as JSON; analysis/conditions.py reads them); for
+the pools it is given it runs probe/vdev_iostat.py's `zpool iostat` beside it, whose reports it keeps as
+`vdevs`.
 
 Every source is optional: a file this kernel lacks, or one that does not parse, is named in the sample's
 `unavailable` list and the sample goes on without it. Nothing here raises into the run, memory is bounded
@@ -22,6 +24,7 @@ from typing import Any, Iterable
 
 from stackbench.base import spawn
 from stackbench.base.processes import stat_fields
+from stackbench.probe.vdev_iostat import VdevSampler
 
 PROC = "/proc"
 KTHREADD = 2  # the kernel threads' parent
@@ -325,6 +328,8 @@ class ConditionSampler:
         self._thread: threading.Thread | None = None
         self._last: Counters | None = None
         self._fio_pid: int | None = None
+        self.vdevs = VdevSampler(self.pools, interval=interval)
+        self._vdevs: dict[str, Any] | None = None
 
     def watch(self, pid: int) -> None:
         """Count the CPU time of process `pid` (fio) and its descendants as fio's from the next reading on,
@@ -346,6 +351,7 @@ class ConditionSampler:
         self._last = self._reading()
         self._thread = threading.Thread(target=self._loop, name="stackbench-conditions", daemon=True)
         self._thread.start()
+        self.vdevs.start()  # last: nothing after it can fail and leave its process to no `stop`
         return self
 
     def _loop(self) -> None:
@@ -362,6 +368,8 @@ class ConditionSampler:
     def stop(self) -> dict[str, Any]:
         """End the thread (it wakes at once) and return what was sampled, a last partial second included."""
         self._stop.set()
+        if self.vdevs.process is not None:  # first: its process ends whatever the rest does
+            self._vdevs = self.vdevs.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
             if not self._thread.is_alive() and self.failed is None and self._last is not None:
@@ -382,6 +390,7 @@ class ConditionSampler:
             "samples": list(self.samples),
             "dropped": self.dropped,
             "scrubs": dict(self.scrubs),
+            **({"vdevs": self._vdevs if self._vdevs is not None else self.vdevs.result()} if self.pools else {}),
             **({"failed": self.failed} if self.failed else {}),
         }
 

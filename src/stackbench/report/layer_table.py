@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from stackbench.analysis.layer_activity import BUSIEST_RULE, PRORATED, CellLayers, LayerActivity, cell_layers
+from stackbench.analysis.layer_activity import (BUSIEST_RULE, PRORATED, ZPOOL_IOSTAT, CellLayers, LayerActivity,
+                                               VdevActivity, cell_layers)
 from stackbench.base.units import format_bytes, format_iops, format_latency_ns, format_mb_per_s
 from stackbench.model.results import Cell, Run
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
-from stackbench.stack.layer import CountedLayer, counted_layers_of
+from stackbench.stack.layer import CountedLayer, VdevPlace, counted_layers_of, vdev_places_of
 
 if TYPE_CHECKING:  # the comparison is made by whoever shows it; its layers are only read here
     from stackbench.analysis.compare import RunComparison
@@ -28,16 +29,17 @@ def places_of(run: Run) -> list[CountedLayer] | None:
     return counted_layers_of(run.facts.get("stack"))
 
 
-def cell_layers_json(cell: Cell, places: Sequence[CountedLayer] | None) -> dict[str, Any] | None:
+def cell_layers_json(cell: Cell, places: Sequence[CountedLayer] | None,
+                     vdev_places: Sequence[VdevPlace] | None = None) -> dict[str, Any] | None:
     """A cell's `layers` in `--json` (docs/json.md), None where its runs sampled no device."""
-    found = cell_layers(cell, places)
+    found = cell_layers(cell, places, vdev_places)
     return found.to_json() if found is not None else None
 
 
 def layer_table(run: Run) -> Tabular | None:
     """The run's layer table, None where no cell has one (a run from before layer telemetry, an import)."""
-    places = places_of(run)
-    found = [(cell, layers) for cell in run.cells if (layers := cell_layers(cell, places)) is not None]
+    places, vdev_places = places_of(run), vdev_places_of(run.facts.get("stack"))
+    found = [(cell, layers) for cell in run.cells if (layers := cell_layers(cell, places, vdev_places)) is not None]
     if not found:
         return None
     rows: list[list[str]] = []
@@ -45,14 +47,18 @@ def layer_table(run: Run) -> Tabular | None:
              "share of the seconds with a request in flight; ampl. = the layer's bytes in the cell's direction / "
              "fio's; summed over each cell's runs"]
     missing: set[str] = set()
+    vdev_note = False
     for cell, layers in found:
         direction = cell.result.direction
         first = len(rows)
-        for layer in layers.layers:
+        for index, layer in enumerate(layers.layers):
+            rows += _vdev_rows([v for v in layers.vdevs if v.at == index], direction)
             rows.append(["", _label(layer), format_iops(layer.iops), format_mb_per_s(layer.mb_per_s * 1e6),
                          format_bytes(layer.avg_request_bytes) if layer.avg_request_bytes is not None else "-",
                          format_latency_ns(layer.await_ms * 1e6 if layer.await_ms is not None else None),
                          f"{layer.util_pct:.0f} %", _times(layer.amplification.get(direction))])
+        rows += _vdev_rows([v for v in layers.vdevs if v.at >= len(layers.layers)], direction)
+        vdev_note = vdev_note or bool(layers.vdevs)
         bottom = layers.bottom_amplification.get(direction)
         if layers.several_bottom and bottom is not None:
             rows.append(["", "bottom layers, summed", "", "", "", "", "", _times(bottom)])
@@ -61,6 +67,10 @@ def layer_table(run: Run) -> Tabular | None:
         missing.update(layers.not_recorded)
     if any(layers.busiest for _, layers in found):
         notes.insert(1, BUSIEST_RULE)
+    if vdev_note:
+        notes.append(VDEV_NOTE)
+    if any(vdev.source == ZPOOL_IOSTAT for _, layers in found for vdev in layers.vdevs):
+        notes.append(ZPOOL_NOTE)
     if PRORATED in missing:
         missing.discard(PRORATED)
         notes.append("ampl. of some runs takes fio's bytes at its mean rate over the layer's seconds (runs "
@@ -86,14 +96,21 @@ EXPORT_COLUMNS: tuple[tuple[str, int | None], ...] = (
 
 def layer_export_rows(run: Run) -> list[list[Any]]:
     """The layer table's rows for a spreadsheet: the figures `show` prints per cell and layer (and the
-    bottom layers' sum where there are several), as numbers, None where a run did not record one; empty
-    where no cell has layer activity."""
-    places = places_of(run)
+    bottom layers' sum where there are several, and each pool's `zpool iostat -v` rows, their kind
+    `zpool CLASS KIND`), as numbers, None where a run did not record one; empty where no cell has layer
+    activity."""
+    places, vdev_places = places_of(run), vdev_places_of(run.facts.get("stack"))
     rows: list[list[Any]] = []
     for cell in run.cells:
-        layers = cell_layers(cell, places)
+        layers = cell_layers(cell, places, vdev_places)
         if layers is None:
             continue
+        for vdev in layers.vdevs:
+            rows.append([cell.pattern, vdev.name, " ".join(["zpool", *([vdev.vdev_class] if vdev.vdev_class else []),
+                                                           vdev.kind]),
+                         vdev.depth, layers.runs, vdev.seconds, vdev.iops, vdev.mb_per_s, vdev.avg_request_bytes, None,
+                         None, None, vdev.read_bytes, vdev.write_bytes, vdev.amplification.get("read"),
+                         vdev.amplification.get("write"), "", "", layers.arc_hit_pct])
         for layer in layers.layers:
             rows.append([cell.pattern, layer.device, layer.kind, layer.depth, layers.runs, layer.seconds, layer.iops,
                          layer.mb_per_s, layer.avg_request_bytes, layer.await_ms, layer.util_pct, layer.queue_depth,
@@ -122,6 +139,33 @@ def _label(layer: LayerActivity) -> str:
     """`loop3 (loop)`, indented by its depth in the stack: the tree's shape in the rows."""
     kind = "" if layer.kind == "device" else f" ({layer.kind})"
     return f"{'  ' * layer.depth}{layer.device}{kind}"
+
+
+VDEV_NOTE = ("a pool's rows are arranged as zpool iostat -v prints them (the pool, its vdevs by class, their "
+             "leaves; no await or util): a leaf's figures are its block device's (as /proc/diskstats counted "
+             "them, at the layers' instants), a vdev's figures are its leaves' summed (a mirror's both legs'), "
+             "the pool's every vdev's but the cache's")
+ZPOOL_NOTE = ("the rows of a pool with a leaf that is no block device (a file vdev) are zpool iostat's reports: its "
+              "rates over intervals timed by when their lines arrived (off where the machine delayed them), size = "
+              "bytes per operation before the disk's queue merged them")
+
+
+def _vdev_rows(vdevs: Sequence[VdevActivity], direction: str) -> list[list[str]]:
+    """A pool's rows as `zpool iostat -v` prints them: the pool, its normal vdevs, then a header row per
+    other class (special, logs, cache, ...) over its vdevs, each leaf under its vdev; indented by depth."""
+    rows: list[list[str]] = []
+    shown: set[tuple[str, str]] = set()
+    for vdev in vdevs:
+        heading = vdev.vdev_class if vdev.vdev_class not in (None, "normal") else None
+        if heading is not None and vdev.level == 1 and (vdev.pool, heading) not in shown:
+            shown.add((vdev.pool, heading))
+            rows.append(["", f"{'  ' * (vdev.depth - 1)}{heading}", "", "", "", "", "", ""])
+        label = f"{vdev.name} (pool, zpool iostat)" if vdev.level == 0 else (
+            f"{vdev.name} ({vdev.kind})" if vdev.kind not in ("leaf", "vdev", "disk") else vdev.name)
+        rows.append(["", f"{'  ' * vdev.depth}{label}", format_iops(vdev.iops), format_mb_per_s(vdev.mb_per_s * 1e6),
+                     format_bytes(vdev.avg_request_bytes) if vdev.avg_request_bytes is not None else "-", "-", "-",
+                     _times(vdev.amplification.get(direction))])
+    return rows
 
 
 def _times(value: float | None) -> str:

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from stackbench.analysis.cells import cell_estimate, replicates_of, runs_range
 from stackbench.analysis.stats import Summary, sample_summary
-from stackbench.report.layer_table import CountedLayer, cell_layers_json, places_of
+from stackbench.report.layer_table import CountedLayer, VdevPlace, cell_layers_json, places_of, vdev_places_of
 from stackbench.model.results import Cell, Run
 from stackbench.base.units import format_size
 
@@ -16,7 +16,7 @@ JSON_FORMAT_VERSION = 3  # 2: warnings are {code, subject, text, fix} objects, w
 
 def run_json(run: Run) -> dict[str, Any]:
     """A run as `--json` prints it (docs/json.md)."""
-    places = places_of(run)
+    places, vdev_places = places_of(run), vdev_places_of(run.facts.get("stack"))
     return {
         "format_version": JSON_FORMAT_VERSION,
         "run_id": run.id,
@@ -30,13 +30,15 @@ def run_json(run: Run) -> dict[str, Any]:
         "planned_cells": run.planned_cells,
         "warnings": [w.to_json() for w in run.warnings],
         "facts": run.facts,
-        "cells": [cell_json(cell, places) for cell in run.cells],
+        "cells": [cell_json(cell, places, vdev_places) for cell in run.cells],
     }
 
 
-def cell_json(cell: Cell, places: Sequence[CountedLayer] | None = None) -> dict[str, Any]:
+def cell_json(cell: Cell, places: Sequence[CountedLayer] | None = None,
+              vdev_places: Sequence[VdevPlace] | None = None) -> dict[str, Any]:
     """One cell in the documented shape: keys carry their units, and are only ever added, never renamed.
-    `places` are the devices of the run's saved stack, for the cell's layer table."""
+    `places` are the devices of the run's saved stack, for the cell's layer table, `vdev_places` its pools'
+    `zpool iostat -v` rows."""
     r = cell.result
     clat = r.clat
     sync = r.sync_lat
@@ -74,7 +76,7 @@ def cell_json(cell: Cell, places: Sequence[CountedLayer] | None = None) -> dict[
         **_stats_json(sample_summary(cell)),
         "runs": _runs_json(cell),
         "measurement": cell.measurement,
-        "layers": cell_layers_json(cell, places),
+        "layers": cell_layers_json(cell, places, vdev_places),
     }
 
 

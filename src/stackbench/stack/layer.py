@@ -106,6 +106,27 @@ class CountedLayer:
     depth: int
     bottom: bool
     throttle: str | None = None  # a cgroup throttle that held the discovering process's requests to it
+    pool: str | None = None  # the ZFS pool it is a leaf's device of (vdd1 and vdd of tank's mirror), if any
+
+
+# The order `zpool iostat -v` prints a pool's classes in (cmd/zpool/zpool_main.c print_vdev_stats: the normal
+# vdevs, then dedup, special, logs, then the cache; spares it does not print)
+ZPOOL_IOSTAT_CLASSES = ("normal", "dedup", "special", "logs", "cache", "spares")
+
+
+@dataclass(frozen=True)
+class VdevPlace:
+    """A row `zpool iostat -vP POOL` prints, where it sits in the pool: the pool (`level` 0), a top-level
+    vdev (1: mirror-0, raidz1-0, or a single disk's path) in its class, or a leaf under one (2)."""
+
+    pool: str
+    name: str  # as zpool iostat -P prints it: tank, mirror-0, /dev/vdd1
+    kind: str  # "pool", the top-level vdev's type (mirror, raidz1, disk, file, ...), or "leaf"
+    vdev_class: str | None  # normal, special, dedup, logs, cache, spares; None for the pool
+    level: int
+    # the block devices whose /proc/diskstats rows summed are the row: a leaf's own (vdd1), a vdev's leaves',
+    # the pool's every leaf but the cache's and spares'; () in a pool with a leaf that is no block device (a file)
+    devices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -162,21 +183,52 @@ class Stack:
         """Every block device telemetry samples, each once, top down (depth first, as `counter_names`)."""
         found: dict[str, CountedLayer] = {}
 
-        def visit(layer: Layer, depth: int) -> bool:
+        def visit(layer: Layer, depth: int, pool: str | None) -> bool:
             """Add the layer's devices and those under it; whether any was counted."""
+            pool = layer.name if layer.kind == "zfs-pool" else pool
             counted = [device for device in layer.devices if device not in found]
             below = depth + 1 if counted else depth  # a row met again (a leaf vdev's partition) is no level
             for device in counted:
                 throttle = layer.settings.get("cgroup_throttle")
                 found[device] = CountedLayer(device, layer.kind, layer.name, depth, True,
-                                             throttle if isinstance(throttle, str) else None)
-            under = [visit(child, below) for child in layer.children]
+                                             throttle if isinstance(throttle, str) else None, pool)
+            under = [visit(child, below, pool) for child in layer.children]
             if any(under):
                 for device in counted:
                     found[device] = replace(found[device], bottom=False)
             return bool(layer.devices) or any(under)
 
-        visit(self.root, 0)
+        visit(self.root, 0, None)
+        return list(found.values())
+
+    def vdev_places(self) -> list[VdevPlace]:
+        """Every row `zpool iostat -vP` prints for the stack's pools, in its order: the pool, then each class's
+        top-level vdevs (normal first: ZPOOL_IOSTAT_CLASSES), each followed by its leaves (a single-disk
+        vdev is its own leaf: one row); each with the block devices its figures are the sum of."""
+        found: dict[tuple[str, str], VdevPlace] = {}
+        for _, layer in self.root.walk():
+            if layer.kind != "zfs-pool":
+                continue
+            pool, pooled = layer.name, []  # type: str, list[str]
+            ranked = sorted((child for child in layer.children if child.kind == "zfs-vdev"),
+                            key=lambda v: ZPOOL_IOSTAT_CLASSES.index(v.settings.get("class"))
+                            if v.settings.get("class") in ZPOOL_IOSTAT_CLASSES else len(ZPOOL_IOSTAT_CLASSES))
+            leaves = {vdev.name: [(str(leaf.zfs.get("vdev") or ""), leaf.devices[0] if leaf.devices else "")
+                                  for leaf in vdev.children] for vdev in ranked}
+            # a pool with a leaf that is no block device (a file vdev) is counted by zpool alone, every row alike
+            blocks = all(leaves.values()) and all(device for under in leaves.values() for _, device in under)
+            rows: list[VdevPlace] = []
+            for vdev in ranked:
+                vdev_class = str(vdev.settings.get("class") or "normal")
+                devices = tuple(device for _, device in leaves[vdev.name]) if blocks else ()
+                kind = str(vdev.settings.get("type") or "vdev")
+                rows.append(VdevPlace(pool, vdev.name, kind, vdev_class, 1, devices))
+                rows += [VdevPlace(pool, name, "leaf", vdev_class, 2, (device,) if blocks else ())
+                         for name, device in leaves[vdev.name] if name and name != vdev.name]
+                if vdev_class not in ("cache", "spares"):
+                    pooled += devices
+            for place in [VdevPlace(pool, pool, "pool", None, 0, tuple(pooled)), *rows]:
+                found.setdefault((pool, place.name), place)
         return list(found.values())
 
     def chain(self) -> str:
@@ -189,6 +241,14 @@ def counted_layers_of(data: Any) -> list[CountedLayer] | None:
     run, a discovery that failed): a layer table then falls back on the sampled devices' order."""
     try:
         return Stack.from_json(data).counted_layers()
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def vdev_places_of(data: Any) -> list[VdevPlace] | None:
+    """The `zpool iostat -v` rows of a run's saved stack (`facts.stack`), None where it saved none."""
+    try:
+        return Stack.from_json(data).vdev_places()
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
