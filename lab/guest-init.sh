@@ -532,18 +532,19 @@ def sh(*command):
 
 
 def measure(name, where, filename, size, bs, rw="randwrite", depth=4):
-    """fio for 1 s of ramp and 3 s measured, direct, under the sampler of the stack under `where`."""
+    """fio for 2 s of ramp and 3 s measured, direct, under the sampler of the stack under `where`, which reads
+    the devices as fio's ramp ends (a ramp longer than its interval: it sees fio's job start in time)."""
     started = time.monotonic()
     stack = discover(where).to_json()
     devices, pools = sampled_layers({"stack": stack})
     command = ["fio", "--name=layers", f"--filename={filename}", f"--size={size}", f"--rw={rw}", f"--bs={bs}",
-               f"--iodepth={depth}", "--ioengine=libaio", "--direct=1", "--ramp_time=1", "--runtime=3", "--time_based",
+               f"--iodepth={depth}", "--ioengine=libaio", "--direct=1", "--ramp_time=2", "--runtime=3", "--time_based",
                "--output-format=json"]
     logs = Path(tempfile.mkdtemp(prefix=f"layers-{name}-"))
     command += [f"--{option}={value}" for option, value in log_options("samples")]
     sampler = ConditionSampler(devices, pools).start()
     fio = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=logs)
-    sampler.watch(fio.pid)
+    sampler.watch(fio.pid, 2.0)
     stdout, stderr = fio.communicate()
     conditions = sampler.stop()
     (out / f"{name}.json").write_text(json.dumps({"stack": stack, "devices": devices, "pools": pools,

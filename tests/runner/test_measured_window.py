@@ -91,3 +91,83 @@ def test_the_second_that_holds_the_window_s_end_counts_whole_for_its_part_inside
                        fio_moved={"write": 24e6})  # a sweep's job: the next job may follow at once
     assert before["disks"]["vdz"]["inside"]["seconds"] == 2.4
     assert before["disks"]["vdz"]["inside"]["write_bytes"] == pytest.approx(0.9 * 24e6)
+
+
+@pytest.mark.slow
+def test_the_sampler_reads_the_devices_as_fio_s_ramp_ends(ext4_loop: Path) -> None:
+    """Told fio's ramp (`watch`), the real sampler reads the loop device within 0.1 s after the moment
+    fio's per-second logs say it began measuring, and the run's summary counts the device from that
+    reading to fio's end: its first counted second no longer starts at a once-a-second reading up to a
+    second into the window (docs/stack.md, "What each layer did during each cell"). What that does to the
+    bytes is the next test's: here, on a loaded machine, fio's own rate is the machine's doing (at 100 %
+    CPU pressure the loop device read 0.94x of fio's bytes so, and 0.91x in the test of the window's end).
+    The sampler's last reading comes once fio has ended, or not at all within 50 ms of the one before."""
+    device = _loop_of(ext4_loop)
+    workload = Workload(rw="randwrite", bs=65536, iodepth=4, size=16 * MiB, runtime=2, ramp_time=2, direct=True)
+    with ConditionSampler([device]) as sampler:
+        invocation = run_fio("fio", job_file(workload, str(ext4_loop / "scratch")),
+                             on_started=lambda pid, _: sampler.watch(pid, workload.ramp_time))
+    parsed = parse_fio_json(invocation.stdout)
+    start = invocation.measured_from
+    assert start is not None
+    edges = [edge["t"] for edge in sampler.result().get("edges", ()) if edge["t"] >= start]
+    assert edges and min(edges) - start <= 0.1, (start, sampler.result().get("edges"))
+    summary = run_summary(sampler.result(), parsed, end_of(parsed, start), devices=[device], pools=[], cpus=None,
+                          samples=invocation.samples, measured_from=start)
+    first = min(edges)
+    inside = summary["disks"][device]["inside"]
+    assert inside["seconds"] == pytest.approx(end_of(parsed, start) - first, abs=0.06), (first, summary)
+    assert inside["fio_bytes"]["write"] < parsed.directions[0].io_bytes, summary  # less fio's bytes before it
+
+
+def test_the_devices_are_counted_from_the_sampler_s_reading_as_fio_s_window_began() -> None:
+    """fio's window from 100.0 to 103.0; its first second uneven, as on the lab guests' emulated CPU: 5 MB
+    in its first 0.3 s, 1 MB in the other 0.7 s; 5 MB in each of the next two. The device passes fio's
+    I/O through one for one (5 MB/s of ramp before). Read once a second from 99.6 on, the first counted
+    second starts at 100.6 and fio's bytes before it are its first logged second's 6 MB spread evenly: the
+    device read 0.85x of them. With the sampler's reading of the devices at 100.02 (an edge), the devices
+    are counted from there, and only those 20 ms of fio's first second are spread: 0.99x."""
+    from stackbench.analysis.conditions import fio_window, summarize
+
+    def fio_by(t: float) -> float:
+        """fio's bytes from 100.0 to t."""
+        first = 5e6 * min(max(t - 100.0, 0.0), 0.3) / 0.3 + 1e6 * min(max(t - 100.3, 0.0), 0.7) / 0.7
+        return first + 5e6 * min(max(t - 101.0, 0.0), 2.0)
+
+    def device_by(t: float) -> float:
+        return 5e6 * min(t - 99.0, 1.0) + fio_by(t)
+
+    readings = [99.6, 100.6, 101.6, 102.6, 103.2]
+    samples = [{"t": t, "dt": round(t - before, 3), "disks": {"vdz": {
+        "write_sectors": (device_by(t) - device_by(before)) / 512, "writes": 10.0, "busy_ms": 500.0}}}
+        for before, t in zip(readings, readings[1:])]
+    edge = {"t": 100.02, "from": 99.6, "disks": {"vdz": {
+        "write_sectors": (device_by(100.02) - device_by(99.6)) / 512, "writes": 1.0, "busy_ms": 10.0}}}
+    timeline = {"write": [(100.0, 101.0, 6e6), (101.0, 102.0, 5e6), (102.0, 103.0, 5e6)]}
+
+    def ratio(conditions: dict) -> float:
+        summary = summarize(conditions, fio_window(103.0, 3.0), fio_bytes=16e6, fio_moved={"write": 16e6},
+                            idle_after=True, timeline=timeline)
+        inside = summary["disks"]["vdz"]["inside"]
+        return inside["write_bytes"] / inside["fio_bytes"]["write"]
+
+    assert ratio({"devices": ["vdz"], "samples": samples}) == pytest.approx(0.853, abs=0.005)  # a stored run's
+    assert ratio({"devices": ["vdz"], "samples": samples, "edges": [edge]}) == pytest.approx(1.0, rel=0.02)
+
+
+def test_fio_s_job_start_is_its_first_forked_process_s_not_fio_s_own(tmp_path: Path) -> None:
+    """The job's clock starts after it forks: fio's own process (the leader) started before, laying out the
+    file, so its start is not the job's; with several jobs the first one's (fio's logs place the window from
+    the earliest job's start too)."""
+    import time
+
+    from stackbench.probe.conditions import TICKS_PER_SECOND, job_started
+
+    for pid, started in ((100, 1000), (101, 1500), (102, 1450)):
+        (tmp_path / str(pid)).mkdir()
+        fields = ["S", "1", *["0"] * 17, str(started), "0"]  # starttime is field 22: the 20th after the name
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (fio) {' '.join(fields)}\n")
+    boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    assert job_started([100, 101, 102], 100, root=str(tmp_path)) == pytest.approx(boot + 1450 / TICKS_PER_SECOND,
+                                                                                  abs=0.01)
+    assert job_started([100], 100, root=str(tmp_path)) is None  # fio has not forked its job yet

@@ -34,6 +34,7 @@ STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
 FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
 SECTOR = 512
 VDEV_FIELDS = ("reads", "writes", "read_bytes", "write_bytes")  # as probe/vdev_iostat.FIELDS
+GAUGES = ("in_flight",)  # a device counter that is a level, not a count (probe/conditions.py): never subtracted
 
 # When fio moved its bytes: per direction, (start, end, bytes) spans of epoch seconds that tile its measured
 # window, one a second of its per-second logs (measure/telemetry.fio_timeline)
@@ -77,6 +78,8 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     fio's bytes in the very seconds it counts (`fio_bytes`), and the foreign I/O is reckoned against them:
     fio's rate from second to second, not its mean."""
     samples = conditions.get("samples") or []
+    if window is not None:
+        samples = split_at_start(samples, conditions.get("edges") or [], window[0])
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
     summary: dict[str, Any] = {"seconds": round(sum(float(s.get("dt", 1.0)) * w for s, w in weighted), 2)}
@@ -148,6 +151,31 @@ def _vdev_sampler_said(conditions: dict[str, Any]) -> list[str]:
     """What the vdev sampler itself could not read (no zpool, zpool iostat failing)."""
     sampled = conditions.get("vdevs")
     return [str(why) for why in sampled.get("unavailable") or ()] if isinstance(sampled, dict) else []
+
+
+def split_at_start(samples: list[dict[str, Any]], edges: list[dict[str, Any]], start: float) -> list[dict[str, Any]]:
+    """The samples with the one that holds fio's window's `start` split at the first of the sampler's
+    `edges` (its readings of the devices alone as fio's ramp ended: probe/conditions.ConditionSampler.watch)
+    at or after it: the part from there is wholly inside the window, so the devices are counted from within
+    a few ms of its start, and only that sliver of fio's first logged second is taken at its mean rate, not
+    the part-second up to the next once-a-second reading (in which fio's rate on the guests' emulated CPU
+    changed several-fold). The part before the edge has the devices' counts alone; the other figures (CPU,
+    pressure, memory) stay with the part after it, read at the sample's end as they were. Unchanged where
+    no edge falls in a sample whose start is the edge's reading before it (a dropped second)."""
+    after = [edge for edge in edges if isinstance(edge, dict) and float(edge.get("t", 0.0)) >= start]
+    if not after:
+        return samples
+    edge = min(after, key=lambda e: float(e["t"]))
+    at, since = float(edge["t"]), float(edge.get("from", 0.0))
+    for index, sample in enumerate(samples):
+        t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0))
+        if t - dt - 0.005 <= at < t and abs(t - dt - since) <= 0.005:
+            counted = edge.get("disks") or {}
+            before = {"t": at, "dt": round(at - since, 3), "disks": counted}
+            rest = {name: {key: (value if key in GAUGES else value - (counted.get(name) or {}).get(key, 0.0))
+                           for key, value in disk.items()} for name, disk in (sample.get("disks") or {}).items()}
+            return [*samples[:index], before, {**sample, "dt": round(t - at, 3), "disks": rest}, *samples[index + 1:]]
+    return samples
 
 
 def _kept(weighted: list[tuple[dict[str, Any], float]], device: str, window: tuple[float, float] | None,

@@ -184,10 +184,11 @@ class Measurement:
         killed outright and fio outlives us (abandoned.py)."""
         self.store.record_process(self.run_id, "fio", abandoned.fio_record(pid, job_dir))
 
-    def started(self, sampler: ConditionSampler) -> Callable[[int, Path], None]:
-        """What to do once fio has a pid: record it, and have the sampler tell its CPU time from the rest."""
+    def started(self, sampler: ConditionSampler, ramp_s: float | None = None) -> Callable[[int, Path], None]:
+        """What to do once fio has a pid: record it, and have the sampler tell its CPU time from the rest and,
+        for a fio process of one job (its `ramp_s`), read the devices as its measured window begins."""
         def on_started(pid: int, job_dir: Path) -> None:
-            sampler.watch(pid)
+            sampler.watch(pid, ramp_s)
             self.record_fio(pid, job_dir)
         return on_started
 
@@ -199,7 +200,7 @@ class Measurement:
             invocation = run_fio(
                 p.fio_path, cell_job_file(state.workload, p.target),
                 on_tick=lambda t: self.observer.cell_progress(state.index, t), workdir_parent=self.workdir,
-                on_started=self.started(sampler), extra_args=p.target.fio_args,
+                on_started=self.started(sampler, state.workload.ramp_time), extra_args=p.target.fio_args,
             )
         parsed = _check(invocation, what)
         conditions = sampler.result()
@@ -246,7 +247,8 @@ class Measurement:
             invocation = run_fio(
                 p.fio_path, sweep_job_file([s.workload for s in states], p.target.fio_filename,
                                            title=f"{p.plan.name}: {len(states)} cells, one stonewalled job each"),
-                on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes, on_started=self.started(sampler),
+                on_tick=tick, workdir_parent=self.workdir, job_logs=prefixes,
+                on_started=self.started(sampler, states[0].workload.ramp_time if len(states) == 1 else None),
                 extra_args=p.target.fio_args,
             )
         whole = _check(invocation, what)

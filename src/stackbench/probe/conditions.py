@@ -6,7 +6,8 @@ resource (PSI), CPU time by kind (steal included), the clock, memory and page-ca
 device's requests, and the ZFS ARC. `ConditionSampler` reads those counters once a second around a fio run
 and keeps each second's change as a plain dict (stored as JSON; analysis/conditions.py reads them); for
 the pools it is given it runs probe/vdev_iostat.py's `zpool iostat` beside it, whose reports it keeps as
-`vdevs`.
+`vdevs`; told fio's ramp, it also reads the devices' counters alone around the moment fio's measured
+window begins (`edges`).
 
 Every source is optional: a file this kernel lacks, or one that does not parse, is named in the sample's
 `unavailable` list and the sample goes on without it. Nothing here raises into the run, memory is bounded
@@ -41,6 +42,11 @@ ARC_KEYS = ("hits", "misses", "size", "c", "l2_hits", "l2_misses", "l2_size")
 DISK_FIELDS = ("reads", "read_merges", "read_sectors", "read_ms", "writes", "write_merges", "write_sectors",
                "write_ms", "in_flight", "busy_ms", "queue_ms")
 GAUGES = ("in_flight",)  # a level, not a counter: kept as read
+# The devices' counters read alone around when fio's ramp ends (`ConditionSampler.watch`): from its job's
+# start plus the ramp, every EDGE_STEP seconds for EDGE_SPAN seconds (the job's setup before its clock starts)
+EDGE_STEP = 0.025
+EDGE_SPAN = 0.5
+STARTTIME = 19  # /proc/PID/stat's starttime (field 22 of proc(5)) in stat_fields' numbering
 
 
 def _read(path: str) -> str | None:
@@ -121,6 +127,20 @@ def _stat_ticks(path: str) -> tuple[int, float, float] | None:
         return int(fields[1]), float(int(fields[11]) + int(fields[12])), float(int(fields[13]) + int(fields[14]))
     except (IndexError, ValueError):
         return None
+
+
+def job_started(pids: Iterable[int], leader: int | None, root: str = PROC) -> float | None:
+    """When the first of fio's job processes (`pids` but the `leader`, fio's own) started, in epoch seconds
+    (to 1/TICKS_PER_SECOND, rounded down), or None before fio forked one: a job starts its clock, and its
+    ramp, once set up after it forks."""
+    starts = []
+    for pid in pids:
+        fields = stat_fields(f"{root}/{pid}/stat") if pid != leader else None
+        if fields is not None and len(fields) > STARTTIME and fields[STARTTIME].isdigit():
+            starts.append(int(fields[STARTTIME]) / TICKS_PER_SECOND)
+    if not starts:
+        return None
+    return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME) + min(starts)
 
 
 def read_load(root: str = PROC) -> float | None:
@@ -313,7 +333,8 @@ def _grown(before: dict[int, float], now: dict[int, float]) -> float:
 class ConditionSampler:
     """A thread that reads the machine's counters once a second while it runs (`with sampler:`, or `start`
     and `stop`), for the block devices `devices` and the ZFS pools `pools`. The samples, at most
-    `max_samples`, and the scrubs seen at the start or the end, are what `stop` returns."""
+    `max_samples`, the devices' readings around the end of fio's ramp (`edges`, where `watch` was given
+    it), and the scrubs seen at the start or the end, are what `stop` returns."""
 
     def __init__(self, devices: Iterable[str] = (), pools: Iterable[str] = (), *, interval: float = 1.0,
                  max_samples: int = MAX_SAMPLES) -> None:
@@ -321,6 +342,7 @@ class ConditionSampler:
         self.pools = tuple(dict.fromkeys(pools))
         self.interval = interval
         self.samples: deque[dict[str, Any]] = deque(maxlen=max_samples)
+        self.edges: list[dict[str, Any]] = []
         self.dropped = 0
         self.scrubs: dict[str, str] = {}
         self.failed: str | None = None
@@ -330,10 +352,20 @@ class ConditionSampler:
         self._fio_pid: int | None = None
         self.vdevs = VdevSampler(self.pools, interval=interval)
         self._vdevs: dict[str, Any] | None = None
+        self._ramp: float | None = None  # fio's ramp, seconds, until its job is seen and the edges planned
+        self._edge_at: deque[float] = deque()  # the edges' planned times, monotonic
 
-    def watch(self, pid: int) -> None:
+    def watch(self, pid: int, ramp_s: float | None = None) -> None:
         """Count the CPU time of process `pid` (fio) and its descendants as fio's from the next reading on,
-        and what the other processes use beside it."""
+        and what the other processes use beside it. With fio's `ramp_s` (a fio process of one job), also
+        read the devices alone around when its measured window begins (`edges`): fio says when that was
+        only in its logs, after it ends, and the layer table must count the devices from there
+        (analysis/conditions.py); counted from the first once-a-second reading inside the window instead,
+        fio's bytes before it were its first logged second's spread evenly over it, while on a slow CPU
+        fio's rate changes several-fold within a second (a 1x layer read 0.94-1.08x of fio's bytes in
+        the lab guests). The job's start is seen at the first reading after it forks, so a ramp longer
+        than the interval gets its edges in time."""
+        self._ramp = ramp_s if ramp_s is not None and ramp_s >= 0 else None
         self._fio_pid = pid
 
     def _reading(self) -> Counters:
@@ -345,6 +377,38 @@ class ConditionSampler:
                 self.dropped += 1
             self.samples.append(sample_between(self._last, now))
         self._last = now
+        if self._ramp is not None and now.processes.get("fio"):
+            started = job_started(now.processes["fio"], now.fio_pid)
+            if started is not None:
+                self._plan_edges(started + self._ramp)
+
+    def _plan_edges(self, at: float) -> None:
+        """The edges' times, from fio's job's start plus its ramp (`at`, epoch seconds) on: each EDGE_STEP
+        for EDGE_SPAN, from now on where the job was seen late."""
+        self._ramp = None
+        offset = time.monotonic() - time.time()
+        steps = round(EDGE_SPAN / EDGE_STEP)
+        self._edge_at.extend(t for t in (at + offset + i * EDGE_STEP for i in range(steps + 1))
+                             if t >= time.monotonic())
+
+    def _edge(self) -> None:
+        """The devices' counters alone, now, as their change since the last reading (`from`): the analysis
+        splits the sample it falls in there (analysis/conditions.split_at_start). Those whose time has
+        passed meanwhile (a reading that took long) are one, this one."""
+        self._edge_at.popleft()
+        while self._edge_at and self._edge_at[0] <= time.monotonic():
+            self._edge_at.popleft()
+        last = self._last
+        if last is None or not self.devices:
+            return
+        now = time.time()
+        try:
+            disks = read_diskstats(self.devices)
+        except (ValueError, OSError):  # as a reading's: the run goes on without this edge
+            return
+        self.edges.append({"t": round(now, 3), "from": round(last.t, 3),
+                           "disks": {name: _delta(counters, last.disks[name]) for name, counters in disks.items()
+                                     if name in last.disks}})
 
     def start(self) -> "ConditionSampler":
         self.scrubs.update(scrub_state(self.pools))
@@ -357,7 +421,14 @@ class ConditionSampler:
     def _loop(self) -> None:
         next_at = time.monotonic() + self.interval
         try:
-            while not self._stop.wait(max(0.0, next_at - time.monotonic())):
+            while True:
+                edge = self._edge_at[0] if self._edge_at else None
+                wake = next_at if edge is None else min(edge, next_at)
+                if self._stop.wait(max(0.0, wake - time.monotonic())):
+                    break
+                if edge is not None and edge < next_at:
+                    self._edge()
+                    continue
                 self._keep(self._reading())
                 next_at += self.interval
                 if next_at < time.monotonic():  # a stall (suspend, a stopped process): sample on from now
@@ -391,6 +462,7 @@ class ConditionSampler:
             "dropped": self.dropped,
             "scrubs": dict(self.scrubs),
             **({"vdevs": self._vdevs if self._vdevs is not None else self.vdevs.result()} if self.pools else {}),
+            **({"edges": list(self.edges)} if self.edges else {}),
             **({"failed": self.failed} if self.failed else {}),
         }
 
