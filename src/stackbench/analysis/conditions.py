@@ -34,6 +34,7 @@ STEAL_LIMIT = 5.0  # % of CPU time the hypervisor gave to other guests
 FOREIGN_LIMIT = 0.25  # device bytes fio did not move, as a share of the bytes it did
 SECTOR = 512
 VDEV_FIELDS = ("reads", "writes", "read_bytes", "write_bytes")  # as probe/vdev_iostat.FIELDS
+SNAP_S = 0.025  # a reading this close to fio's window's start counts as at it (the edges are 25 ms apart)
 GAUGES = ("in_flight",)  # a device counter that is a level, not a count (probe/conditions.py): never subtracted
 
 # When fio moved its bytes: per direction, (start, end, bytes) spans of epoch seconds that tile its measured
@@ -79,38 +80,13 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     fio's rate from second to second, not its mean."""
     samples = conditions.get("samples") or []
     if window is not None:
-        samples = split_at_start(samples, conditions.get("edges") or [], window[0])
+        edges = conditions.get("edges") or []
+        window = (counting_start(samples, edges, window[0]), window[1])
+        samples = split_at_start(samples, edges, window[0])
     weighted = [(s, _overlap(s, window)) for s in samples]
     weighted = [(s, w) for s, w in weighted if w > 0]
     summary: dict[str, Any] = {"seconds": round(sum(float(s.get("dt", 1.0)) * w for s, w in weighted), 2)}
-    pressure: dict[str, Any] = {}
-    for key in ("cpu", "io", "memory"):
-        values = [(s["psi"][key], w) for s, w in weighted if key in (s.get("psi") or {})]
-        if values:
-            pressure[key] = _mean(values)
-            pressure[f"{key}_max"] = max(v for v, _ in values)
-    if pressure:
-        summary["pressure"] = pressure
-    cpu = {key: _mean((s["cpu"][key], w) for s, w in weighted if key in (s.get("cpu") or {}))
-           for key in ("user", "system", "iowait", "steal")}
-    if any(v is not None for v in cpu.values()):
-        summary["cpu"] = cpu
-    procs = {key: _mean((s["procs"][key], w) for s, w in weighted if key in (s.get("procs") or {}))
-             for key in ("fio", "own", "kernel", "other")}
-    if any(v is not None for v in procs.values()):
-        summary["procs"] = procs
-    running = [s["running"] for s, _ in weighted if "running" in s]
-    if running:
-        summary["running_max"] = max(running)
-    loads = [s["load1"] for s, _ in weighted if "load1" in s]
-    if loads:
-        summary["load_max"] = max(loads)
-    freqs = [s["freq_mhz"] for s, _ in weighted if "freq_mhz" in s]
-    if freqs:
-        summary["freq_mhz"] = {"min": min(freqs), "mean": round(sum(freqs) / len(freqs), 1)}
-    reclaim = sum((s.get("vm") or {}).get(k, 0.0) * w for s, w in weighted for k in ("pgscan_direct",))
-    if any("vm" in s for s, _ in weighted):
-        summary["direct_reclaim_pages"] = round(reclaim)
+    summary.update(_machine(weighted))
     devices = conditions.get("devices") or []
     if devices:
         disks = {name: _disk(name, weighted, summary["seconds"] or 1.0, window, idle_after, timeline)
@@ -147,10 +123,61 @@ def summarize(conditions: dict[str, Any], window: tuple[float, float] | None, *,
     return summary
 
 
+def _machine(weighted: list[tuple[dict[str, Any], float]]) -> dict[str, Any]:
+    """The machine's side of the window's seconds: stall, CPU by kind and by whom, run queue, load, clock
+    and direct reclaim, each weighted by its second's part in the window."""
+    machine: dict[str, Any] = {}
+    pressure: dict[str, Any] = {}
+    for key in ("cpu", "io", "memory"):
+        values = [(s["psi"][key], w) for s, w in weighted if key in (s.get("psi") or {})]
+        if values:
+            pressure[key] = _mean(values)
+            pressure[f"{key}_max"] = max(v for v, _ in values)
+    if pressure:
+        machine["pressure"] = pressure
+    cpu = {key: _mean((s["cpu"][key], w) for s, w in weighted if key in (s.get("cpu") or {}))
+           for key in ("user", "system", "iowait", "steal")}
+    if any(v is not None for v in cpu.values()):
+        machine["cpu"] = cpu
+    procs = {key: _mean((s["procs"][key], w) for s, w in weighted if key in (s.get("procs") or {}))
+             for key in ("fio", "own", "kernel", "other")}
+    if any(v is not None for v in procs.values()):
+        machine["procs"] = procs
+    running = [s["running"] for s, _ in weighted if "running" in s]
+    if running:
+        machine["running_max"] = max(running)
+    loads = [s["load1"] for s, _ in weighted if "load1" in s]
+    if loads:
+        machine["load_max"] = max(loads)
+    freqs = [s["freq_mhz"] for s, _ in weighted if "freq_mhz" in s]
+    if freqs:
+        machine["freq_mhz"] = {"min": min(freqs), "mean": round(sum(freqs) / len(freqs), 1)}
+    reclaim = sum((s.get("vm") or {}).get(k, 0.0) * w for s, w in weighted for k in ("pgscan_direct",))
+    if any("vm" in s for s, _ in weighted):
+        machine["direct_reclaim_pages"] = round(reclaim)
+    return machine
+
+
 def _vdev_sampler_said(conditions: dict[str, Any]) -> list[str]:
     """What the vdev sampler itself could not read (no zpool, zpool iostat failing)."""
     sampled = conditions.get("vdevs")
     return [str(why) for why in sampled.get("unavailable") or ()] if isinstance(sampled, dict) else []
+
+
+def counting_start(samples: list[dict[str, Any]], edges: list[dict[str, Any]], start: float) -> float:
+    """Where the devices are counted from: the sampler's reading nearest fio's window's `start` (an edge, or
+    a once-a-second reading's start or end) when one is within `SNAP_S` on either side, else `start`. A
+    reading just before the start counts a few ms of the ramp's I/O (fio's timeline has none of its bytes
+    there); taking only readings at or after it, a guest whose sampler thread was inside a slow reading as the
+    window began had an edge 15 ms before the start, a second's reading 2 ms before it, and its first edge
+    after it 418 ms late, and its zvol read 1.092x of fio's bytes (fio's first second spread evenly over
+    the 418 ms, while its rate changed several-fold in it); counted from the reading 2 ms before, within 1 %."""
+    readings = [float(e["t"]) for e in edges if isinstance(e, dict) and "t" in e]
+    for sample in samples:
+        t = float(sample.get("t", 0.0))
+        readings += [t - float(sample.get("dt", 1.0)), t]
+    near = min(readings, key=lambda r: abs(r - start), default=start)
+    return near if abs(near - start) <= SNAP_S else start
 
 
 def split_at_start(samples: list[dict[str, Any]], edges: list[dict[str, Any]], start: float) -> list[dict[str, Any]]:
