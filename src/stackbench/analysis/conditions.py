@@ -270,6 +270,15 @@ class _Spans:
         return self.spans[first:bisect_left(self.stops, end + self.reach, lo=first)]
 
 
+def _clipped(samples: Iterable[dict[str, Any]], window: tuple[float, float] | None) -> list[tuple[float, float]]:
+    """Each sample's span of epoch time cut to fio's window: its part inside, as a prorated count weighs it."""
+    spans = []
+    for sample in samples:
+        t, dt = float(sample.get("t", 0.0)), float(sample.get("dt", 1.0))
+        spans.append((max(t - dt, window[0]), min(t, window[1])) if window is not None else (t - dt, t))
+    return spans
+
+
 def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool,
            timeline: FioTimeline | None = None) -> dict[str, Any]:
     """Each pool's vdevs over fio's window from `zpool iostat`'s reports (probe/vdev_iostat.py: rates per
@@ -292,8 +301,7 @@ def _vdevs(sampled: Any, window: tuple[float, float] | None, idle_after: bool,
             counted = [(s, 1.0) for s in kept]
         else:
             counted, covered = weighted, sum(float(s.get("dt", 1.0)) * w for s, w in weighted)
-            spans = [(max(t - dt, window[0]), min(t, window[1])) if window is not None else (t - dt, t)
-                     for t, dt in ((float(s.get("t", 0.0)), float(s.get("dt", 1.0))) for s, _ in weighted)]
+            spans = _clipped((s for s, _ in weighted), window)
         vdevs: dict[str, dict[str, float]] = {}
         missing: dict[str, str] = {}
         for report, weight in counted:
@@ -328,9 +336,7 @@ def _disk(name: str, weighted: list[tuple[dict[str, Any], float]], span: float,
     whole = window is not None and covered >= 0.5 * (window[1] - window[0]) > 0
     kept = _counted([(disk, 1.0) for disk in inside]) if whole else counted
     if not whole and window is not None:  # each second's part inside the window, as `counted` weighs them
-        ends = [(float(s.get("t", 0.0)), float(s.get("dt", 1.0))) for s, _ in weighted
-                if name in (s.get("disks") or {})]
-        spans = [(max(t - dt, window[0]), min(t, window[1])) for t, dt in ends]
+        spans = _clipped((s for s, _ in weighted if name in (s.get("disks") or {})), window)
     fio = ({"fio_bytes": {d: round(moved) for d, moved in _fio_within(timeline, spans).items()}}
            if timeline is not None and window is not None else {})
     return {
