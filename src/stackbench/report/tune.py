@@ -140,7 +140,9 @@ def summary_table(session: dict[str, Any]) -> Tabular:
         if session.get("persist"):
             notes.append(f"write those: stackbench tune --persist {session['session'][:12]} --write")
     return Tabular(("knob", "on", "from -> to", "rounds", "change [95 % CI]", "verdict", "tune"), rows,
-                   title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes))
+                   title=f"stackbench tune {session['session'][:12]} on {session['target']}", notes=tuple(notes),
+                   no_wrap=frozenset({0, 4}),  # a knob, and a change with its interval: each on one line
+                   fold=frozenset({1, 2}))  # long words: a child dataset, a value, the kept set
 
 
 def child_notes(child: dict[str, Any]) -> list[str]:
