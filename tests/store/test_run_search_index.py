@@ -196,3 +196,21 @@ def test_a_search_reads_the_trigram_index_on_postgresql(pg_database: str) -> Non
         with accounts.reader.connect() as connection:
             plan = "\n".join(row[0] for row in connection.exec_driver_sql(f"EXPLAIN {statement}", parameters))
         assert "ix_runs_search" in plan and "Seq Scan on runs" not in plan, plan
+
+
+@pytest.mark.postgres
+def test_a_search_page_is_never_prepared_on_postgresql(pg_database: str) -> None:
+    """psycopg prepares a statement after its fifth execution on a connection, and PostgreSQL's plan cache may
+    then plan it once for any values: a search's page so planned walks `ix_runs_listing` checking the ILIKE on
+    every run instead of reading `ix_runs_search` (store/database.py, `_planned_per_execution`). After a
+    dozen searches on one connection the page's statement is still not prepared (planned for each search's
+    value), while the facets' statement of the same searches is (its generic plan reads the index)."""
+    with accounts_of(pg_database) as accounts:
+        owner, _ = _store_runs(accounts)
+        viewer = Viewer(owner, False)
+        for search in ("clair", "db0", "zzz") * 4:
+            _found(accounts, viewer, search)
+        with accounts.reader.connect() as connection:
+            prepared = [row[0] for row in connection.execute(text("SELECT statement FROM pg_prepared_statements"))]
+    searches = [statement for statement in prepared if "ILIKE" in statement]
+    assert searches and all("LIMIT" not in statement for statement in searches), prepared

@@ -28,7 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from stackbench.base.errors import StoreError
 from stackbench.model.results import TOTAL_HOST, Cell, Run, new_id
 from stackbench.store import schema
-from stackbench.store.database import guard_public_methods
+from stackbench.store.database import PLANNED_PER_EXECUTION, guard_public_methods
 from stackbench.store.reads import read_runs
 from stackbench.store.repository import Store
 from stackbench.store.rows import aware, run_from_row
@@ -492,6 +492,8 @@ def _page_query(is_admin: bool, shape: tuple[str, ...], sort: str, anchor: str |
     if with_total:  # the count rides along as a column of every row (an uncorrelated subquery, computed once),
         # so a list page costs one round trip to the database, not two
         query = query.add_columns(_count_query(is_admin, shape).scalar_subquery().label("list_total"))
+    if "search" in shape:  # PostgreSQL's generic plan of a search's page misses ix_runs_search (database.py)
+        query = query.execution_options(**{PLANNED_PER_EXECUTION: True})
     return query
 
 
