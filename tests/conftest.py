@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from lab_guest import SERIES  # noqa: E402
+from mounts import detach, unmount, unmount_all  # noqa: E402
 from pg_server import postgres_server  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -162,35 +163,36 @@ def _need_root() -> None:
 
 @pytest.fixture
 def blank_loop(tmp_path: Path) -> Iterator[Path]:
-    """A real, blank 64 MiB loop device on a sparse file; unmounted, swapped off and detached afterwards."""
+    """A real, blank 64 MiB loop device on a sparse file; afterwards every mount of it unmounted, swapped off
+    and detached, each waited for while busy (tests/mounts.py: a device detached while mounted stays)."""
     _need_root()
     backing = tmp_path / "loop-backing.img"
     with open(backing, "wb") as handle:
         handle.truncate(64 * MiB)
-    device = Path(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
-                                 check=True).stdout.strip())
-    try:
+    with contextlib.ExitStack() as undo:
+        undo.callback(detach, backing)  # before it is attached: finds the device by its backing file
+        device = Path(subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
+                                     check=True).stdout.strip())
+        undo.callback(subprocess.run, ["swapoff", str(device)], capture_output=True)
+        undo.callback(unmount_all, device)
         yield device
-    finally:
-        subprocess.run(["umount", str(device)], capture_output=True)
-        subprocess.run(["swapoff", str(device)], capture_output=True)
-        subprocess.run(["losetup", "-d", str(device)], capture_output=True)
 
 
 @pytest.fixture
 def ext4_loop(tmp_path: Path, blank_loop: Path) -> Iterator[Path]:
     """ext4 made by mkfs.ext4 on a real loop device, mounted; a device that does no I/O while nobody uses it.
     Its inode tables and journal are zeroed by mkfs, not by the kernel's ext4lazyinit thread in the seconds
-    after mount (4 MiB of writes up to 5 s in, which the conditions tests would read as I/O fio did not do)."""
+    after mount (4 MiB of writes up to 5 s in, which the conditions tests would read as I/O fio did not do).
+    Unmounted afterwards, waited for while busy (tests/mounts.py)."""
     mount_point = tmp_path / "ext4"
     mount_point.mkdir()
     subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(blank_loop)],
                    check=True, capture_output=True)
-    subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
     try:
+        subprocess.run(["mount", str(blank_loop), str(mount_point)], check=True)
         yield mount_point
     finally:
-        subprocess.run(["umount", str(mount_point)], capture_output=True)
+        unmount(mount_point)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from typing import Iterator
 import pytest
 
 from conftest import cli_here
+from mounts import unmount
 from stackbench.audit.rules import REGISTRY
 
 DATA = Path(__file__).parent.parent / "data"
@@ -55,7 +56,7 @@ def known_mounts(tmp_path: Path, blank_loop: Path) -> Iterator[tuple[Path, Path,
         yield blank_loop, strict, relaxed
     finally:
         for point in (strict, relaxed):
-            subprocess.run(["umount", str(point)], capture_output=True)
+            unmount(point)  # waited for while busy; nothing where it was never mounted (tests/mounts.py)
 
 
 def _audit_of_known_mounts(result, known: tuple[Path, Path, Path]) -> dict:  # noqa: ANN001 - a cli Result

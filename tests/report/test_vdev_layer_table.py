@@ -1,14 +1,20 @@
 """A pool's `zpool iostat -v` rows in the layer table (analysis/conditions._vdevs, analysis/layer_activity,
 report/layer_table.py): zpool's reports summed over fio's window, shown under the zvol as `zpool iostat -v`
 prints them (the pool, its mirror and legs, a header row per other class), with IOPS, MB/s and the
-amplification against fio's bytes; on synthetic reports whose answers are computed by hand."""
+amplification against fio's bytes; on synthetic reports whose answers are computed by hand. Such a table has
+every note the layer table can have, and they are read at 80 columns here."""
 
 from __future__ import annotations
 
+import sys
+from typing import Sequence
+
+import pytest
+
 from analysis_layers import MB, disk, summary, with_conditions
 from stackbench.analysis.conditions import summarize
-from stackbench.analysis.layer_activity import PRORATED, cell_layers
-from stackbench.report.layer_table import layer_export_rows, layer_table
+from stackbench.analysis.layer_activity import BUSIEST_RULE, PRORATED, cell_layers
+from stackbench.report.layer_table import VDEV_NOTE, ZPOOL_NOTE, layer_export_rows, layer_table
 from stackbench.report.run_json import run_json
 from stackbench.stack.layer import Layer, Stack
 from synthetic import cell, run
@@ -42,13 +48,17 @@ def reports() -> dict:
     return {"pools": ["tank"], "interval_s": 1.0, "samples": samples, "dropped": 0}
 
 
-def sampled_cell(samples: dict | None = None):  # noqa: ANN201 - a synthetic Cell
+def sampled_cell(samples: dict | None = None, *, busy: str | None = None,  # noqa: ANN201 - a synthetic Cell
+                 arc: dict | None = None):
     """A 4 s write of 8 MB: each mirror leg's disk and partition wrote 8 MB in 400 writes, the log's 4 MB in
-    200 (the rates of the `reports()` zpool printed); with zpool's reports as the sampler kept them."""
+    200 (the rates of the `reports()` zpool printed); with zpool's reports as the sampler kept them. The
+    device named `busy` was 97 % utilised (saturated), the others 50 %; `arc` the ARC's counts, if any."""
     vdevs = summarize({"samples": [], "devices": [], "vdevs": samples or reports()}, WINDOW, fio_bytes=8 * MB)["vdevs"]
-    disks = {name: disk(writes=400, write_bytes=8 * MB, seconds=4.0) for name in ("zd0", "vdd1", "vdd", "vde1", "vde")}
+    disks = {name: disk(writes=400, write_bytes=8 * MB, seconds=4.0, util=97.0 if name == busy else 50.0)
+             for name in ("zd0", "vdd1", "vdd", "vde1", "vde")}
     disks |= {name: disk(writes=200, write_bytes=4 * MB, seconds=4.0) for name in ("nvme0n1p1", "nvme0n1")}
-    return with_conditions(cell(runs=[1000.0]), [summary(disks, fio_write=8 * MB, seconds=4.0) | {"vdevs": vdevs}])
+    counted = summary(disks, fio_write=8 * MB, seconds=4.0) | {"vdevs": vdevs} | ({"arc": arc} if arc else {})
+    return with_conditions(cell(runs=[1000.0]), [counted])
 
 
 def test_the_reports_wholly_inside_fio_s_window_are_summed_as_counts() -> None:
@@ -112,9 +122,8 @@ def test_a_leaf_on_a_block_device_counts_what_its_disk_counted_however_late_zpoo
     assert {v.source for v in found.vdevs} == {"diskstats"}
 
 
-def test_a_pool_with_a_file_vdev_keeps_zpool_s_reports_and_says_how_they_were_timed() -> None:
-    """A file vdev has no /proc/diskstats row: its pool's rows are all zpool's reports (so that a vdev's row
-    stays its leaves' sum over the same intervals), and the table's note says how those were timed."""
+def a_file_leg() -> tuple[Stack, dict]:
+    """The zvol's stack and zpool's reports with the mirror's second leg a file, /srv/leg.img."""
     stack = zvol_on_a_mirror_with_a_log()
     mirror = next(layer for _, layer in stack.root.walk() if layer.name == "mirror-0")
     mirror.children[1] = Layer("file", "/srv/leg.img", zfs={"pool": "tank", "vdev": "/srv/leg.img"})
@@ -122,6 +131,13 @@ def test_a_pool_with_a_file_vdev_keeps_zpool_s_reports_and_says_how_they_were_ti
     for sample in samples["samples"]:
         sample["vdevs"] = {("/srv/leg.img" if name == "/dev/vde1" else name): rates
                            for name, rates in sample["vdevs"].items()}
+    return stack, samples
+
+
+def test_a_pool_with_a_file_vdev_keeps_zpool_s_reports_and_says_how_they_were_timed() -> None:
+    """A file vdev has no /proc/diskstats row: its pool's rows are all zpool's reports (so that a vdev's row
+    stays its leaves' sum over the same intervals), and the table's note says how those were timed."""
+    stack, samples = a_file_leg()
     measured = run([sampled_cell(samples)], facts={"stack": stack.to_json()})
     found = cell_layers(measured.cells[0], stack.counted_layers(), stack.vdev_places())
     rows = {v.name: v for v in found.vdevs}
@@ -156,3 +172,53 @@ def test_the_vdev_rows_take_fio_s_bytes_in_their_reports_intervals_from_its_logs
     prorated = cell_layers(sampled_cell(), None)  # its disks have fio's seconds, its vdevs not
     assert {v.name: v.amplification for v in prorated.vdevs}["mirror-0"] == {"write": 2.0}
     assert PRORATED in prorated.not_recorded
+
+
+def test_every_note_wraps_within_80_columns_on_a_terminal_and_in_a_pipe_each_note_s_lines_indented(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The notes under the layer table are prose: on a terminal 80 columns wide, and in a pipe (whose table is
+    laid out in 160 columns so that its rows stay whole: cli/app._width), every note is wrapped between words
+    within 80 columns, its later lines indented by two spaces, none of its words lost. In a pipe the notes
+    ran to 160 columns, and on a terminal each wrapped line started at the margin, one note running into
+    the next."""
+    from stackbench.cli.app import UserTextConsole, _width
+    from stackbench.cli.common import emit_report
+    from stackbench.report.document import Report
+    from stackbench.report.formats import Screen, exporter
+
+    stack, samples = a_file_leg()
+    measured = run([sampled_cell(samples, busy="zd0", arc={"hits": 3, "misses": 1})], facts={"stack": stack.to_json()})
+    table = layer_table(measured)
+    kinds = ["MB/s = 10^6 bytes/s;", BUSIEST_RULE, "4K QD4 rnd write: busiest layer zd0 (utilisation 97 %)",
+             "4K QD4 rnd write: ARC hit ratio 75.0 %", VDEV_NOTE, ZPOOL_NOTE, "fio's bytes at its mean rate",
+             "not recorded for some runs"]
+    assert [next(kind for kind in kinds if kind in note) for note in table.notes] == kinds  # each kind, once
+    terminal = exporter("table").render(Report(tables=[table]), Screen(width=80))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr("stackbench.cli.common.out", UserTextConsole(width=_width(sys.stdout)))  # as for a pipe
+    emit_report("table", Report(tables=[table]))
+    piped = capsys.readouterr().out
+    assert max(len(line) for line in terminal.splitlines()) <= 80
+    assert max(len(line) for line in piped.splitlines()) > 80  # the table's rows, kept whole in a pipe
+    for text in (terminal, piped):
+        lines = _note_lines(text, table.notes)
+        assert max(len(line) for line in lines) <= 80, text
+        assert _read_back(lines) == [" ".join(note.split()) for note in table.notes], text
+
+
+def _note_lines(text: str, notes: Sequence[str]) -> list[str]:
+    """The lines the notes were printed in: from the one that starts the first note to the end."""
+    lines = text.rstrip("\n").splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith(notes[0][:30])):]
+
+
+def _read_back(lines: Sequence[str]) -> list[str]:
+    """The notes as printed: each a line at the margin and the lines under it indented by exactly two
+    spaces, its words joined by one space."""
+    notes: list[list[str]] = []
+    for line in lines:
+        if notes and line.startswith("  ") and not line.startswith("   "):
+            notes[-1].append(line)
+        else:
+            notes.append([line])
+    return [" ".join(" ".join(note).split()) for note in notes]

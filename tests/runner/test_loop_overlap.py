@@ -5,6 +5,7 @@ in tmp_path, a real ext4 made by mkfs.ext4 and mounted; all unmounted and detach
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Iterator
 import pytest
 
 from conftest import MiB, _need_root, cli_here
+from mounts import detach, unmount
 from stackbench.base.errors import UnsafeTarget
 from stackbench.measure.safety import resolve_target
 
@@ -45,10 +47,14 @@ class Image:
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
     def close(self) -> None:
-        for point in reversed(self.mounts):
-            subprocess.run(["umount", str(point)], capture_output=True)
-        for device in reversed(self.devices):
-            subprocess.run(["losetup", "-d", str(device)], capture_output=True)
+        """Unmount and detach, top down, each step tried whatever the ones before it raised, and wait until the
+        kernel has let go of every device over the image (tests/mounts.py)."""
+        with contextlib.ExitStack() as undo:
+            undo.callback(detach, self.path)
+            for device in self.devices:
+                undo.callback(subprocess.run, ["losetup", "-d", str(device)], capture_output=True)
+            for point in self.mounts:
+                undo.callback(unmount, point)
 
 
 @pytest.fixture

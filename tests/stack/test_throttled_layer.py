@@ -11,9 +11,11 @@ the throttle the run's stack recorded (stack/throttle.py), under the saturated l
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -38,7 +40,10 @@ def chain(tmp_path: Path) -> Iterator[LoopChain]:
 
 @pytest.fixture
 def group() -> Iterator[Path]:
-    """A blkio child group of the test's own, its rules cleared and itself removed afterwards."""
+    """A blkio child group of the test's own, its rules cleared and itself removed afterwards. What is still
+    in it then was put there by the test (a stackbench killed by its timeout leaves its fio, which keeps the
+    chain's file system busy): it is killed first, before the chain is undone (set up before the group, the
+    chain is torn down after it)."""
     if not (BLKIO / RULES[0]).exists():
         pytest.skip(f"no cgroup v1 blkio hierarchy at {BLKIO}")
     made = BLKIO / f"stackbench-test-{os.getpid()}-{secrets.token_hex(3)}"
@@ -46,6 +51,9 @@ def group() -> Iterator[Path]:
     try:
         yield made
     finally:
+        for pid in (made / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
         for rule in RULES:
             for line in (made / rule).read_text().splitlines():
                 if line.strip():

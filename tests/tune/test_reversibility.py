@@ -4,12 +4,14 @@ session makes before measuring). Each test makes its own device; no host-wide se
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
+from mounts import detach, unmount
 from stackbench.tune.knob import Scope, Safety
 from stackbench.tune.knobs import REGISTRY
 
@@ -24,18 +26,17 @@ def mounted(request: pytest.FixtureRequest, tmp_path: Path, state_home: Path) ->
     backing = tmp_path / "disk.img"
     with open(backing, "wb") as handle:
         handle.truncate(320 * 1024**2)  # xfs wants 300 MiB
-    device = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
-                            check=True).stdout.strip()
     point = tmp_path / "mnt"
     point.mkdir()
-    try:
+    with contextlib.ExitStack() as undo:  # each undo before its step, waited for while busy (tests/mounts.py)
+        undo.callback(detach, backing)
+        device = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        undo.callback(unmount, point)
         subprocess.run([f"mkfs.{request.param}", "-q", *(["-F"] if request.param == "ext4" else ["-f"]), device],
                        check=True, capture_output=True)
         subprocess.run(["mount", device, str(point)], check=True)
         yield point
-    finally:
-        subprocess.run(["umount", str(point)], capture_output=True)
-        subprocess.run(["losetup", "-d", device], capture_output=True)
 
 
 @pytest.fixture

@@ -45,12 +45,29 @@ EXIT_FINDINGS = 3
 def _width(stream: object) -> int | None:
     """Terminal width on a terminal; otherwise $COLUMNS or 160, so a table piped to a file or read by a
     script keeps its rows on one line instead of Rich's 80-column default squeezing the pattern names."""
-    if getattr(stream, "isatty", lambda: False)():
+    if _is_terminal(stream):
         return None
+    return _columns() or 160
+
+
+def notes_width(stream: object) -> int | None:
+    """The width a table's notes wrap at: None on a terminal (its width, as the tables'); otherwise $COLUMNS
+    or 80, Rich's own width for a pipe. Not the 160 a piped table is laid out in (`_width`): that keeps rows
+    whole, but a note is prose, and its 160-character lines ran past the 80 columns a log or a pager is
+    read at."""
+    return None if _is_terminal(stream) else _columns() or 80
+
+
+def _is_terminal(stream: object) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _columns() -> int | None:
+    """$COLUMNS as a number of columns, None where it is unset, 0 or not a number."""
     try:
-        return int(os.environ.get("COLUMNS", "")) or 160
+        return int(os.environ.get("COLUMNS", "")) or None
     except ValueError:
-        return 160
+        return None
 
 
 class UserTextConsole(Console):

@@ -14,7 +14,7 @@ try:  # Typer 0.29 vendors click; earlier releases use the click package (as cli
 except ImportError:  # pragma: no cover - depends on the installed Typer
     from click import types as click_types  # type: ignore[no-redef]
 
-from stackbench.cli.app import out
+from stackbench.cli.app import notes_width, out
 from stackbench.report.document import Report
 from stackbench.base.registry import one_of
 from stackbench.report.formats import FORMATS, exporter
@@ -183,7 +183,8 @@ def emit_report(fmt: str, report: Report) -> None:
     """Print a report in the chosen format: the format's exporter renders it for the output console."""
     from stackbench.report.formats import Screen
 
-    text = exporter(fmt).render(report, Screen(out.width, out.color_system, out.no_color))
+    text = exporter(fmt).render(report, Screen(out.width, out.color_system, out.no_color,
+                                               notes_width=notes_width(sys.stdout)))
     sys.stdout.write(text)
     sys.stdout.flush()
 

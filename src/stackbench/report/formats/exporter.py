@@ -18,6 +18,9 @@ class Screen:
     width: int
     color_system: str | None = None  # Rich's names: "standard", "256", "truecolor", "windows"
     no_color: bool = False  # NO_COLOR: bold and dim stay, colours go
+    # The width the tables' notes wrap at, where narrower than `width`: a pipe's 80 columns under a table
+    # laid out in 160 to keep its rows whole (cli/app.py). None: `width`.
+    notes_width: int | None = None
 
 
 class Exporter(Protocol):

@@ -9,6 +9,10 @@ cell fits whole (its no-wrap columns on one line); otherwise a compact one (a ru
 borders), with the table's short headers and the notes that explain them, whose cells may wrap between
 words. No number is ever cut to "…": a word wider than what is left of a too-narrow terminal folds onto
 the next line whole.
+
+Each note is wrapped between words at the width (or the screen's `notes_width`, narrower in a pipe), its
+second and later lines indented by two spaces, so that one note reads as one and the next starts at the
+margin; every word of it is printed.
 """
 
 from __future__ import annotations
@@ -39,30 +43,33 @@ class TableExporter:
             file=buffer, width=screen.width, height=25, color_system=screen.color_system, no_color=screen.no_color,
             force_terminal=False, markup=False, highlight=False, emoji=False, legacy_windows=False,
         )
-        console.print(renderable(report.tables))
+        console.print(renderable(report.tables, notes_width=screen.notes_width))
         return buffer.getvalue()
 
 
-def renderable(tables: Sequence[Tabular]) -> RenderableType:
-    """The tables one under the other, as Rich renderables (for a live console, or a test's own)."""
-    return Group(*(FittedTable(tab) for tab in tables))
+def renderable(tables: Sequence[Tabular], *, notes_width: int | None = None) -> RenderableType:
+    """The tables one under the other, as Rich renderables (for a live console, or a test's own); their notes
+    wrapped at `notes_width` where it is narrower than the console."""
+    return Group(*(FittedTable(tab, notes_width) for tab in tables))
 
 
 class FittedTable:
     """One `Tabular` as a Rich renderable that chooses its layout when it is rendered, for the width it
     gets: the boxed table if it fits whole, else the compact one."""
 
-    def __init__(self, tab: Tabular) -> None:
+    def __init__(self, tab: Tabular, notes_width: int | None = None) -> None:
         self.tab = tab
+        self.notes_width = notes_width
 
     def __rich_console__(self, console: Console, options: "ConsoleOptions") -> "RenderResult":
         tab = self.tab
+        width = min(options.max_width, self.notes_width or options.max_width)
         if _boxed_width(tab) <= options.max_width:
-            yield _titled(tab, _table(tab), tab.notes)
+            yield _titled(tab, _table(tab), _notes(tab.notes, width))
             return
         headers = tab.short_headers if tab.short_headers is not None else tab.headers
         widths = _compact_widths(tab, headers, options.max_width)
-        notes = tab.short_notes if tab.short_notes is not None else tab.notes
+        notes = _notes(tab.short_notes if tab.short_notes is not None else tab.notes, width)
         yield _titled(tab, _compact_table(tab, headers, widths) if widths is not None else _cards(tab, headers), notes)
 
     def __rich_measure__(self, console: Console, options: "ConsoleOptions") -> "Measurement":
@@ -163,13 +170,48 @@ def _filled(tab: Tabular, table: "Table") -> "Table":
     return table
 
 
-def _titled(tab: Tabular, table: "Table", notes: Sequence[str]) -> RenderableType:
+def _titled(tab: Tabular, table: RenderableType, notes: Sequence[Text]) -> RenderableType:
     parts: list[RenderableType] = []
     if tab.title:
         parts.append(Text(tab.title, style=tab.title_style))
     parts.append(table)
-    parts.extend(Text(note, style="dim") for note in notes)
+    parts.extend(notes)
     return Group(*parts)
+
+
+NOTE_INDENT = 2  # the spaces before a note's second and later lines
+
+
+def _notes(notes: Sequence[str], width: int) -> list[Text]:
+    """Each note as its lines (`hanging`), dim."""
+    return [Text("\n".join(hanging(note, width)), style="dim") for note in notes]
+
+
+def hanging(text: str, width: int, indent: int = NOTE_INDENT) -> list[str]:
+    """`text` in lines of at most `width` cells, broken between words, every line after the first indented
+    by `indent` spaces: where one note ends and the next begins shows (Rich's own wrapping starts every line
+    at the margin, and a page of notes ran together). A word wider than a line (a long path) is cut across
+    lines rather than shortened: every character but the spaces between words is printed."""
+    from rich.cells import cell_len, chop_cells
+
+    indent = indent if width > 4 * indent else 0
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        room = width - (indent if lines else 0)
+        if line and cell_len(line) + 1 + cell_len(word) <= room:
+            line += " " + word
+            continue
+        if line:
+            lines.append(line)
+            room = width - indent
+        while cell_len(word) > room:
+            head = chop_cells(word, room)[0] or word[0]  # a character wider than the room still moves on
+            lines.append(head)
+            word, room = word[len(head):], width - indent
+        line = word
+    lines.append(line)
+    return [lines[0], *(" " * indent + rest for rest in lines[1:])]
 
 
 EXPORTER = TableExporter()  # what report/formats/__init__.py registers
