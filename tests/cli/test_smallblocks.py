@@ -162,6 +162,43 @@ def test_bad_special_size_is_one_line_error(tmp_path: Path) -> None:
     assert result.returncode != 0 and "cannot read 'lots' as a size" in result.stderr
 
 
+def _descendants(pid: int) -> list[int]:
+    """A process's children, theirs, and so on (the walk's readers are forked worker processes)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                children = [int(c) for c in Path(f"/proc/{current}/task/{task}/children").read_text().split()]
+                found += children
+                pending += children
+        except OSError:
+            continue  # ended meanwhile
+    return found
+
+
+def _open_directories(pid: int) -> set[str]:
+    """What a process and its descendants hold open."""
+    found: set[str] = set()
+    for current in [pid, *_descendants(pid)]:
+        try:
+            for fd in os.listdir(f"/proc/{current}/fd"):
+                found.add(os.readlink(f"/proc/{current}/fd/{fd}"))
+        except OSError:
+            continue  # ended meanwhile
+    return found
+
+
+def _wait_until_two_subdirectories_are_read(process: subprocess.Popen, root: Path) -> None:
+    prefix, subdirectories = str(root) + "/", set()
+    deadline = time.monotonic() + 60
+    while len(subdirectories) < 2:
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail("the walk ended (or never began) before two subdirectories were seen open; "
+                        f"seen: {sorted(subdirectories)}")
+        subdirectories |= {path for path in _open_directories(process.pid) if path.startswith(prefix)}
+
+
 @pytest.mark.slow  # over 5 s of real fio / a real interrupt: CI runs it, the quick subset does not
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop the page cache so the scan is slow enough")
 def test_ctrl_c_prints_the_partial_histogram(tmp_path: Path) -> None:
@@ -172,11 +209,21 @@ def test_ctrl_c_prints_the_partial_histogram(tmp_path: Path) -> None:
         for b in range(1000):
             os.close(os.open(directory / str(b), os.O_CREAT | os.O_WRONLY, 0o644))
     subprocess.run(["sync"], check=True)
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")  # cold metadata: the walk takes seconds
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")  # cold metadata: a slower walk
     process = subprocess.Popen([sys.executable, "-m", "stackbench", "smallblocks", str(root), "--workers", "1"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    # Interrupted mid-walk, not after a fixed sleep: a new machine walked all 150,000 files (cold) within the
+    # 1 s this test used to wait, and exited 0. Two subdirectories seen open means at least one is counted;
+    # the readers are then held (SIGSTOP) while the command finishes loading and waits for them, so that the
+    # Ctrl-C lands in that wait, as a user's does, and not in the CLI's start (the walk begins before it).
+    _wait_until_two_subdirectories_are_read(process, root)
+    readers = _descendants(process.pid)
+    for reader in readers:
+        os.kill(reader, signal.SIGSTOP)
+    time.sleep(2.0)
     process.send_signal(signal.SIGINT)
+    for reader in readers:
+        os.kill(reader, signal.SIGCONT)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, (stdout[-500:], stderr)
     assert "PARTIAL" in stdout and "histogram above is PARTIAL" in stderr
