@@ -36,17 +36,22 @@ def mount_points(source: Path | None = None) -> list[str]:
     return [point for mounted_from, point in rows if source is None or mounted_from == str(source)]
 
 
-def loops_over(image: Path) -> list[Path]:
-    """The loop devices whose backing file is `image`, as the kernel names it in sysfs (whoever attached them)."""
-    found, image = [], image.resolve()
+def _loop_backings() -> list[tuple[Path, str]]:
+    """Every attached loop device with its backing file, as the kernel names it in sysfs (whoever attached it)."""
+    found = []
     for backing in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
         try:
             named = backing.read_text().rstrip("\n")
         except OSError:  # detached while being read
             continue
-        if named in (str(image), f"{image} (deleted)"):
-            found.append(Path("/dev") / backing.parents[1].name)
+        found.append((Path("/dev") / backing.parents[1].name, named))
     return found
+
+
+def loops_over(image: Path) -> list[Path]:
+    """The loop devices whose backing file is `image`."""
+    image = image.resolve()
+    return [device for device, named in _loop_backings() if named in (str(image), f"{image} (deleted)")]
 
 
 def unmount(point: Path) -> None:
@@ -90,12 +95,5 @@ def leftovers(directory: Path) -> list[str]:
     must not hold after its undo."""
     inside = f"{directory.resolve()}/"
     points = [point for point in mount_points() if point.startswith(inside)]
-    devices = []
-    for backing in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
-        try:
-            named = backing.read_text().rstrip("\n")
-        except OSError:
-            continue
-        if named.startswith(inside):
-            devices.append(f"/dev/{backing.parents[1].name} over {named}")
+    devices = [f"{device} over {named}" for device, named in _loop_backings() if named.startswith(inside)]
     return points + devices
