@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from stackbench.report.formats.table import renderable
+from stackbench.report.formats.table import hanging, renderable
 from stackbench.report.run import cell_table
 from synthetic import cell
 
@@ -88,3 +88,15 @@ def test_counts_are_in_the_right_number() -> None:
     partial = replace(run([cell(runs=[1000.0, 1010.0])]), status="incomplete", planned_cells=1)
     assert "(1 of 1 cell)" in run_table(partial).notes[0]
     assert rules_table(REGISTRY[:1]).notes[0].startswith("1 rule;")
+
+
+def test_a_wrapped_note_keeps_each_number_on_the_line_of_its_unit() -> None:
+    note = "MB/s = 10^6 bytes/s; clat = completion latency; fio-3.33, fs ext4, file 256.0 MiB, 74 %, 63.0 µs."
+    for width in range(20, 101):
+        lines = hanging(note, width)
+        assert all(len(line) <= width for line in lines), (width, lines)
+        assert " ".join(line.strip() for line in lines) == note
+        for unit in ("MiB,", "%,", "µs."):  # never the first word of a line
+            assert not any(line.strip().startswith(unit) for line in lines[1:]), (width, lines)
+    # the quickstart's note at 80 columns, which put "MiB" alone on the next line before
+    assert hanging(note, 80)[1].strip().startswith("256.0 MiB")

@@ -18,6 +18,7 @@ margin; every word of it is printed.
 from __future__ import annotations
 
 import io
+import re
 from typing import TYPE_CHECKING, Sequence
 
 from rich.console import Console, Group, RenderableType
@@ -180,6 +181,20 @@ def _titled(tab: Tabular, table: RenderableType, notes: Sequence[Text]) -> Rende
 
 
 NOTE_INDENT = 2  # the spaces before a note's second and later lines
+# A unit after a number ("256.0 MiB", "74 %", "63.0 µs", "2,188 MB/s"), perhaps with the punctuation that
+# ends its clause: kept on the number's line, never the first word of the next.
+_UNIT = re.compile(r"(?:[KMGTPE]i?B|[kMGTPE]?B|MB/s|IOPS|[mµn]?s|%|x)[,;:.)\]]*")
+
+
+def _note_words(text: str) -> list[str]:
+    """A note's words, a number and its unit as one."""
+    words: list[str] = []
+    for word in text.split():
+        if words and words[-1][-1:].isdigit() and _UNIT.fullmatch(word):
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    return words
 
 
 def _notes(notes: Sequence[str], width: int) -> list[Text]:
@@ -197,7 +212,7 @@ def hanging(text: str, width: int, indent: int = NOTE_INDENT) -> list[str]:
     indent = indent if width > 4 * indent else 0
     lines: list[str] = []
     line = ""
-    for word in text.split():
+    for word in _note_words(text):
         room = width - (indent if lines else 0)
         if line and cell_len(line) + 1 + cell_len(word) <= room:
             line += " " + word
