@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from stackbench.analysis.stats import (
     compare_samples,
+    format_p,
     median_ci,
     min_samples_for_ci,
     min_samples_to_detect,
@@ -133,3 +134,13 @@ def test_stopping_rule_counts_runs_and_says_when_the_target_is_out_of_reach() ->
     stop, why = decide(capped, noisy, 10.5, 2)
     assert stop and "time cap 12 s" in why
     assert decide(capped, noisy[:2], 11, 2) == (True, "time cap 12 s reached after 2 runs, fewer than 5")
+
+
+def test_a_p_value_too_small_for_three_decimals_is_printed_as_an_upper_bound() -> None:
+    """`p=0.000` would claim more than any test says: below what three decimals show it is `p<0.001`, and
+    every other p keeps its three decimals (a p of 0.0005 rounds up to 0.001, which is what it is)."""
+    assert format_p(0.0) == "p<0.001"
+    assert format_p(0.00049) == "p<0.001"
+    assert format_p(0.0005) == "p=0.001"
+    assert format_p(0.0123) == "p=0.012"
+    assert format_p(1.0) == "p=1.000"

@@ -50,10 +50,10 @@ def test_every_numeric_cell_of_a_csv_snapshot_is_a_plain_number(name: str) -> No
 def test_the_check_finds_what_a_display_table_writes() -> None:
     """The CSV compare and layers wrote before they had tables of their own fails the check, cell by cell."""
     compare = ('Pattern,A: baseline IOPS,vs A,weight,verdict\n'
-               '4K QD4 rnd write,"3,008 ± 1.1%","+19.9% [+18.5%, +21.4%] (p=0.000 n=5+5)",1,keep\n')
+               '4K QD4 rnd write,"3,008 ± 1.1%","+19.9% [+18.5%, +21.4%] (p<0.001 n=5+5)",1,keep\n')
     layers = 'Pattern,host IOPS,host→vm\n4K,"3,008",24.8x\n1M,410,-\n'
     assert not_plain(compare, {"Pattern", "verdict"}) == [
-        "A: baseline IOPS: '3,008 ± 1.1%'", "vs A: '+19.9% [+18.5%, +21.4%] (p=0.000 n=5+5)'"]
+        "A: baseline IOPS: '3,008 ± 1.1%'", "vs A: '+19.9% [+18.5%, +21.4%] (p<0.001 n=5+5)'"]
     assert not_plain(layers, {"Pattern"}) == ["host IOPS: '3,008'", "host→vm: '24.8x'", "host→vm: '-'"]
     assert not_plain("bin,files\n1K,\"1,234\"\n", set()) == ["bin: '1K'", "files: '1,234'"]
     assert not_plain("Value,Pattern\n1e3,1.2 ms\n", {"Pattern"}) == [

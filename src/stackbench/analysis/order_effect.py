@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from stackbench.analysis import student_t
 from stackbench.analysis.cells import RUNS, replicates_of
+from stackbench.analysis.stats import format_p
 from stackbench.model.results import Cell, Run
 from stackbench.model.round_order import AB, BA, second_arm_sign
 from stackbench.model.warning import Warning, WarningCode
@@ -58,7 +59,7 @@ class OrderEffect:
             return f"{head}; order effect: {self.reason}"
         effect = f"{_pct(self.ratio)}"
         if self.low is not None and self.high is not None and self.p_value is not None:
-            effect += f" [{_pct(self.low)}, {_pct(self.high)}] (p={self.p_value:.3f})"
+            effect += f" [{_pct(self.low)}, {_pct(self.high)}] ({format_p(self.p_value)})"
         else:
             effect += f" ({self.reason})"
         verdict = "significant, see the warning" if self.significant else "not significant"
@@ -72,7 +73,7 @@ class OrderEffect:
         better = "faster" if self.ratio > 1 else "slower"
         text = (
             f"the arm measured second in a round was {better} than the first by {_pct(self.ratio)} "
-            f"[{_pct(self.low)}, {_pct(self.high)}] (p={self.p_value:.3f}), whichever arm it was: something carries "
+            f"[{_pct(self.low)}, {_pct(self.high)}] ({format_p(self.p_value)}), whichever arm it was: something carries "
             "over from one measurement to the next (a cache the previous run warmed, dirty data still being "
             "written back, the scratch file's layout)"
         )

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 from stackbench.analysis.between_runs import Estimate, RatioTest, estimate, holm, runs_needed
 from stackbench.analysis.cells import RUNS, Replicates
 from stackbench.analysis.compare import REVERT, SAME, ab_session, ratio_test, row_verdict
+from stackbench.analysis.stats import format_p
 from stackbench.model.plan import MAX_RUNS
 from stackbench.model.results import Cell, Run
 from stackbench.base.units import format_latency_ns, format_size
@@ -384,7 +385,7 @@ def _ranking_advice(top: Comparison, alpha: float, min_effect: float, claims: in
     subject = f"{top.candidate.name} vs {top.next.name}"
     change = test.ratio - 1
     text = (f"no candidate proven better: {top.candidate.name}'s QD1 median is {change:+.1%} against "
-            f"{top.next.name}'s (95 % interval {test.low - 1:+.1%} to {test.high - 1:+.1%}, p={top.p_holm:.3f} "
+            f"{top.next.name}'s (95 % interval {test.low - 1:+.1%} to {test.high - 1:+.1%}, {format_p(top.p_holm)} "
             f"after Holm, {test.method}, n={test.n_other}+{test.n_base})")
     if test.ratio > 1 - min_effect:
         return Warning(WarningCode.SYNC_NOISE, subject, text, (

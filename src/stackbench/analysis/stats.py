@@ -54,6 +54,12 @@ class Summary:
         return max(self.median - self.ci_low, self.ci_high - self.median) / abs(self.median)
 
 
+def format_p(p: float) -> str:
+    """A p-value as printed beside a claim: three decimals, or `p<0.001` where three decimals would round it
+    to `p=0.000`, which reads as "impossible by chance" and no test says that."""
+    return "p<0.001" if p < 0.0005 else f"p={p:.3f}"
+
+
 def min_samples_for_ci(confidence: float) -> int:
     """The smallest n whose extreme order statistics (min, max) cover the median with this confidence."""
     n = 1

@@ -11,6 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any, Callable
 
 from stackbench.analysis.cells import runs_range
+from stackbench.analysis.stats import format_p
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import CHANGE, FACTOR, TOO_NOISY, describe, noisy_note, readable
@@ -71,7 +72,7 @@ def change_text(row: RowComparison) -> str:
     change = describe(t.ratio, t.low, t.high, style=CHANGE)
     if not (row.significant or row.verdict == "same" or t.too_noisy):
         change = f"~ {change}"
-    return f"{change} (p={row.p_holm:.3f} n={t.n_base}+{t.n_other})"
+    return f"{change} ({format_p(row.p_holm)} n={t.n_base}+{t.n_other})"
 
 
 def summary_line(result: RunComparison, a: str, b: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from stackbench.analysis.stats import format_p
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.report.uncertainty import FACTOR, TOO_NOISY, describe, noisy_note, readable
@@ -64,7 +65,7 @@ def layers_notes(gaps: LayerGaps) -> list[str]:
         pattern, lower, upper, _ = gap
         claim = (f"The biggest gap opens between {lower} and {upper}: "
                  f"{describe(detail.factor, detail.low, detail.high, style=FACTOR)} on {pattern} "
-                 f"(p={detail.p_holm:.3f}, {family}).")
+                 f"({format_p(detail.p_holm)}, {family}).")
     elif tested == 0:
         claim = ("No gap proven: no layer has separate fio runs to test (imported results?); measure each "
                  "layer with `stackbench run --runs 5`.")

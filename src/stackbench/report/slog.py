@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from stackbench.analysis.stats import format_p
 from stackbench.report import plain
 from stackbench.report.tabular import Tabular
 from stackbench.base.units import format_iops, format_latency_ns, format_size
@@ -79,7 +80,7 @@ def _versus(comparison: Comparison | None) -> str:
         return "untested: one value"
     word = "better" if comparison.better else "same" if comparison.same else "~"
     return (f"{test.ratio - 1:+.1%} [{test.low - 1:+.1%}, {test.high - 1:+.1%}] "  # type: ignore[operator]
-            f"p={comparison.p_holm:.3f} {word}")
+            f"{format_p(comparison.p_holm)} {word}")
 
 
 def _conclusion(ranking: SizeRanking, several: bool, min_effect: float) -> str:
@@ -96,7 +97,7 @@ def _conclusion(ranking: SizeRanking, several: bool, min_effect: float) -> str:
     if test is None or not test.testable:
         return (f"{where}No candidate proven better: {top.candidate.name} and {top.next.name} are not both "
                 "measured in separate runs, so nothing tests them.")
-    interval = f"{test.ratio - 1:+.1%} [{test.low - 1:+.1%}, {test.high - 1:+.1%}], p={top.p_holm:.3f}"  # type: ignore[operator]
+    interval = f"{test.ratio - 1:+.1%} [{test.low - 1:+.1%}, {test.high - 1:+.1%}], {format_p(top.p_holm)}"  # type: ignore[operator]
     if ranking.best is not None:
         return (f"{where}Best candidate by QD1 median latency: {top.candidate.name}, proven better than "
                 f"{top.next.name} ({interval}).")
