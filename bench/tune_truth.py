@@ -251,12 +251,14 @@ def main() -> None:
         def read_ahead_at(value: str) -> Callable[[], None]:
             return lambda: read_ahead.write_text(value)
 
-        def kept(done: list[tuple[dict, float]]) -> str:
-            """Sessions that left the knob set at their end (after the confirmation), and how many more the
-            knob's own rounds kept but the confirmation undid: a knob's `kept` alone is not the session's."""
+        def kept(done: list[tuple[dict, float]], of: int) -> str:
+            """Sessions that left the knob set at their end (after the confirmation) out of `of`, and how many
+            more the knob's own rounds kept but the confirmation undid: a knob's `kept` alone is not the
+            session's."""
             final = sum(bool(result["now_set"]) for result, _ in done)
             undone = sum(result["knobs"][0]["decision"] == "kept" and not result["now_set"] for result, _ in done)
-            return f"{final}" + (f" (and {undone} kept by the knob's rounds, undone by the confirmation)" if undone else "")
+            return f"{final}/{of}" + (f" ({undone} more kept by the knob's rounds, undone by the confirmation)"
+                                      if undone else "")
 
         def times(done: list[tuple[dict, float]]) -> str:
             seconds = [took for _, took in done]
@@ -311,19 +313,20 @@ def main() -> None:
                     said = "restored" if not wrong else "NOT RESTORED: " + "; ".join(wrong)
                     print(f"{name} {index + 1} ({how}): {said}", flush=True)
         print(f"\n{condition}")
-        print(f"planted read_ahead_kb=0: kept in {kept(planted)}/{args.planted}, {times(planted)}")
-        print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: {kept(null)}/{args.null} kept")
+        print(f"planted read_ahead_kb=0: kept in {kept(planted, args.planted)}, {times(planted)}")
+        print(f"null read_ahead_kb 128 -> 8192 under O_DIRECT random reads: kept in {kept(null, args.null)}")
         print(f"true null (a value nothing reads) 1 -> 2 under O_DIRECT random reads: "
-              f"{kept(true_null)}/{args.true_null} kept")
-        print(f"planted read_ahead_kb=0 raced over 128, 512, 2048, 8192: kept in {kept(races)}/{args.planted_races}, "
+              f"kept in {kept(true_null, args.true_null)}")
+        print(f"planted read_ahead_kb=0 raced over 128, 512, 2048, 8192: kept in {kept(races, args.planted_races)}, "
               f"{times(races)}")
-        print(f"null race 128 -> 512, 2048, 8192 under O_DIRECT random reads: {kept(null_races)}/{args.null_races} kept")
+        print(f"null race 128 -> 512, 2048, 8192 under O_DIRECT random reads: "
+              f"kept in {kept(null_races, args.null_races)}")
         if args.throttle:
             calm = [(result, took) for result, took in throttled if result["calibration"]["noise"] <= CALM_NOISE]
             print(f"controlled +10 % (read IOPS limit {args.throttle_iops} -> {round(args.throttle_iops * 1.1)} in "
-                  f"the bench's cgroup): kept in {kept(calm)}/{len(calm)} sessions whose calibration reported noise "
+                  f"the bench's cgroup): kept in {kept(calm, len(calm))} sessions whose calibration reported noise "
                   f"<= {CALM_NOISE:.0%} ({len(calm)} of {args.throttle} qualified; goal >= 80 %); "
-                  f"kept in {kept(throttled)}/{args.throttle} of all")
+                  f"kept in {kept(throttled, args.throttle)} of all")
         for index, (took, wrong) in enumerate(wholes):
             print(f"whole block-device session {index + 1} (3 knobs, 2 raced, one cell): {took:.0f} s "
                   f"(goal <= {WHOLE_GOAL_S:.0f} s: {'met' if took <= WHOLE_GOAL_S else 'NOT met'}), "
