@@ -100,3 +100,32 @@ def test_a_wrapped_note_keeps_each_number_on_the_line_of_its_unit() -> None:
             assert not any(line.strip().startswith(unit) for line in lines[1:]), (width, lines)
     # the quickstart's note at 80 columns, which put "MiB" alone on the next line before
     assert hanging(note, 80)[1].strip().startswith("256.0 MiB")
+
+
+def test_a_boxed_table_narrowed_to_the_width_cuts_no_word_to_an_ellipsis() -> None:
+    """The compare table of a tune session at 160 columns printed arm B's label in its header as
+    "tune-40066749-blockdev.read_ahead_kb…": the boxed table fitted (every word could be whole), but Rich
+    narrowed the widest columns together, past that word. At every width from the narrowest boxed one to
+    the natural one, every word of every header and cell is printed whole and no line is wider than the
+    screen."""
+    from rich.cells import cell_len
+
+    from stackbench.report.formats import Screen, exporter
+    from stackbench.report.document import Report
+    from stackbench.report.tabular import Tabular
+
+    a, b = "tune-40066749-blockdev.read_ahead_kb-a", "tune-40066749-blockdev.read_ahead_kb-b"
+    table = Tabular(headers=["Pattern", f"A: {a} IOPS", f"B: {b} IOPS", "vs A", "weight", "verdict"],
+                    rows=[["4K QD1 seq read", "22,167 -23%/+30%", "547,314 ± 4.8%",
+                           "+2369.0% [+1811.8%, +3088.6%] (p<0.001 n=4+4)", "1", "keep"]],
+                    right_aligned=frozenset({1, 2, 3, 4}))
+    words = {word for text in [*table.headers, *table.rows[0]] for word in text.split()}
+    boxed = sum(max(len(word) for word in ([h, c] if index == 0 else [*h.split(), *c.split()]))  # 0: no wrap
+                for index, (h, c) in enumerate(zip(table.headers, table.rows[0]))) + 3 * 6 + 1
+    natural = sum(max(len(h), len(c)) for h, c in zip(table.headers, table.rows[0])) + 3 * 6 + 1
+    for width in range(boxed, natural + 2):
+        text = exporter("table").render(Report(tables=[table]), Screen(width=width))
+        assert "┏" in text, width  # still the boxed layout
+        assert "…" not in text, (width, text)
+        assert max(cell_len(line) for line in text.splitlines()) <= width, width
+        assert words <= set(text.split()), (width, words - set(text.split()))

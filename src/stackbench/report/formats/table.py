@@ -66,7 +66,7 @@ class FittedTable:
         tab = self.tab
         width = min(options.max_width, self.notes_width or options.max_width)
         if _boxed_width(tab) <= options.max_width:
-            yield _titled(tab, _table(tab), _notes(tab.notes, width))
+            yield _titled(tab, _table(tab, _boxed_widths(tab, options.max_width)), _notes(tab.notes, width))
             return
         headers = tab.short_headers if tab.short_headers is not None else tab.headers
         widths = _compact_widths(tab, headers, options.max_width)
@@ -96,15 +96,35 @@ def _boxed_width(tab: Tabular) -> int:
 
 
 def _compact_widths(tab: Tabular, headers: Sequence[str], width: int) -> list[int] | None:
-    """Column widths that fit `width` with two spaces between columns: every column as wide as its widest
-    line, then narrowed one character at a time where that wraps the fewest cells not wrapped yet (then
-    the fewest cells, then the widest column), never below its longest word (the first column: its widest
-    line). None where even that does not fit."""
+    """Column widths that fit `width` with two spaces between columns (`_narrowed`; the first column's lines
+    kept whole). None where even that does not fit."""
+    return _narrowed(tab, headers, width - 2 * (len(headers) - 1), frozenset({0}))
+
+
+def _boxed_widths(tab: Tabular, width: int) -> list[int] | None:
+    """The boxed table's column widths at `width` (`_narrowed`, its no-wrap columns' lines kept whole), where
+    its cells' widest lines do not fit; None where they do (Rich lays it out). Rich's own narrowing takes the
+    widest columns down together, past a word's width where it must, and cuts that word to "…" (a run's
+    label in a compare header at 160 columns) although every word could have fitted."""
+    natural = sum(max(_words([header, *(row[index] for row in tab.rows)], whole_lines=True), default=0)
+                  for index, header in enumerate(tab.headers))
+    room = width - 3 * len(tab.headers) - 1
+    return None if natural <= room else _narrowed(tab, tab.headers, room, tab.no_wrap, tab.fold, widest_first=True)
+
+
+def _narrowed(tab: Tabular, headers: Sequence[str], room: int, whole: frozenset[int],
+              folded: frozenset[int] = frozenset(), *, widest_first: bool = False) -> list[int] | None:
+    """Column widths whose sum fits `room`: every column as wide as its widest line, then narrowed one
+    character at a time where that wraps the fewest cells not wrapped yet (then the fewest cells, then the
+    widest column), or with `widest_first` the widest column (as Rich narrows a boxed table, which keeps a
+    number and its interval together where a wide remark can wrap instead), never below its longest word (a
+    column in `whole`: its widest line; one in `folded`, whose long words break across lines: 1). None where
+    even that does not fit."""
     columns = [[header, *(row[index] for row in tab.rows)] for index, header in enumerate(headers)]
     lines = [[max(_words([text], whole_lines=True), default=0) for text in texts] for texts in columns]
-    narrowest = [max(_words(texts, whole_lines=index == 0), default=0) for index, texts in enumerate(columns)]
+    narrowest = [1 if index in folded else max(_words(texts, whole_lines=index in whole), default=0)
+                 for index, texts in enumerate(columns)]
     widths = [max(column, default=0) for column in lines]
-    room = width - 2 * (len(widths) - 1)
     while sum(widths) > room:
         slack = [index for index, w in enumerate(widths) if w > narrowest[index]]
         if not slack:
@@ -114,12 +134,13 @@ def _compact_widths(tab: Tabular, headers: Sequence[str], width: int) -> list[in
             now = widths[index]
             return sum(line == now for line in lines[index]), sum(line >= now for line in lines[index]), -now
 
-        widths[min(slack, key=wrapped)] -= 1
+        widths[max(slack, key=lambda index: (widths[index], index)) if widest_first else min(slack, key=wrapped)] -= 1
     return widths if sum(widths) <= room else None
 
 
-def _table(tab: Tabular) -> "Table":
-    """The boxed table: the `no_wrap` columns on one line, the others wrapping between words."""
+def _table(tab: Tabular, widths: Sequence[int] | None = None) -> "Table":
+    """The boxed table: the `no_wrap` columns on one line, the others wrapping between words; its columns
+    `widths` wide where given (`_boxed_widths`), else as Rich lays them out."""
     from rich.table import Table
 
     table = Table()
@@ -129,6 +150,7 @@ def _table(tab: Tabular) -> "Table":
             justify="right" if index in tab.right_aligned else "left",
             no_wrap=index in tab.no_wrap,
             overflow="fold" if index in tab.fold else "ellipsis",
+            width=None if widths is None else widths[index],
         )
     return _filled(tab, table)
 
