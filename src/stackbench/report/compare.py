@@ -1,7 +1,7 @@
 """`compare A B` as a table in the manner of benchstat: each cell's IOPS in A and B, the change with its
 interval and p-value, the row's verdict; the overall verdict and how the test was made below it.
 
-The terminal and Markdown show `comparison_table` ("3,008 ± 1.1%", "+19.9% [+18.5%, +21.4%] (p=0.000
+The terminal and Markdown show `comparison_table` ("3,008 ± 1.1%", "+19.9% [+18.5%, +21.4%] (p<0.001
 n=5+5)", written by report/uncertainty.py); CSV gets `comparison_csv_table`, the same rows with one plain
 number per cell."""
 

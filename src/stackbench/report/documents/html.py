@@ -96,7 +96,7 @@ def _column(tab: Any, column: int) -> str:
 
 
 # A right-aligned cell is a number with its unit and interval ("3,008 ± 1.1%", "+19.9% [+18.5%, +21.4%]"),
-# which never breaks; the remark in brackets after it ("(p=0.000 n=5+5)", "(runs 14,465 to 96,135)",
+# which never breaks; the remark in brackets after it ("(p<0.001 n=5+5)", "(runs 14,465 to 96,135)",
 # "(untested)") may take a line of its own, so that the column is as wide as its widest piece, not as the
 # whole text on one line (compare's `vs A` was 40 characters wide and pushed the verdict out of the page).
 _REMARK = re.compile(r" (?=\()")
